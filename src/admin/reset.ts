@@ -1,0 +1,21 @@
+import { sql } from 'kysely';
+import type { Ctx } from '../core/context.js';
+
+/** Tables reset keeps: the migration bookkeeping, and the settings that make this instance itself. */
+const KEEP = new Set(['kysely_migration', 'kysely_migration_lock']);
+const KEEP_SETTINGS = ['admin_key', 'clock_offset_ms'];
+
+/** Empties every table (all state), keeping migrations, the admin key and the clock. */
+export async function resetState(ctx: Ctx): Promise<void> {
+  const tables = (await ctx.store.db.introspection.getTables()).map((t) => t.name).filter((n) => !KEEP.has(n));
+  await ctx.store.db.transaction().execute(async (tx) => {
+    if (ctx.store.dialect === 'postgres') {
+      const list = tables.filter((t) => t !== 'settings');
+      if (list.length) await sql.raw(`TRUNCATE ${list.map((t) => `"${t}"`).join(', ')} CASCADE`).execute(tx);
+    } else {
+      await sql`PRAGMA defer_foreign_keys = ON`.execute(tx);
+      for (const t of tables.filter((t) => t !== 'settings')) await sql.raw(`DELETE FROM "${t}"`).execute(tx);
+    }
+    await tx.deleteFrom('settings').where('key', 'not in', KEEP_SETTINGS).execute();
+  });
+}

@@ -1,0 +1,90 @@
+import { Type } from 'typebox';
+import type { Module } from '../server/module.js';
+import type { Ctx } from '../core/context.js';
+import type { Tx } from '../store/db.js';
+import * as accounts from './accounts.js';
+import { adsAdminRoutes } from './admin-routes.js';
+import { withOverrides } from './max-bids.js';
+import { adsRoutes } from './routes.js';
+import { AdAccountConfig, AdsRootConfig } from './schemas.js';
+import { adsSettings } from './service.js';
+import { adsMigrations } from './tables.js';
+
+/** Declares an ad account and everything under it (config file and seed share this). */
+export async function applyAdAccount(ctx: Ctx, tx: Tx, organizationId: string, a: any): Promise<{ id: string; newKeys: { name: string; value: string }[] }> {
+  const acct = await accounts.upsertAdAccount(ctx, tx, organizationId, { id: a.id, name: a.name, currency: a.currency });
+  const feedIds = new Map<string, string>();
+  for (const f of a.product_feeds ?? []) feedIds.set(f.id ?? f.name, await accounts.upsertFeed(ctx, tx, acct.id, f));
+  for (const c of a.campaigns ?? []) {
+    // A campaign may name its feed by id or by the feed's name in the same file.
+    const feed = c.product_feed_id ? (feedIds.get(c.product_feed_id) ?? c.product_feed_id) : null;
+    await accounts.upsertCampaign(ctx, tx, acct.id, { ...c, product_feed_id: feed });
+  }
+  for (const au of a.custom_audiences ?? []) await accounts.upsertAudience(ctx, tx, acct.id, au);
+  const existing = new Set((await accounts.listAdsKeys(tx, acct.id)).map((k) => k.name));
+  const newKeys: { name: string; value: string }[] = [];
+  for (const k of a.api_keys ?? []) {
+    if (!k.value && existing.has(k.name)) continue;
+    const key = await accounts.createAdsKey(ctx, tx, acct.id, k);
+    if ('value' in key && key.value && !k.value) newKeys.push({ name: k.name, value: key.value });
+  }
+  return { id: acct.id, newKeys };
+}
+
+/** The demo ad account of the first start: one campaign per bidding type, audiences of every kind, a feed. */
+export const DEMO_AD_ACCOUNT = {
+  id: 'adacct_demo',
+  name: 'Demo ad account',
+  currency: 'USD',
+  product_feeds: [{ id: 'feed_demo_catalog', name: 'Demo catalog' }],
+  campaigns: [
+    { id: 'cmp_demo_impressions', name: 'Brand awareness (impressions)', bidding_type: 'impressions' },
+    { id: 'cmp_demo_clicks', name: 'Site traffic (clicks)', bidding_type: 'clicks' },
+    { id: 'cmp_demo_conversions', name: 'Catalog sales (oCPC)', bidding_type: 'conversions', product_feed_id: 'feed_demo_catalog' },
+  ],
+  custom_audiences: [
+    { id: 'aud_demo_loyal', name: 'Loyal customers', status: 'ready', size_range: '100000-500000', bid_multiplier_eligible: true },
+    { id: 'aud_demo_cart', name: 'Cart abandoners', status: 'ready', size_range: '10000-50000', bid_multiplier_eligible: true },
+    { id: 'aud_demo_small', name: 'VIP list (ready, too small for bid multipliers)', status: 'ready', size_range: '100-1000', bid_multiplier_eligible: false },
+    { id: 'aud_demo_processing', name: 'Newsletter (processing)', status: 'processing', size_range: null, bid_multiplier_eligible: false },
+  ],
+  api_keys: [{ name: 'demo' }],
+};
+
+export const adsModule: Module = {
+  name: 'ads',
+  migrations: adsMigrations,
+  init(ctx) {
+    adsSettings(ctx);
+    ctx.auth.addResolver(async (token) => (token.startsWith('sk-ads-') ? accounts.resolveAdsKey(ctx.store.db, token) : null));
+  },
+  async routes(app, ctx) {
+    await adsRoutes(app, ctx);
+    adsAdminRoutes(app, ctx);
+  },
+  config: [
+    {
+      at: 'root',
+      key: 'ads',
+      schema: AdsRootConfig,
+      async apply(ctx, _tx, value) {
+        adsSettings(ctx).maxBids = withOverrides(value.max_bid_micros);
+      },
+    },
+    {
+      at: 'organization',
+      key: 'ad_accounts',
+      schema: Type.Array(AdAccountConfig, { maxItems: 100 }),
+      async apply(ctx, tx, list: any[], { organizationId }) {
+        for (const a of list) {
+          const { id, newKeys } = await applyAdAccount(ctx, tx, organizationId!, a);
+          for (const k of newKeys) ctx.log.warn({ ad_account: id }, `new ads API key '${k.name}' for ${id}: ${k.value} (shown once)`);
+        }
+      },
+    },
+  ],
+  async seed(ctx, tx, demo) {
+    const { id, newKeys } = await applyAdAccount(ctx, tx, demo.organizationId, DEMO_AD_ACCOUNT);
+    return newKeys.map((k) => `  ads API key (ad account ${id}):   ${k.value}`);
+  },
+};

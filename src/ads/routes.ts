@@ -1,0 +1,77 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Ctx } from '../core/context.js';
+import { notFound } from '../core/errors.js';
+import { audienceView, campaignView, feedView } from './accounts.js';
+import * as svc from './service.js';
+import * as store from './store.js';
+import { CreateAdGroupBody, IdParams, ListAdGroupsQuery, ListAudiencesQuery, UpdateAdGroupBody } from './schemas.js';
+
+const Page = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer()),
+    after: Type.Optional(Type.String({ maxLength: 200 })),
+    before: Type.Optional(Type.String({ maxLength: 200 })),
+    order: Type.Optional(Type.Enum(['asc', 'desc'])),
+  },
+  { additionalProperties: false },
+);
+
+/** The ads API under `/ads/v1`: ad groups, and read access to campaigns, custom audiences and product feeds. */
+export async function adsRoutes(root: FastifyInstance, ctx: Ctx) {
+  await root.register(async (app) => {
+    // Authenticate before validating, so a request without a valid key learns nothing about the API.
+    app.addHook('onRequest', async (req) => {
+      (req as AdsRequest).adAccountId = (await ctx.auth.ads(req)).adAccountId;
+    });
+    routes(app, ctx);
+  });
+}
+
+type AdsRequest = FastifyRequest & { adAccountId: string };
+
+function routes(app: FastifyInstance, ctx: Ctx) {
+  const account = async (req: FastifyRequest) => (req as AdsRequest).adAccountId;
+  const tags = ['ads'];
+  const db = ctx.store.db;
+
+  app.get('/ads/v1/ad_groups', { schema: { tags, querystring: ListAdGroupsQuery } }, async (req) => {
+    const { campaign_id, ...page } = req.query as any;
+    return svc.listAdGroups(ctx, await account(req), campaign_id, page);
+  });
+  app.post('/ads/v1/ad_groups', { schema: { tags, body: CreateAdGroupBody } }, async (req) => svc.createAdGroup(ctx, await account(req), req.body as any));
+  app.get('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams } }, async (req) => svc.getAdGroup(ctx, await account(req), (req.params as any).ad_group_id));
+  app.post('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams, body: UpdateAdGroupBody } }, async (req) =>
+    svc.updateAdGroup(ctx, await account(req), (req.params as any).ad_group_id, req.body as any),
+  );
+  for (const [action, status] of [['activate', 'active'], ['pause', 'paused'], ['archive', 'archived']] as const) {
+    app.post(`/ads/v1/ad_groups/:ad_group_id/${action}`, { schema: { tags, params: IdParams } }, async (req) =>
+      svc.transition(ctx, await account(req), (req.params as any).ad_group_id, status),
+    );
+  }
+
+  app.get('/ads/v1/campaigns', { schema: { tags, querystring: Page } }, async (req) => store.listCampaigns(db, await account(req), req.query as any, campaignView));
+  app.get('/ads/v1/campaigns/:id', { schema: { tags, params: Type.Object({ id: Type.String() }) } }, async (req) => {
+    const id = (req.params as any).id;
+    const row = await store.getCampaign(db, await account(req), id);
+    if (!row) throw notFound('campaign', id);
+    return campaignView(row);
+  });
+  app.get('/ads/v1/custom_audiences', { schema: { tags, querystring: ListAudiencesQuery } }, async (req) => {
+    const { intended_use, ...page } = req.query as any;
+    return store.listAudiences(db, await account(req), intended_use, page, audienceView);
+  });
+  app.get('/ads/v1/custom_audiences/:id', { schema: { tags, params: Type.Object({ id: Type.String() }) } }, async (req) => {
+    const id = (req.params as any).id;
+    const row = await store.getAudience(db, await account(req), id);
+    if (!row) throw notFound('custom audience', id);
+    return audienceView(row);
+  });
+  app.get('/ads/v1/product_feeds', { schema: { tags, querystring: Page } }, async (req) => store.listFeeds(db, await account(req), req.query as any, feedView));
+  app.get('/ads/v1/product_feeds/:id', { schema: { tags, params: Type.Object({ id: Type.String() }) } }, async (req) => {
+    const id = (req.params as any).id;
+    const row = await db.selectFrom('product_feeds').selectAll().where('id', '=', id).where('ad_account_id', '=', await account(req)).executeTakeFirst();
+    if (!row) throw notFound('product feed', id);
+    return feedView(row);
+  });
+}

@@ -1,0 +1,227 @@
+import type { Ctx } from '../core/context.js';
+import { ApiError, invalid, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { ListParams } from '../core/pagination.js';
+import { fromJson, toJson, type Exec } from '../store/db.js';
+import { maxBidMicros, withOverrides, type BiddingType, type MaxBidTable } from './max-bids.js';
+import { NUMERIC_FILTER_FIELDS, type BiddingConfigT, type CreateAdGroupInput, type ProductSetT, type UpdateAdGroupInput } from './schemas.js';
+import * as store from './store.js';
+
+export type AdGroupStatus = 'active' | 'paused' | 'archived';
+
+export interface AdGroup {
+  id: string;
+  created_at: number;
+  updated_at: number;
+  name: string;
+  description: string | null;
+  context_hints: string[];
+  status: AdGroupStatus;
+  bidding_config: BiddingConfigT;
+  product_set?: ProductSetT;
+}
+
+/** Runtime settings of the ads module (`ctx.services.ads`). */
+export interface AdsSettings {
+  maxBids: MaxBidTable;
+}
+
+export const adsSettings = (ctx: Ctx): AdsSettings => (ctx.services.ads ??= { maxBids: withOverrides(undefined) }) as AdsSettings;
+
+/** The billing event each campaign bidding type bills on; conversion (oCPC) campaigns bill clicks with a CPA bid. */
+const BILLING_EVENT: Record<BiddingType, 'impression' | 'click'> = { impressions: 'impression', clicks: 'click', conversions: 'click' };
+
+export function toAdGroup(row: store.AdGroupRow): AdGroup {
+  const group: AdGroup = {
+    id: row.id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    name: row.name,
+    description: row.description,
+    context_hints: fromJson<string[]>(row.context_hints) ?? [],
+    status: row.status as AdGroupStatus,
+    bidding_config: fromJson<BiddingConfigT>(row.bidding_config)!,
+  };
+  const productSet = fromJson<ProductSetT>(row.product_set);
+  if (productSet) group.product_set = productSet;
+  return group;
+}
+
+const characters = (s: string) => [...s].length;
+
+function checkName(name: string) {
+  const n = characters(name);
+  if (n < 3 || n > 1000) throw invalid(`'name' must be 3 to 1000 characters (got ${n}).`, 'name', 'invalid_name');
+  if (!/\S/u.test(name)) throw invalid("'name' must contain a non-space character.", 'name', 'invalid_name');
+}
+
+async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign: store.CampaignRow, currency: string, bc: BiddingConfigT) {
+  const type = campaign.bidding_type as BiddingType;
+  const expected = BILLING_EVENT[type];
+  if (bc.billing_event_type !== expected) {
+    throw invalid(
+      `'bidding_config.billing_event_type' must be '${expected}' for a campaign bidding on ${type}${type === 'conversions' ? ' (oCPC: the bid is a CPA bid billed per click)' : ''}.`,
+      'bidding_config.billing_event_type',
+      'billing_event_type_mismatch',
+    );
+  }
+  const max = maxBidMicros(adsSettings(ctx).maxBids, currency, type);
+  if (bc.max_bid_micros < 1 || bc.max_bid_micros > max) {
+    throw invalid(
+      `'bidding_config.max_bid_micros' must be from 1 to ${max} for ${type} campaigns in ${currency} (got ${bc.max_bid_micros}).`,
+      'bidding_config.max_bid_micros',
+      'max_bid_out_of_range',
+    );
+  }
+  const seen = new Set<string>();
+  for (const [i, m] of (bc.custom_audience_bid_multipliers ?? []).entries()) {
+    const path = `bidding_config.custom_audience_bid_multipliers[${i}]`;
+    if (m.bid_multiplier_micros < 100_000 || m.bid_multiplier_micros > 10_000_000) {
+      throw invalid(`'${path}.bid_multiplier_micros' must be from 100000 to 10000000 (a multiplier of 0.1 to 10); got ${m.bid_multiplier_micros}.`, `${path}.bid_multiplier_micros`, 'bid_multiplier_out_of_range');
+    }
+    if (seen.has(m.custom_audience_id)) throw invalid(`'${path}.custom_audience_id': audience '${m.custom_audience_id}' appears twice.`, `${path}.custom_audience_id`, 'duplicate_audience');
+    seen.add(m.custom_audience_id);
+    const audience = await store.getAudience(exec, adAccountId, m.custom_audience_id);
+    if (!audience) throw invalid(`'${path}.custom_audience_id': no custom audience '${m.custom_audience_id}' in this ad account.`, `${path}.custom_audience_id`, 'audience_not_found');
+    if (!audience.bid_multiplier_eligible) {
+      throw invalid(
+        `'${path}.custom_audience_id': audience '${audience.id}' is not eligible for bid multipliers; use one returned by GET /custom_audiences?intended_use=bid_multiplier.`,
+        `${path}.custom_audience_id`,
+        'audience_not_eligible',
+      );
+    }
+  }
+}
+
+function checkProductSet(campaign: store.CampaignRow, ps: ProductSetT) {
+  if (!campaign.product_feed_id) {
+    throw invalid(`'product_set' is only for product-feed campaigns; campaign '${campaign.id}' has no product feed.`, 'product_set', 'no_product_feed');
+  }
+  if (ps.product_feed_id !== campaign.product_feed_id) {
+    throw invalid(`'product_set.product_feed_id' must be the campaign's product feed '${campaign.product_feed_id}' (got '${ps.product_feed_id}').`, 'product_set.product_feed_id', 'product_feed_mismatch');
+  }
+  const fields = new Set<string>();
+  for (const [i, f] of (ps.filters ?? []).entries()) {
+    const path = `product_set.filters[${i}]`;
+    if (fields.has(f.field)) throw invalid(`'${path}.field': '${f.field}' appears more than once in the product set.`, `${path}.field`, 'duplicate_filter_field');
+    fields.add(f.field);
+    if (f.operator !== 'in') {
+      if (!NUMERIC_FILTER_FIELDS.includes(f.field)) {
+        throw invalid(`'${path}.operator': '${f.operator}' is only for price or star_rating; use 'in' for '${f.field}'.`, `${path}.operator`, 'invalid_operator');
+      }
+      for (const [j, v] of f.values.entries()) {
+        if (!/^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/.test(v)) throw invalid(`'${path}.values[${j}]' must be a number sent as a string for '${f.operator}' (got '${v}').`, `${path}.values[${j}]`, 'invalid_number');
+      }
+    }
+  }
+}
+
+async function loadCampaign(exec: Exec, adAccountId: string, campaignId: string, param: string | null) {
+  const campaign = await store.getCampaign(exec, adAccountId, campaignId);
+  if (!campaign) throw notFound('campaign', campaignId, param);
+  return campaign;
+}
+
+async function currencyOf(exec: Exec, adAccountId: string) {
+  return (await store.getAdAccount(exec, adAccountId))?.currency ?? 'USD';
+}
+
+/** Creates an ad group after checking every rule of the spec. */
+export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<AdGroup> {
+  const db = ctx.store.db;
+  const campaign = await loadCampaign(db, adAccountId, input.campaign_id, 'campaign_id');
+  checkName(input.name);
+  await checkBidding(db, ctx, adAccountId, campaign, await currencyOf(db, adAccountId), input.bidding_config);
+  let productSet: ProductSetT | undefined = input.product_set;
+  if (productSet) checkProductSet(campaign, productSet);
+  else if (campaign.product_feed_id) productSet = { product_feed_id: campaign.product_feed_id, filters: [] };
+  const now = ctx.clock.nowSeconds();
+  const row: store.AdGroupRow = {
+    id: newId('adgrp', ctx.clock),
+    ad_account_id: adAccountId,
+    campaign_id: campaign.id,
+    name: input.name,
+    description: input.description ?? null,
+    context_hints: JSON.stringify(input.context_hints ?? []),
+    status: input.status,
+    bidding_config: JSON.stringify(input.bidding_config),
+    product_set: toJson(productSet),
+    created_at: now,
+    updated_at: now,
+  };
+  await store.insertAdGroup(db, row);
+  return toAdGroup(row);
+}
+
+export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Promise<AdGroup> {
+  return toAdGroup(await loadAdGroup(ctx.store.db, adAccountId, id));
+}
+
+async function loadAdGroup(exec: Exec, adAccountId: string, id: string) {
+  const row = await store.getAdGroup(exec, adAccountId, id);
+  if (!row) throw notFound('ad group', id);
+  return row;
+}
+
+const archivedError = (id: string) =>
+  new ApiError('invalid_request_error', `Ad group '${id}' is archived; archiving is not reversible and an archived ad group cannot be changed.`, {
+    code: 'ad_group_archived',
+    param: null,
+  });
+
+/**
+ * Updates an ad group. Archived is one-way: an archived ad group refuses every change (as trusted ads
+ * APIs refuse changes to removed resources); archiving it again is a no-op. The response omits
+ * `product_set`, as the real platform may — retrieve the ad group to read it.
+ */
+export async function updateAdGroup(ctx: Ctx, adAccountId: string, id: string, input: UpdateAdGroupInput): Promise<AdGroup> {
+  return ctx.store.db.transaction().execute(async (tx) => {
+    const row = await loadAdGroup(tx, adAccountId, id);
+    if (row.status === 'archived') {
+      const onlyArchive = Object.keys(input).every((k) => k === 'status') && input.status === 'archived';
+      if (!onlyArchive) throw archivedError(id);
+      return omitProductSet(toAdGroup(row));
+    }
+    const campaign = await loadCampaign(tx, adAccountId, row.campaign_id, null);
+    if (input.name !== undefined) checkName(input.name);
+    if (input.bidding_config) await checkBidding(tx, ctx, adAccountId, campaign, await currencyOf(tx, adAccountId), input.bidding_config);
+    if (input.product_set) checkProductSet(campaign, input.product_set);
+    const next: store.AdGroupRow = {
+      ...row,
+      name: input.name ?? row.name,
+      description: input.description === undefined ? row.description : input.description,
+      context_hints: input.context_hints ? JSON.stringify(input.context_hints) : row.context_hints,
+      status: input.status ?? row.status,
+      bidding_config: input.bidding_config ? JSON.stringify(input.bidding_config) : row.bidding_config,
+      product_set: input.product_set ? JSON.stringify(input.product_set) : row.product_set,
+      updated_at: ctx.clock.nowSeconds(),
+    };
+    await store.updateAdGroup(tx, next);
+    return omitProductSet(toAdGroup(next));
+  });
+}
+
+function omitProductSet(group: AdGroup): AdGroup {
+  const { product_set: _omitted, ...rest } = group;
+  return rest;
+}
+
+/** The action endpoints: activate and pause move between active and paused; archive is final. */
+export async function transition(ctx: Ctx, adAccountId: string, id: string, to: AdGroupStatus): Promise<AdGroup> {
+  return ctx.store.db.transaction().execute(async (tx) => {
+    const row = await loadAdGroup(tx, adAccountId, id);
+    if (row.status === 'archived') {
+      if (to === 'archived') return toAdGroup(row);
+      throw archivedError(id);
+    }
+    if (row.status === to) return toAdGroup(row);
+    const next = { ...row, status: to, updated_at: ctx.clock.nowSeconds() };
+    await store.updateAdGroup(tx, next);
+    return toAdGroup(next);
+  });
+}
+
+export async function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams) {
+  await loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id');
+  return store.listAdGroups(ctx.store.db, adAccountId, campaignId, params, toAdGroup);
+}

@@ -1,0 +1,100 @@
+import type { FastifyRequest } from 'fastify';
+import { forbidden, unauthorized } from './errors.js';
+
+export type Access = 'read' | 'write';
+export type Level = 'none' | 'read' | 'write';
+/** Per resource group (models, assistants, threads, responses, files, webhooks, …) a level; null means all. */
+export type Permissions = Record<string, Level>;
+
+/** Who a `/v1` request acts for. */
+export interface PlatformPrincipal {
+  kind: 'platform';
+  organizationId: string;
+  projectId: string;
+  credentialId: string;
+  /** `api_key`: a project key; `service_account_key`: a service account's key; `workload_token`: minted by /oauth/token. */
+  credentialType: 'api_key' | 'service_account_key' | 'workload_token';
+  serviceAccountId: string | null;
+  permissions: Permissions | null;
+  /** For workload tokens: how the identity was proven. */
+  via?: 'jwt' | 'x509';
+}
+
+/** Who an `/ads/v1` request acts for: one ad account. */
+export interface AdsPrincipal {
+  kind: 'ads';
+  adAccountId: string;
+  credentialId: string;
+}
+
+export type Principal = PlatformPrincipal | AdsPrincipal;
+
+export interface Need {
+  /** Resource group, e.g. `threads`. */
+  group: string;
+  access: Access;
+}
+
+/** Turns a bearer credential into a principal, or null when it is not this resolver's kind. */
+export type BearerResolver = (token: string, request: FastifyRequest) => Promise<Principal | null>;
+/** A rule every platform request is held to (IP allowlists, endpoints closed to workload tokens …); throws ApiError to refuse. */
+export type Policy = (principal: PlatformPrincipal, request: FastifyRequest, need: Need) => Promise<void> | void;
+
+export interface Auth {
+  addResolver(resolver: BearerResolver): void;
+  addPolicy(policy: Policy): void;
+  /** Authenticates a `/v1` request and checks it may do `need`. */
+  platform(request: FastifyRequest, need: Need): Promise<PlatformPrincipal>;
+  /** Authenticates an `/ads/v1` request. */
+  ads(request: FastifyRequest): Promise<AdsPrincipal>;
+}
+
+export function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/** Whether `permissions` allow `need`. */
+export function allows(permissions: Permissions | null, need: Need): boolean {
+  if (!permissions) return true;
+  const level = permissions[need.group] ?? 'none';
+  return level === 'write' || (level === 'read' && need.access === 'read');
+}
+
+export function createAuth(): Auth {
+  const resolvers: BearerResolver[] = [];
+  const policies: Policy[] = [];
+
+  async function resolve(request: FastifyRequest): Promise<Principal> {
+    const token = bearerOf(request);
+    if (!token) throw unauthorized('You didn\'t provide an API key. Pass it as "Authorization: Bearer <API_KEY>".');
+    for (const r of resolvers) {
+      const p = await r(token, request);
+      if (p) return p;
+    }
+    throw unauthorized('Incorrect API key provided.');
+  }
+
+  return {
+    addResolver: (r) => void resolvers.push(r),
+    addPolicy: (p) => void policies.push(p),
+    async platform(request, need) {
+      const p = await resolve(request);
+      if (p.kind !== 'platform') throw unauthorized('An ads API key is not valid on the platform API.');
+      for (const policy of policies) await policy(p, request, need);
+      if (!allows(p.permissions, need)) {
+        throw forbidden(`You have insufficient permissions for this operation. Missing scope: ${need.group}.${need.access}.`, 'missing_scope');
+      }
+      (request as FastifyRequest & { principal?: Principal }).principal = p;
+      return p;
+    },
+    async ads(request) {
+      const p = await resolve(request);
+      if (p.kind !== 'ads') throw unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.');
+      (request as FastifyRequest & { principal?: Principal }).principal = p;
+      return p;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * The one clock of Standin. Every module reads time here, never from Date directly, so the control
+ * plane can move it: a test advances 72 hours and sees webhook retries end, runs expire, tokens lapse.
+ * The clock is the wall clock plus an offset that only grows (time never runs backwards).
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch, as Standin sees them. */
+  now(): number;
+  /** Whole seconds since the Unix epoch (the unit of every `created_at`). */
+  nowSeconds(): number;
+  /** The current offset from the wall clock, in milliseconds. */
+  offsetMs(): number;
+  /** Moves the clock forward by `ms`; listeners run so timers can re-plan. */
+  advance(ms: number): void;
+  /** Sets the offset (used when another instance advanced the shared clock). Never moves backwards. */
+  setOffset(ms: number): void;
+  /** Called after every move of the clock. Returns an unsubscribe function. */
+  onChange(listener: (offsetMs: number) => void): () => void;
+}
+
+export function createClock(initialOffsetMs = 0): Clock {
+  let offset = initialOffsetMs;
+  const listeners = new Set<(offsetMs: number) => void>();
+  const notify = () => {
+    for (const l of listeners) l(offset);
+  };
+  return {
+    now: () => Date.now() + offset,
+    nowSeconds: () => Math.floor((Date.now() + offset) / 1000),
+    offsetMs: () => offset,
+    advance(ms) {
+      if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
+      offset += ms;
+      notify();
+    },
+    setOffset(ms) {
+      if (ms > offset) {
+        offset = ms;
+        notify();
+      }
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+/** Parses durations such as `72h`, `15m`, `30s`, `250ms`, `1d` or a number of seconds. */
+export function parseDuration(text: string | number): number {
+  if (typeof text === 'number') return text * 1000;
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  let consumed = 0;
+  for (const m of text.matchAll(re)) {
+    total += Number(m[1]) * units[m[2]];
+    consumed += m[0].length;
+  }
+  if (consumed === 0 || consumed !== text.replace(/\s+/g, '').length) {
+    if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+    throw new RangeError(`'${text}' is not a duration (e.g. 72h, 15m, 30s, 250ms)`);
+  }
+  return total;
+}

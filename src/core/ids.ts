@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from './clock.js';
+
+/**
+ * Ids are a type prefix and a time-ordered random part (`thread_…`, `msg_…`), so sorting by id sorts by
+ * creation and an id serves as a list cursor. The part after the prefix is 24 characters of a
+ * lexicographically ordered base-32 alphabet: 10 for the millisecond time, 14 random. Within one
+ * millisecond the random part is incremented, keeping ids from one process strictly increasing.
+ */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+let lastMs = -1;
+let lastRand: number[] = [];
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function randomDigits(): number[] {
+  const bytes = randomBytes(14);
+  return Array.from(bytes, (b) => b % 32);
+}
+
+function increment(digits: number[]): number[] {
+  const next = digits.slice();
+  for (let i = next.length - 1; i >= 0; i--) {
+    if (next[i] < 31) {
+      next[i]++;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return randomDigits();
+}
+
+export function newIdAt(prefix: string, ms: number): string {
+  if (ms <= lastMs) {
+    lastRand = increment(lastRand);
+    ms = lastMs;
+  } else {
+    lastMs = ms;
+    lastRand = randomDigits();
+  }
+  return `${prefix}_${encodeTime(ms)}${lastRand.map((d) => ALPHABET[d]).join('')}`;
+}
+
+/** A new id with the given prefix, ordered by the Standin clock. */
+export function newId(prefix: string, clock: Clock): string {
+  return newIdAt(prefix, clock.now());
+}
+
+/** A secret: prefix + 48 url-safe random characters (API keys, admin keys). */
+export function newSecret(prefix: string): string {
+  return `${prefix}${randomBytes(36).toString('base64url')}`;
+}

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Clock } from './clock.js';
+import { newId } from './ids.js';
+import type { Exec, Store } from '../store/db.js';
+
+/**
+ * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
+ * its handler, concurrency and visibility timeout (a typed catalogue, as in trigger.dev's redis-worker).
+ * Workers claim due jobs — with PostgreSQL `FOR UPDATE SKIP LOCKED`, so any number of instances share
+ * the work and each job runs once at a time — and a crashed worker's claim lapses after the visibility
+ * timeout, so nothing is lost. Enqueueing inside a transaction commits the job with the state change.
+ */
+export interface JobDefinition<P = any> {
+  kind: string;
+  /** Runs one job. Return `{ retryAt }` (Standin clock ms) to run it again later; throwing retries after `retryDelayMs`. */
+  handler: (payload: P, job: { id: string; attempts: number }) => Promise<void | { retryAt: number }>;
+  /** Jobs of this kind run at once in one process. */
+  concurrency?: number;
+  /** How long a claim lasts before another worker may take the job (ms). */
+  visibilityMs?: number;
+  /** Delay after an unexpected throw (ms). */
+  retryDelayMs?: number;
+  /** Give up (and drop the job) after this many attempts; handlers that own retries set it high. */
+  maxAttempts?: number;
+}
+
+export interface JobQueue {
+  register(def: JobDefinition): void;
+  /** Adds a job. Pass the transaction of the state change so both commit together. */
+  enqueue(exec: Exec, kind: string, payload: unknown, opts?: { runAt?: number; id?: string }): Promise<string>;
+  /** Wakes the workers now (after a commit that enqueued work). */
+  wake(): void;
+  start(): void;
+  /** Stops claiming and waits for running handlers. */
+  stop(): Promise<void>;
+  /** Runs due work until none is left (tests and `standin` CLI one-shots). */
+  drain(timeoutMs?: number): Promise<void>;
+}
+
+const POLL_MS = 1000;
+
+export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unknown, msg?: string) => void }): JobQueue {
+  const defs = new Map<string, Required<JobDefinition>>();
+  const running = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  const workerId = randomUUID();
+  let started = false;
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let ticking = false;
+  let again = false;
+  let listener: { release(): void; query(q: string): Promise<unknown> } | undefined;
+
+  async function claim(def: Required<JobDefinition>, n: number) {
+    const now = clock.now();
+    const due = store.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', def.kind)
+      .where('run_at', '<=', now)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+      .orderBy('run_at')
+      .limit(n);
+    const sub = store.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+    return store.db
+      .updateTable('jobs')
+      .set({ locked_by: workerId, locked_until: now + def.visibilityMs, attempts: sql`attempts + 1` })
+      .where('id', 'in', sub)
+      .returning(['id', 'payload', 'attempts'])
+      .execute();
+  }
+
+  async function runOne(def: Required<JobDefinition>, job: { id: string; payload: string; attempts: number }) {
+    try {
+      const result = await def.handler(JSON.parse(job.payload), { id: job.id, attempts: job.attempts });
+      if (result && typeof result.retryAt === 'number') {
+        await store.db.updateTable('jobs').set({ run_at: result.retryAt, locked_by: null, locked_until: null }).where('id', '=', job.id).execute();
+      } else {
+        await store.db.deleteFrom('jobs').where('id', '=', job.id).execute();
+      }
+    } catch (err) {
+      log.error({ err, kind: def.kind, job: job.id }, 'job failed');
+      if (job.attempts >= def.maxAttempts) {
+        await store.db.deleteFrom('jobs').where('id', '=', job.id).execute().catch(() => {});
+      } else {
+        await store.db
+          .updateTable('jobs')
+          .set({ run_at: clock.now() + def.retryDelayMs, locked_by: null, locked_until: null })
+          .where('id', '=', job.id)
+          .execute()
+          .catch(() => {});
+      }
+    }
+  }
+
+  async function tick(): Promise<boolean> {
+    let claimedAny = false;
+    for (const def of defs.values()) {
+      const free = def.concurrency - (running.get(def.kind) ?? 0);
+      if (free <= 0) continue;
+      let jobs: { id: string; payload: string; attempts: number }[];
+      try {
+        jobs = await claim(def, free);
+      } catch (err) {
+        if (!stopping) log.error({ err, kind: def.kind }, 'claiming jobs failed');
+        continue;
+      }
+      for (const job of jobs) {
+        claimedAny = true;
+        running.set(def.kind, (running.get(def.kind) ?? 0) + 1);
+        const p = runOne(def, job).finally(() => {
+          running.set(def.kind, (running.get(def.kind) ?? 1) - 1);
+          inFlight.delete(p);
+          schedule(0);
+        });
+        inFlight.add(p);
+      }
+    }
+    return claimedAny;
+  }
+
+  async function nextDueIn(): Promise<number> {
+    const row = await store.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.min('run_at').as('next'))
+      .where('kind', 'in', [...defs.keys()])
+      .executeTakeFirst()
+      .catch(() => undefined);
+    const next = row?.next == null ? undefined : Number(row.next);
+    if (next === undefined) return POLL_MS;
+    return Math.max(0, Math.min(POLL_MS, next - clock.now()));
+  }
+
+  function schedule(ms: number) {
+    if (!started || stopping) return;
+    if (ticking) {
+      again = true;
+      return;
+    }
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(loop, ms);
+  }
+
+  async function loop() {
+    timer = undefined;
+    if (stopping || defs.size === 0) return;
+    ticking = true;
+    let delay = POLL_MS;
+    try {
+      again = false;
+      const claimed = await tick();
+      delay = claimed || again ? 0 : await nextDueIn();
+    } finally {
+      ticking = false;
+    }
+    schedule(again ? 0 : delay);
+  }
+
+  async function listen() {
+    if (store.dialect !== 'postgres' || !store.pgPool) return;
+    const client = await store.pgPool.connect();
+    client.on('notification', () => schedule(0));
+    client.on('error', () => {});
+    await client.query('LISTEN standin_jobs');
+    listener = client;
+  }
+
+  clock.onChange(() => schedule(0));
+
+  return {
+    register(def) {
+      defs.set(def.kind, {
+        concurrency: 1,
+        visibilityMs: 60_000,
+        retryDelayMs: 5_000,
+        maxAttempts: 1_000_000,
+        ...def,
+      } as Required<JobDefinition>);
+    },
+    async enqueue(exec, kind, payload, opts = {}) {
+      const id = opts.id ?? newId('job', clock);
+      const now = clock.now();
+      await exec
+        .insertInto('jobs')
+        .values({ id, kind, payload: JSON.stringify(payload), run_at: opts.runAt ?? now, attempts: 0, locked_by: null, locked_until: null, created_at: now })
+        .execute();
+      if (store.dialect === 'postgres') await sql`select pg_notify('standin_jobs', ${kind})`.execute(exec);
+      return id;
+    },
+    wake() {
+      schedule(0);
+    },
+    start() {
+      if (started) return;
+      started = true;
+      stopping = false;
+      listen().catch((err) => log.error({ err }, 'LISTEN failed; polling only'));
+      schedule(0);
+    },
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      while (ticking) await new Promise((r) => setTimeout(r, 5));
+      await Promise.allSettled([...inFlight]);
+      listener?.release();
+      listener = undefined;
+      started = false;
+    },
+    async drain(timeoutMs = 10_000) {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const claimed = await tick();
+        await Promise.allSettled([...inFlight]);
+        if (!claimed && inFlight.size === 0) return;
+        if (performance.now() > deadline) throw new Error('jobs did not drain in time');
+      }
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Process settings: every option is a `--flag` and a `STANDIN_*` environment variable (flags win).
+ * Areas add their options to `OPTIONS`; the type follows from the table.
+ */
+type Kind = 'string' | 'int' | 'bool';
+interface OptionSpec<K extends Kind = Kind, D = unknown> {
+  kind: K;
+  default: D;
+  help: string;
+}
+
+const opt = <K extends Kind, D extends (K extends 'int' ? number : K extends 'bool' ? boolean : string | undefined)>(kind: K, def: D, help: string): OptionSpec<K, D> => ({
+  kind,
+  default: def,
+  help,
+});
+
+export const OPTIONS = {
+  host: opt('string', '127.0.0.1', 'address to listen on'),
+  port: opt('int', 8080, 'HTTP port (0 picks a free one)'),
+  data: opt('string', './.standin', 'data folder of the embedded SQLite store'),
+  databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL'),
+  redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances'),
+  config: opt('string', undefined, 'declarative config file (YAML or JSON)'),
+  seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),
+  vendor: opt('string', 'vendor', "the host's name: window.<vendor>, <vendor>/outputTemplate, urn:<vendor>:params:…"),
+  adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)'),
+  logLevel: opt('string', 'info', 'fatal, error, warn, info, debug or silent'),
+  bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
+  workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
+  mtlsPort: opt('int', 0, 'port of the mutual TLS token endpoint (0: off)'),
+  mtlsApiPort: opt('int', 0, 'port of the mutual TLS API listener (0: off)'),
+  tlsCert: opt('string', undefined, 'PEM server certificate for the mTLS listeners (generated for local use when unset)'),
+  tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
+  widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
+  publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
+} as const;
+
+type ValueOf<S> = S extends { kind: 'int' } ? number : S extends { kind: 'bool' } ? boolean : S extends { default: string } ? string : string | undefined;
+export type Settings = { -readonly [K in keyof typeof OPTIONS]: ValueOf<(typeof OPTIONS)[K]> };
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const envName = (s: string) => `STANDIN_${s.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+function parseValue(name: string, kind: Kind, raw: string): string | number | boolean {
+  if (kind === 'int') {
+    if (!/^\d+$/.test(raw)) throw new Error(`--${kebab(name)} must be a whole number, got '${raw}'`);
+    return Number(raw);
+  }
+  if (kind === 'bool') {
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off)$/i.test(raw)) return false;
+    throw new Error(`--${kebab(name)} must be true or false, got '${raw}'`);
+  }
+  return raw;
+}
+
+/** Reads settings from defaults, then the environment, then `argv` flags. Returns the rest of argv too. */
+export function readSettings(argv: string[], env: NodeJS.ProcessEnv = process.env): { settings: Settings; rest: string[] } {
+  const settings = {} as Record<string, unknown>;
+  const byFlag = new Map<string, string>();
+  for (const [name, spec] of Object.entries(OPTIONS)) {
+    settings[name] = spec.default;
+    byFlag.set(kebab(name), name);
+    const fromEnv = env[envName(name)];
+    if (fromEnv !== undefined && fromEnv !== '') settings[name] = parseValue(name, spec.kind, fromEnv);
+  }
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) {
+      rest.push(arg);
+      continue;
+    }
+    let [flag, value] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    let name = byFlag.get(flag);
+    if (!name && flag.startsWith('no-') && byFlag.has(flag.slice(3))) {
+      name = byFlag.get(flag.slice(3))!;
+      if (OPTIONS[name as keyof typeof OPTIONS].kind !== 'bool') throw new Error(`unknown option --${flag}`);
+      settings[name] = false;
+      continue;
+    }
+    if (!name) {
+      rest.push(arg);
+      continue;
+    }
+    const spec = OPTIONS[name as keyof typeof OPTIONS];
+    if (value === undefined) {
+      if (spec.kind === 'bool' && (argv[i + 1] === undefined || argv[i + 1].startsWith('--') || !/^(1|0|true|false|yes|no|on|off)$/i.test(argv[i + 1]))) value = 'true';
+      else value = argv[++i];
+    }
+    if (value === undefined) throw new Error(`--${flag} needs a value`);
+    settings[name] = parseValue(name, spec.kind, value);
+  }
+  return { settings: settings as Settings, rest };
+}
+
+/** The help text of every option. */
+export function optionsHelp(): string {
+  return Object.entries(OPTIONS)
+    .map(([name, spec]) => `  --${kebab(name).padEnd(16)} ${envName(name).padEnd(26)} ${spec.help}`)
+    .join('\n');
+}
+
+export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');

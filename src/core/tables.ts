@@ -1,0 +1,56 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+
+/** Tables every module shares through core services: settings, the job queue and the event outbox. */
+export interface CoreTables {
+  settings: { key: string; value: string };
+  jobs: {
+    id: string;
+    kind: string;
+    payload: string;
+    /** Earliest time to run, Standin clock, ms. */
+    run_at: number;
+    attempts: number;
+    locked_by: string | null;
+    /** Claim expiry, Standin clock ms: a crashed worker's job is claimed again after it. */
+    locked_until: number | null;
+    created_at: number;
+  };
+  events: {
+    id: string;
+    project_id: string;
+    type: string;
+    created_at: number;
+    /** The webhook envelope, JSON. */
+    payload: string;
+  };
+}
+
+export const coreMigrations: Record<string, Migration> = {
+  '202611220000_core_init': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('settings').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('run_at', 'bigint', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('locked_by', 'text')
+        .addColumn('locked_until', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('jobs_due').on('jobs').columns(['kind', 'run_at']).execute();
+      await db.schema
+        .createTable('events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('events_project').on('events').columns(['project_id', 'id']).execute();
+      void sql;
+    },
+  },
+};

@@ -1,0 +1,50 @@
+import { Type } from 'typebox';
+
+export const PermissionsSchema = Type.Record(Type.String({ pattern: '^[a-z_]+$' }), Type.Union([Type.Literal('none'), Type.Literal('read'), Type.Literal('write')]), {
+  description: 'Per resource group (models, assistants, threads, responses, files, webhooks …): none, read or write. Omitted: full access.',
+});
+
+export const ApiKeyConfig = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    value: Type.Optional(Type.String({ minLength: 20, maxLength: 200, description: 'A fixed key for local use; omitted, a random key is made and printed once.' })),
+    permissions: Type.Optional(PermissionsSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const ServiceAccountConfig = Type.Object(
+  {
+    id: Type.Optional(Type.String({ pattern: '^svc_acct_[A-Za-z0-9_-]+$' })),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    role: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('reader')])),
+    api_keys: Type.Optional(Type.Array(ApiKeyConfig, { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateOrganizationBody = Type.Object(
+  { id: Type.Optional(Type.String({ pattern: '^org_[A-Za-z0-9_-]+$' })), name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+export const CreateProjectBody = Type.Object(
+  { id: Type.Optional(Type.String({ pattern: '^proj_[A-Za-z0-9_-]+$' })), name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+export const CreateApiKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    value: Type.Optional(Type.String({ minLength: 20, maxLength: 200 })),
+    permissions: Type.Optional(PermissionsSchema),
+    service_account_id: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export const CreateServiceAccountBody = Type.Object(
+  {
+    id: Type.Optional(Type.String({ pattern: '^svc_acct_[A-Za-z0-9_-]+$' })),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    role: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('reader')])),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,109 @@
+import { applyConfig, configSchema, readConfigFile } from './server/config-file.js';
+import { createStandin } from './server/app.js';
+import { modules } from './server/modules.js';
+import { seedDemo } from './server/seed.js';
+import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
+import { openStore } from './store/db.js';
+import { migrate } from './store/migrate.js';
+import { adminOf } from './admin/guard.js';
+
+const USAGE = `standin — a self-hostable stand-in for the platform
+
+Usage:
+  standin [serve] [options]          run Standin (the default command)
+  standin migrate [options]          run the database migrations and exit
+  standin config-schema              print the JSON Schema of the config file
+  standin trigger <event-type>       emit a webhook event (see docs/webhooks.md)
+  standin apps lint <server>         lint an MCP server's tool descriptors
+  standin apps validate-submission <file.json>
+  standin apps open <server>         open the app host on an MCP server
+
+Options (flag, environment variable):
+${optionsHelp()}
+`;
+
+async function serve(settings: Settings): Promise<void> {
+  const loopback = isLoopback(settings.host);
+  if (!loopback && !settings.adminKey) {
+    throw new Error(`refusing to listen on ${settings.host} without an admin key: set STANDIN_ADMIN_KEY (or --admin-key), and declare keys in a config file (--config).`);
+  }
+  const standin = await createStandin({ ...settings, seed: settings.seed && !settings.config });
+  const { ctx } = standin;
+  if (settings.config) await applyConfig(ctx, modules, readConfigFile(settings.config));
+  const seeded = settings.seed && !settings.config ? await seedDemo(ctx, modules) : null;
+  if (seeded && !loopback) throw new Error(`refusing to listen on ${settings.host} with generated demo keys: use --config or --no-seed.`);
+
+  const url = await standin.listen();
+  const lines = [`Standin is listening on ${url}`, `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`];
+  if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${adminOf(ctx).key()}`);
+  if (seeded) {
+    lines.push('', 'First start: created a demo organization, project and ad account. Keys (shown once — save them):', ...seeded);
+    const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop();
+    if (adsKey) lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
+  }
+  lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    ctx.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    standin.close().then(
+      () => process.exit(0),
+      (err) => {
+        ctx.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Extra commands contributed by areas: name → loader of `(args, settings) => exit code`. */
+const COMMANDS: Record<string, () => Promise<(args: string[], settings: Settings) => Promise<number>>> = {};
+
+export async function main(argv: string[]): Promise<number> {
+  const { settings, rest } = readSettings(argv);
+  const [command = 'serve', ...args] = rest;
+  if (argv.includes('--help') || argv.includes('-h') || command === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  switch (command) {
+    case 'serve':
+      await serve(settings);
+      return -1;
+    case 'migrate': {
+      const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data });
+      const done = await migrate(store, modules);
+      await store.close();
+      process.stdout.write(done.length ? `applied: ${done.join(', ')}\n` : 'the database is up to date\n');
+      return 0;
+    }
+    case 'config-schema':
+      process.stdout.write(JSON.stringify(configSchema(modules), null, 2) + '\n');
+      return 0;
+    default: {
+      const load = COMMANDS[command];
+      if (!load) {
+        process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);
+        return 2;
+      }
+      return (await load())(args, settings);
+    }
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err) => {
+    process.stderr.write(`standin: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,71 @@
+/**
+ * The model provider interface shared by runs (assistants) and responses. It speaks the Chat Completions
+ * shapes, so an upstream that speaks that protocol (Ollama, vLLM, llama.cpp, a hosted model) plugs in
+ * directly, and the built-in deterministic provider answers offline.
+ */
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  tool_calls?: ChatToolCall[];
+  tool_call_id?: string;
+}
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: ChatTool[];
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  parallel_tool_calls?: boolean;
+  temperature?: number | null;
+  top_p?: number | null;
+  /** Upper bound on completion tokens. */
+  max_tokens?: number | null;
+  response_format?: { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; json_schema: Record<string, unknown> };
+  signal?: AbortSignal;
+}
+
+/** A piece of a streamed completion. Tool call pieces carry the call's `index`; `id`/`name` come first. */
+export type ChatChunk =
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; index: number; id?: string; name?: string; arguments?: string };
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatResult {
+  content: string | null;
+  tool_calls: ChatToolCall[];
+  finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
+  usage: ChatUsage;
+}
+
+export interface ModelInfo {
+  id: string;
+  provider: string;
+  owned_by: string;
+}
+
+/** Published as `ctx.services.models` by the models module. */
+export interface ModelProviders {
+  /** Whether a model name is served by some provider. */
+  has(model: string): boolean;
+  list(): ModelInfo[];
+  /** Runs a completion; `onChunk` (optional) sees the stream as it arrives. */
+  complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult>;
+  /** Counts tokens of text the way usage is reported when a provider gives none. */
+  countTokens(text: string): number;
+}

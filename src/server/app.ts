@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import { createAuth } from '../core/auth.js';
+import { createClock, type Clock } from '../core/clock.js';
+import type { Ctx } from '../core/context.js';
+import { ApiError, invalid } from '../core/errors.js';
+import { createJobQueue } from '../core/jobs.js';
+import type { Settings } from '../core/settings.js';
+import { openStore } from '../store/db.js';
+import { migrate } from '../store/migrate.js';
+import { modules as defaultModules } from './modules.js';
+import type { Module } from './module.js';
+import { RequestLog, redactUrl } from './request-log.js';
+import { ajvErrorToApiError, validatorCompiler } from './validation.js';
+
+export interface Standin {
+  app: FastifyInstance;
+  ctx: Ctx;
+  modules: Module[];
+  requestLog: RequestLog;
+  /** Starts listening (and the workers); returns the base URL. */
+  listen(): Promise<string>;
+  /** Graceful stop: no new connections, in-flight requests finish, workers stop, stores close. */
+  close(): Promise<void>;
+}
+
+const CLOCK_KEY = 'clock_offset_ms';
+
+/** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
+export async function createStandin(settings: Settings, opts: { modules?: Module[]; logger?: boolean } = {}): Promise<Standin> {
+  const modules = opts.modules ?? defaultModules;
+  const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data });
+  await migrate(store, modules);
+
+  const saved = await store.db.selectFrom('settings').select('value').where('key', '=', CLOCK_KEY).executeTakeFirst();
+  const clock = createClock(saved ? Number(saved.value) : 0);
+
+  const app = Fastify({
+    logger: opts.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'] },
+    bodyLimit: settings.bodyLimit,
+    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    requestIdHeader: false,
+    // Requests are recorded in the request log of the control plane, not logged line by line.
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+
+  const log = app.log;
+  const jobs = createJobQueue(store, clock, log);
+  const ctx: Ctx = { settings: { ...settings }, store, clock, jobs, log, auth: createAuth(), services: {} };
+
+  // The clock is shared through the store, so every instance (and a restart) sees the moved time.
+  clock.onChange((offset) => {
+    void store.db
+      .insertInto('settings')
+      .values({ key: CLOCK_KEY, value: String(offset) })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(offset) }))
+      .execute()
+      .catch((err) => log.error({ err }, 'saving the clock failed'));
+  });
+
+  const requestLog = new RequestLog();
+  ctx.services.requestLog = requestLog;
+  ctx.services.modules = modules;
+  installConventions(app, requestLog, clock);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Standin', version: '0.1.0', description: 'A self-hostable stand-in for the platform.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  for (const m of modules) await m.init?.(ctx);
+  for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  for (const m of modules) await m.routes?.(app, ctx);
+  await app.ready();
+
+  let listening = false;
+  return {
+    app,
+    ctx,
+    modules,
+    requestLog,
+    async listen() {
+      const address = await app.listen({ host: settings.host, port: settings.port });
+      listening = true;
+      if (settings.workers) jobs.start();
+      for (const m of modules) await m.start?.(ctx);
+      return address.replace('[::1]', 'localhost');
+    },
+    async close() {
+      for (const m of [...modules].reverse()) await m.stop?.(ctx);
+      await jobs.stop();
+      await app.close();
+      await store.close();
+      void listening;
+    },
+  };
+}
+
+/** x-request-id, openai-processing-ms, the request log, the error envelope, 404s in the envelope. */
+function installConventions(app: FastifyInstance, requestLog: RequestLog, clock: Clock) {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.url.startsWith('/v1/')) reply.header('openai-processing-ms', Math.max(0, Math.round(reply.elapsedTime)).toString());
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.url === '/healthz') return;
+    requestLog.add({
+      id: request.id,
+      method: request.method,
+      path: redactUrl(request.url),
+      status: reply.statusCode,
+      duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+      at: clock.nowSeconds(),
+    });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
+    reply.code(404).send(err.toBody());
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
+    if (request.url.startsWith('/oauth/')) {
+      // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
+      reply.header('cache-control', 'no-store');
+      return reply.code(apiError.status).send({ error: apiError.status >= 500 ? 'server_error' : 'invalid_request', error_description: apiError.message });
+    }
+    reply.code(apiError.status).send(apiError.toBody());
+  });
+}
+
+/** Maps anything thrown in a handler to an ApiError; bad input never becomes a 500. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const e = error as FastifyError & { validation?: any[]; validationContext?: string; body?: unknown };
+  if (e.validation && e.validation.length) return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body');
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalid(`We could not parse the JSON body of your request. (${e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'invalid JSON')})`, null, 'invalid_json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('invalid_request_error', 'The request body is too large.', { status: 413, code: 'request_too_large' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('invalid_request_error', `Unsupported Content-Type; send 'application/json'.`, { status: 415, code: 'unsupported_media_type' });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return invalid('The Content-Length header does not match the body.', null, 'invalid_content_length');
+  }
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalid(e.message, null, e.code ?? null);
+  return new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: 'server_error' });
+}

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { Type, type TSchema } from 'typebox';
+import { parse as parseYaml } from 'yaml';
+import type { Ctx } from '../core/context.js';
+import { upsertOrganization, upsertProject } from '../identity/service.js';
+import type { Module } from './module.js';
+import { pointerToParam } from './validation.js';
+
+/**
+ * The declarative config file: organizations → projects, and the sections each module adds at the root,
+ * in every organization or in every project. Applying the same file twice changes nothing: everything is
+ * matched by its declared id (or, without one, by its name) and updated in place.
+ */
+export function configSchema(modules: Module[]): TSchema {
+  const sections = (at: 'root' | 'organization' | 'project') =>
+    Object.fromEntries(modules.flatMap((m) => m.config ?? []).filter((s) => s.at === at).map((s) => [s.key, Type.Optional(s.schema)]));
+  const Project = Type.Object(
+    { id: Type.Optional(Type.String({ pattern: '^proj_[A-Za-z0-9_-]+$' })), name: Type.String({ minLength: 1, maxLength: 200 }), ...sections('project') },
+    { additionalProperties: false },
+  );
+  const Organization = Type.Object(
+    {
+      id: Type.Optional(Type.String({ pattern: '^org_[A-Za-z0-9_-]+$' })),
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      projects: Type.Optional(Type.Array(Project, { maxItems: 1000 })),
+      ...sections('organization'),
+    },
+    { additionalProperties: false },
+  );
+  return Type.Object(
+    {
+      $schema: Type.Optional(Type.String()),
+      admin_key: Type.Optional(Type.String({ minLength: 20, description: 'Key of the /admin/v1 control plane.' })),
+      organizations: Type.Optional(Type.Array(Organization, { maxItems: 1000 })),
+      ...sections('root'),
+    },
+    {
+      additionalProperties: false,
+      $id: 'https://standin.dev/schemas/config.json',
+      title: 'Standin configuration',
+      description: 'Declares organizations, projects, keys, service accounts, ad accounts and the settings of every area.',
+    },
+  );
+}
+
+/** Reads a YAML or JSON config file. */
+export function readConfigFile(path: string): unknown {
+  const text = readFileSync(path, 'utf8');
+  try {
+    return /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Validates a config object; returns readable problems (empty when valid). */
+export function checkConfig(modules: Module[], config: unknown): string[] {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  const validate = ajv.compile(configSchema(modules) as object);
+  if (validate(config)) return [];
+  return (validate.errors ?? []).map((e: any) => {
+    const at = pointerToParam(e.instancePath) || '(root)';
+    const extra = e.keyword === 'additionalProperties' ? `: unknown key '${(e.params as any).additionalProperty}'` : '';
+    return `${at}: ${e.message}${extra}`;
+  });
+}
+
+/** Applies a config object in one transaction. */
+export async function applyConfig(ctx: Ctx, modules: Module[], config: any): Promise<void> {
+  const problems = checkConfig(modules, config);
+  if (problems.length) throw new Error(`the config is not valid:\n  ${problems.join('\n  ')}`);
+  const sections = modules.flatMap((m) => m.config ?? []);
+  await ctx.store.db.transaction().execute(async (tx) => {
+    for (const s of sections.filter((s) => s.at === 'root')) if (config[s.key] !== undefined) await s.apply(ctx, tx, config[s.key], {});
+    for (const o of config.organizations ?? []) {
+      const org = await upsertOrganization(ctx, tx, { id: o.id, name: o.name });
+      for (const p of o.projects ?? []) {
+        const project = await upsertProject(ctx, tx, org.id, { id: p.id, name: p.name });
+        for (const s of sections.filter((s) => s.at === 'project')) {
+          if (p[s.key] !== undefined) await s.apply(ctx, tx, p[s.key], { organizationId: org.id, projectId: project.id });
+        }
+      }
+      // Organization sections after projects: they may refer to projects (e.g. identity mappings).
+      for (const s of sections.filter((s) => s.at === 'organization')) {
+        if (o[s.key] !== undefined) await s.apply(ctx, tx, o[s.key], { organizationId: org.id });
+      }
+    }
+  });
+  ctx.jobs.wake();
+}

@@ -1,0 +1,37 @@
+/** The recent requests the control plane shows (method, path, status, duration, request id), secrets redacted. */
+export interface LoggedRequest {
+  id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  at: number;
+}
+
+const SECRET_PARAMS = /([?&](?:key|api_key|token|access_token|secret|subject_token|client_secret|sig)=)[^&]*/gi;
+
+/** Removes secret-looking query values from a URL. */
+export const redactUrl = (url: string) => url.replace(SECRET_PARAMS, '$1[redacted]');
+
+export class RequestLog {
+  private items: LoggedRequest[] = [];
+  private next = 0;
+  constructor(private readonly capacity = 1000) {}
+
+  add(item: LoggedRequest): void {
+    if (this.items.length < this.capacity) this.items.push(item);
+    else this.items[this.next] = item;
+    this.next = (this.next + 1) % this.capacity;
+  }
+
+  /** Newest first. */
+  recent(limit = 100): LoggedRequest[] {
+    const ordered = this.items.length < this.capacity ? this.items.slice() : [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
+    return ordered.reverse().slice(0, limit);
+  }
+
+  clear(): void {
+    this.items = [];
+    this.next = 0;
+  }
+}

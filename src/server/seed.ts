@@ -1,0 +1,30 @@
+import type { Ctx } from '../core/context.js';
+import { createApiKey, upsertOrganization, upsertProject } from '../identity/service.js';
+import type { Module } from './module.js';
+
+export const DEMO = { organizationId: 'org_demo', projectId: 'proj_demo' };
+const SEEDED = 'seeded_at';
+
+/**
+ * First start: a demo organization, project and platform API key, and each module's demo data. Runs
+ * once per store (remembered in settings). Returns the lines to print (the new keys, shown once).
+ */
+export async function seedDemo(ctx: Ctx, modules: Module[], opts: { force?: boolean } = {}): Promise<string[] | null> {
+  const db = ctx.store.db;
+  if (!opts.force && (await db.selectFrom('settings').select('value').where('key', '=', SEEDED).executeTakeFirst())) return null;
+  const lines = await db.transaction().execute(async (tx) => {
+    const org = await upsertOrganization(ctx, tx, { id: DEMO.organizationId, name: 'Demo organization' });
+    const project = await upsertProject(ctx, tx, org.id, { id: DEMO.projectId, name: 'Demo project' });
+    const key = await createApiKey(ctx, tx, { projectId: project.id, name: 'demo' });
+    const out = [`  platform API key (project ${project.id}): ${key.value}`];
+    for (const m of modules) if (m.seed) out.push(...(await m.seed(ctx, tx, DEMO)));
+    await tx
+      .insertInto('settings')
+      .values({ key: SEEDED, value: String(ctx.clock.nowSeconds()) })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(ctx.clock.nowSeconds()) }))
+      .execute();
+    return out;
+  });
+  ctx.jobs.wake();
+  return lines;
+}

@@ -1,0 +1,86 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { invalid, type ApiError } from '../core/errors.js';
+
+/**
+ * Two ajv instances: bodies are validated strictly (no coercion, no removal, no defaults invented), while
+ * query strings and path parameters are coerced, because every value arrives there as text.
+ */
+function makeAjv(coerce: boolean) {
+  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: false, coerceTypes: coerce ? 'array' : false, strict: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+const bodyAjv = makeAjv(false);
+const paramAjv = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as any;
+
+/** `/bidding_config/custom_audience_bid_multipliers/0/x` → `bidding_config.custom_audience_bid_multipliers[0].x` */
+export function pointerToParam(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
+const typeName = (t: string) => (t === 'integer' ? 'an integer' : t === 'object' ? 'an object' : t === 'array' ? 'an array' : `a ${t}`);
+const describe = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeName(typeof v));
+
+/** Turns the first ajv error into the platform's 400: a message naming the field and the rule, `param` its path. */
+export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unknown): ApiError {
+  const base = pointerToParam(err.instancePath);
+  const prefix = where === 'body' ? '' : '';
+  const p = (name: string) => prefix + name;
+  const valueAt = () => {
+    let v: any = data;
+    for (const part of err.instancePath.split('/').slice(1)) v = v?.[part];
+    return v;
+  };
+  switch (err.keyword) {
+    case 'required': {
+      const name = base ? `${base}.${(err.params as any).missingProperty}` : (err.params as any).missingProperty;
+      return invalid(`Missing required parameter: '${p(name)}'.`, p(name), 'missing_required_parameter');
+    }
+    case 'additionalProperties': {
+      const extra = (err.params as any).additionalProperty;
+      const name = base ? `${base}.${extra}` : extra;
+      return invalid(`Unrecognized request argument supplied: '${p(name)}'.`, p(name), 'unknown_parameter');
+    }
+    case 'type':
+      return invalid(`Invalid type for '${p(base)}': expected ${typeName(String((err.params as any).type).split(',')[0])}, but got ${describe(valueAt())} instead.`, p(base), 'invalid_type');
+    case 'enum':
+    case 'const': {
+      const allowed = ((err.params as any).allowedValues ?? [(err.params as any).allowedValue]) as unknown[];
+      return invalid(`Invalid value for '${p(base)}': ${JSON.stringify(valueAt())}. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`, p(base), 'invalid_value');
+    }
+    case 'minLength':
+      return invalid(`'${p(base)}' must be at least ${(err.params as any).limit} characters.`, p(base), 'string_too_short');
+    case 'maxLength':
+      return invalid(`'${p(base)}' must be at most ${(err.params as any).limit} characters.`, p(base), 'string_too_long');
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return invalid(`'${p(base)}' must be ${err.keyword === 'minimum' ? 'at least' : 'greater than'} ${(err.params as any).limit}.`, p(base), 'invalid_value');
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return invalid(`'${p(base)}' must be ${err.keyword === 'maximum' ? 'at most' : 'less than'} ${(err.params as any).limit}.`, p(base), 'invalid_value');
+    case 'minItems':
+      return invalid(`'${p(base)}' must have at least ${(err.params as any).limit} items.`, p(base), 'array_too_short');
+    case 'maxItems':
+      return invalid(`'${p(base)}' must have at most ${(err.params as any).limit} items.`, p(base), 'array_too_long');
+    case 'maxProperties':
+      return invalid(`'${p(base)}' must have at most ${(err.params as any).limit} entries.`, p(base), 'object_too_large');
+    case 'pattern':
+      return invalid(`'${p(base)}' has an invalid format (must match ${(err.params as any).pattern}).`, p(base), 'invalid_value');
+    case 'format':
+      return invalid(`'${p(base)}' must be a valid ${(err.params as any).format}.`, p(base), 'invalid_value');
+    case 'anyOf':
+    case 'oneOf':
+      return invalid(`Invalid value for '${p(base) || where}': it matches none of the allowed forms.`, p(base) || null, 'invalid_value');
+    default:
+      return invalid(`Invalid value for '${p(base) || where}': ${err.message ?? 'invalid'}.`, p(base) || null, 'invalid_value');
+  }
+}

@@ -1,0 +1,50 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Db = Kysely<DB>;
+export type Tx = Transaction<DB>;
+/** A query executor: the database or a transaction inside it. */
+export type Exec = Db | Tx;
+
+export interface Store {
+  db: Db;
+  dialect: Dialect;
+  /** With PostgreSQL, a dedicated client for LISTEN/NOTIFY; undefined on SQLite. */
+  pgPool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+// int8 columns (timestamps, micros) come back as numbers: every value Standin stores fits in 2^53.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+/** Opens the store: PostgreSQL when `databaseUrl` is set, else SQLite (WAL) in `dataDir`. */
+export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Store {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+  }
+  const file = opts.dataDir === ':memory:' ? ':memory:' : join(ensureDir(opts.dataDir), 'standin.db');
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+function ensureDir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** JSON columns are text in both stores: one code path, and SQLite has no json type. */
+export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
+export const fromJson = <T>(v: string | null | undefined): T | null => (v == null ? null : (JSON.parse(v) as T));
+export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);

@@ -1,0 +1,24 @@
+import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Store } from './db.js';
+import type { Module } from '../server/module.js';
+
+/**
+ * Runs every module's migrations. Kysely orders migrations by name, so names start with a timestamp
+ * (`202611220001_core_init`); modules never reference each other's tables, so interleaving is safe.
+ */
+export async function migrate(store: Store, modules: Module[]): Promise<string[]> {
+  const all: Record<string, Migration> = {};
+  for (const m of modules) {
+    for (const [name, migration] of Object.entries(m.migrations ?? {})) {
+      if (all[name]) throw new Error(`two migrations are named ${name}`);
+      all[name] = migration;
+    }
+  }
+  const provider: MigrationProvider = { getMigrations: async () => all };
+  // Kysely looks for its bookkeeping tables across all schemas; pin them to ours (PostgreSQL search_path).
+  const schema = store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
+  const migrator = new Migrator({ db: store.db, provider, allowUnorderedMigrations: true, migrationTableSchema: schema });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,24 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
+
+describe.each(dialects())('core conventions (%s)', (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect });
+  });
+  afterAll(async () => s?.close());
+
+  it('answers /healthz and publishes /openapi.json', async () => {
+    expect((await s.req('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    const doc = await s.req('GET', '/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(Object.keys(doc.body.paths)).toContain('/ads/v1/ad_groups');
+  });
+
+  it('sets x-request-id on every response and answers unknown URLs with the error envelope', async () => {
+    const r = await s.req('GET', '/v1/nope', { key: 'platform' });
+    expect(r.status).toBe(404);
+    expect(r.headers['x-request-id']).toMatch(/^req_/);
+    expect(r.body.error).toMatchObject({ type: 'not_found_error', code: 'unknown_url' });
+  });
+});

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createStandin, type Standin } from '../src/server/app.js';
+import { readSettings, type Settings } from '../src/core/settings.js';
+import { seedDemo } from '../src/server/seed.js';
+import { createApiKey } from '../src/identity/service.js';
+import { createAdsKey } from '../src/ads/accounts.js';
+import { adminOf } from '../src/admin/guard.js';
+import type { Module } from '../src/server/module.js';
+
+export type TestDialect = 'sqlite' | 'postgres';
+
+/** The dialects a suite runs on: SQLite always, PostgreSQL when STANDIN_TEST_DATABASE_URL is set (CI sets it). */
+export function dialects(): TestDialect[] {
+  return process.env.STANDIN_TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+export const TEST_KEYS = {
+  platform: 'sk-proj-test-platform-key-000000000000',
+  ads: 'sk-ads-test-ads-key-00000000000000000000',
+  admin: 'sk-admin-test-admin-key-0000000000000000',
+};
+
+export interface TestStandin extends Standin {
+  keys: typeof TEST_KEYS;
+  /** `inject` with a bearer: `req('GET', '/ads/v1/…', {key: 'ads'})`. */
+  req(method: string, url: string, opts?: { key?: keyof typeof TEST_KEYS | null | string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Record<string, any> }>;
+  /** Base URL once `listen()` ran. */
+  url?: string;
+}
+
+/** A fresh schema in the test database, dropped on close. */
+async function pgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = process.env.STANDIN_TEST_DATABASE_URL!;
+  const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.end();
+  const u = new URL(base);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+/**
+ * An in-process Standin on a throwaway store: the demo seed plus fixed test keys (TEST_KEYS), workers
+ * off unless asked (tests drive them with `ctx.jobs.drain()` or `listen()`).
+ */
+export async function startTestStandin(opts: { dialect?: TestDialect; settings?: Partial<Settings>; modules?: Module[]; seed?: boolean } = {}): Promise<TestStandin> {
+  const dir = mkdtempSync(join(tmpdir(), 'standin-test-'));
+  const pgdb = opts.dialect === 'postgres' ? await pgSchema() : undefined;
+  const { settings } = readSettings([], {});
+  Object.assign(settings, { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false }, opts.settings);
+  const standin = await createStandin(settings, { modules: opts.modules, logger: false });
+  const { ctx } = standin;
+  if (opts.seed !== false) {
+    await seedDemo(ctx, standin.modules);
+    await createApiKey(ctx, ctx.store.db, { projectId: 'proj_demo', name: 'test', value: TEST_KEYS.platform });
+    await createAdsKey(ctx, ctx.store.db, 'adacct_demo', { name: 'test', value: TEST_KEYS.ads });
+  }
+  void adminOf;
+  const close = standin.close;
+  const t: TestStandin = {
+    ...standin,
+    keys: TEST_KEYS,
+    async req(method, url, o = {}) {
+      const key = o.key === undefined ? null : o.key === null ? null : ((TEST_KEYS as Record<string, string>)[o.key] ?? o.key);
+      const res = await standin.app.inject({
+        method: method as any,
+        url,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
+        payload: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
+      });
+      let body: any = res.body;
+      try {
+        body = JSON.parse(res.body);
+      } catch {
+        /* not JSON */
+      }
+      return { status: res.statusCode, body, headers: res.headers };
+    },
+    async listen() {
+      t.url = await standin.listen();
+      return t.url;
+    },
+    async close() {
+      await close();
+      await pgdb?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return t;
+}
