@@ -47,6 +47,8 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
+  app.removeContentTypeParser('text/plain');
 
   const log = app.log;
   const jobs = createJobQueue(store, clock, log);
