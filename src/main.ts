@@ -38,7 +38,7 @@ async function serve(settings: Settings): Promise<void> {
   if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${adminOf(ctx).key()}`);
   if (seeded) {
     lines.push('', 'First start: created a demo organization, project and ad account. Keys (shown once — save them):', ...seeded);
-    const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop();
+    const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop()?.trim();
     if (adsKey) lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
   }
   lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);

@@ -9,6 +9,8 @@ import { adsRoutes } from './routes.js';
 import { AdAccountConfig, AdsRootConfig } from './schemas.js';
 import { adsSettings } from './service.js';
 import { adsMigrations } from './tables.js';
+import { insertAdGroup } from './store.js';
+import { newId } from '../core/ids.js';
 
 /** Declares an ad account and everything under it (config file and seed share this). */
 export async function applyAdAccount(ctx: Ctx, tx: Tx, organizationId: string, a: any): Promise<{ id: string; newKeys: { name: string; value: string }[] }> {
@@ -85,6 +87,20 @@ export const adsModule: Module = {
   ],
   async seed(ctx, tx, demo) {
     const { id, newKeys } = await applyAdAccount(ctx, tx, demo.organizationId, DEMO_AD_ACCOUNT);
+    const now = ctx.clock.nowSeconds();
+    await insertAdGroup(tx, {
+      id: newId('adgrp', ctx.clock),
+      ad_account_id: id,
+      campaign_id: 'cmp_demo_clicks',
+      name: 'Trail running shoes',
+      description: 'Demo ad group',
+      context_hints: JSON.stringify(['trail running', 'hiking boots']),
+      status: 'active',
+      bidding_config: JSON.stringify({ billing_event_type: 'click', max_bid_micros: 1_500_000, custom_audience_bid_multipliers: [{ custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 1_500_000 }] }),
+      product_set: null,
+      created_at: now,
+      updated_at: now,
+    });
     return newKeys.map((k) => `  ads API key (ad account ${id}):   ${k.value}`);
   },
 };

@@ -25,7 +25,7 @@ export const OPTIONS = {
   seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),
   vendor: opt('string', 'vendor', "the host's name: window.<vendor>, <vendor>/outputTemplate, urn:<vendor>:params:…"),
   adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)'),
-  logLevel: opt('string', 'info', 'fatal, error, warn, info, debug or silent'),
+  logLevel: opt('string', 'warn', 'fatal, error, warn, info, debug or silent'),
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
   mtlsPort: opt('int', 0, 'port of the mutual TLS token endpoint (0: off)'),
@@ -34,6 +34,8 @@ export const OPTIONS = {
   tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
   widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
   publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
+  webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
+  outboundAllow: opt('string', undefined, 'comma-separated CIDRs or host names outbound calls (webhooks, JWKS) may reach despite the SSRF guard'),
 } as const;
 
 type ValueOf<S> = S extends { kind: 'int' } ? number : S extends { kind: 'bool' } ? boolean : S extends { default: string } ? string : string | undefined;
