@@ -10,7 +10,8 @@ export const identityModule: Module = {
   name: 'identity',
   migrations: identityMigrations,
   init(ctx) {
-    ctx.auth.addResolver(async (token) => (token.startsWith('sk-') ? resolveApiKey(ctx.store.db, token) : null));
+    // Ads and admin keys are not platform keys: skip the lookup for them.
+    ctx.auth.addResolver(async (token) => (token.startsWith('sk-') && !token.startsWith('sk-ads-') && !token.startsWith('sk-admin-') ? resolveApiKey(ctx.store.db, token) : null));
   },
   routes: identityAdminRoutes,
   config: [

@@ -35,8 +35,33 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs as much as running a small query. Queries are built
+ * from a fixed set of shapes, so caching prepared statements by their SQL text is bounded and safe.
+ */
+function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  return new Proxy(sqlite, {
+    get(target, prop) {
+      if (prop === 'prepare') {
+        return (source: string) => {
+          let stmt = cache.get(source);
+          if (!stmt) {
+            stmt = target.prepare(source);
+            if (cache.size > 2000) cache.clear();
+            cache.set(source, stmt);
+          }
+          return stmt;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 function ensureDir(dir: string): string {

@@ -1,0 +1,65 @@
+// Ads API throughput and latency against a bare Fastify JSON route measured in the same run, and cold start.
+// Run: npm run build && node bench/ads.mjs
+import { load, report, startBaseline, startStandin } from './lib.mjs';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const connections = 50;
+
+const baseline = await startBaseline();
+const standin = await startStandin();
+const auth = { authorization: `Bearer ${standin.keys.ads}`, 'content-type': 'application/json' };
+const body = JSON.stringify({
+  campaign_id: 'cmp_demo_clicks',
+  name: 'Bench ad group',
+  status: 'active',
+  bidding_config: { billing_event_type: 'click', max_bid_micros: 1000000 },
+});
+
+// 20 ad groups in the campaign, so "list 20" returns a full page.
+let firstId;
+for (let i = 0; i < 20; i++) {
+  const r = await fetch(`${standin.url}/ads/v1/ad_groups`, { method: 'POST', headers: auth, body });
+  firstId ??= (await r.json()).id;
+}
+
+const rows = [];
+const run = async (what, base, target) => {
+  const b = await load({ ...base, connections, duration: DURATION });
+  const s = await load({ ...target, connections, duration: DURATION });
+  rows.push({
+    operation: what,
+    'baseline req/s': b.rps,
+    'standin req/s': s.rps,
+    'share of baseline': `${Math.round((s.rps / b.rps) * 100)} %`,
+    'standin p50 ms': s.p50,
+    'standin p99 ms': s.p99,
+    errors: s.errors,
+  });
+};
+await run('retrieve one ad group', { url: `${baseline.url}/item` }, { url: `${standin.url}/ads/v1/ad_groups/${firstId}`, headers: auth });
+await run('list 20 ad groups', { url: `${baseline.url}/item` }, { url: `${standin.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers: auth });
+await run('create an ad group', { url: `${baseline.url}/item`, method: 'POST', headers: { 'content-type': 'application/json' }, body }, { url: `${standin.url}/ads/v1/ad_groups`, method: 'POST', headers: auth, body });
+await standin.stop();
+await baseline.stop();
+
+// Cold start: process start to the first 200, on a fresh data folder (migrations + seed) and on an existing one.
+const cold = [];
+for (let i = 0; i < 3; i++) {
+  const fresh = await timeToFirst200();
+  const again = await timeToFirst200(fresh.data);
+  cold.push({ run: i + 1, 'fresh data folder ms': fresh.ms, 'existing data folder ms': again.ms });
+}
+report('ads', rows, [`autocannon, ${connections} connections, ${DURATION} s per row; baseline: a bare Fastify 5 JSON route in its own process.`]);
+report('cold-start', cold, ['process start → first 200 on /healthz, SQLite.']);
+
+async function timeToFirst200(data) {
+  const t0 = performance.now();
+  const s = await startStandin(data ? { data } : {});
+  for (;;) {
+    const r = await fetch(`${s.url}/healthz`).catch(() => null);
+    if (r?.status === 200) break;
+  }
+  const ms = Math.round(performance.now() - t0);
+  await s.stop();
+  return { ms, data: s.data };
+}

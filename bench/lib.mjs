@@ -1,0 +1,83 @@
+// Shared helpers of the benchmarks: start processes, run autocannon, print a table, write JSON.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+/** Starts `node dist/main.js serve` on a free port with a fresh data folder; resolves with its URL and printed keys. */
+export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpdir(), 'standin-bench-')) } = {}) {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['dist/main.js', 'serve', '--port', '0', '--data', data, ...args], {
+      env: { ...process.env, STANDIN_LOG_LEVEL: 'error', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m && out.includes('docs:')) {
+        const keys = {
+          admin: /admin key[^:]*\): (\S+)/.exec(out)?.[1] ?? /admin key[^:]*:\s*(\S+)/.exec(out)?.[1],
+          platform: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1],
+          ads: /ads API key[^:]*:\s*(\S+)/.exec(out)?.[1],
+        };
+        resolve({ child, url: m[1], keys, data, startedMs: performance.now() - t0, stop: () => stop(child) });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`standin exited with ${code}: ${out}`)));
+  });
+}
+
+/** Starts a bare Fastify JSON route (the baseline) in its own process. */
+export function startBaseline() {
+  const code = `
+    const fastify = require('fastify')({ logger: false });
+    const item = { id: 'adgrp_0000000000baseline000000', created_at: 1, updated_at: 1, name: 'Trail running shoes', description: null, context_hints: ['a'], status: 'active', bidding_config: { billing_event_type: 'click', max_bid_micros: 1500000 } };
+    fastify.get('/item', async () => item);
+    fastify.post('/item', async (req) => ({ ...item, ...req.body }));
+    fastify.listen({ port: 0, host: '127.0.0.1' }).then((a) => console.log('LISTEN ' + a));
+  `;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (d) => {
+      const m = /LISTEN (\S+)/.exec(String(d));
+      if (m) resolve({ child, url: m[1], stop: () => stop(child) });
+    });
+    child.on('exit', (c) => reject(new Error(`baseline exited with ${c}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Runs autocannon for a fixed time; returns requests/s, latency percentiles (ms) and error counts. */
+export async function load({ url, method = 'GET', headers = {}, body, connections = 50, duration = 5, requests }) {
+  const result = await autocannon({ url, method, headers, body, connections, duration, requests });
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    total: result.requests.total,
+  };
+}
+
+/** Prints a Markdown table and writes bench/results/<name>.json. */
+export function report(name, rows, notes = []) {
+  const cols = Object.keys(rows[0]);
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  console.log(`\n### ${name}\n`);
+  console.log(line(cols));
+  console.log(line(cols.map(() => '---')));
+  for (const r of rows) console.log(line(cols.map((c) => String(r[c]))));
+  for (const n of notes) console.log(`\n${n}`);
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/${name}.json`, JSON.stringify({ name, at: new Date().toISOString(), rows, notes }, null, 2));
+}
