@@ -33,17 +33,7 @@ async function serve(settings: Settings): Promise<void> {
   const seeded = settings.seed && !settings.config ? await seedDemo(ctx, modules) : null;
   if (seeded && !loopback) throw new Error(`refusing to listen on ${settings.host} with generated demo keys: use --config or --no-seed.`);
 
-  const url = await standin.listen();
-  const lines = [`Standin is listening on ${url}`, `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`];
-  if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${adminOf(ctx).key()}`);
-  if (seeded) {
-    lines.push('', 'First start: created a demo organization, project and ad account. Keys (shown once — save them):', ...seeded);
-    const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop()?.trim();
-    if (adsKey) lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
-  }
-  lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);
-  process.stdout.write(lines.join('\n') + '\n');
-
+  // Signal handlers go in before anything is printed: whoever reads the banner may signal at once.
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -61,6 +51,17 @@ async function serve(settings: Settings): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const url = await standin.listen();
+  const lines = [`Standin is listening on ${url}`, `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`];
+  if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${adminOf(ctx).key()}`);
+  if (seeded) {
+    lines.push('', 'First start: created a demo organization, project and ad account. Keys (shown once — save them):', ...seeded);
+    const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop()?.trim();
+    if (adsKey) lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
+  }
+  lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);
+  process.stdout.write(lines.join("\n") + "\n");
 }
 
 /** Extra commands contributed by areas: name → loader of `(args, settings) => exit code`. */

@@ -48,6 +48,16 @@ export const adminModule: Module = {
   config: [
     {
       at: 'root',
+      key: 'admin_key',
+      schema: Type.String({ minLength: 20, maxLength: 200, description: 'Key of the /admin/v1 control plane (STANDIN_ADMIN_KEY wins).' }),
+      async apply(ctx, _tx, value: string) {
+        if (ctx.settings.adminKey) return;
+        adminOf(ctx).setKey(value);
+        ctx.services.adminKeyGenerated = false;
+      },
+    },
+    {
+      at: 'root',
       key: 'vendor',
       schema: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$', description: "The host's name (window.<vendor>, <vendor>/…); default 'vendor'; 'openai' runs apps and clients written for that platform unchanged." }),
       async apply(ctx, _tx, value: string) {

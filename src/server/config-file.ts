@@ -32,7 +32,6 @@ export function configSchema(modules: Module[]): TSchema {
   return Type.Object(
     {
       $schema: Type.Optional(Type.String()),
-      admin_key: Type.Optional(Type.String({ minLength: 20, description: 'Key of the /admin/v1 control plane.' })),
       organizations: Type.Optional(Type.Array(Organization, { maxItems: 1000 })),
       ...sections('root'),
     },

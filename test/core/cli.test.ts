@@ -63,6 +63,57 @@ describe('standin serve (the real process)', () => {
     );
   });
 
+  it.skipIf(!process.env.STANDIN_TEST_DATABASE_URL)('two processes on one PostgreSQL database work side by side', async () => {
+    const pg = (await import('pg')).default;
+    const base = process.env.STANDIN_TEST_DATABASE_URL!;
+    const schema = `cli_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const u = new URL(base);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    const env = { STANDIN_DATABASE_URL: u.toString(), STANDIN_ADMIN_KEY: 'sk-admin-two-processes-0000000000' };
+    // Both start at once: migrations are locked, the seed runs once.
+    const [a, b] = await Promise.all([startProcess(['serve', '--port', '0', '--data', join(dir, 'a')], env), startProcess(['serve', '--port', '0', '--data', join(dir, 'b')], env)]);
+    try {
+      const printed = [a.out, b.out].filter((o) => o.includes('First start'));
+      expect(printed).toHaveLength(1);
+      const adsKey = /ads API key[^:]*:\s*(\S+)/.exec(printed[0])![1];
+      const headers = { authorization: `Bearer ${adsKey}`, 'content-type': 'application/json' };
+      const created = await fetch(`${a.url}/ads/v1/ad_groups`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ campaign_id: 'cmp_demo_clicks', name: 'Made on A', status: 'paused', bidding_config: { billing_event_type: 'click', max_bid_micros: 10 } }),
+      }).then((r) => r.json());
+      const onB = await fetch(`${b.url}/ads/v1/ad_groups/${created.id}`, { headers }).then((r) => r.json());
+      expect(onB.name).toBe('Made on A');
+      const clock = await fetch(`${b.url}/admin/v1/clock/advance`, { method: 'POST', headers: { authorization: `Bearer ${env.STANDIN_ADMIN_KEY}`, 'content-type': 'application/json' }, body: '{"duration":"1h"}' });
+      expect(clock.status).toBe(200);
+    } finally {
+      const exits = [exitCode(a.child), exitCode(b.child)];
+      a.child.kill('SIGTERM');
+      b.child.kill('SIGTERM');
+      expect(await Promise.all(exits)).toEqual([0, 0]);
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+
+  it('serves a declared config file: its keys work, no demo is seeded', async () => {
+    const { child, out, url } = await startProcess(['serve', '--port', '0', '--data', join(dir, 'cfg'), '--config', 'examples/standin.yaml']);
+    try {
+      expect(out).not.toContain('First start');
+      expect(out).not.toContain('admin key');
+      const r = await fetch(`${url}/ads/v1/campaigns`, { headers: { authorization: 'Bearer sk-ads-local-acme-000000000000000000' } });
+      expect((await r.json()).data.map((c: any) => c.id).sort()).toEqual(['cmp_acme_clicks', 'cmp_acme_reach', 'cmp_acme_sales']);
+      expect((await fetch(`${url}/admin/v1/clock`, { headers: { authorization: 'Bearer sk-admin-local-example-0000000000' } })).status).toBe(200);
+    } finally {
+      const exited = exitCode(child);
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
   it('migrate runs the migrations and says so', async () => {
     const child = spawn(process.execPath, ['dist/main.js', 'migrate', '--data', join(dir, 'm')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
