@@ -85,7 +85,21 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
   for (const m of modules) await m.routes?.(app, ctx);
   await app.ready();
 
-  let listening = false;
+  // With PostgreSQL, other instances may move the shared clock: follow them (time only moves forward).
+  let clockSync: NodeJS.Timeout | undefined;
+  const followClock = () => {
+    clockSync = setInterval(() => {
+      store.db
+        .selectFrom('settings')
+        .select('value')
+        .where('key', '=', CLOCK_KEY)
+        .executeTakeFirst()
+        .then((row) => row && clock.setOffset(Number(row.value)))
+        .catch(() => {});
+    }, 1000);
+    clockSync.unref();
+  };
+
   return {
     app,
     ctx,
@@ -93,17 +107,17 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
     requestLog,
     async listen() {
       const address = await app.listen({ host: settings.host, port: settings.port });
-      listening = true;
+      if (store.dialect === 'postgres') followClock();
       if (settings.workers) jobs.start();
       for (const m of modules) await m.start?.(ctx);
       return address.replace('[::1]', 'localhost');
     },
     async close() {
+      if (clockSync) clearInterval(clockSync);
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
       await jobs.stop();
       await app.close();
       await store.close();
-      void listening;
     },
   };
 }

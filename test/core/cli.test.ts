@@ -89,6 +89,15 @@ describe('standin serve (the real process)', () => {
       expect(onB.name).toBe('Made on A');
       const clock = await fetch(`${b.url}/admin/v1/clock/advance`, { method: 'POST', headers: { authorization: `Bearer ${env.STANDIN_ADMIN_KEY}`, 'content-type': 'application/json' }, body: '{"duration":"1h"}' });
       expect(clock.status).toBe(200);
+      const offset = (await clock.json()).offset_ms;
+      // A follows the clock B moved.
+      for (let i = 0; i < 50; i++) {
+        const seen = await fetch(`${a.url}/admin/v1/clock`, { headers: { authorization: `Bearer ${env.STANDIN_ADMIN_KEY}` } }).then((r) => r.json());
+        if (seen.offset_ms === offset) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const seenByA = await fetch(`${a.url}/admin/v1/clock`, { headers: { authorization: `Bearer ${env.STANDIN_ADMIN_KEY}` } }).then((r) => r.json());
+      expect(seenByA.offset_ms).toBe(offset);
     } finally {
       const exits = [exitCode(a.child), exitCode(b.child)];
       a.child.kill('SIGTERM');
