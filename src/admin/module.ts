@@ -33,7 +33,7 @@ export async function restoreBaseline(ctx: Ctx): Promise<string[]> {
     await applyConfig(ctx, modules, readConfigFile(ctx.settings.config));
     return [];
   }
-  if (ctx.settings.seed) return (await seedDemo(ctx, modules, { force: true })) ?? [];
+  if (ctx.settings.seed) return (await seedDemo(ctx, modules)) ?? [];
   return [];
 }
 
