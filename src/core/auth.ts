@@ -42,6 +42,8 @@ export type Policy = (principal: PlatformPrincipal, request: FastifyRequest, nee
 
 export interface Auth {
   addResolver(resolver: BearerResolver): void;
+  /** Resolves the request's bearer once (cached on the request); throws 401. */
+  authenticate(request: FastifyRequest): Promise<Principal>;
   addPolicy(policy: Policy): void;
   /** Authenticates a `/v1` request and checks it may do `need`. */
   platform(request: FastifyRequest, need: Need): Promise<PlatformPrincipal>;
@@ -67,7 +69,17 @@ export function createAuth(): Auth {
   const resolvers: BearerResolver[] = [];
   const policies: Policy[] = [];
 
-  async function resolve(request: FastifyRequest): Promise<Principal> {
+  const cache = new WeakMap<FastifyRequest, Promise<Principal>>();
+  const resolve = (request: FastifyRequest): Promise<Principal> => {
+    let p = cache.get(request);
+    if (!p) {
+      p = resolveUncached(request);
+      cache.set(request, p);
+    }
+    return p;
+  };
+
+  async function resolveUncached(request: FastifyRequest): Promise<Principal> {
     const token = bearerOf(request);
     if (!token) throw unauthorized('You didn\'t provide an API key. Pass it as "Authorization: Bearer <API_KEY>".');
     for (const r of resolvers) {
@@ -80,6 +92,7 @@ export function createAuth(): Auth {
   return {
     addResolver: (r) => void resolvers.push(r),
     addPolicy: (p) => void policies.push(p),
+    authenticate: resolve,
     async platform(request, need) {
       const p = await resolve(request);
       if (p.kind !== 'platform') throw unauthorized('An ads API key is not valid on the platform API.');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import { createAuth } from '../core/auth.js';
+import { createAuth, type Auth } from '../core/auth.js';
 import { createClock, type Clock } from '../core/clock.js';
 import type { Ctx } from '../core/context.js';
 import { ApiError, invalid } from '../core/errors.js';
@@ -67,7 +67,7 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
   const requestLog = new RequestLog();
   ctx.services.requestLog = requestLog;
   ctx.services.modules = modules;
-  installConventions(app, requestLog, clock);
+  installConventions(app, requestLog, clock, ctx.auth);
 
   await app.register(swagger, {
     openapi: {
@@ -130,9 +130,12 @@ function requestIds(): () => string {
 }
 
 /** x-request-id, openai-processing-ms, the request log, the error envelope, 404s in the envelope. */
-function installConventions(app: FastifyInstance, requestLog: RequestLog, clock: Clock) {
+function installConventions(app: FastifyInstance, requestLog: RequestLog, clock: Clock, auth: Auth) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Authentication comes before validation on the platform API: without a valid key, a request
+    // learns nothing about the body it sent. Routes then authorize with ctx.auth.platform(request, need).
+    if (request.url.startsWith('/v1/')) await auth.authenticate(request);
   });
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.url.startsWith('/v1/')) reply.header('openai-processing-ms', Math.max(0, Math.round(reply.elapsedTime)).toString());
