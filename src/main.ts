@@ -65,7 +65,9 @@ async function serve(settings: Settings): Promise<void> {
 }
 
 /** Extra commands contributed by areas: name → loader of `(args, settings) => exit code`. */
-const COMMANDS: Record<string, () => Promise<(args: string[], settings: Settings) => Promise<number>>> = {};
+const COMMANDS: Record<string, () => Promise<(args: string[], settings: Settings) => Promise<number>>> = {
+  apps: async () => (await import('./apps/cli.js')).runAppsCli,
+};
 
 export async function main(argv: string[]): Promise<number> {
   const { settings, rest } = readSettings(argv);

@@ -34,6 +34,7 @@ export const OPTIONS = {
   tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
   widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
   publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
+  submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
   outboundAllow: opt('string', undefined, 'comma-separated CIDRs or host names outbound calls (webhooks, JWKS) may reach despite the SSRF guard'),
 } as const;

@@ -1,0 +1,33 @@
+// Builds the browser code of the app host (web/apps) into dist/web/apps: the host page and the component bridge.
+// Plain TypeScript, no framework: the host page is small and the bridge must load before any component script.
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'dist', 'web', 'apps');
+mkdirSync(out, { recursive: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { host: 'web/apps/host.ts' },
+  outdir: out,
+  bundle: true,
+  format: 'esm',
+  target: 'chrome110',
+  minify: true,
+  sourcemap: true,
+  logLevel: 'warning',
+});
+await build({
+  absWorkingDir: root,
+  entryPoints: { bridge: 'web/apps/bridge.ts' },
+  outdir: out,
+  bundle: true,
+  // A classic script: it must run synchronously before the component's own scripts.
+  format: 'iife',
+  target: 'chrome110',
+  minify: true,
+  logLevel: 'warning',
+});
+copyFileSync(join(root, 'web/apps/host.css'), join(out, 'host.css'));

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClock } from '../../core/clock.js';
+import { coreMigrations } from '../../core/tables.js';
+import { startTestStandin, type TestStandin } from '../../../test/helpers.js';
+import { appsModule, type AppsServices } from '../module.js';
+import { buildCspHeader, effectiveCsp, originAllowed } from './csp.js';
+import { DOWNLOAD_TTL_MS, FileStore } from './files.js';
+import { injectBridge, visibilityOf } from './service.js';
+
+describe('CSP', () => {
+  it('uses the restrictive default when the template declares nothing', () => {
+    const h = buildCspHeader(effectiveCsp({}, 'vendor'));
+    expect(h).toContain("default-src 'none'");
+    expect(h).toContain("connect-src 'self'");
+    expect(h).toContain("frame-src 'none'");
+    expect(h).toContain("object-src 'none'");
+    expect(h).toContain("base-uri 'self'");
+  });
+  it('builds connect, resource, frame and base-uri sources from ui.csp, plus the host origins', () => {
+    const csp = effectiveCsp({ ui: { csp: { connectDomains: ['https://api.x.example'], resourceDomains: ['https://cdn.x.example'], frameDomains: ['https://www.youtube.com'], baseUriDomains: ['https://base.x.example'] } } }, 'vendor');
+    const h = buildCspHeader(csp, ['http://127.0.0.1:8080']);
+    expect(h).toContain("connect-src 'self' https://api.x.example http://127.0.0.1:8080");
+    expect(h).toContain("script-src 'self' 'unsafe-inline' https://cdn.x.example");
+    expect(h).toContain("img-src 'self' data: blob: https://cdn.x.example http://127.0.0.1:8080");
+    expect(h).toContain('frame-src https://www.youtube.com');
+    expect(h).toContain('base-uri https://base.x.example');
+  });
+  it('falls back field by field to the legacy widgetCSP, whose redirect_domains only it has', () => {
+    const csp = effectiveCsp({ ui: { csp: { connectDomains: ['https://a.example'] } }, 'openai/widgetCSP': { connect_domains: ['https://b.example'], resource_domains: ['https://c.example'], redirect_domains: ['https://r.example'] } }, 'openai');
+    expect(csp).toEqual({ connectDomains: ['https://a.example'], resourceDomains: ['https://c.example'], frameDomains: [], baseUriDomains: [], redirectDomains: ['https://r.example'] });
+  });
+  it('drops entries that would inject directives', () => {
+    const csp = effectiveCsp({ ui: { csp: { connectDomains: ["https://a.example; script-src 'unsafe-eval'", 'https://ok.example', 42] } } }, 'vendor');
+    expect(csp.connectDomains).toEqual(['https://ok.example']);
+  });
+  it('matches origins with wildcard subdomains and ports', () => {
+    expect(originAllowed('https://pay.shop.example/x', ['https://*.shop.example'])).toBe(true);
+    expect(originAllowed('https://shop.example/x', ['https://*.shop.example'])).toBe(false);
+    expect(originAllowed('http://shop.example/x', ['https://shop.example'])).toBe(false);
+    expect(originAllowed('https://shop.example:8443/', ['https://shop.example:8443'])).toBe(true);
+    expect(originAllowed('https://shop.example/', ['https://shop.example:8443'])).toBe(false);
+  });
+});
+
+describe('visibility', () => {
+  const tool = (meta: Record<string, unknown>) => ({ name: 't', _meta: meta });
+  it('defaults to model and app', () => expect(visibilityOf(tool({}), 'vendor')).toEqual({ model: true, app: true }));
+  it('ui.visibility wins over the compatibility keys', () => {
+    expect(visibilityOf(tool({ ui: { visibility: ['app'] }, 'vendor/visibility': 'public' }), 'vendor')).toEqual({ model: false, app: true });
+  });
+  it('without ui.visibility, private hides from the model and widgetAccessible false from the component', () => {
+    expect(visibilityOf(tool({ 'vendor/visibility': 'private' }), 'vendor')).toEqual({ model: false, app: true });
+    expect(visibilityOf(tool({ 'vendor/widgetAccessible': false }), 'vendor')).toEqual({ model: true, app: false });
+  });
+});
+
+describe('injectBridge', () => {
+  it('puts the inert init JSON and the bridge script first in head, escaping </script>', () => {
+    const out = injectBridge('<!doctype html><html><head><title>x</title></head><body><script>app()</script></body></html>', { a: '</script><script>alert(1)</script>' }, 'bridge("</script>")');
+    expect(out.indexOf('__standin_init')).toBeLessThan(out.indexOf('<title>'));
+    expect(out.indexOf('bridge(')).toBeLessThan(out.indexOf('app()'));
+    expect(out).toContain('bridge("<\\/script>")');
+    expect(out).not.toContain('</script><script>alert(1)');
+    expect(out).toContain('\\u003c/script>');
+  });
+  it('handles documents without head or html', () => {
+    expect(injectBridge('<html><body>x</body></html>', {}, '')).toMatch(/^<html><head><script type="application\/json"/);
+    expect(injectBridge('<p>x</p>', {}, '')).toMatch(/^<!doctype html><head>/);
+  });
+});
+
+describe('files', () => {
+  it('signs download URLs that expire with the clock', () => {
+    const clock = createClock();
+    const files = new FileStore(clock);
+    const f = files.put(Buffer.from('hi'), 'a.txt', 'text/plain', true);
+    const url = new URL(files.downloadUrl('http://h', f.fileId));
+    const q = (k: string) => url.searchParams.get(k) ?? undefined;
+    expect(files.check(f.fileId, q('expires'), q('sig'))).toBe(f);
+    expect(files.check(f.fileId, q('expires'), 'x' + q('sig')!.slice(1))).toBe('invalid');
+    expect(files.check(f.fileId, String(Number(q('expires')) + 60), q('sig'))).toBe('invalid');
+    clock.advance(DOWNLOAD_TTL_MS + 2000);
+    expect(files.check(f.fileId, q('expires'), q('sig'))).toBe('expired');
+    expect(files.library().map((x) => x.fileId)).toEqual([f.fileId]);
+    expect(files.put(Buffer.from('x'), 'b', 'text/plain', false).library).toBe(false);
+    expect(files.library()).toHaveLength(1);
+  });
+});
+
+describe('routes', () => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    s = await startTestStandin({ seed: false, modules: [{ name: 'core', migrations: coreMigrations }, appsModule] });
+  });
+  afterAll(async () => s?.close());
+
+  it('serves the host page', async () => {
+    const r = await s.app.inject({ method: 'GET', url: '/apps' });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(r.body).toContain('/apps/assets/host.js');
+    expect(r.body).toContain('data-vendor="vendor"');
+  });
+
+  it('answers the API only on its own host names (DNS rebinding)', async () => {
+    const r = await s.app.inject({ method: 'GET', url: '/apps/api/files', headers: { host: 'evil.example:8080' } });
+    expect(r.statusCode).toBe(403);
+    expect(r.json().error.code).toBe('host_not_allowed');
+    expect((await s.app.inject({ method: 'GET', url: '/apps/api/files', headers: { host: '127.0.0.1:8080' } })).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'GET', url: '/apps/api/files', headers: { host: 'localhost' } })).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'GET', url: '/apps/api/files', headers: { host: '[::1]:8080' } })).statusCode).toBe(200);
+  });
+
+  it('refuses to run a command that was not given on the command line', async () => {
+    const r = await s.req('POST', '/apps/api/connect', { body: { server: 'rm -rf /' } });
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe('command_not_allowed');
+    expect(r.body.error.param).toBe('server');
+  });
+
+  it('names the field on bad input and on unreachable servers', async () => {
+    expect((await s.req('POST', '/apps/api/connect', { body: {} })).status).toBe(400);
+    expect((await s.req('POST', '/apps/api/connect', { body: { server: 'http://x', extra: 1 } })).status).toBe(400);
+    const r = await s.req('POST', '/apps/api/connect', { body: { server: 'http://127.0.0.1:9/mcp' } });
+    expect(r.status).toBe(502);
+    expect(r.body.error.message).toContain("'server'");
+    expect((await s.req('POST', '/apps/api/call', { body: { connection: 'conn_nope', name: 'x', caller: 'model' } })).status).toBe(404);
+    expect((await s.req('POST', '/apps/api/call', { body: { connection: 'conn_nope', name: 'x', caller: 'god' } })).status).toBe(400);
+  });
+
+  it('connects to a stdio command once allowed, lists tools with visibility and findings', async () => {
+    const cmd = 'node src/apps/lint/fixtures/bad-server.mjs';
+    (s.ctx.services.apps as AppsServices).allowCommand(cmd);
+    const r = await s.req('POST', '/apps/api/connect', { body: { server: cmd } });
+    expect(r.status).toBe(200);
+    expect(r.body.tools.map((t: any) => t.descriptor.name)).toEqual(['list_items', 'upload_photo']);
+    expect(r.body.tools[1].templateUri).toBe('ui://bad/widget.html');
+    expect(r.body.findings.map((f: any) => f.rule)).toContain('annotations.required');
+    // Connecting again (the page refreshes) keeps the connection, so other tabs keep working.
+    const again = await s.req('POST', '/apps/api/connect', { body: { server: cmd, refresh: true } });
+    expect(again.body.id).toBe(r.body.id);
+    expect(again.body.tools).toHaveLength(2);
+    // Its template is not a component: rendering says why.
+    const render = await s.req('POST', '/apps/api/render', { body: { connection: r.body.id, tool: 'upload_photo', globals: {}, widgetSessionId: 'ws_1' } });
+    expect(render.status).toBe(400);
+    expect(render.body.error.message).toContain('text/html;profile=mcp-app');
+    const noUi = await s.req('POST', '/apps/api/render', { body: { connection: r.body.id, tool: 'list_items', globals: {}, widgetSessionId: 'ws_1' } });
+    expect(noUi.status).toBe(400);
+    expect(noUi.body.error.param).toBe('tool');
+  });
+
+  it('stores uploads and serves them through temporary URLs', async () => {
+    const up = await s.app.inject({ method: 'POST', url: '/apps/api/files', headers: { 'content-type': 'application/octet-stream', 'x-file-name': 'n%C3%B8.txt', 'x-file-type': 'text/plain', 'x-file-library': 'true' }, payload: Buffer.from('bytes') });
+    expect(up.statusCode).toBe(200);
+    const f = up.json();
+    expect(f.fileName).toBe('nø.txt');
+    const { downloadUrl } = (await s.req('POST', `/apps/api/files/${f.fileId}/url`, { body: {} })).body;
+    const path = downloadUrl.replace(/^https?:\/\/[^/]+/, '');
+    const dl = await s.app.inject({ method: 'GET', url: path });
+    expect(dl.body).toBe('bytes');
+    expect(dl.headers['access-control-allow-origin']).toBe('*');
+    expect((await s.req('GET', '/apps/api/files')).body.data.map((x: any) => x.fileId)).toContain(f.fileId);
+    s.ctx.clock.advance(DOWNLOAD_TTL_MS + 2000);
+    expect((await s.app.inject({ method: 'GET', url: path })).statusCode).toBe(403);
+    expect((await s.req('POST', '/apps/api/files/file_nope/url', { body: {} })).status).toBe(404);
+  });
+});

@@ -1,0 +1,18 @@
+/** The host page shell; the UI is built by /apps/assets/host.js. */
+export function hostPage(vendor: string): string {
+  const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Standin app host</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/apps/assets/host.css">
+<script type="module" src="/apps/assets/host.js"></script>
+</head>
+<body data-vendor="${esc(vendor)}">
+<div id="app" aria-busy="true">Loading the app host…</div>
+</body>
+</html>`;
+}

@@ -1,0 +1,85 @@
+import type { Server } from 'node:http';
+import { isLoopback } from '../core/settings.js';
+import type { Ctx } from '../core/context.js';
+import type { Module } from '../server/module.js';
+import { hostRoutes } from './host/routes.js';
+import { HostService } from './host/service.js';
+import { startWidgetServer } from './host/widget-server.js';
+
+/** What the apps module publishes in `ctx.services.apps` (state lives here, so one process can run several Standins). */
+export interface AppsServices {
+  host: HostService;
+  /** Lets the host page run a local stdio command (the CLI's `apps open` registers its command). */
+  allowCommand(command: string): void;
+  /** The widget origin once listening ('' before). */
+  widgetOrigin(): string;
+  widget?: { server: Server; origin: string };
+  mainUrl?: string;
+}
+
+const appsOf = (ctx: Ctx) => ctx.services.apps as AppsServices;
+const ANY = ['0.0.0.0', '::'];
+
+function publicUrl(ctx: Ctx): string {
+  if (ctx.settings.publicUrl) return ctx.settings.publicUrl.replace(/\/$/, '');
+  const s = appsOf(ctx);
+  if (s.mainUrl) return s.mainUrl;
+  const host = ANY.includes(ctx.settings.host) ? '127.0.0.1' : ctx.settings.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${ctx.settings.port}`;
+}
+
+/**
+ * The app host: `/apps` on the main listener (page, API, file downloads) and the component documents on a second
+ * listener (`--widget-port`), a separate origin.
+ */
+export const appsModule: Module = {
+  name: 'apps',
+  init(ctx) {
+    const host = new HostService({
+      vendor: ctx.settings.vendor,
+      clock: ctx.clock,
+      publicUrl: () => publicUrl(ctx),
+      widgetOrigin: () => {
+        const w = appsOf(ctx).widget;
+        if (!w) throw new Error('the widget listener is not started yet');
+        return w.origin;
+      },
+      loopback: isLoopback(ctx.settings.host),
+      log: (obj, msg) => ctx.log.info(obj, msg),
+    });
+    const apps: AppsServices = { host, allowCommand: (c) => host.allowCommand(c), widgetOrigin: () => appsOf(ctx).widget?.origin ?? '' };
+    ctx.services.apps = apps;
+  },
+  async routes(app, ctx) {
+    // The main listener's real address (port 0 picks one) is known once it listens.
+    app.addHook('onListen', async () => {
+      const addr = app.server.address();
+      if (addr && typeof addr === 'object') {
+        const h = ANY.includes(addr.address) ? '127.0.0.1' : addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+        appsOf(ctx).mainUrl = `http://${h === '[::1]' ? 'localhost' : h}:${addr.port}`;
+      }
+    });
+    const names = () => [ctx.settings.host, ctx.settings.publicUrl ? new URL(ctx.settings.publicUrl).hostname : ''].filter((h) => h && !ANY.includes(h)).map((h) => h.toLowerCase());
+    await hostRoutes(app, appsOf(ctx).host, ctx.settings.vendor, names);
+  },
+  async start(ctx) {
+    const s = appsOf(ctx);
+    s.widget = await startWidgetServer(s.host, ctx.settings.host, ctx.settings.widgetPort);
+    if (ANY.includes(ctx.settings.host)) {
+      // Browsers cannot open 0.0.0.0: reach the widget listener on the public host name instead.
+      const pub = new URL(publicUrl(ctx));
+      s.widget.origin = `${pub.protocol}//${pub.hostname}:${new URL(s.widget.origin).port}`;
+    }
+    ctx.log.info({ widgetOrigin: s.widget.origin }, 'app host: components are served from a separate origin');
+  },
+  async stop(ctx) {
+    const s = appsOf(ctx);
+    await s.host.close();
+    const w = s.widget;
+    s.widget = undefined;
+    if (w) {
+      w.server.closeAllConnections();
+      await new Promise<void>((resolve) => w.server.close(() => resolve()));
+    }
+  },
+};

@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { coreMigrations } from '../../src/core/tables.js';
+import { appsModule } from '../../src/apps/module.js';
+import { startTestStandin, type TestStandin } from '../helpers.js';
+
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+
+/** Builds dist/web (the host page and the bridge) once per test file. */
+export async function buildWeb() {
+  const script: string = new URL('../../scripts/build-web.mjs', import.meta.url).href;
+  await import(script);
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/** Runs the bridge tour example over HTTP; resolves with its /mcp URL. */
+export async function startTour(extraArgs: string[] = [], vendor = 'vendor'): Promise<{ url: string; base: string; proc: ChildProcess; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, ['examples/bridge-tour/server.mjs', '--http', '0', '--vendor', vendor, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`the tour did not start: ${out}`)), 15_000);
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.stderr!.on('data', (d) => (out += d));
+    proc.once('exit', (code) => reject(new Error(`the tour exited (${code}): ${out}`)));
+  });
+  return {
+    url,
+    base: url.replace(/\/mcp$/, ''),
+    proc,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A Standin listening on a free port with the core and the apps module only (the host needs nothing else). */
+export async function startHost(vendor = 'vendor'): Promise<TestStandin & { url: string }> {
+  const s = await startTestStandin({ settings: { vendor, widgetPort: 0 }, seed: false, modules: [{ name: 'core', migrations: coreMigrations }, appsModule] });
+  const url = await s.listen();
+  return Object.assign(s, { url });
+}
+
+/** A plain HTTP server on another origin, answering with CORS open: the CSP decides whether a component reaches it. */
+export async function startEcho(): Promise<{ origin: string; hits: string[]; server: Server }> {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.writeHead(200, { 'access-control-allow-origin': '*', 'content-type': 'text/plain' });
+    res.end('echo');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, server };
+}
+
+/** The frame of the newest component of a turn (by tool name), once its bridge is ready. */
+export async function widgetFrame(page: Page, tool: string, nth = -1): Promise<Frame> {
+  const iframes = page.locator(`article.turn[data-tool="${tool}"] iframe`);
+  await iframes.first().waitFor();
+  const count = await iframes.count();
+  const handle = await iframes.nth(nth < 0 ? count + nth : nth).elementHandle();
+  const frame = await handle!.contentFrame();
+  await frame!.waitForFunction(() => (window as any).__standinBridge !== undefined);
+  return frame!;
+}
+
+/** Opens the host page connected to a server, optionally calling a tool through a deep link. */
+export async function openHost(page: Page, hostUrl: string, server: string, tool?: string, args?: unknown) {
+  const q = new URLSearchParams({ server });
+  if (tool) q.set('tool', tool);
+  if (args !== undefined) q.set('args', JSON.stringify(args));
+  await page.goto(`${hostUrl}/apps?${q}`);
+  await page.waitForSelector('body[data-ready="true"]');
+}
