@@ -1,0 +1,5 @@
+/**
+ * The one place this folder turns Standin clock milliseconds into a Date: jose (`currentDate`) and pkijs
+ * (`checkDate`) take Dates, and they must see the movable clock, not the wall clock.
+ */
+export const dateAt = (ms: number): Date => new Date(ms);

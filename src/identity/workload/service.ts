@@ -1,0 +1,373 @@
+import { BlockList, isIP } from 'node:net';
+import type { Permissions } from '../../core/auth.js';
+import type { Ctx } from '../../core/context.js';
+import { ApiError, invalid, notFound } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { toBool, toJson, type Exec } from '../../store/db.js';
+import { getProject, getServiceAccount } from '../service.js';
+import { checkAttributeMatch, compileExpressions, ExpressionConfigError } from './cel.js';
+import { JwksError, validateJwks } from './jwks.js';
+import { DEFAULT_ALGS } from './jwt.js';
+import { LIMITS } from './schemas.js';
+import * as store from './store.js';
+import type { Mapping, MtlsRoot, Provider } from './store.js';
+import { DEFAULT_ADMISSION, describeCertificate, parseRoot, pemToDer, type AdmissionRules } from './x509.js';
+
+/**
+ * Configuration of workload identity: providers, their mappings, mTLS roots and project IP allowlists.
+ * Shared by the config file and the admin API; every rule lives here, and a refusal names the field.
+ */
+export interface ProviderInput {
+  id?: string;
+  kind: 'jwt' | 'x509';
+  name: string;
+  enabled?: boolean;
+  issuer?: string;
+  audiences?: string[];
+  algorithms?: string[];
+  jwks_url?: string;
+  jwks?: { keys: Record<string, unknown>[] };
+  spiffe_trust_domain?: string;
+  attribute_condition?: string;
+  attribute_mapping?: Record<string, string>;
+  mappings?: MappingInput[];
+}
+export type ProviderPatch = Partial<Omit<ProviderInput, 'id' | 'kind' | 'mappings'>>;
+
+export interface MappingInput {
+  id?: string;
+  name: string;
+  service_account_id: string;
+  project_id: string;
+  enabled?: boolean;
+  attribute_match?: Record<string, string>;
+  permissions?: Permissions | null;
+}
+
+export interface RootInput {
+  id?: string;
+  name: string;
+  certificate: string;
+  project_id?: string | null;
+  status?: 'active' | 'retired';
+  admission?: Partial<AdmissionRules>;
+}
+
+/** Drops this process's cached workload identity configuration after a change. */
+function touch(ctx: Ctx): void {
+  (ctx.services.workloadIdentity as { identity?: { invalidate(): void } } | undefined)?.identity?.invalidate();
+}
+
+const JWT_ONLY = ['issuer', 'audiences', 'algorithms', 'jwks_url', 'jwks', 'spiffe_trust_domain'] as const;
+
+/** The default subject of each kind: the JWT's `sub`, or the certificate's subject CN. */
+export const defaultMapping = (kind: 'jwt' | 'x509', vendor: string) => ({ [`${vendor}.subject`]: kind === 'jwt' ? 'assertion.sub' : 'assertion.subject.dn.cn' });
+
+function checkProvider(ctx: Ctx, p: Omit<Provider, 'id' | 'object' | 'organization_id' | 'version' | 'created_at' | 'updated_at'>, prefix = ''): void {
+  if (p.kind === 'jwt') {
+    if (!p.issuer) throw invalid(`'${prefix}issuer' is required for a jwt provider.`, `${prefix}issuer`);
+    if (!p.audiences?.length) throw invalid(`'${prefix}audiences' must list at least one audience for a jwt provider.`, `${prefix}audiences`);
+    if (Boolean(p.jwks_url) === Boolean(p.jwks)) throw invalid(`A jwt provider needs exactly one of '${prefix}jwks_url' or '${prefix}jwks'.`, `${prefix}jwks_url`);
+    if (p.jwks) {
+      try {
+        validateJwks(p.jwks);
+      } catch (err) {
+        throw invalid(`'${prefix}jwks': ${(err as JwksError).message}.`, `${prefix}jwks`);
+      }
+    }
+    if (p.jwks_url) {
+      let u: URL;
+      try {
+        u = new URL(p.jwks_url);
+      } catch {
+        throw invalid(`'${prefix}jwks_url' must be an absolute http(s) URL.`, `${prefix}jwks_url`);
+      }
+      if (u.username || u.password) throw invalid(`'${prefix}jwks_url' must not carry credentials.`, `${prefix}jwks_url`);
+    }
+  } else {
+    for (const f of JWT_ONLY) {
+      if (p[f] != null) throw invalid(`'${prefix}${f}' applies to jwt providers only; an x509 provider uses the organization's active mTLS roots.`, `${prefix}${f}`);
+    }
+  }
+  try {
+    compileExpressions({ attribute_condition: p.attribute_condition, attribute_mapping: p.attribute_mapping }, ctx.settings.vendor, prefix);
+  } catch (err) {
+    if (err instanceof ExpressionConfigError) throw invalid(err.message, err.param);
+    throw err;
+  }
+}
+
+/** Creates a provider (or updates the one with that id, or that name) with its mappings. */
+export async function upsertProvider(ctx: Ctx, exec: Exec, organizationId: string, input: ProviderInput): Promise<Provider & { mappings: Mapping[] }> {
+  const existing = input.id ? await store.findProvider(exec, input.id) : await store.findProviderByName(exec, organizationId, input.name);
+  if (existing && existing.organization_id !== organizationId) throw invalid(`Identity provider '${existing.id}' belongs to another organization.`, 'id');
+  if (existing && existing.kind !== input.kind) throw invalid(`'kind' of identity provider '${existing.id}' cannot change (it is '${existing.kind}').`, 'kind');
+  const fields = {
+    kind: input.kind,
+    name: input.name,
+    enabled: input.enabled ?? true,
+    issuer: input.issuer ?? null,
+    audiences: input.audiences ?? null,
+    algorithms: input.kind === 'jwt' ? (input.algorithms ?? DEFAULT_ALGS) : (input.algorithms ?? null),
+    jwks_url: input.jwks_url ?? null,
+    jwks: (input.jwks as Provider['jwks']) ?? null,
+    spiffe_trust_domain: input.spiffe_trust_domain ?? null,
+    attribute_condition: input.attribute_condition ?? null,
+    attribute_mapping: input.attribute_mapping ?? defaultMapping(input.kind, ctx.settings.vendor),
+  };
+  checkProvider(ctx, fields);
+  if (input.mappings && input.mappings.length > LIMITS.mappingsPerProvider) {
+    throw invalid(`An identity provider may have at most ${LIMITS.mappingsPerProvider} mappings.`, 'mappings', 'limit_exceeded');
+  }
+  const now = ctx.clock.nowSeconds();
+  const columns = {
+    name: fields.name,
+    kind: fields.kind,
+    enabled: toBool(fields.enabled),
+    issuer: fields.issuer,
+    audiences: toJson(fields.audiences),
+    algorithms: toJson(fields.algorithms),
+    jwks_url: fields.jwks_url,
+    jwks_inline: toJson(fields.jwks),
+    spiffe_trust_domain: fields.spiffe_trust_domain,
+    attribute_condition: fields.attribute_condition,
+    attribute_mapping: toJson(fields.attribute_mapping)!,
+    updated_at: now,
+  };
+  let id: string;
+  if (existing) {
+    id = existing.id;
+    const clash = await store.findProviderByName(exec, organizationId, input.name);
+    if (clash && clash.id !== id) throw invalid(`An identity provider named '${input.name}' exists.`, 'name');
+    const unchanged = sameProvider(existing, fields);
+    if (!unchanged) await exec.updateTable('workload_identity_providers').set({ ...columns, version: existing.version + 1 }).where('id', '=', id).execute();
+  } else {
+    if ((await store.countProviders(exec, organizationId)) >= LIMITS.providersPerOrganization) {
+      throw limit(`An organization may have at most ${LIMITS.providersPerOrganization} workload identity providers.`);
+    }
+    id = input.id ?? newId('idp', ctx.clock);
+    if (input.name && (await store.findProviderByName(exec, organizationId, input.name))) throw invalid(`An identity provider named '${input.name}' exists.`, 'name');
+    await exec.insertInto('workload_identity_providers').values({ id, organization_id: organizationId, ...columns, version: 1, created_at: now }).execute();
+  }
+  touch(ctx);
+  const provider = (await store.findProvider(exec, id))!;
+  for (const [i, m] of (input.mappings ?? []).entries()) await upsertMapping(ctx, exec, provider, m, `mappings[${i}].`);
+  return { ...provider, mappings: await store.listMappings(exec, id) };
+}
+
+function sameProvider(existing: Provider, next: Record<string, unknown>): boolean {
+  return Object.entries(next).every(([k, v]) => JSON.stringify((existing as unknown as Record<string, unknown>)[k] ?? null) === JSON.stringify(v ?? null));
+}
+
+const limit = (message: string) => new ApiError('invalid_request_error', message, { code: 'limit_exceeded' });
+
+/** Changes some fields of a provider; the kind never changes. */
+export async function updateProvider(ctx: Ctx, exec: Exec, organizationId: string, providerId: string, patch: ProviderPatch): Promise<Provider> {
+  const p = await getProvider(exec, organizationId, providerId);
+  const merged = { ...p, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as Provider;
+  await upsertProvider(ctx, exec, organizationId, {
+    id: p.id,
+    kind: p.kind,
+    name: merged.name,
+    enabled: merged.enabled,
+    issuer: merged.issuer ?? undefined,
+    audiences: merged.audiences ?? undefined,
+    algorithms: merged.algorithms ?? undefined,
+    jwks_url: merged.jwks_url ?? undefined,
+    jwks: (merged.jwks as ProviderInput['jwks']) ?? undefined,
+    spiffe_trust_domain: merged.spiffe_trust_domain ?? undefined,
+    attribute_condition: merged.attribute_condition ?? undefined,
+    attribute_mapping: merged.attribute_mapping,
+  });
+  return getProvider(exec, organizationId, providerId);
+}
+
+export async function getProvider(exec: Exec, organizationId: string, providerId: string): Promise<Provider> {
+  const p = await store.findProvider(exec, providerId);
+  if (!p || p.organization_id !== organizationId) throw notFound('identity provider', providerId);
+  return p;
+}
+
+export async function deleteProvider(ctx: Ctx, exec: Exec, organizationId: string, providerId: string): Promise<void> {
+  await getProvider(exec, organizationId, providerId);
+  touch(ctx);
+  await exec.deleteFrom('workload_identity_mappings').where('provider_id', '=', providerId).execute();
+  await exec.deleteFrom('workload_identity_providers').where('id', '=', providerId).execute();
+}
+
+async function checkMappingTarget(exec: Exec, organizationId: string, m: { project_id: string; service_account_id: string }, prefix: string) {
+  const project = await getProject(exec, m.project_id).catch(() => null);
+  if (!project || project.organization_id !== organizationId) throw invalid(`'${prefix}project_id': no project '${m.project_id}' in this organization.`, `${prefix}project_id`);
+  const sa = await getServiceAccount(exec, m.service_account_id).catch(() => null);
+  if (!sa || sa.project_id !== project.id) {
+    throw invalid(`'${prefix}service_account_id': no service account '${m.service_account_id}' in project '${project.id}'.`, `${prefix}service_account_id`);
+  }
+}
+
+function checkMatch(ctx: Ctx, match: Record<string, string> | undefined, prefix: string) {
+  try {
+    checkAttributeMatch(match ?? {}, ctx.settings.vendor, `${prefix}attribute_match`);
+  } catch (err) {
+    if (err instanceof ExpressionConfigError) throw invalid(err.message, err.param);
+    throw err;
+  }
+}
+
+/** Creates a mapping of a provider (or updates the one with that id, or that name). */
+export async function upsertMapping(ctx: Ctx, exec: Exec, provider: Provider, input: MappingInput, prefix = ''): Promise<Mapping> {
+  await checkMappingTarget(exec, provider.organization_id, input, prefix);
+  checkMatch(ctx, input.attribute_match, prefix);
+  let existing = input.id ? await store.findMapping(exec, input.id) : null;
+  if (!existing && !input.id) {
+    const row = await exec.selectFrom('workload_identity_mappings').select('id').where('provider_id', '=', provider.id).where('name', '=', input.name).executeTakeFirst();
+    existing = row ? await store.findMapping(exec, row.id) : null;
+  }
+  if (existing && existing.provider_id !== provider.id) throw invalid(`Mapping '${existing.id}' belongs to another identity provider.`, `${prefix}id`);
+  const columns = {
+    name: input.name,
+    service_account_id: input.service_account_id,
+    project_id: input.project_id,
+    enabled: toBool(input.enabled ?? true),
+    attribute_match: toJson(input.attribute_match ?? {})!,
+    permissions: toJson(input.permissions ?? null),
+  };
+  touch(ctx);
+  if (existing) {
+    const clash = await exec.selectFrom('workload_identity_mappings').select('id').where('provider_id', '=', provider.id).where('name', '=', input.name).where('id', '!=', existing.id).executeTakeFirst();
+    if (clash) throw invalid(`A mapping named '${input.name}' exists for this provider.`, `${prefix}name`);
+    await exec.updateTable('workload_identity_mappings').set(columns).where('id', '=', existing.id).execute();
+    return (await store.findMapping(exec, existing.id))!;
+  }
+  const count = await exec.selectFrom('workload_identity_mappings').select((eb) => eb.fn.countAll<number>().as('n')).where('provider_id', '=', provider.id).executeTakeFirstOrThrow();
+  if (Number(count.n) >= LIMITS.mappingsPerProvider) throw limit(`An identity provider may have at most ${LIMITS.mappingsPerProvider} mappings.`);
+  const id = input.id ?? newId('idpmap', ctx.clock);
+  await exec.insertInto('workload_identity_mappings').values({ id, provider_id: provider.id, organization_id: provider.organization_id, ...columns, created_at: ctx.clock.nowSeconds() }).execute();
+  return (await store.findMapping(exec, id))!;
+}
+
+export async function getMapping(exec: Exec, provider: Provider, mappingId: string): Promise<Mapping> {
+  const m = await store.findMapping(exec, mappingId);
+  if (!m || m.provider_id !== provider.id) throw notFound('mapping', mappingId);
+  return m;
+}
+
+export async function updateMapping(ctx: Ctx, exec: Exec, provider: Provider, mappingId: string, patch: Partial<MappingInput>): Promise<Mapping> {
+  const m = await getMapping(exec, provider, mappingId);
+  const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  return upsertMapping(ctx, exec, provider, { ...m, ...defined, id: m.id } as MappingInput);
+}
+
+export async function deleteMapping(ctx: Ctx, exec: Exec, provider: Provider, mappingId: string): Promise<void> {
+  await getMapping(exec, provider, mappingId);
+  touch(ctx);
+  await exec.deleteFrom('workload_identity_mappings').where('id', '=', mappingId).execute();
+}
+
+/** Adds an mTLS root (or updates the one with that id, or that name). Takes effect on the next exchange. */
+export async function upsertRoot(ctx: Ctx, exec: Exec, organizationId: string, input: RootInput): Promise<MtlsRoot> {
+  let der: Buffer;
+  try {
+    der = pemToDer(input.certificate);
+    parseRoot({ id: 'check', pem: input.certificate, projectId: null, admission: DEFAULT_ADMISSION });
+  } catch (err) {
+    throw invalid(`'certificate' must be one PEM CA certificate: ${(err as Error).message}.`, 'certificate');
+  }
+  if (input.project_id) {
+    const project = await getProject(exec, input.project_id).catch(() => null);
+    if (!project || project.organization_id !== organizationId) throw invalid(`'project_id': no project '${input.project_id}' in this organization.`, 'project_id');
+  }
+  const info = describeCertificate(der);
+  const admission = { ...DEFAULT_ADMISSION, ...(input.admission ?? {}) };
+  const now = ctx.clock.nowSeconds();
+  let existing = input.id ? await store.findRoot(exec, input.id) : null;
+  if (!existing && !input.id) {
+    const row = await exec.selectFrom('mtls_roots').select('id').where('organization_id', '=', organizationId).where('name', '=', input.name).executeTakeFirst();
+    existing = row ? await store.findRoot(exec, row.id) : null;
+  }
+  if (existing && existing.organization_id !== organizationId) throw invalid(`mTLS root '${existing.id}' belongs to another organization.`, 'id');
+  const status = input.status ?? 'active';
+  touch(ctx);
+  const columns = {
+    name: input.name,
+    project_id: input.project_id ?? null,
+    pem: input.certificate.trim() + '\n',
+    fingerprint_sha256: info.fingerprint_sha256,
+    subject: info.subject,
+    not_before: info.not_before,
+    not_after: info.not_after,
+    status,
+    admission: toJson(admission)!,
+  };
+  if (existing) {
+    const retiredAt = status === 'retired' ? (existing.retired_at ?? now) : null;
+    await exec.updateTable('mtls_roots').set({ ...columns, retired_at: retiredAt }).where('id', '=', existing.id).execute();
+    return (await store.findRoot(exec, existing.id))!;
+  }
+  const count = await exec.selectFrom('mtls_roots').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
+  if (Number(count.n) >= LIMITS.rootsPerOrganization) throw limit(`An organization may have at most ${LIMITS.rootsPerOrganization} mTLS roots.`);
+  const id = input.id ?? newId('mtlsroot', ctx.clock);
+  await exec.insertInto('mtls_roots').values({ id, organization_id: organizationId, ...columns, created_at: now, retired_at: status === 'retired' ? now : null }).execute();
+  return (await store.findRoot(exec, id))!;
+}
+
+export async function getRoot(exec: Exec, organizationId: string, rootId: string): Promise<MtlsRoot> {
+  const r = await store.findRoot(exec, rootId);
+  if (!r || r.organization_id !== organizationId) throw notFound('mTLS root', rootId);
+  return r;
+}
+
+export async function updateRoot(ctx: Ctx, exec: Exec, organizationId: string, rootId: string, patch: Partial<Omit<RootInput, 'id' | 'certificate'>>): Promise<MtlsRoot> {
+  const r = await getRoot(exec, organizationId, rootId);
+  return upsertRoot(ctx, exec, organizationId, {
+    id: r.id,
+    name: patch.name ?? r.name,
+    certificate: r.certificate,
+    project_id: patch.project_id === undefined ? r.project_id : patch.project_id,
+    status: patch.status ?? r.status,
+    admission: patch.admission ? { ...r.admission, ...patch.admission } : r.admission,
+  });
+}
+
+export async function deleteRoot(ctx: Ctx, exec: Exec, organizationId: string, rootId: string): Promise<void> {
+  await getRoot(exec, organizationId, rootId);
+  touch(ctx);
+  await exec.deleteFrom('mtls_roots').where('id', '=', rootId).execute();
+}
+
+/** Parses an allowlist entry (an address or a CIDR); returns [network, prefix, family] or null. */
+export function parseCidr(entry: string): [string, number, 'ipv4' | 'ipv6'] | null {
+  const [addr, bits, extra] = entry.trim().split('/');
+  if (extra !== undefined) return null;
+  const family = isIP(addr);
+  if (!family) return null;
+  const max = family === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) return null;
+  return [addr, prefix, family === 4 ? 'ipv4' : 'ipv6'];
+}
+
+/** Sets a project's IP allowlist (empty: no restriction). */
+export async function setAllowlist(ctx: Ctx, exec: Exec, projectId: string, cidrs: string[]): Promise<{ object: 'project.ip_allowlist'; project_id: string; cidrs: string[] }> {
+  const project = await getProject(exec, projectId);
+  if (cidrs.length > LIMITS.cidrsPerProject) throw limit(`A project's IP allowlist may hold at most ${LIMITS.cidrsPerProject} entries.`);
+  cidrs.forEach((c, i) => {
+    if (!parseCidr(c)) throw invalid(`'cidrs[${i}]' must be an IP address or a CIDR such as 203.0.113.0/24.`, `cidrs[${i}]`);
+  });
+  const normalized = cidrs.map((c) => c.trim());
+  await exec
+    .insertInto('project_ip_allowlists')
+    .values({ project_id: project.id, organization_id: project.organization_id, cidrs: toJson(normalized)!, updated_at: ctx.clock.nowSeconds() })
+    .onConflict((oc) => oc.column('project_id').doUpdateSet({ cidrs: toJson(normalized)!, updated_at: ctx.clock.nowSeconds() }))
+    .execute();
+  return { object: 'project.ip_allowlist', project_id: project.id, cidrs: normalized };
+}
+
+/** A BlockList of the entries (for matching request addresses). */
+export function allowlistOf(cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const parsed = parseCidr(c);
+    if (parsed) list.addSubnet(parsed[0], parsed[1], parsed[2]);
+  }
+  return list;
+}
