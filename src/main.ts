@@ -67,12 +67,13 @@ async function serve(settings: Settings): Promise<void> {
 /** Extra commands contributed by areas: name → loader of `(args, settings) => exit code`. */
 const COMMANDS: Record<string, () => Promise<(args: string[], settings: Settings) => Promise<number>>> = {
   apps: async () => (await import('./apps/cli.js')).runAppsCli,
+  trigger: async () => (await import('./webhooks/cli.js')).runTriggerCli,
 };
 
 export async function main(argv: string[]): Promise<number> {
   const { settings, rest } = readSettings(argv);
   const [command = 'serve', ...args] = rest;
-  if (argv.includes('--help') || argv.includes('-h') || command === 'help') {
+  if (command === 'help' || ((argv.includes('--help') || argv.includes('-h')) && !COMMANDS[command])) {
     process.stdout.write(USAGE);
     return 0;
   }

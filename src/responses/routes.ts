@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Ctx } from '../core/context.js';
+import { CreateResponseBody } from './schemas.js';
+import { cancelResponse, createResponse, deleteResponse, getResponse, type ResponsesDeps } from './service.js';
+
+/** `/v1/responses`: create, retrieve, cancel, delete. */
+export function responsesRoutes(app: FastifyInstance, ctx: Ctx, deps: ResponsesDeps) {
+  const tags = ['responses'];
+  const params = Type.Object({ response_id: Type.String({ maxLength: 200 }) });
+  app.post('/v1/responses', { schema: { tags, body: CreateResponseBody } }, async (req) => {
+    const p = await ctx.auth.platform(req, { group: 'responses', access: 'write' });
+    return createResponse(ctx, deps, p.projectId, req.body as Record<string, unknown>);
+  });
+  app.get('/v1/responses/:response_id', { schema: { tags, params } }, async (req) => {
+    const p = await ctx.auth.platform(req, { group: 'responses', access: 'read' });
+    return getResponse(ctx, p.projectId, (req.params as { response_id: string }).response_id);
+  });
+  app.post('/v1/responses/:response_id/cancel', { schema: { tags, params } }, async (req) => {
+    const p = await ctx.auth.platform(req, { group: 'responses', access: 'write' });
+    return cancelResponse(ctx, p.projectId, (req.params as { response_id: string }).response_id);
+  });
+  app.delete('/v1/responses/:response_id', { schema: { tags, params } }, async (req) => {
+    const p = await ctx.auth.platform(req, { group: 'responses', access: 'write' });
+    return deleteResponse(ctx, p.projectId, (req.params as { response_id: string }).response_id);
+  });
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createClock } from '../core/clock.js';
+import { finish, toMessages, type ResponseObject } from './service.js';
+
+describe('responses', () => {
+  it('turns instructions and input items into chat messages', () => {
+    const messages = toMessages(
+      {
+        instructions: 'be brief',
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'a' }, { type: 'input_text', text: 'b' }] },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+          { type: 'function_call', call_id: 'c2', name: 'g', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'one' },
+        ],
+      },
+      [{ role: 'developer', content: 'old instructions' }, { role: 'user', content: 'earlier' }],
+    );
+    expect(messages).toEqual([
+      { role: 'developer', content: 'be brief' },
+      { role: 'user', content: 'earlier' },
+      { role: 'user', content: 'ab' },
+      { role: 'assistant', content: null, tool_calls: [expect.objectContaining({ id: 'c1' }), expect.objectContaining({ id: 'c2' })] },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+    ]);
+  });
+
+  it('maps finish reasons to statuses', () => {
+    const clock = createClock();
+    const base = { id: 'resp_1', status: 'in_progress', output: [] } as unknown as ResponseObject;
+    const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+    const done = finish({ clock }, base, { content: 'hi', tool_calls: [], finish_reason: 'stop', usage });
+    expect(done).toMatchObject({ status: 'completed', incomplete_details: null, usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } });
+    expect(done.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', content: [expect.objectContaining({ type: 'output_text', text: 'hi' })] })]);
+    expect(finish({ clock }, base, { content: 'h', tool_calls: [], finish_reason: 'length', usage })).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, completed_at: null });
+    expect(finish({ clock }, base, { content: null, tool_calls: [], finish_reason: 'content_filter', usage })).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [] });
+    const call = finish({ clock }, base, { content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }], finish_reason: 'tool_calls', usage });
+    expect(call.output).toEqual([expect.objectContaining({ type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{"a":1}' })]);
+  });
+});

@@ -1,0 +1,80 @@
+import { Type } from 'typebox';
+import { EVENT_TYPES } from './catalog.js';
+
+const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'An event type of the platform spec.' });
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Public http(s) URL that receives the POSTs.' });
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Secret = Type.String({ pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', maxLength: 100, description: "A fixed 'whsec_' secret (base64 of 24 to 64 bytes) for local setups; generated when omitted." });
+
+export const CreateEndpointBody = Type.Object(
+  {
+    name: Name,
+    url: Url,
+    event_types: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: EVENT_TYPES.length }),
+    enabled: Type.Optional(Type.Boolean()),
+    secret: Type.Optional(Secret),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateEndpointBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    url: Type.Optional(Url),
+    event_types: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: EVENT_TYPES.length })),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const RotateBody = Type.Object(
+  {
+    grace_period_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 604800, description: 'How long the old secret keeps signing (default 86400).' })),
+    secret: Type.Optional(Secret),
+  },
+  { additionalProperties: false },
+);
+
+const SipHeaderSchema = Type.Object({ name: Type.String({ maxLength: 256 }), value: Type.String({ maxLength: 8192 }) }, { additionalProperties: false });
+
+/** Data a caller may pin in a triggered or test event; the rest is made up. */
+export const TriggerDataSchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    sip_headers: Type.Optional(Type.Array(SipHeaderSchema, { maxItems: 200 })),
+    sip_media_security: Type.Optional(Type.String({ maxLength: 32, description: "'rtp' or 'srtp'; anything else is unknown and omitted." })),
+    safety_identifier: Type.Optional(Type.String({ maxLength: 64 })),
+    category: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+export const TriggerBody = Type.Object({ type: Type.String({ maxLength: 64 }), data: Type.Optional(TriggerDataSchema) }, { additionalProperties: false });
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    after: Type.Optional(Type.String({ maxLength: 200 })),
+    before: Type.Optional(Type.String({ maxLength: 200 })),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')])),
+  },
+  { additionalProperties: false },
+);
+
+/** The project config section `webhooks`: endpoints declared by name (matched by name on re-apply). */
+export const WebhooksConfig = Type.Array(
+  Type.Object(
+    {
+      name: Name,
+      url: Url,
+      event_types: Type.Array(EventTypeSchema, { minItems: 1, maxItems: EVENT_TYPES.length }),
+      enabled: Type.Optional(Type.Boolean()),
+      secret: Type.Optional(Secret),
+    },
+    { additionalProperties: false },
+  ),
+  { maxItems: 100 },
+);

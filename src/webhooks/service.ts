@@ -1,0 +1,327 @@
+import { isIP } from 'node:net';
+import type { Ctx } from '../core/context.js';
+import { invalid, notFound } from '../core/errors.js';
+import type { EventEnvelope } from '../core/events.js';
+import { newId } from '../core/ids.js';
+import type { ListParams } from '../core/pagination.js';
+import { paginate } from '../core/pagination.js';
+import { fromJson, type Exec } from '../store/db.js';
+import { DEPRECATED_EVENT_TYPE, EVENT_TYPES, isEventType } from './catalog.js';
+import { isWebhookSecret, newWebhookSecret } from './signing.js';
+import type { Outbound } from '../core/outbound.js';
+
+/** How long the old secret keeps signing after a rotation, unless the request says otherwise. */
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
+/** Endpoints per project. */
+export const MAX_ENDPOINTS = 100;
+
+export interface WebhookEndpoint {
+  id: string;
+  object: 'webhook_endpoint';
+  project_id: string;
+  name: string;
+  url: string;
+  event_types: string[];
+  status: 'enabled' | 'disabled';
+  /** The secret's prefix and last four characters. */
+  secret_hint: string;
+  /** Unix seconds until which the previous secret also signs, or null. */
+  previous_secret_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  /** Only in the answer that created the endpoint or rotated its secret. */
+  secret?: string;
+}
+
+type EndpointRow = {
+  id: string;
+  project_id: string;
+  name: string;
+  url: string;
+  event_types: string;
+  enabled: number;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+};
+
+const hint = (secret: string) => `whsec_…${secret.slice(-4)}`;
+
+function toEndpoint(ctx: Pick<Ctx, 'clock'>, row: EndpointRow): WebhookEndpoint {
+  const graceLive = row.previous_secret && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > ctx.clock.now();
+  return {
+    id: row.id,
+    object: 'webhook_endpoint',
+    project_id: row.project_id,
+    name: row.name,
+    url: row.url,
+    event_types: fromJson<string[]>(row.event_types) ?? [],
+    status: row.enabled ? 'enabled' : 'disabled',
+    secret_hint: hint(row.secret),
+    previous_secret_expires_at: graceLive ? Math.floor(row.previous_secret_expires_at! / 1000) : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** Checks a public URL: http(s), no credentials, no fragment, and not an IP literal the SSRF guard would refuse. */
+export function checkUrl(raw: string, outbound?: Pick<Outbound, 'allowed'>): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid(`'url' must be an absolute http or https URL.`, 'url', 'invalid_url');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(`'url' must use https or http.`, 'url', 'invalid_url');
+  if (url.username || url.password) throw invalid(`'url' must not carry credentials.`, 'url', 'invalid_url');
+  if (url.hash) throw invalid(`'url' must not have a fragment.`, 'url', 'invalid_url');
+  if (raw.length > 2048) throw invalid(`'url' must be at most 2048 characters.`, 'url', 'invalid_url');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (outbound && isIP(host) && !outbound.allowed(host)) {
+    throw invalid(`'url' points at ${host}, an address Standin does not deliver to (private, link-local, metadata or loopback); allow-list it with --outbound-allow for local work.`, 'url', 'invalid_url');
+  }
+  return url.toString();
+}
+
+/**
+ * Checks the event types of a subscription. `live.call.incoming` is deprecated: an endpoint that already
+ * has it keeps it (`existing`), nobody adds it (`allowDeprecated` is for config files mirroring existing setups).
+ */
+export function checkEventTypes(types: string[], existing: string[] = [], allowDeprecated = false): string[] {
+  if (!Array.isArray(types) || types.length === 0) throw invalid(`'event_types' must list at least one event type.`, 'event_types');
+  const out: string[] = [];
+  types.forEach((t, i) => {
+    if (!isEventType(t)) throw invalid(`'event_types[${i}]' must be one of ${EVENT_TYPES.join(', ')}; got '${t}'.`, `event_types[${i}]`, 'invalid_value');
+    if (t === DEPRECATED_EVENT_TYPE && !existing.includes(t) && !allowDeprecated) {
+      throw invalid(`'event_types[${i}]': live.call.incoming is deprecated and open to existing subscriptions only; subscribe to live.transport.incoming.`, `event_types[${i}]`, 'deprecated_event_type');
+    }
+    if (!out.includes(t)) out.push(t);
+  });
+  return out;
+}
+
+async function projectEndpoint(exec: Exec, projectId: string, id: string): Promise<EndpointRow> {
+  const row = await exec.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('webhook endpoint', id);
+  return row;
+}
+
+export interface EndpointInput {
+  name: string;
+  url: string;
+  event_types: string[];
+  enabled?: boolean;
+  /** A fixed secret (config files, local setups); generated when omitted. */
+  secret?: string;
+}
+
+/** Creates an endpoint; the answer carries the signing secret, the only time it is shown. */
+export async function createEndpoint(
+  ctx: Ctx,
+  exec: Exec,
+  projectId: string,
+  input: EndpointInput,
+  opts: { allowDeprecated?: boolean; outbound?: Pick<Outbound, 'allowed'> } = {},
+): Promise<WebhookEndpoint> {
+  const count = await exec.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+  if (Number(count.n) >= MAX_ENDPOINTS) throw invalid(`A project has at most ${MAX_ENDPOINTS} webhook endpoints.`, null, 'limit_exceeded');
+  if (input.secret !== undefined && !isWebhookSecret(input.secret)) throw invalid(`'secret' must be 'whsec_' followed by the base64 of 24 to 64 bytes.`, 'secret', 'invalid_value');
+  const now = ctx.clock.nowSeconds();
+  const row: EndpointRow = {
+    id: newId('whep', ctx.clock),
+    project_id: projectId,
+    name: checkName(input.name),
+    url: checkUrl(input.url, opts.outbound),
+    event_types: JSON.stringify(checkEventTypes(input.event_types, [], opts.allowDeprecated)),
+    enabled: input.enabled === false ? 0 : 1,
+    secret: input.secret ?? newWebhookSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await exec.insertInto('webhook_endpoints').values(row).execute();
+  return { ...toEndpoint(ctx, row), secret: row.secret };
+}
+
+function checkName(name: string): string {
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) throw invalid(`'name' must be 1 to 200 characters.`, 'name');
+  return name;
+}
+
+export async function listEndpoints(ctx: Ctx, exec: Exec, projectId: string): Promise<WebhookEndpoint[]> {
+  const rows = await exec.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+  return rows.map((r) => toEndpoint(ctx, r));
+}
+
+export async function getEndpoint(ctx: Ctx, exec: Exec, projectId: string, id: string): Promise<WebhookEndpoint> {
+  return toEndpoint(ctx, await projectEndpoint(exec, projectId, id));
+}
+
+/** Changes name, URL, event types or status. */
+export async function updateEndpoint(
+  ctx: Ctx,
+  exec: Exec,
+  projectId: string,
+  id: string,
+  patch: Partial<Omit<EndpointInput, 'secret'>>,
+  opts: { outbound?: Pick<Outbound, 'allowed'> } = {},
+): Promise<WebhookEndpoint> {
+  const row = await projectEndpoint(exec, projectId, id);
+  const next = { ...row, updated_at: ctx.clock.nowSeconds() };
+  if (patch.name !== undefined) next.name = checkName(patch.name);
+  if (patch.url !== undefined) next.url = checkUrl(patch.url, opts.outbound);
+  if (patch.event_types !== undefined) next.event_types = JSON.stringify(checkEventTypes(patch.event_types, fromJson<string[]>(row.event_types) ?? []));
+  if (patch.enabled !== undefined) next.enabled = patch.enabled ? 1 : 0;
+  await exec
+    .updateTable('webhook_endpoints')
+    .set({ name: next.name, url: next.url, event_types: next.event_types, enabled: next.enabled, updated_at: next.updated_at })
+    .where('id', '=', id)
+    .execute();
+  return toEndpoint(ctx, next);
+}
+
+/** Deletes an endpoint with its deliveries and attempts (their jobs find nothing and end). */
+export async function deleteEndpoint(exec: Exec, projectId: string, id: string): Promise<void> {
+  await projectEndpoint(exec, projectId, id);
+  const deliveries = exec.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
+  await exec.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).execute();
+  await exec.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+  await exec.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+}
+
+/**
+ * Replaces the signing secret. The old one keeps signing (both signatures in `webhook-signature`) for
+ * `graceSeconds`; 0 retires it at once. The answer carries the new secret, shown this once.
+ */
+export async function rotateSecret(ctx: Ctx, exec: Exec, projectId: string, id: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS, secret?: string): Promise<WebhookEndpoint> {
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > 7 * 86400) {
+    throw invalid(`'grace_period_seconds' must be an integer from 0 to 604800 (7 days).`, 'grace_period_seconds', 'invalid_value');
+  }
+  if (secret !== undefined && !isWebhookSecret(secret)) throw invalid(`'secret' must be 'whsec_' followed by the base64 of 24 to 64 bytes.`, 'secret', 'invalid_value');
+  const row = await projectEndpoint(exec, projectId, id);
+  const next: EndpointRow = {
+    ...row,
+    secret: secret ?? newWebhookSecret(),
+    previous_secret: graceSeconds > 0 ? row.secret : null,
+    previous_secret_expires_at: graceSeconds > 0 ? ctx.clock.now() + graceSeconds * 1000 : null,
+    updated_at: ctx.clock.nowSeconds(),
+  };
+  await exec
+    .updateTable('webhook_endpoints')
+    .set({ secret: next.secret, previous_secret: next.previous_secret, previous_secret_expires_at: next.previous_secret_expires_at, updated_at: next.updated_at })
+    .where('id', '=', id)
+    .execute();
+  return { ...toEndpoint(ctx, next), secret: next.secret };
+}
+
+export interface WebhookAttempt {
+  object: 'webhook_attempt';
+  attempt: number;
+  started_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  ok: boolean;
+  error: string | null;
+  response_excerpt: string | null;
+  response_truncated: boolean;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  object: 'webhook_delivery';
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempt_count: number;
+  created_at: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  completed_at: number | null;
+  attempts?: WebhookAttempt[];
+  event?: EventEnvelope;
+}
+
+const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
+
+function toDelivery(row: any): WebhookDelivery {
+  return {
+    id: row.id,
+    object: 'webhook_delivery',
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempt_count: Number(row.attempt_count),
+    created_at: sec(row.created_at)!,
+    next_attempt_at: sec(row.next_attempt_at),
+    last_attempt_at: sec(row.last_attempt_at),
+    last_status_code: row.last_status_code,
+    completed_at: sec(row.completed_at),
+  };
+}
+
+/** Deliveries of one endpoint, newest first (cursor paged). */
+export async function listDeliveries(exec: Exec, projectId: string, endpointId: string, params: ListParams & { status?: string }) {
+  await projectEndpoint(exec, projectId, endpointId);
+  let q = exec.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+  if (params.status) q = q.where('status', '=', params.status);
+  return paginate(q, 'id', params, { defaultLimit: 20, maxLimit: 100, map: toDelivery });
+}
+
+/** One delivery with its attempts and the event it carries. */
+export async function getDelivery(exec: Exec, projectId: string, id: string): Promise<WebhookDelivery> {
+  const row = await exec.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('webhook delivery', id);
+  const attempts = await exec.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('attempt').execute();
+  const event = await exec.selectFrom('events').select('payload').where('id', '=', row.event_id).executeTakeFirst();
+  return {
+    ...toDelivery(row),
+    attempts: attempts.map((a) => ({
+      object: 'webhook_attempt' as const,
+      attempt: a.attempt,
+      started_at: Math.floor(Number(a.started_at) / 1000),
+      duration_ms: Math.round(Number(a.duration_us) / 10) / 100,
+      status_code: a.status_code,
+      ok: a.ok === 1,
+      error: a.error,
+      response_excerpt: a.response_excerpt,
+      response_truncated: a.response_truncated === 1,
+    })),
+    event: event ? JSON.parse(event.payload) : undefined,
+  };
+}
+
+/** Job kind of one delivery (payload `{ deliveryId }`). */
+export const DELIVER = 'webhook.deliver';
+
+/** Creates a pending delivery and its job, in the caller's transaction. */
+export async function enqueueDelivery(ctx: Ctx, exec: Exec, projectId: string, endpointId: string, eventId: string, eventType: string): Promise<string> {
+  const id = newId('whdel', ctx.clock);
+  const now = ctx.clock.now();
+  await exec
+    .insertInto('webhook_deliveries')
+    .values({ id, project_id: projectId, endpoint_id: endpointId, event_id: eventId, event_type: eventType, status: 'pending', attempt_count: 0, created_at: now, next_attempt_at: now, last_attempt_at: null, last_status_code: null, completed_at: null })
+    .execute();
+  await ctx.jobs.enqueue(exec, DELIVER, { deliveryId: id }, { id: `job_${id}` });
+  return id;
+}
+
+/** Sends an event again to one endpoint: a new delivery (same event, so the same `webhook-id`) with a fresh 72-hour window. */
+export async function resendDelivery(ctx: Ctx, exec: Exec, projectId: string, deliveryId: string): Promise<WebhookDelivery> {
+  const row = await exec.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw notFound('webhook delivery', deliveryId);
+  const id = await enqueueDelivery(ctx, exec, projectId, row.endpoint_id, row.event_id, row.event_type);
+  return getDelivery(exec, projectId, id);
+}
+
+/** Records an event without fanning it out to subscribers (test events go to one endpoint). */
+export async function insertEvent(ctx: Ctx, exec: Exec, projectId: string, type: string, data: Record<string, unknown>): Promise<EventEnvelope> {
+  const envelope: EventEnvelope = { id: newId('evt', ctx.clock), object: 'event', type, created_at: ctx.clock.nowSeconds(), data };
+  await exec.insertInto('events').values({ id: envelope.id, project_id: projectId, type, created_at: envelope.created_at, payload: JSON.stringify(envelope) }).execute();
+  return envelope;
+}

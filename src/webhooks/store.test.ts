@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { dialects, startTestStandin } from '../../test/helpers.js';
+import { precompiled } from './store.js';
+
+describe.each(dialects())('precompiled queries (%s)', (dialect) => {
+  it('run with fresh parameters each time, in or out of a transaction', async () => {
+    const s = await startTestStandin({ dialect, seed: false });
+    try {
+      const db = s.ctx.store.db;
+      await db.insertInto('settings').values([{ key: 'a', value: '1' }, { key: 'b', value: '2' }]).execute();
+      const get = precompiled(['key'] as const, (k, a: { key: string }) => k.selectFrom('settings').select('value').where('key', '=', a.key));
+      const set = precompiled(['key', 'value'] as const, (k, a: { key: string; value: string }) => k.updateTable('settings').set({ value: a.value }).where('key', '=', a.key));
+      expect(await get(db, { key: 'a' })).toEqual([{ value: '1' }]);
+      expect(await get(db, { key: 'b' })).toEqual([{ value: '2' }]);
+      await db.transaction().execute((tx) => set(db, { key: 'b', value: '3' }, tx));
+      expect(await get(db, { key: 'b' })).toEqual([{ value: '3' }]);
+      expect(await get(db, { key: 'zz' })).toEqual([]);
+      const mixed = precompiled(['value'] as const, (k, a: { value: string }) => k.selectFrom('settings').select('key').where('key', '=', 'a').where('value', '=', a.value));
+      expect(await mixed(db, { value: '1' })).toEqual([{ key: 'a' }]);
+      expect(await mixed(db, { value: '3' })).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});

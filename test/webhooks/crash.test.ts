@@ -1,0 +1,119 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../helpers.js';
+import { startReceiver } from './receiver.js';
+
+const ADMIN = 'sk-admin-crash-test-key-000000000000000';
+const root = join(import.meta.dirname, '../..');
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
+/** Starts `node dist/main.js serve` and resolves once it listens. */
+function serve(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['dist/main.js', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`Standin did not start:\n${out}`)), 30_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Standin is listening on')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`Standin exited with ${code}:\n${out}`)));
+  });
+}
+
+describe.each(dialects())('kill -9 during a burst of events (%s)', (dialect) => {
+  const dir = mkdtempSync(join(tmpdir(), 'standin-crash-'));
+  let schema: string | undefined;
+  let child: ChildProcess | undefined;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  const env: Record<string, string> = { STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_LOG_LEVEL: 'error', STANDIN_WEBHOOK_TIMEOUT_MS: '2000' };
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    if (dialect === 'postgres') {
+      schema = `crash_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+      const c = new pg.Client({ connectionString: process.env.STANDIN_TEST_DATABASE_URL });
+      await c.connect();
+      await c.query(`CREATE SCHEMA ${schema}`);
+      await c.end();
+      const u = new URL(process.env.STANDIN_TEST_DATABASE_URL!);
+      u.searchParams.set('options', `-c search_path=${schema}`);
+      env.STANDIN_DATABASE_URL = u.toString();
+    }
+    env.STANDIN_PORT = String(await freePort());
+    // Before the kill the receiver holds its answers, so every delivery it got is still in flight.
+    rx = await startReceiver(() => ({ status: 200, body: 'ok', delayMs: 60_000 }));
+  }, 120_000);
+
+  afterAll(async () => {
+    child?.kill('SIGKILL');
+    await rx?.close();
+    rmSync(dir, { recursive: true, force: true });
+    if (schema) {
+      const c = new pg.Client({ connectionString: process.env.STANDIN_TEST_DATABASE_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    }
+  });
+
+  it('delivers every acknowledged event at least once after a restart', async () => {
+    child = await serve(env);
+    const base = `http://127.0.0.1:${env.STANDIN_PORT}`;
+    const admin = (path: string, body?: unknown) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+    const ep = await admin('/admin/v1/projects/proj_demo/webhook_endpoints', { name: 'crash', url: rx.url, event_types: ['batch.completed'] });
+    expect(ep.status).toBe(201);
+
+    const acknowledged = new Set<string>();
+    let killed = false;
+    const burst = async () => {
+      for (let i = 0; i < 60 && !killed; i++) {
+        try {
+          const r = await admin('/admin/v1/projects/proj_demo/events', { type: 'batch.completed' });
+          if (r.status === 201) acknowledged.add(((await r.json()) as { id: string }).id);
+        } catch {
+          return; // the process is gone; this event was never acknowledged
+        }
+      }
+    };
+    const senders = Array.from({ length: 6 }, burst);
+    for (let i = 0; i < 1000 && rx.received.length < 40; i++) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGKILL');
+    killed = true;
+    await Promise.all(senders);
+    const inFlight = new Set(rx.received.map((r) => r.headers['webhook-id'] as string));
+    expect(inFlight.size).toBeGreaterThanOrEqual(40);
+    expect(acknowledged.size).toBeGreaterThan(inFlight.size); // others were still queued when it died
+
+    rx.set(() => ({ status: 200, body: 'ok' }));
+    child = await serve(env);
+    // Claims of the dead process lapse after their visibility timeout; move the Standin clock past it.
+    const adv = await admin('/admin/v1/clock/advance', { seconds: 60 });
+    expect(adv.status).toBe(200);
+    const times = (id: string) => rx.received.filter((r) => r.headers['webhook-id'] === id).length;
+    // Everything acknowledged arrives; what was cut off mid-request arrives again (same webhook-id).
+    const missing = () => [...acknowledged].filter((id) => times(id) < (inFlight.has(id) ? 2 : 1));
+    for (let i = 0; i < 3000 && missing().length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(missing()).toEqual([]);
+    child.kill('SIGTERM');
+  }, 120_000);
+});
