@@ -16,7 +16,8 @@ export const EVENT_FANOUT = 'event.fanout';
 
 /**
  * Records an event in the outbox, in the caller's transaction, so the state change and its event
- * commit together; a worker delivers it afterwards (at least once). Returns the envelope.
+ * commit together; a worker delivers it afterwards (at least once). With `fanout: false` the event is
+ * only recorded (a test event sent to one endpoint). Returns the envelope.
  */
 export async function emitEvent(
   ctx: Pick<Ctx, 'clock' | 'jobs'>,
@@ -24,12 +25,13 @@ export async function emitEvent(
   projectId: string,
   type: string,
   data: Record<string, unknown>,
+  opts: { fanout?: boolean } = {},
 ): Promise<EventEnvelope> {
   const envelope: EventEnvelope = { id: newId('evt', ctx.clock), object: 'event', type, created_at: ctx.clock.nowSeconds(), data };
   await exec
     .insertInto('events')
     .values({ id: envelope.id, project_id: projectId, type, created_at: envelope.created_at, payload: JSON.stringify(envelope) })
     .execute();
-  await ctx.jobs.enqueue(exec, EVENT_FANOUT, { eventId: envelope.id, projectId });
+  if (opts.fanout !== false) await ctx.jobs.enqueue(exec, EVENT_FANOUT, { eventId: envelope.id, projectId });
   return envelope;
 }

@@ -51,6 +51,9 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   let ticking = false;
   let again = false;
   let listener: { release(): void; query(q: string): Promise<unknown> } | undefined;
+  // Kinds whose last claim came back short: nothing more is due for them until an enqueue, a wake, a
+  // NOTIFY of that kind, a clock move or the next timed poll. Skipping them saves a claim per kind per tick.
+  const idle = new Set<string>();
 
   async function claim(def: Required<JobDefinition>, n: number) {
     const now = clock.now();
@@ -98,7 +101,7 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
     let claimedAny = false;
     for (const def of defs.values()) {
       const free = def.concurrency - (running.get(def.kind) ?? 0);
-      if (free <= 0) continue;
+      if (free <= 0 || idle.has(def.kind)) continue;
       let jobs: { id: string; payload: string; attempts: number }[];
       try {
         jobs = await claim(def, free);
@@ -106,6 +109,7 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
         if (!stopping) log.error({ err, kind: def.kind }, 'claiming jobs failed');
         continue;
       }
+      if (jobs.length < free) idle.add(def.kind);
       for (const job of jobs) {
         claimedAny = true;
         running.set(def.kind, (running.get(def.kind) ?? 0) + 1);
@@ -120,16 +124,24 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
     return claimedAny;
   }
 
+  /**
+   * How long until some job of a kind with free slots can be claimed: a job runs at `run_at`, or when
+   * its claim lapses if it is claimed (a running job is not due, or the loop would spin while it runs).
+   */
   async function nextDueIn(): Promise<number> {
+    const kinds = [...defs.values()].filter((d) => (running.get(d.kind) ?? 0) < d.concurrency).map((d) => d.kind);
+    if (!kinds.length) return POLL_MS;
     const row = await store.db
       .selectFrom('jobs')
-      .select((eb) => eb.fn.min('run_at').as('next'))
-      .where('kind', 'in', [...defs.keys()])
+      .select(sql<number | null>`min(case when locked_until > run_at then locked_until else run_at end)`.as('next'))
+      .where('kind', 'in', kinds)
       .executeTakeFirst()
       .catch(() => undefined);
     const next = row?.next == null ? undefined : Number(row.next);
     if (next === undefined) return POLL_MS;
-    return Math.max(0, Math.min(POLL_MS, next - clock.now()));
+    const wait = Math.max(0, Math.min(POLL_MS, next - clock.now()));
+    if (wait === 0) idle.clear();
+    return wait;
   }
 
   function schedule(ms: number) {
@@ -139,12 +151,20 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
       return;
     }
     if (timer) clearTimeout(timer);
-    timer = setTimeout(loop, ms);
+    timer = setTimeout(() => loop(ms > 0), ms);
   }
 
-  async function loop() {
+  /** Wakes the workers for one kind (or all) now. */
+  function wakeKind(kind?: string) {
+    if (kind) idle.delete(kind);
+    else idle.clear();
+    schedule(0);
+  }
+
+  async function loop(timed = false) {
     timer = undefined;
     if (stopping || defs.size === 0) return;
+    if (timed) idle.clear();
     ticking = true;
     let delay = POLL_MS;
     try {
@@ -160,13 +180,13 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   async function listen() {
     if (store.dialect !== 'postgres' || !store.pgPool) return;
     const client = await store.pgPool.connect();
-    client.on('notification', () => schedule(0));
+    client.on('notification', (n: { payload?: string }) => wakeKind(n.payload || undefined));
     client.on('error', () => {});
     await client.query('LISTEN standin_jobs');
     listener = client;
   }
 
-  clock.onChange(() => schedule(0));
+  clock.onChange(() => wakeKind());
 
   return {
     register(def) {
@@ -185,11 +205,14 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
         .insertInto('jobs')
         .values({ id, kind, payload: JSON.stringify(payload), run_at: opts.runAt ?? now, attempts: 0, locked_by: null, locked_until: null, created_at: now })
         .execute();
+      // PostgreSQL delivers the NOTIFY at commit. SQLite has one connection: a claim queued now runs after
+      // the enqueuing transaction ends, so waking at once is safe (a rolled-back job is simply not there).
       if (store.dialect === 'postgres') await sql`select pg_notify('standin_jobs', ${kind})`.execute(exec);
+      else setImmediate(() => wakeKind(kind));
       return id;
     },
     wake() {
-      schedule(0);
+      wakeKind();
     },
     start() {
       if (started) return;
@@ -210,6 +233,7 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
     async drain(timeoutMs = 10_000) {
       const deadline = performance.now() + timeoutMs;
       for (;;) {
+        idle.clear();
         const claimed = await tick();
         await Promise.allSettled([...inFlight]);
         if (!claimed && inFlight.size === 0) return;

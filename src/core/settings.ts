@@ -20,6 +20,7 @@ export const OPTIONS = {
   port: opt('int', 8080, 'HTTP port (0 picks a free one)'),
   data: opt('string', './.standin', 'data folder of the embedded SQLite store'),
   databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL'),
+  dbPoolSize: opt('int', 20, 'PostgreSQL connections per instance'),
   redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances'),
   config: opt('string', undefined, 'declarative config file (YAML or JSON)'),
   seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),

@@ -30,7 +30,7 @@ const CLOCK_KEY = 'clock_offset_ms';
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: Module[]; logger?: boolean } = {}): Promise<Standin> {
   const modules = opts.modules ?? defaultModules;
-  const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data });
+  const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data, poolSize: settings.dbPoolSize });
   await migrate(store, modules);
 
   const saved = await store.db.selectFrom('settings').select('value').where('key', '=', CLOCK_KEY).executeTakeFirst();

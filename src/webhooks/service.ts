@@ -318,10 +318,3 @@ export async function resendDelivery(ctx: Ctx, exec: Exec, projectId: string, de
   const id = await enqueueDelivery(ctx, exec, projectId, row.endpoint_id, row.event_id, row.event_type);
   return getDelivery(exec, projectId, id);
 }
-
-/** Records an event without fanning it out to subscribers (test events go to one endpoint). */
-export async function insertEvent(ctx: Ctx, exec: Exec, projectId: string, type: string, data: Record<string, unknown>): Promise<EventEnvelope> {
-  const envelope: EventEnvelope = { id: newId('evt', ctx.clock), object: 'event', type, created_at: ctx.clock.nowSeconds(), data };
-  await exec.insertInto('events').values({ id: envelope.id, project_id: projectId, type, created_at: envelope.created_at, payload: JSON.stringify(envelope) }).execute();
-  return envelope;
-}

@@ -7,7 +7,7 @@ import { createFinishedResponse } from '../responses/service.js';
 import { createAlert, createCase } from '../safety/service.js';
 import type { Exec } from '../store/db.js';
 import { EVENT_TYPES, isEventType, mediaSecurity, sampleIds, sampleSipInvite, sanitizeSipHeaders, type EventType, type SipHeader } from './catalog.js';
-import { enqueueDelivery, getEndpoint, insertEvent } from './service.js';
+import { enqueueDelivery, getEndpoint } from './service.js';
 
 /** What a caller may pin in a triggered event's data; the rest is made up realistically. */
 export interface TriggerData {
@@ -99,7 +99,7 @@ export async function sendTestEvent(ctx: Ctx, projectId: string, endpointId: str
   const type = checkType(rawType);
   const endpoint = await getEndpoint(ctx, ctx.store.db, projectId, endpointId);
   const out = await ctx.store.db.transaction().execute(async (tx) => {
-    const event = await insertEvent(ctx, tx, projectId, type, sampleData(type, input));
+    const event = await emitEvent(ctx, tx, projectId, type, sampleData(type, input), { fanout: false });
     const deliveryId = await enqueueDelivery(ctx, tx, projectId, endpoint.id, event.id, type);
     return { event, delivery_id: deliveryId };
   });
