@@ -11,6 +11,7 @@ export type ErrorType =
   | 'conflict_error'
   | 'unprocessable_entity_error'
   | 'rate_limit_error'
+  | 'insufficient_quota'
   | 'server_error'
   | 'service_unavailable_error';
 
@@ -22,6 +23,7 @@ const statusOf: Record<ErrorType, number> = {
   conflict_error: 409,
   unprocessable_entity_error: 422,
   rate_limit_error: 429,
+  insufficient_quota: 429,
   server_error: 500,
   service_unavailable_error: 503,
 };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../core/context.js';
 import { ApiError, invalid, notFound } from '../core/errors.js';
+import type { RateLimitService, Ticket, Usage } from '../ratelimit/service.js';
 import { emitEvent } from '../core/events.js';
 import { newId } from '../core/ids.js';
 import type { ChatMessage, ChatRequest, ChatResult, ChatTool, ModelProviders } from '../models/types.js';
@@ -211,7 +212,7 @@ const eventFor = (status: ResponseStatus) => `response.${status}`;
  * `POST /v1/responses`. In the foreground the model runs now and the answer is final; with
  * `background: true` the response is stored `queued`, a job runs it, and its end emits a webhook event.
  */
-export async function createResponse(ctx: Ctx, deps: ResponsesDeps, projectId: string, body: Body): Promise<ResponseObject> {
+export async function createResponse(ctx: Ctx, deps: ResponsesDeps, projectId: string, body: Body, ticket?: Ticket): Promise<ResponseObject> {
   if (body.stream) throw invalid(`'stream' is not supported by Standin's Responses endpoint; poll a background response or omit 'stream'.`, 'stream', 'unsupported_parameter');
   if (body.background && body.store === false) throw invalid(`'background' requires 'store' to be true.`, 'store', 'invalid_value');
   if (body.input === undefined && !body.previous_response_id) throw invalid(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
@@ -230,7 +231,7 @@ export async function createResponse(ctx: Ctx, deps: ResponsesDeps, projectId: s
     const response = baseObject(ctx, id, body, 'queued');
     await ctx.store.db.transaction().execute(async (tx) => {
       await save(tx, projectId, response, messages, true);
-      await ctx.jobs.enqueue(tx, RUN_RESPONSE, { responseId: id, projectId, request: body });
+      await ctx.jobs.enqueue(tx, RUN_RESPONSE, { responseId: id, projectId, request: body, ticket });
     });
     ctx.jobs.wake();
     return response;
@@ -252,13 +253,28 @@ export async function createResponse(ctx: Ctx, deps: ResponsesDeps, projectId: s
 }
 
 /** The `response.run` job: runs a queued background response and emits its end event with the final state. */
-export async function runResponse(ctx: Ctx, deps: ResponsesDeps, payload: { responseId: string; projectId: string; request: Body }): Promise<void> {
+export async function runResponse(ctx: Ctx, deps: ResponsesDeps, payload: { responseId: string; projectId: string; request: Body; ticket?: Ticket }): Promise<void> {
+  let usage: Usage = { failed: true };
+  try {
+    usage = await runQueued(ctx, deps, payload);
+  } finally {
+    // Whatever happened, the rate-limit admission of the request is reconciled and its slot freed.
+    if (payload.ticket) await (ctx.services.ratelimit as RateLimitService | undefined)?.release(payload.ticket, usage);
+  }
+}
+
+/** Rate-limit usage of a finished response. */
+export function usageOf(r: ResponseObject): Usage {
+  return r.usage ? { inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens } : { failed: r.status === 'failed' };
+}
+
+async function runQueued(ctx: Ctx, deps: ResponsesDeps, payload: { responseId: string; projectId: string; request: Body }): Promise<Usage> {
   const row = await ctx.store.db.selectFrom('responses').selectAll().where('id', '=', payload.responseId).executeTakeFirst();
-  if (!row || TERMINAL.includes(row.status as ResponseStatus)) return;
+  if (!row || TERMINAL.includes(row.status as ResponseStatus)) return { failed: true };
   const messages: ChatMessage[] = JSON.parse(row.messages);
   const current: ResponseObject = { ...JSON.parse(row.payload), status: 'in_progress' };
   const moved = await ctx.store.db.updateTable('responses').set({ status: 'in_progress', payload: JSON.stringify(current) }).where('id', '=', row.id).where('status', 'in', ['queued', 'in_progress']).executeTakeFirst();
-  if (Number(moved.numUpdatedRows) === 0) return;
+  if (Number(moved.numUpdatedRows) === 0) return { failed: true };
 
   const abort = new AbortController();
   running.set(row.id, abort);
@@ -269,7 +285,7 @@ export async function runResponse(ctx: Ctx, deps: ResponsesDeps, payload: { resp
     done = finish(ctx, current, result);
     after = afterMessages(messages, result);
   } catch (err) {
-    if (abort.signal.aborted) return; // cancelled meanwhile: cancel() wrote the state and the event
+    if (abort.signal.aborted) return { failed: true }; // cancelled meanwhile: cancel() wrote the state and the event
     ctx.log.warn({ err, response: row.id }, 'background response failed');
     done = failed(current, err);
   } finally {
@@ -286,6 +302,7 @@ export async function runResponse(ctx: Ctx, deps: ResponsesDeps, payload: { resp
     if (Number(res.numUpdatedRows) === 1) await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
   });
   ctx.jobs.wake();
+  return usageOf(done);
 }
 
 export async function getResponse(ctx: Ctx, projectId: string, id: string): Promise<ResponseObject> {

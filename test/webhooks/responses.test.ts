@@ -100,6 +100,20 @@ describe.each(dialects())('responses and their webhook events (%s)', (dialect) =
     expect((await client.responses.retrieve(r.id)).status).toBe('cancelled');
   });
 
+  it('is rate limited: x-ratelimit headers on every create, and a background admission is released when its job ends', async () => {
+    const { data, response } = await client.responses.create({ model: 'fake-model', input: 'count me' }).withResponse();
+    expect(data.status).toBe('completed');
+    for (const h of ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens']) {
+      expect(response.headers.get(h), h).toBeTruthy();
+    }
+    // A background response is charged its max_output_tokens at admission and reconciled to its real usage (8) when its job ends.
+    const bg = await client.responses.create({ model: 'fake-model', input: 'settle me', background: true, max_output_tokens: 20_000 }).withResponse();
+    const before = Number(bg.response.headers.get('x-ratelimit-remaining-tokens'));
+    await eventFor(bg.data.id);
+    const after = await client.responses.create({ model: 'fake-model', input: 'x', max_output_tokens: 16 }).withResponse();
+    expect(Number(after.response.headers.get('x-ratelimit-remaining-tokens'))).toBeGreaterThan(before + 15_000);
+  });
+
   it('refuses bad input with 400 naming the field', async () => {
     const bad = await s.req('POST', '/v1/responses', { key: 'platform', body: { model: 'fake-model', input: 'x', colour: 1 } });
     expect(bad.status).toBe(400);

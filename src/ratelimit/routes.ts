@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Ctx } from '../core/context.js';
+import { ApiError, notFound } from '../core/errors.js';
+import { tierOf, usageLimitOf } from './catalogue.js';
+import type { Faults, FaultInput } from './faults.js';
+import { FaultBody } from './schemas.js';
+import { queuedHeaders, type RateLimitService } from './service.js';
+
+/** The admin key check of the control plane (published by the admin module). */
+function adminCheck(ctx: Ctx) {
+  return async (request: FastifyRequest) => {
+    const admin = ctx.services.admin as { check(r: FastifyRequest): void } | undefined;
+    if (!admin) throw new ApiError('service_unavailable_error', 'The control plane is not available: the admin module is not loaded.', { code: 'admin_unavailable' });
+    admin.check(request);
+  };
+}
+
+/** Fault injection hook, header hook, GET /v1/fine_tuning/model_limits and the /admin/v1 rate-limit routes. */
+export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLimitService, faults: Faults) {
+  // Faults answer before authentication or validation, like an overloaded edge would.
+  app.addHook('onRequest', async (request) => {
+    if (faults.size() === 0) return;
+    const path = request.url.split('?', 1)[0];
+    if (path.startsWith('/admin/') || path === '/healthz') return;
+    const err = faults.take(request.method, path);
+    if (err) throw err;
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    const headers = queuedHeaders(request);
+    if (headers) for (const k in headers) if (!reply.hasHeader(k)) reply.header(k, headers[k]);
+    return payload;
+  });
+
+  app.get('/v1/fine_tuning/model_limits', { schema: { tags: ['fine_tuning'] } }, async (request) => {
+    const principal = await ctx.auth.platform(request, { group: 'fine_tuning', access: 'read' });
+    const { tier, models, limits } = limiter.fineTuningLimits(principal.organizationId);
+    const data = models.map((model) => ({ object: 'fine_tuning.model_limit', model, tier, ...limits }));
+    return { object: 'list', data, first_id: data[0]?.model ?? null, last_id: data.at(-1)?.model ?? null, has_more: false };
+  });
+
+  const guard = { onRequest: adminCheck(ctx) };
+  const tags = ['admin: rate limits'];
+  const FaultParams = Type.Object({ fault_id: Type.String({ maxLength: 100 }) });
+
+  app.post('/admin/v1/faults', { ...guard, schema: { tags, body: FaultBody } }, async (request, reply) => {
+    const body = request.body as FaultInput;
+    if (body.path.startsWith('/admin/')) throw new ApiError('invalid_request_error', "'path' must not be in the control plane (/admin/…).", { param: 'path' });
+    reply.code(201);
+    return faults.add(body);
+  });
+  app.get('/admin/v1/faults', { ...guard, schema: { tags } }, async () => {
+    const data = faults.list();
+    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
+  });
+  app.get('/admin/v1/faults/:fault_id', { ...guard, schema: { tags, params: FaultParams } }, async (request) => {
+    const id = (request.params as { fault_id: string }).fault_id;
+    return faults.get(id) ?? Promise.reject(notFound('fault', id, 'fault_id'));
+  });
+  app.delete('/admin/v1/faults/:fault_id', { ...guard, schema: { tags, params: FaultParams } }, async (request) => {
+    const id = (request.params as { fault_id: string }).fault_id;
+    if (!faults.remove(id)) throw notFound('fault', id, 'fault_id');
+    return { id, object: 'admin.fault.deleted', deleted: true };
+  });
+  app.delete('/admin/v1/faults', { ...guard, schema: { tags } }, async () => {
+    const n = faults.list().length;
+    faults.clear();
+    return { object: 'admin.faults.cleared', deleted: n };
+  });
+
+  app.get('/admin/v1/rate_limits', { ...guard, schema: { tags } }, async () => ({ object: 'admin.rate_limits', backend: limiter.backend.name, config: limiter.config() }));
+  app.get('/admin/v1/rate_limits/organizations/:org_id', { ...guard, schema: { tags, params: Type.Object({ org_id: Type.String({ maxLength: 200 }) }) } }, async (request) => {
+    const id = (request.params as { org_id: string }).org_id;
+    const config = limiter.config();
+    return {
+      object: 'admin.organization_rate_limits',
+      organization_id: id,
+      tier: tierOf(config, id),
+      usage_limit_usd: usageLimitOf(config, id),
+      usage_this_month_usd: await limiter.spend(id),
+      overrides: config.organizations[id]?.models ?? {},
+    };
+  });
+  app.post('/admin/v1/rate_limits/reset', { ...guard, schema: { tags } }, async () => {
+    await limiter.backend.reset();
+    return { object: 'admin.rate_limits.reset', backend: limiter.backend.name };
+  });
+}

@@ -1,0 +1,141 @@
+import { Type } from 'typebox';
+import { TIERS } from './catalogue.js';
+
+const positive = (description: string) => Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e15, description }));
+
+export const TierName = Type.Union(TIERS.map((t) => Type.Literal(t)));
+
+/** Limits of one model for one tier; a metric left out is not limited. */
+export const LimitsSchema = Type.Object(
+  {
+    rpm: positive('requests per minute'),
+    rpd: positive('requests per day'),
+    tpm: positive('tokens per minute'),
+    tpd: positive('tokens per day'),
+    ipm: positive('images per minute'),
+    audio_mpm: positive('audio minutes per minute'),
+  },
+  { additionalProperties: false },
+);
+
+const TierLimits = Type.Object(Object.fromEntries(TIERS.map((t) => [t, Type.Optional(LimitsSchema)])), { additionalProperties: false });
+
+const PriceSchema = Type.Object(
+  {
+    input_per_million: Type.Optional(Type.Number({ minimum: 0 })),
+    output_per_million: Type.Optional(Type.Number({ minimum: 0 })),
+    per_image: Type.Optional(Type.Number({ minimum: 0 })),
+    per_audio_minute: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false, description: 'Dollars, for the monthly usage limit.' },
+);
+
+const entryFields = {
+  tiers: TierLimits,
+  long_context: Type.Optional(
+    Type.Object(
+      { threshold_tokens: Type.Integer({ minimum: 1 }), tiers: TierLimits },
+      { additionalProperties: false, description: 'Requests with more estimated input tokens than the threshold count against these limits instead.' },
+    ),
+  ),
+  concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'In-flight requests of this model across all organizations; beyond: 503 server_is_overloaded.' })),
+  price: Type.Optional(PriceSchema),
+};
+
+const ModelName = Type.String({ minLength: 1, maxLength: 200 });
+const OverridesSchema = Type.Record(ModelName, LimitsSchema, { description: 'Per model or shared-limit group name, or `*` for all.' });
+
+export const OrganizationLimitsSchema = Type.Object(
+  {
+    tier: Type.Optional(TierName),
+    paid_usd: Type.Optional(Type.Number({ minimum: 0, description: 'Picks the tier by qualification when tier is not set.' })),
+    usage_limit_usd: Type.Optional(Type.Number({ minimum: 0, description: 'Monthly usage limit; default: the tier’s.' })),
+    models: Type.Optional(OverridesSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const ProjectLimitsSchema = Type.Object({ models: Type.Optional(OverridesSchema) }, { additionalProperties: false });
+
+const Duration = Type.String({ pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$', maxLength: 40 });
+
+export const RateLimitsConfigSchema = Type.Object(
+  {
+    replace_defaults: Type.Optional(Type.Boolean({ description: 'Drop the built-in models and groups.' })),
+    default_tier: Type.Optional(TierName),
+    usage_tiers: Type.Optional(
+      Type.Object(
+        Object.fromEntries(
+          TIERS.map((t) => [
+            t,
+            Type.Optional(
+              Type.Object(
+                { qualification_usd: Type.Optional(Type.Number({ minimum: 0 })), usage_limit_usd: Type.Optional(Type.Number({ minimum: 0 })) },
+                { additionalProperties: false },
+              ),
+            ),
+          ]),
+        ),
+        { additionalProperties: false },
+      ),
+    ),
+    models: Type.Optional(Type.Record(ModelName, Type.Object(entryFields, { additionalProperties: false }), { description: 'Per model (a name, `prefix*`, or `*` for any other model).' })),
+    groups: Type.Optional(
+      Type.Record(ModelName, Type.Object({ models: Type.Array(ModelName, { minItems: 1, maxItems: 1000 }), ...entryFields }, { additionalProperties: false }), {
+        description: 'Shared-limit groups: every model listed counts against one limit.',
+      }),
+    ),
+    organizations: Type.Optional(Type.Record(Type.String({ pattern: '^org_[A-Za-z0-9_-]+$' }), OrganizationLimitsSchema)),
+    projects: Type.Optional(Type.Record(Type.String({ pattern: '^proj_[A-Za-z0-9_-]+$' }), ProjectLimitsSchema)),
+    ramp: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          threshold_tpm: Type.Optional(Type.Number({ minimum: 0 })),
+          growth: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100 })),
+          period: Type.Optional(Duration),
+          window: Type.Optional(Duration),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    overload_retry_after: Type.Optional(Duration),
+    concurrency_lease_ttl: Type.Optional(Duration),
+    fine_tuning: Type.Optional(
+      Type.Object(
+        {
+          models: Type.Optional(Type.Array(ModelName, { maxItems: 1000 })),
+          tiers: Type.Optional(
+            Type.Object(
+              Object.fromEntries(
+                TIERS.map((t) => [
+                  t,
+                  Type.Optional(
+                    Type.Object(
+                      { max_active_jobs: Type.Integer({ minimum: 0 }), max_jobs_per_day: Type.Integer({ minimum: 0 }), max_training_tokens_per_day: Type.Integer({ minimum: 0 }) },
+                      { additionalProperties: false },
+                    ),
+                  ),
+                ]),
+              ),
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const FaultBody = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 500, pattern: '^/', description: 'A path prefix (`/v1/responses`) or a glob (`/v1/threads/*/runs`; `*` within a segment, `**` across).' }),
+    method: Type.Optional(Type.Union(['*', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m)))),
+    status: Type.Union([Type.Literal(429), Type.Literal(503), Type.Literal(500)], { description: '429 slow_down, 503 server_is_overloaded or 500 server_error.' }),
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'How many matching requests fail (default 1).' })),
+    retry_after: Type.Optional(Type.Number({ minimum: 0, maximum: 60, description: 'Seconds sent as Retry-After / retry-after-ms; omitted: no Retry-After.' })),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,398 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../core/clock.js';
+import { ApiError, type ErrorType } from '../core/errors.js';
+import {
+  METRIC_TEXT,
+  WINDOW,
+  organizationLimits,
+  projectLimits,
+  resolveModel,
+  tierOf,
+  usageLimitOf,
+  type Limits,
+  type Metric,
+  type Price,
+  type RateLimitConfig,
+  type Tier,
+} from './catalogue.js';
+import { formatDuration } from './duration.js';
+import type { AdmitPlan, BucketSpec, BucketState, Decision, LimiterBackend, RampSpec } from './interface.js';
+import { monthKey, msToMonthEnd } from './month.js';
+
+/** Who is charged: a platform principal fits (organization and project). */
+export interface Payer {
+  organizationId: string;
+  projectId: string;
+}
+
+/** What a model-consuming request asks for. */
+export interface AdmitInput {
+  model: string;
+  /** `max_tokens`, `max_completion_tokens`, `max_output_tokens` … (the largest the request sets). */
+  maxTokens?: number | null;
+  /** The request's text (messages, instructions, input); only its length is used. */
+  inputText?: string | readonly string[];
+  /** Or its character count directly. */
+  inputChars?: number;
+  images?: number;
+  audioMinutes?: number;
+}
+
+/** What the work actually used, reported when it ends. */
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  images?: number;
+  audioMinutes?: number;
+  /** The work failed; without token counts nothing is charged for tokens (requests still count). */
+  failed?: boolean;
+}
+
+/** A serializable record of an admission, so another process (a run worker) can release it. */
+export interface Ticket {
+  organizationId: string;
+  model: string;
+  inputTokens: number;
+  buckets: { key: string; hash: string; field: string; limit: number; windowMs: number; metric: Metric; charged: number }[];
+  concurrency?: { key: string; leaseId: string };
+  price?: Price;
+}
+
+export interface Admission {
+  /** The `x-ratelimit-*` headers of this request (already queued on the reply when `request` was given). */
+  headers: Record<string, string>;
+  ticket: Ticket;
+  /** Reconciles tokens with actual usage, frees the concurrency slot, adds spend. Safe to call twice. */
+  release(usage?: Usage): Promise<void>;
+}
+
+/** Published as `ctx.services.ratelimit`. */
+export interface RateLimitService {
+  /** Admits a model-consuming request or throws the 429/503 ApiError (headers included). */
+  admit(request: FastifyRequest | null, payer: Payer, input: AdmitInput): Promise<Admission>;
+  /** Releases an admission from its ticket (e.g. in the worker that finished a run). */
+  release(ticket: Ticket, usage?: Usage): Promise<void>;
+  /** Sets `x-ratelimit-*` headers on a reply. */
+  setHeaders(reply: FastifyReply, headers: Record<string, string>): void;
+  /** The organization's fine-tuning limits (GET /v1/fine_tuning/model_limits). */
+  fineTuningLimits(organizationId: string): { tier: Tier; models: string[]; limits: RateLimitConfig['fine_tuning']['tiers'][Tier] };
+  config(): RateLimitConfig;
+  setConfig(config: RateLimitConfig): void;
+  /** This month's spend of an organization, dollars. */
+  spend(organizationId: string): Promise<number>;
+  backend: LimiterBackend;
+}
+
+/** Characters per token of the estimate (rule 3 counts an estimate from the character count). */
+export const CHARS_PER_TOKEN = 4;
+/** The largest Retry-After Standin sends: what the openai SDK honours. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+const TOKEN_METRICS = new Set<Metric>(['tpm', 'tpd']);
+
+/** What a bucket counts: 0 requests, 1 tokens, 2 images, 3 audio minutes. */
+type CostKind = 0 | 1 | 2 | 3;
+const COST_KIND: Record<Metric, CostKind> = { rpm: 0, rpd: 0, tpm: 1, tpd: 1, ipm: 2, audio_mpm: 3 };
+
+interface BucketTemplate {
+  key: string;
+  hash: string;
+  field: string;
+  metric: Metric;
+  limit: number;
+  windowMs: number;
+  scope: 'organization' | 'project';
+  kind: CostKind;
+}
+
+/** Everything about (organization, project, model, long context) that does not change per request. */
+interface Template {
+  buckets: BucketTemplate[];
+  /** The same buckets as the backend takes them (reused by every request). */
+  specs: BucketSpec[];
+  /** Indexes into buckets for the three header trios (-1: absent). */
+  requestsAt: number;
+  tokensAt: number;
+  projectTokensAt: number;
+  concurrency?: { key: string; max: number };
+  quota: { limit: number };
+  ramp?: Omit<RampSpec, 'tokens'>;
+  price?: Price;
+  /** Input tokens above which the long-context limits apply (when the model has them). */
+  longContextAbove?: number;
+}
+
+const requestsHeaders = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'] as const;
+const tokensHeaders = ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'] as const;
+const projectHeaders = ['x-ratelimit-limit-project-tokens', 'x-ratelimit-remaining-project-tokens', 'x-ratelimit-reset-project-tokens'] as const;
+
+const queued = new WeakMap<FastifyRequest, Record<string, string>>();
+
+/** Headers queued by `admit` for a request; the module's onSend hook writes them on whatever reply goes out. */
+export const queuedHeaders = (request: FastifyRequest) => queued.get(request);
+
+/** `Retry-After` (whole seconds, rounded up) and `retry-after-ms`, both capped at 60 s. */
+export function retryHeaders(ms: number): Record<string, string> {
+  const capped = Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(ms)));
+  return { 'retry-after': String(Math.ceil(capped / 1000)), 'retry-after-ms': String(capped) };
+}
+
+/**
+ * Builds a refusal without a stack trace: refusals are answers, not bugs, and capturing a stack is
+ * most of the cost of a refused decision.
+ */
+function quietly<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/** A request larger than a whole limit: no wait would help. */
+function tooLarge(b: BucketTemplate, cost: number, payer: Payer, model: string): ApiError {
+  const owner = b.scope === 'project' ? `project ${payer.projectId}` : `organization ${payer.organizationId}`;
+  return quietly(
+    () =>
+      new ApiError(
+        'rate_limit_error',
+        `Request too large for ${model} in ${owner} on ${METRIC_TEXT[b.metric]}: Limit ${b.limit}, Requested ${cost}. The input or output tokens must be reduced in order to run successfully.`,
+        { code: 'rate_limit_exceeded', headers: { 'x-should-retry': 'false' } },
+      ),
+  );
+}
+
+/** Builds the limiter on a backend; `clock` dates the monthly usage counters. */
+export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock; config: RateLimitConfig }): RateLimitService {
+  const { backend, clock } = opts;
+  let config = opts.config;
+  // organization → project → model → [normal, long-context]: nested maps, so no key is built per request.
+  let templates = new Map<string, Map<string, Map<string, [Template?, Template?]>>>();
+  let cached = 0;
+
+  function template(payer: Payer, model: string, long: boolean): Template {
+    let byProject = templates.get(payer.organizationId);
+    if (!byProject) templates.set(payer.organizationId, (byProject = new Map()));
+    let byModel = byProject.get(payer.projectId);
+    if (!byModel) byProject.set(payer.projectId, (byModel = new Map()));
+    let pair = byModel.get(model);
+    if (!pair) byModel.set(model, (pair = [undefined, undefined]));
+    const hit = pair[long ? 1 : 0];
+    if (hit) return hit;
+    if (++cached > 50_000) {
+      templates = new Map();
+      cached = 0;
+    }
+    const t = build(payer, model, long);
+    pair[long ? 1 : 0] = t;
+    return t;
+  }
+
+  function build(payer: Payer, model: string, long: boolean): Template {
+    const r = resolveModel(config, model);
+    const lk = long && r.entry.long_context ? `${r.limitKey}:long` : r.limitKey;
+    const buckets: BucketTemplate[] = [];
+    const add = (scope: BucketTemplate['scope'], owner: string, limits: Limits) => {
+      for (const [metric, limit] of Object.entries(limits) as [Metric, number][]) {
+        if (limit === undefined || limit === null || !(limit > 0)) continue;
+        buckets.push({ key: `${owner}:${lk}:${metric}`, hash: `${owner}:${lk}`, field: metric, metric, limit, windowMs: WINDOW[metric], scope, kind: COST_KIND[metric] });
+      }
+    };
+    add('organization', payer.organizationId, organizationLimits(config, payer.organizationId, model, long));
+    const own = projectLimits(config, payer.projectId, model);
+    if (own) add('project', payer.projectId, own);
+    const find = (scope: BucketTemplate['scope'], ...metrics: Metric[]) => {
+      for (const m of metrics) {
+        const i = buckets.findIndex((b) => b.scope === scope && b.metric === m);
+        if (i >= 0) return i;
+      }
+      return -1;
+    };
+    const ramp = config.ramp;
+    return {
+      buckets,
+      specs: buckets.map((b) => ({ key: b.key, hash: b.hash, field: b.field, limit: b.limit, windowMs: b.windowMs, chargeOnRefusal: b.metric === 'rpm' })),
+      requestsAt: find('organization', 'rpm', 'rpd'),
+      tokensAt: find('organization', 'tpm', 'tpd'),
+      projectTokensAt: find('project', 'tpm', 'tpd'),
+      concurrency: r.entry.concurrency ? { key: `conc:${lk}`, max: r.entry.concurrency } : undefined,
+      quota: { limit: usageLimitOf(config, payer.organizationId) },
+      ramp: ramp.enabled
+        ? {
+            key: `${payer.organizationId}:${lk}`,
+            thresholdPerMin: ramp.threshold_tpm,
+            ratio: 1 + ramp.growth,
+            windowMs: ramp.window_ms,
+            lagMinutes: Math.min(120, Math.max(3, Math.round(ramp.period_ms / 60_000))),
+          }
+        : undefined,
+      price: r.entry.price,
+      longContextAbove: r.entry.long_context?.threshold_tokens,
+    };
+  }
+
+  function headersOf(t: Template, states: BucketState[]): Record<string, string> {
+    const h: Record<string, string> = {};
+    const put = (names: readonly [string, string, string], at: number) => {
+      if (at < 0) return;
+      h[names[0]] = String(t.buckets[at].limit);
+      h[names[1]] = String(states[at].remaining);
+      h[names[2]] = formatDuration(states[at].resetMs);
+    };
+    put(requestsHeaders, t.requestsAt);
+    put(tokensHeaders, t.tokensAt);
+    put(projectHeaders, t.projectTokensAt);
+    return h;
+  }
+
+  function refusalError(t: Template, decision: Decision, payer: Payer, model: string, costs: number[]): ApiError {
+    const headers = headersOf(t, decision.states);
+    const r = decision.refusal!;
+    switch (r.kind) {
+      case 'quota':
+        return new ApiError('insufficient_quota', 'You exceeded your current quota, please check your plan and billing details.', {
+          status: 429,
+          code: 'insufficient_quota',
+          headers: { ...headers, 'x-should-retry': 'false' },
+        });
+      case 'bucket': {
+        const b = t.buckets[r.index];
+        const owner = b.scope === 'project' ? `project ${payer.projectId}` : `organization ${payer.organizationId}`;
+        return new ApiError(
+          'rate_limit_error',
+          `Rate limit reached for ${model} in ${owner} on ${METRIC_TEXT[b.metric]}: Limit ${b.limit}, Used ${r.used}, Requested ${costs[r.index]}. ` +
+            `Please try again in ${formatDuration(r.retryAfterMs)}.`,
+          { code: 'rate_limit_exceeded', headers: { ...headers, ...retryHeaders(r.retryAfterMs) } },
+        );
+      }
+      case 'ramp':
+        return new ApiError(
+          'rate_limit_error',
+          `Your request rate for ${model} rose too quickly. Reduce your request rate, then increase it gradually ` +
+            `(by at most ${Math.round(config.ramp.growth * 100)}% every ${formatDuration(config.ramp.period_ms)}).`,
+          { code: 'slow_down', headers: { ...headers, ...retryHeaders(r.retryAfterMs) } },
+        );
+      case 'concurrency':
+        return new ApiError('service_unavailable_error', `The model ${model} is currently overloaded with other requests. You can retry your request.`, {
+          code: 'server_is_overloaded',
+          headers: { ...headers, ...retryHeaders(config.overload_retry_after_ms) },
+        });
+    }
+  }
+
+  // The month's name is recomputed only when the month ends (admit is hot).
+  let month = '';
+  let monthEndsAt = -Infinity;
+  function spendKey(organizationId: string) {
+    const now = clock.now();
+    if (now >= monthEndsAt || now < monthEndsAt - 32 * 86_400_000) {
+      month = monthKey(now);
+      monthEndsAt = now + msToMonthEnd(now);
+    }
+    return `spend:${organizationId}:${month}`;
+  }
+
+  async function release(ticket: Ticket, usage: Usage = {}): Promise<void> {
+    const counted = usage.totalTokens !== undefined || usage.inputTokens !== undefined || usage.outputTokens !== undefined;
+    const input = usage.inputTokens ?? (counted || usage.failed ? 0 : ticket.inputTokens);
+    const output = usage.outputTokens ?? 0;
+    const tokens = usage.totalTokens ?? (counted ? input + output : usage.failed ? 0 : undefined);
+    const buckets = [];
+    for (const b of ticket.buckets) {
+      const actual = TOKEN_METRICS.has(b.metric) ? tokens : b.metric === 'ipm' ? usage.images : usage.audioMinutes;
+      if (actual === undefined || actual === b.charged) continue;
+      buckets.push({ key: b.key, hash: b.hash, field: b.field, limit: b.limit, windowMs: b.windowMs, delta: actual - b.charged });
+    }
+    const p = ticket.price ?? {};
+    const amount =
+      (input * (p.input_per_million ?? 0)) / 1e6 +
+      (output * (p.output_per_million ?? 0)) / 1e6 +
+      (usage.images ?? 0) * (p.per_image ?? 0) +
+      (usage.audioMinutes ?? 0) * (p.per_audio_minute ?? 0);
+    const now = clock.now();
+    await backend.settle({
+      buckets,
+      concurrency: ticket.concurrency,
+      spend: amount > 0 ? { key: spendKey(ticket.organizationId), amount, ttlMs: msToMonthEnd(now) + 86_400_000 } : undefined,
+    });
+  }
+
+  return {
+    backend,
+    config: () => config,
+    setConfig(next) {
+      config = next;
+      templates = new Map();
+      cached = 0;
+    },
+    setHeaders(reply, headers) {
+      for (const k in headers) reply.header(k, headers[k]);
+    },
+    async spend(organizationId) {
+      return backend.spend(spendKey(organizationId));
+    },
+    fineTuningLimits(organizationId) {
+      const tier = tierOf(config, organizationId);
+      return { tier, models: config.fine_tuning.models, limits: config.fine_tuning.tiers[tier] };
+    },
+    release,
+    async admit(request, payer, input) {
+      let chars = input.inputChars ?? 0;
+      if (input.inputChars === undefined && input.inputText !== undefined) {
+        if (typeof input.inputText === 'string') chars = input.inputText.length;
+        else for (const s of input.inputText) chars += s.length;
+      }
+      const inputTokens = Math.ceil(chars / CHARS_PER_TOKEN);
+      const tokens = Math.max(input.maxTokens ?? 0, inputTokens);
+      let t = template(payer, input.model, false);
+      if (t.longContextAbove !== undefined && inputTokens > t.longContextAbove) t = template(payer, input.model, true);
+
+      const costs: number[] = new Array(t.buckets.length);
+      for (let i = 0; i < t.buckets.length; i++) {
+        const b = t.buckets[i];
+        const cost = b.kind === 0 ? 1 : b.kind === 1 ? tokens : b.kind === 2 ? (input.images ?? 0) : (input.audioMinutes ?? 0);
+        if (cost > b.limit) throw tooLarge(b, cost, payer, input.model);
+        costs[i] = cost;
+      }
+      const plan: AdmitPlan = { buckets: t.specs, costs, quota: { key: spendKey(payer.organizationId), limit: t.quota.limit } };
+      const r = t.ramp;
+      if (r) plan.ramp = { key: r.key, tokens: inputTokens, thresholdPerMin: r.thresholdPerMin, ratio: r.ratio, windowMs: r.windowMs, lagMinutes: r.lagMinutes };
+      if (t.concurrency) plan.concurrency = { key: t.concurrency.key, max: t.concurrency.max, leaseId: randomUUID(), ttlMs: config.lease_ttl_ms };
+
+      const pending = backend.admit(plan);
+      const decision = pending instanceof Promise ? await pending : pending;
+      if (!decision.ok) throw quietly(() => refusalError(t, decision, payer, input.model, costs));
+      const headers = headersOf(t, decision.states);
+      if (request) queued.set(request, headers);
+      const concurrency = plan.concurrency ? { key: plan.concurrency.key, leaseId: plan.concurrency.leaseId } : undefined;
+      // Built when asked for (or at release): most callers release in-process and never look at it.
+      let ticket: Ticket | undefined;
+      const ticketOf = (): Ticket => {
+        if (ticket) return ticket;
+        ticket = { organizationId: payer.organizationId, model: input.model, inputTokens, buckets: [], concurrency, price: t.price };
+        for (let i = 0; i < t.buckets.length; i++) {
+          const b = t.buckets[i];
+          if (b.kind !== 0) ticket.buckets.push({ key: b.key, hash: b.hash, field: b.field, limit: b.limit, windowMs: b.windowMs, metric: b.metric, charged: costs[i] });
+        }
+        return ticket;
+      };
+      let released = false;
+      return {
+        headers,
+        get ticket() {
+          return ticketOf();
+        },
+        release(usage) {
+          if (released) return Promise.resolve();
+          released = true;
+          return release(ticketOf(), usage);
+        },
+      };
+    },
+  };
+}
+
