@@ -60,6 +60,7 @@ async function serve(settings: Settings): Promise<void> {
     const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop()?.trim();
     if (adsKey) lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
   }
+  lines.push(...(ctx.banner ?? []), `  app host: ${url}/apps   dashboard: ${url}/dashboard/projects/proj_demo/webhooks`);
   lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);
   process.stdout.write(lines.join("\n") + "\n");
 }

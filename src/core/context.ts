@@ -19,6 +19,8 @@ export interface Ctx {
   jobs: JobQueue;
   log: Logger;
   auth: Auth;
+  /** Lines a module adds to the start banner (extra listeners and where to find them). */
+  banner?: string[];
   /** Services other modules expose at runtime (e.g. `ratelimit`), keyed by module name. */
   services: Record<string, unknown>;
 }

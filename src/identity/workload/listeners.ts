@@ -133,7 +133,9 @@ export class MtlsListeners {
     });
     this.servers.set(kind, server);
     const bound = (server.address() as AddressInfo).port;
-    this.ctx.log.info({ kind, port: bound }, `mutual TLS ${kind === 'auth' ? 'token endpoint' : 'API'} listening on https://${host}:${bound}`);
+    const line = `mutual TLS ${kind === 'auth' ? 'token endpoint' : 'API'}: https://${host}:${bound}${kind === 'auth' ? '/oauth/token' : '/v1'}`;
+    this.ctx.log.info({ kind, port: bound }, line);
+    (this.ctx.banner ??= []).push(`  ${line}`);
     return bound;
   }
 
