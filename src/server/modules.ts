@@ -1,7 +1,15 @@
 import { adminModule } from '../admin/module.js';
 import { adsModule } from '../ads/module.js';
+import { appsModule } from '../apps/module.js';
 import { coreMigrations } from '../core/tables.js';
 import { identityModule } from '../identity/module.js';
+import { workloadModule } from '../identity/workload/module.js';
+import { rateLimitModule } from '../ratelimit/module.js';
+import { webhooksModule } from '../webhooks/module.js';
+import { responsesModule } from '../responses/module.js';
+import { modelsModule } from '../models/module.js';
+import { assistantsModule } from '../assistants/module.js';
+import { safetyModule } from '../safety/module.js';
 import type { Module } from './module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -10,6 +18,14 @@ const coreModule: Module = { name: 'core', migrations: coreMigrations };
 export const modules: Module[] = [
   coreModule,
   adminModule,
+  rateLimitModule,
   identityModule,
+  workloadModule,
   adsModule,
+  webhooksModule,
+  modelsModule,
+  assistantsModule,
+  responsesModule,
+  safetyModule,
+  appsModule,
 ];

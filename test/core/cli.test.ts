@@ -63,7 +63,7 @@ describe('standin serve (the real process)', () => {
     );
   });
 
-  it.skipIf(!process.env.STANDIN_TEST_DATABASE_URL)('two processes on one PostgreSQL database work side by side', async () => {
+  it.runIf(process.env.STANDIN_TEST_DATABASE_URL)('two processes on one PostgreSQL database work side by side', async () => {
     const pg = (await import('pg')).default;
     const base = process.env.STANDIN_TEST_DATABASE_URL!;
     const schema = `cli_${process.pid}_${Date.now()}`;

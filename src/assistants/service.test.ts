@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStandin, type TestStandin } from '../../test/helpers.js';
+import * as svc from './service.js';
+import { runView, stepView } from './views.js';
+import * as store from './store.js';
+
+/**
+ * The service and the engine without HTTP and without the in-process start: workers are off, so every
+ * run goes through its `run.execute` job (the path other instances take), driven by `jobs.drain()`.
+ */
+let s: TestStandin;
+const P = 'proj_demo';
+beforeAll(async () => {
+  s = await startTestStandin();
+});
+afterAll(() => s?.close());
+
+const drain = () => s.ctx.jobs.drain(10_000);
+const run = async (threadId: string, runId: string) => runView(await svc.readRun(s.ctx, P, threadId, runId));
+const events = async (runId: string) => (await store.eventsAfter(s.ctx.store.db, runId, 0)).map((e) => e.event);
+
+describe('runs through jobs', () => {
+  it('a queued run waits for a worker, then completes with its events in order', async () => {
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    expect((await run(r.thread_id, r.id)).status).toBe('queued');
+    await drain();
+    const done = await run(r.thread_id, r.id);
+    expect(done.status).toBe('completed');
+    expect(done.usage.total_tokens).toBeGreaterThan(0);
+    expect(await events(r.id)).toEqual([
+      'thread.created',
+      'thread.run.created',
+      'thread.run.queued',
+      'thread.run.in_progress',
+      'thread.run.step.created',
+      'thread.run.step.in_progress',
+      'thread.message.created',
+      'thread.message.in_progress',
+      'thread.message.delta',
+      'thread.message.completed',
+      'thread.run.step.completed',
+      'thread.run.completed',
+    ]);
+    const row = await store.getRunById(s.ctx.store.db, r.id);
+    expect(row!.lease_owner).toBeNull();
+    expect((await store.getThread(s.ctx.store.db, P, r.thread_id))!.active_run_id).toBeNull();
+  });
+
+  it('requires_action, submit, cancel and expiry all go through the job queue', async () => {
+    const tool = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } };
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o', tools: [tool] });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, tool_choice: 'required', thread: { messages: [{ role: 'user', content: 'x' }] } });
+    await drain();
+    const waiting = await run(r.thread_id, r.id);
+    expect(waiting.status).toBe('requires_action');
+    const [call] = waiting.required_action.submit_tool_outputs.tool_calls;
+    expect(JSON.parse(call.function.arguments)).toEqual({ q: 'example' });
+    const { afterSeq } = await svc.submitToolOutputs(s.ctx, P, r.thread_id, r.id, { tool_outputs: [{ tool_call_id: call.id, output: '42' }] });
+    expect((await store.eventsAfter(s.ctx.store.db, r.id, afterSeq)).map((e) => e.event)).toEqual(['thread.run.step.completed', 'thread.run.queued']);
+    await drain();
+    expect((await run(r.thread_id, r.id)).status).toBe('completed');
+
+    const r2 = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'lookup please' }] } });
+    await drain();
+    expect((await run(r2.thread_id, r2.id)).status).toBe('requires_action');
+    expect((await svc.cancelRun(s.ctx, P, r2.thread_id, r2.id)).status).toBe('cancelling');
+    await drain();
+    expect((await run(r2.thread_id, r2.id)).status).toBe('cancelled');
+
+    const r3 = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'lookup again' }] } });
+    await drain();
+    s.ctx.clock.advance(11 * 60_000);
+    await drain();
+    const row = await store.getRunById(s.ctx.store.db, r3.id);
+    expect(row!.status).toBe('expired');
+    const steps = await store.runSteps(s.ctx.store.db, r3.id);
+    expect(steps.map((x) => stepView(x).status)).toEqual(['expired']);
+  });
+
+  it('a run left in progress by a dead worker is failed with server_error when its job comes back', async () => {
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    // What a killed worker leaves behind: in progress, a lease that has lapsed.
+    await s.ctx.store.db.updateTable('thread_runs').set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 }).where('id', '=', r.id).execute();
+    await drain();
+    const failed = await run(r.thread_id, r.id);
+    expect(failed).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
+  });
+
+  it('a live lease held elsewhere is respected: the job comes back later instead of executing twice', async () => {
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    await s.ctx.store.db.updateTable('thread_runs').set({ lease_owner: 'other:instance', lease_until: s.ctx.clock.now() + 60_000 }).where('id', '=', r.id).execute();
+    await drain();
+    expect((await run(r.thread_id, r.id)).status).toBe('queued');
+    await s.ctx.store.db.updateTable('thread_runs').set({ lease_owner: null, lease_until: null }).where('id', '=', r.id).execute();
+    // The job looks again when the other lease would have lapsed, at most WATCH_MS later.
+    s.ctx.clock.advance(svc.WATCH_MS + 1000);
+    await drain();
+    expect((await run(r.thread_id, r.id)).status).toBe('completed');
+  });
+});

@@ -1,0 +1,81 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Ctx } from '../core/context.js';
+import { runtime } from './service.js';
+import * as store from './store.js';
+import { isTerminal } from './views.js';
+
+/**
+ * Server-sent events of a run: every frame has an `event:` line and a JSON `data:` line, in the order the
+ * run's events were committed; the stream ends after the run's final event for this request (completed,
+ * incomplete, failed, cancelled, expired or requires_action) with `event: done` / `data: [DONE]`. A
+ * failure while streaming is sent as `event: error` with the error object as data.
+ *
+ * Streams read the run's event log (`run_events`), so a stream served here follows a run executed by any
+ * instance; the bus wakes it at each commit, and a short timer covers a missed wake-up.
+ */
+const STOP = new Set([
+  'thread.run.completed',
+  'thread.run.incomplete',
+  'thread.run.failed',
+  'thread.run.cancelled',
+  'thread.run.expired',
+  'thread.run.requires_action',
+]);
+const IDLE_MS = 250;
+
+/** Yields the run's events after `afterSeq` until one that ends this stream. */
+export async function* followRun(ctx: Ctx, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<{ seq: number; event: string; data: string }> {
+  const bus = runtime(ctx).bus;
+  let last = afterSeq;
+  let idle = 0;
+  while (!signal.aborted) {
+    const wake = bus.waiter(runId, IDLE_MS, signal);
+    const rows = await store.eventsAfter(ctx.store.db, runId, last);
+    if (rows.length) {
+      wake.cancel();
+      idle = 0;
+      for (const row of rows) {
+        last = Number(row.seq);
+        yield { seq: last, event: row.event, data: row.data };
+        if (STOP.has(row.event)) return;
+      }
+      continue;
+    }
+    if (++idle % 4 === 0) {
+      const run = await store.getRunById(ctx.store.db, runId);
+      if (!run) throw new Error(`The run ${runId} was deleted.`);
+      // Ended, and its events already cleaned up: nothing more will come.
+      if (isTerminal(run.status) && Number(run.event_seq) <= last) return;
+    }
+    await wake.promise;
+  }
+}
+
+/** Answers the request with the run's event stream (from `afterSeq`). */
+export async function streamRun(ctx: Ctx, request: FastifyRequest, reply: FastifyReply, runId: string, afterSeq: number, headers: Record<string, string> = {}): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-request-id': request.id,
+    'openai-processing-ms': String(Math.max(0, Math.round(reply.elapsedTime))),
+  });
+  const ac = new AbortController();
+  raw.on('close', () => ac.abort());
+  const send = async (frame: string) => {
+    if (!raw.write(frame)) await new Promise<void>((resolve) => raw.once('drain', resolve).once('close', resolve));
+  };
+  try {
+    for await (const e of followRun(ctx, runId, afterSeq, ac.signal)) await send(`event: ${e.event}\ndata: ${e.data}\n\n`);
+    if (!ac.signal.aborted) await send('event: done\ndata: [DONE]\n\n');
+  } catch (err) {
+    request.log.warn({ err, run: runId }, 'run stream failed');
+    const message = err instanceof Error && /was deleted/.test(err.message) ? err.message : 'The server had an error while streaming the run.';
+    if (!ac.signal.aborted) await send(`event: error\ndata: ${JSON.stringify({ code: 'server_error', message, param: null, type: 'server_error' })}\n\n`);
+  } finally {
+    raw.end();
+  }
+}

@@ -1,0 +1,136 @@
+import { fromJson } from '../store/db.js';
+import type { AssistantsTables } from './tables.js';
+
+/**
+ * Rows → API objects, in the field order and with the defaults of the OpenAPI document's objects
+ * (AssistantObject, ThreadObject, MessageObject, RunObject, RunStepObject).
+ */
+type Row<T extends keyof AssistantsTables> = AssistantsTables[T];
+
+export type Json = Record<string, any>;
+
+export const TERMINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'] as const;
+/** Statuses that hold the thread lock. */
+export const ACTIVE = ['queued', 'in_progress', 'requires_action', 'cancelling'] as const;
+export const isTerminal = (status: string) => (TERMINAL as readonly string[]).includes(status);
+
+export function assistantView(r: Row<'assistants'>): Json {
+  return {
+    id: r.id,
+    object: 'assistant',
+    created_at: Number(r.created_at),
+    name: r.name,
+    description: r.description,
+    model: r.model,
+    instructions: r.instructions,
+    tools: fromJson(r.tools) ?? [],
+    tool_resources: fromJson(r.tool_resources) ?? {},
+    metadata: fromJson(r.metadata) ?? {},
+    temperature: r.temperature ?? 1,
+    top_p: r.top_p ?? 1,
+    response_format: fromJson(r.response_format) ?? 'auto',
+    ...(r.reasoning_effort ? { reasoning_effort: r.reasoning_effort } : {}),
+  };
+}
+
+export function threadView(r: Row<'threads'>): Json {
+  return {
+    id: r.id,
+    object: 'thread',
+    created_at: Number(r.created_at),
+    metadata: fromJson(r.metadata) ?? {},
+    tool_resources: fromJson(r.tool_resources) ?? {},
+  };
+}
+
+export function messageView(r: Row<'thread_messages'>): Json {
+  return {
+    id: r.id,
+    object: 'thread.message',
+    created_at: Number(r.created_at),
+    assistant_id: r.assistant_id,
+    thread_id: r.thread_id,
+    run_id: r.run_id,
+    status: r.status,
+    incomplete_details: fromJson(r.incomplete_details),
+    completed_at: r.completed_at == null ? null : Number(r.completed_at),
+    incomplete_at: r.incomplete_at == null ? null : Number(r.incomplete_at),
+    role: r.role,
+    content: fromJson(r.content) ?? [],
+    attachments: fromJson(r.attachments) ?? [],
+    metadata: fromJson(r.metadata) ?? {},
+  };
+}
+
+const num = (v: number | null) => (v == null ? null : Number(v));
+
+export function runView(r: Row<'thread_runs'>): Json {
+  return {
+    id: r.id,
+    object: 'thread.run',
+    created_at: Number(r.created_at),
+    assistant_id: r.assistant_id,
+    thread_id: r.thread_id,
+    status: r.status,
+    started_at: num(r.started_at),
+    expires_at: num(r.expires_at),
+    cancelled_at: num(r.cancelled_at),
+    failed_at: num(r.failed_at),
+    completed_at: num(r.completed_at),
+    required_action: fromJson(r.required_action),
+    last_error: fromJson(r.last_error),
+    model: r.model,
+    instructions: r.instructions,
+    tools: fromJson(r.tools) ?? [],
+    metadata: fromJson(r.metadata) ?? {},
+    incomplete_details: fromJson(r.incomplete_details),
+    // Usage is counted as the run goes, and shown once the run has ended.
+    usage: isTerminal(r.status) ? { prompt_tokens: Number(r.prompt_used), completion_tokens: Number(r.completion_used), total_tokens: Number(r.prompt_used) + Number(r.completion_used) } : null,
+    temperature: r.temperature ?? 1,
+    top_p: r.top_p ?? 1,
+    max_prompt_tokens: num(r.max_prompt_tokens),
+    max_completion_tokens: num(r.max_completion_tokens),
+    truncation_strategy: fromJson(r.truncation_strategy),
+    response_format: fromJson(r.response_format) ?? 'auto',
+    tool_choice: fromJson(r.tool_choice) ?? 'auto',
+    parallel_tool_calls: r.parallel_tool_calls === 1 || (r.parallel_tool_calls as unknown) === true,
+    ...(r.reasoning_effort ? { reasoning_effort: r.reasoning_effort } : {}),
+  };
+}
+
+/**
+ * A run step. File search results carry their `content` only when the caller asked for it with
+ * `include[]=step_details.tool_calls[*].file_search.results[*].content`.
+ */
+export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean } = {}): Json {
+  let details = fromJson<Json>(r.step_details) ?? {};
+  if (!opts.includeContent && details.type === 'tool_calls') {
+    details = {
+      ...details,
+      tool_calls: (details.tool_calls ?? []).map((c: Json) =>
+        c.type === 'file_search' && Array.isArray(c.file_search?.results)
+          ? { ...c, file_search: { ...c.file_search, results: c.file_search.results.map(({ content: _content, ...rest }: Json) => rest) } }
+          : c,
+      ),
+    };
+  }
+  return {
+    id: r.id,
+    object: 'thread.run.step',
+    created_at: Number(r.created_at),
+    run_id: r.run_id,
+    assistant_id: r.assistant_id,
+    thread_id: r.thread_id,
+    type: r.type,
+    status: r.status,
+    cancelled_at: num(r.cancelled_at),
+    completed_at: num(r.completed_at),
+    expired_at: num(r.expired_at),
+    failed_at: num(r.failed_at),
+    last_error: fromJson(r.last_error),
+    step_details: details,
+    // Usage is kept as soon as the model answered, but shown only once the step is over.
+    usage: r.status === 'in_progress' ? null : fromJson(r.usage),
+    metadata: fromJson(r.metadata) ?? {},
+  };
+}

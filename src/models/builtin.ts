@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import type { BuiltinOptions, BuiltinRule } from './config.js';
+import { exampleFor } from './schema-example.js';
+import { countPrompt, countTokens, truncateToTokens } from './tokens.js';
+import type { ChatChunk, ChatMessage, ChatRequest, ChatResult, ChatTool, ChatToolCall } from './types.js';
+
+/**
+ * The built-in deterministic provider: everything runs offline and in CI. Given the same request it
+ * gives the same reply (tool call ids aside), chosen by, in order:
+ * 1. tool outputs came back since the last user message → the matching rule's `after_tool_outputs`, or a
+ *    plain summary of the outputs;
+ * 2. the first rule whose `match`/`regex` fits the last user message → its tool calls (those offered in
+ *    the request) and/or its reply;
+ * 3. tool_choice forces a function (`required` or a named function) → a call with arguments built from
+ *    the function's JSON schema; with `auto`, a function whose name appears in the message is called;
+ * 4. otherwise the default reply: `default_reply`, else an echo of the message (as JSON for
+ *    `json_object`, a schema-shaped object for `json_schema`).
+ * `max_tokens` cuts the text (finish_reason `length`); usage is counted with the tokenizer.
+ */
+export function createBuiltinProvider(opts: BuiltinOptions) {
+  return {
+    name: 'builtin',
+    async complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult> {
+      const plan = planReply(request, opts);
+      let content = plan.content;
+      let finish: ChatResult['finish_reason'] = plan.toolCalls.length ? 'tool_calls' : plan.finishReason;
+      if (content !== null && request.max_tokens != null) {
+        const cut = truncateToTokens(content, request.max_tokens);
+        if (cut.cut) {
+          content = cut.text;
+          finish = 'length';
+        }
+      }
+      if (content !== null && onChunk) {
+        for (const piece of chunks(content, opts.chunkChars)) {
+          await pause(plan.delayMs, request.signal);
+          onChunk({ type: 'text', delta: piece });
+        }
+      } else {
+        await pause(plan.delayMs, request.signal);
+      }
+      const toolCalls = finish === 'length' ? [] : plan.toolCalls;
+      if (onChunk) {
+        toolCalls.forEach((call, index) => {
+          onChunk({ type: 'tool_call', index, id: call.id, name: call.function.name });
+          onChunk({ type: 'tool_call', index, arguments: call.function.arguments });
+        });
+      }
+      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
+      const completion =
+        countTokens(content ?? '') + toolCalls.reduce((n, c) => n + countTokens(c.function.name) + countTokens(c.function.arguments) + 3, 0);
+      const prompt = countPrompt(request.messages, request.tools);
+      return {
+        content,
+        tool_calls: toolCalls,
+        finish_reason: finish,
+        usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+      };
+    },
+  };
+}
+
+interface Plan {
+  content: string | null;
+  toolCalls: ChatToolCall[];
+  finishReason: 'stop' | 'content_filter';
+  delayMs: number;
+}
+
+/** Decides the reply; pure apart from the random tool call ids. */
+export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
+  const messages = request.messages;
+  let lastUser = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === 'user') {
+      lastUser = i;
+      break;
+    }
+  }
+  const input = lastUser >= 0 ? (messages[lastUser].content ?? '') : '';
+  const outputs = toolOutputsSince(messages, lastUser);
+  const rule = opts.rules.find((r) => r.test(input));
+  const delayMs = rule?.delayMs ?? opts.delayMs;
+  const fill = (template: string) => template.replace(/\{\{\s*input\s*\}\}/g, input).replace(/\{\{\s*output\s*\}\}/g, outputs.map((o) => o.output).join('\n'));
+
+  if (outputs.length) {
+    const text = rule?.afterToolOutputs !== undefined ? fill(rule.afterToolOutputs) : summarize(outputs);
+    return { content: text, toolCalls: [], finishReason: 'stop', delayMs };
+  }
+
+  const functions = request.tool_choice === 'none' ? [] : (request.tools ?? []).filter((t) => t.type === 'function');
+  const single = request.parallel_tool_calls === false;
+  if (rule) {
+    let calls = rule.toolCalls.filter((c) => functions.some((f) => f.function.name === c.name));
+    const forced = forcedName(request);
+    if (forced) calls = calls.filter((c) => c.name === forced);
+    if (single) calls = calls.slice(0, 1);
+    // A forced tool choice must end in a call: a rule that offers none gives way to the forced call below.
+    const mustCall = functions.length > 0 && (request.tool_choice === 'required' || forced !== undefined);
+    if (calls.length || (!mustCall && (rule.reply !== undefined || rule.finishReason === 'content_filter'))) {
+      return {
+        content: rule.reply !== undefined ? fill(rule.reply) : calls.length ? null : '',
+        toolCalls: calls.map((c) => ({ id: callId(), type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        finishReason: rule.finishReason,
+        delayMs,
+      };
+    }
+  }
+
+  const forcedTool = pickForced(request, functions, input);
+  if (forcedTool) {
+    return {
+      content: null,
+      toolCalls: [{ id: callId(), type: 'function', function: { name: forcedTool.function.name, arguments: JSON.stringify(exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}) } }],
+      finishReason: 'stop',
+      delayMs,
+    };
+  }
+
+  return { content: defaultReply(request, input, opts.defaultReply), toolCalls: [], finishReason: 'stop', delayMs };
+}
+
+function forcedName(request: ChatRequest): string | undefined {
+  const choice = request.tool_choice;
+  return choice && typeof choice === 'object' ? choice.function.name : undefined;
+}
+
+function pickForced(request: ChatRequest, functions: ChatTool[], input: string): ChatTool | undefined {
+  if (!functions.length) return undefined;
+  const named = forcedName(request);
+  if (named) return functions.find((f) => f.function.name === named);
+  if (request.tool_choice === 'required') return functions.find((f) => mentions(input, f.function.name)) ?? functions[0];
+  return functions.find((f) => mentions(input, f.function.name));
+}
+
+const mentions = (text: string, name: string) => new RegExp(`(^|[^A-Za-z0-9_-])${name.replace(/[-]/g, '\\-')}($|[^A-Za-z0-9_-])`).test(text);
+
+function defaultReply(request: ChatRequest, input: string, template: string | undefined): string {
+  const format = request.response_format;
+  if (format?.type === 'json_object') return JSON.stringify({ reply: input });
+  if (format?.type === 'json_schema') {
+    const schema = (format.json_schema as { schema?: unknown }).schema;
+    return JSON.stringify(schema ? exampleFor(schema) : { reply: input });
+  }
+  if (template !== undefined) return template.replace(/\{\{\s*input\s*\}\}/g, input);
+  return input ? `You said: ${input}` : 'Hello! How can I help you today?';
+}
+
+function toolOutputsSince(messages: ChatMessage[], from: number): { name: string; output: string }[] {
+  const names = new Map<string, string>();
+  const out: { name: string; output: string }[] = [];
+  for (let i = Math.max(0, from + 1); i < messages.length; i++) {
+    const m = messages[i];
+    for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);
+    if (m.role === 'tool') out.push({ name: names.get(m.tool_call_id ?? '') ?? 'tool', output: m.content ?? '' });
+  }
+  return out;
+}
+
+function summarize(outputs: { name: string; output: string }[]): string {
+  return outputs.map((o) => `${o.name} returned: ${o.output}`).join('\n');
+}
+
+/** Splits text into chunks of about `size` characters, at spaces where possible. */
+export function chunks(text: string, size: number): string[] {
+  if (!text) return [];
+  if (size <= 0 || text.length <= size) return [text];
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    let end = Math.min(text.length, i + size);
+    if (end < text.length) {
+      const space = text.lastIndexOf(' ', end - 1);
+      if (space > i) end = space + 1;
+    }
+    out.push(text.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
+function callId(): string {
+  return `call_${randomBytes(18).toString('base64url').replace(/[-_]/g, 'x')}`;
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason ?? new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export type { BuiltinRule };

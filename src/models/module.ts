@@ -1,0 +1,35 @@
+import { invalid } from '../core/errors.js';
+import type { Module } from '../server/module.js';
+import { ModelsConfigSchema, type ModelsConfig } from './config.js';
+import { createModelRegistry, type ModelRegistry } from './providers.js';
+import { modelsRoutes } from './routes.js';
+
+/**
+ * Model providers, shared by runs and responses: `ctx.services.models` (a ModelProviders). Configured by
+ * the root `models` section of the config file; without it every model name is served by the built-in
+ * deterministic provider. The section is held in memory: each instance reads the same config file.
+ */
+export const modelsModule: Module = {
+  name: 'models',
+  init(ctx) {
+    ctx.services.models = createModelRegistry();
+  },
+  config: [
+    {
+      at: 'root',
+      key: 'models',
+      schema: ModelsConfigSchema,
+      async apply(ctx, _tx, value: ModelsConfig) {
+        try {
+          (ctx.services.models as ModelRegistry).configure(value);
+        } catch (err) {
+          // Rules the schema cannot state (base_url for an upstream, a valid regex …): a 400, not a 500.
+          throw invalid(`the config is not valid: ${(err as Error).message}`, 'models', 'invalid_config');
+        }
+      },
+    },
+  ],
+  routes(app, ctx) {
+    modelsRoutes(app, ctx);
+  },
+};

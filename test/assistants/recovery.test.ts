@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSettings } from '../../src/core/settings.js';
+import { createStandin, type Standin } from '../../src/server/app.js';
+import { applyConfig } from '../../src/server/config-file.js';
+import { TEST_KEYS } from '../helpers.js';
+import { TEST_MODELS, until } from './setup.js';
+
+/**
+ * A process killed mid-run (SIGKILL, no chance to clean up): on restart the run is not left in
+ * progress — a run that was executing fails with server_error, a run still queued is executed.
+ */
+const CHILD = join(process.cwd(), 'node_modules/.cache/standin-test/crash-child.mjs');
+const models = { 'glacial-*': { provider: 'builtin', delay: '2s', chunk_chars: 4 }, ...TEST_MODELS };
+
+beforeAll(async () => {
+  await build({ entryPoints: ['test/assistants/crash-child.ts'], outfile: CHILD, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+});
+
+async function startChild(dir: string, workers: boolean): Promise<{ child: ChildProcess; client: OpenAI }> {
+  const child = spawn(process.execPath, [CHILD, dir, String(workers), JSON.stringify(models)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve(JSON.parse(line).url);
+    });
+    child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
+  });
+  return { child, client: new OpenAI({ apiKey: TEST_KEYS.platform, baseURL: `${url}/v1`, maxRetries: 0 }) };
+}
+
+async function restart(dir: string): Promise<{ standin: Standin; client: OpenAI }> {
+  const { settings } = readSettings([], {});
+  Object.assign(settings, { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, workers: true });
+  const standin = await createStandin(settings, { logger: false });
+  await applyConfig(standin.ctx, standin.modules, { models });
+  const url = await standin.listen();
+  return { standin, client: new OpenAI({ apiKey: TEST_KEYS.platform, baseURL: `${url}/v1`, maxRetries: 0 }) };
+}
+
+describe('a process killed mid-run (sqlite)', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  it('fails the run that was executing with server_error, and its message and step', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'standin-crash-'));
+    dirs.push(dir);
+    const { child, client } = await startChild(dir, true);
+    const assistant = await client.beta.assistants.create({ model: 'glacial-model' });
+    const thread = await client.beta.threads.create({ messages: [{ role: 'user', content: 'a reply that takes a long time to write' }] });
+    const run = await client.beta.threads.runs.create(thread.id, { assistant_id: assistant.id });
+    await until(() => client.beta.threads.messages.list(thread.id, { run_id: run.id }), (p) => p.data.length === 1, 10_000);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    const { standin, client: again } = await restart(dir);
+    try {
+      const ended = await until(() => again.beta.threads.runs.retrieve(run.id, { thread_id: thread.id }), (r) => r.status !== 'in_progress', 10_000);
+      expect(ended).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
+      const [m] = (await again.beta.threads.messages.list(thread.id, { run_id: run.id })).data;
+      expect(m).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'run_failed' } });
+      const [s] = (await again.beta.threads.runs.steps.list(run.id, { thread_id: thread.id })).data;
+      expect(s).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
+      // The thread is free again.
+      expect((await again.beta.threads.runs.createAndPoll(thread.id, { assistant_id: (await again.beta.assistants.create({ model: 'gpt-4o' })).id })).status).toBe('completed');
+    } finally {
+      await standin.close();
+    }
+  });
+
+  it('executes on restart a run that was still queued', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'standin-crash-'));
+    dirs.push(dir);
+    const { child, client } = await startChild(dir, false);
+    const assistant = await client.beta.assistants.create({ model: 'gpt-4o' });
+    const run = await client.beta.threads.createAndRun({ assistant_id: assistant.id, thread: { messages: [{ role: 'user', content: 'queued before the crash' }] } });
+    expect(run.status).toBe('queued');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const { standin, client: again } = await restart(dir);
+    try {
+      const done = await again.beta.threads.runs.poll(run.id, { thread_id: run.thread_id }, { pollIntervalMs: 20 });
+      expect(done.status).toBe('completed');
+    } finally {
+      await standin.close();
+    }
+  });
+});
