@@ -1,9 +1,18 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** The MCP SDK (with zod) loads on the first connection, not at Standin's start. */
+const sdk = async () => {
+  const [client, sse, stdio, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/sse.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { ...client, ...sse, ...stdio, ...http, CallToolResultSchema: types.CallToolResultSchema };
+};
 import * as z from 'zod/v4';
 import type { ResourceContent, ToolDescriptor } from './lint/descriptor.js';
 
@@ -110,7 +119,7 @@ class InitializeMetaTransport implements Transport {
 }
 
 /** The environment of a local server: the user's shell environment (servers read their own keys there), minus Standin's own settings and secrets. */
-function serverEnv(): Record<string, string> {
+function serverEnv(getDefaultEnvironment: () => Record<string, string>): Record<string, string> {
   const env: Record<string, string> = { ...getDefaultEnvironment() };
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('STANDIN_')) env[k] = v;
   return env;
@@ -118,6 +127,7 @@ function serverEnv(): Record<string, string> {
 
 /** Connects an MCP client to a server, advertising the MCP Apps extension; for `auto` URLs, Streamable HTTP then SSE. */
 export async function connectServer(spec: ServerSpec, opts: ConnectOptions): Promise<Client> {
+  const { Client, SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport, getDefaultEnvironment } = await sdk();
   const meta = { [`${opts.vendor}/locale`]: opts.locale ?? 'en-US' };
   const make = () =>
     new Client(
@@ -132,7 +142,7 @@ export async function connectServer(spec: ServerSpec, opts: ConnectOptions): Pro
   };
   if (spec.kind === 'stdio') {
     return attempt(
-      new StdioClientTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: serverEnv(), stderr: opts.stderr ?? 'ignore' }),
+      new StdioClientTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: serverEnv(getDefaultEnvironment), stderr: opts.stderr ?? 'ignore' }),
     );
   }
   const url = new URL(spec.url);
@@ -196,5 +206,6 @@ export async function readTemplate(client: Client, uri: string): Promise<{ conte
 export async function callToolRaw(client: Client, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>, timeoutMs = 60_000): Promise<Record<string, any>> {
   const params: Record<string, unknown> = { name, arguments: args };
   if (meta && Object.keys(meta).length) params._meta = meta;
+  const { CallToolResultSchema } = await sdk();
   return (await client.request({ method: 'tools/call', params } as any, CallToolResultSchema, { timeout: timeoutMs })) as Record<string, any>;
 }

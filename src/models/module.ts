@@ -3,6 +3,7 @@ import type { Module } from '../server/module.js';
 import { ModelsConfigSchema, type ModelsConfig } from './config.js';
 import { createModelRegistry, type ModelRegistry } from './providers.js';
 import { modelsRoutes } from './routes.js';
+import { warmTokenizer } from './tokens.js';
 
 /**
  * Model providers, shared by runs and responses: `ctx.services.models` (a ModelProviders). Configured by
@@ -11,6 +12,10 @@ import { modelsRoutes } from './routes.js';
  */
 export const modelsModule: Module = {
   name: 'models',
+  start() {
+    // The tokenizer loads once Standin answers, so neither the cold start nor the first run waits for it.
+    setTimeout(warmTokenizer, 500).unref();
+  },
   init(ctx) {
     ctx.services.models = createModelRegistry();
   },

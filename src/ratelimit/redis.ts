@@ -1,4 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { lazy } from '../core/lazy.js';
+
+const ioredis = lazy<typeof import('ioredis')>('ioredis');
 import type { AdmitPlan, BucketState, Decision, LimiterBackend, Refusal, Settlement } from './interface.js';
 import { EPOCH_BASE } from './gcra.js';
 
@@ -281,7 +284,7 @@ function decode(out: number[], at: number): Decision {
  */
 export function createRedisBackend(url: string, opts: { prefix?: string } = {}): LimiterBackend & { redis: Redis } {
   const prefix = opts.prefix ?? 'standin:rl:';
-  const redis = new Redis(url, { enableAutoPipelining: false, maxRetriesPerRequest: 2, lazyConnect: false }) as Scripted;
+  const redis = new (ioredis().Redis)(url, { enableAutoPipelining: false, maxRetriesPerRequest: 2, lazyConnect: false }) as Scripted;
   redis.defineCommand('rlAdmit', { lua: ADMIT });
   redis.defineCommand('rlSettle', { lua: SETTLE });
 

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Type, type TSchema } from 'typebox';
-import { parse as parseYaml } from 'yaml';
+import type * as Yaml from 'yaml';
+import { lazy } from '../core/lazy.js';
+
+const yaml = lazy<typeof Yaml>('yaml');
 import type { Ctx } from '../core/context.js';
 import { upsertOrganization, upsertProject } from '../identity/service.js';
 import type { Module } from './module.js';
@@ -48,7 +51,7 @@ export function configSchema(modules: Module[]): TSchema {
 export function readConfigFile(path: string): unknown {
   const text = readFileSync(path, 'utf8');
   try {
-    return /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+    return /\.json$/i.test(path) ? JSON.parse(text) : yaml().parse(text);
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}`);
   }

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
+import { lazy } from '../core/lazy.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -19,13 +20,15 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// int8 columns (timestamps, micros) come back as numbers: every value Standin stores fits in 2^53.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+const pgLib = lazy<typeof pg>('pg');
 
 /** Opens the store: PostgreSQL when `databaseUrl` is set, else SQLite (WAL) in `dataDir`. */
 export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Store {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    const pgm = pgLib();
+    // int8 columns (timestamps, micros) come back as numbers: every value Standin stores fits in 2^53.
+    pgm.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+    const pool = new pgm.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
   }

@@ -10,7 +10,10 @@ function startProcess(args: string[], env: Record<string, string> = {}): Promise
     const child = spawn(process.execPath, ['dist/main.js', ...args], { env: { ...process.env, STANDIN_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`no start in time:\n${out}\n${err}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no start in time:\n${out}\n${err}`));
+    }, 20_000);
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
@@ -74,7 +77,13 @@ describe('standin serve (the real process)', () => {
     u.searchParams.set('options', `-c search_path=${schema}`);
     const env = { STANDIN_DATABASE_URL: u.toString(), STANDIN_ADMIN_KEY: 'sk-admin-two-processes-0000000000' };
     // Both start at once: migrations are locked, the seed runs once.
-    const [a, b] = await Promise.all([startProcess(['serve', '--port', '0', '--data', join(dir, 'a')], env), startProcess(['serve', '--port', '0', '--data', join(dir, 'b')], env)]);
+    const started = await Promise.allSettled([startProcess(['serve', '--port', '0', '--data', join(dir, 'a')], env), startProcess(['serve', '--port', '0', '--data', join(dir, 'b')], env)]);
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      for (const r of started) if (r.status === 'fulfilled') r.value.child.kill('SIGKILL');
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    const [a, b] = started.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof startProcess>>>).value);
     try {
       const printed = [a.out, b.out].filter((o) => o.includes('First start'));
       expect(printed).toHaveLength(1);

@@ -1,11 +1,9 @@
-import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { constants, webcrypto } from 'node:crypto';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import * as x509 from '@peculiar/x509';
 import type { Ctx } from '../../core/context.js';
 import { X509_LIMITS } from './x509.js';
 
@@ -32,6 +30,9 @@ export async function serverIdentity(settings: { tlsCert?: string; tlsKey?: stri
     const read = (v: string) => (v.includes('-----BEGIN') ? v : readFileSync(v, 'utf8'));
     return { cert: read(settings.tlsCert), key: read(settings.tlsKey), generated: false };
   }
+  // Loaded here: only a generated server certificate needs them.
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
   x509.cryptoProvider.set(webcrypto as unknown as Crypto);
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;

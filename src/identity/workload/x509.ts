@@ -1,6 +1,9 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import type * as Pkijs from 'pkijs';
+import { lazy } from '../../core/lazy.js';
+
+const pkijsLib = lazy<typeof Pkijs>('pkijs');
 import { CertificateVerificationFailed } from './errors.js';
 
 /**
@@ -110,7 +113,7 @@ function parseCert(der: Buffer, fp = sha256(der)): Cert {
 /** Parses a PEM certificate for use as a trusted root; throws Error with a message naming the rule. */
 export function parseRoot(input: { id: string; pem: string; projectId: string | null; admission: AdmissionRules }): TrustedRoot {
   const der = pemToDer(input.pem);
-  if (!isCa(pkijs.Certificate.fromBER(new Uint8Array(der)))) throw new Error('an mTLS root must be a CA certificate (basicConstraints cA=true)');
+  if (!isCa(pkijsLib().Certificate.fromBER(new Uint8Array(der)))) throw new Error('an mTLS root must be a CA certificate (basicConstraints cA=true)');
   return { ...parseCert(der), id: input.id, projectId: input.projectId, admission: input.admission, der };
 }
 
@@ -188,12 +191,12 @@ export class ChainVerifier {
   private leafFacts(der: Buffer, leaf: Cert): LeafFacts {
     let f = this.leaves.get(leaf.fp);
     if (!f) {
-      const parsed = pkijs.Certificate.fromBER(new Uint8Array(der));
+      const parsed = pkijsLib().Certificate.fromBER(new Uint8Array(der));
       const eku = parsed.extensions?.find((e) => e.extnID === OID.extKeyUsage);
       f = {
         isCa: isCa(parsed),
         keyUsage: keyUsageBits(parsed),
-        extKeyUsage: eku ? ((eku.parsedValue as pkijs.ExtKeyUsage | undefined)?.keyPurposes ?? []) : null,
+        extKeyUsage: eku ? ((eku.parsedValue as Pkijs.ExtKeyUsage | undefined)?.keyPurposes ?? []) : null,
         assertion: assertionOf(parsed, leaf),
       };
       this.leaves.set(leaf.fp, f);
@@ -239,13 +242,13 @@ const OID = {
 };
 
 /** basicConstraints cA, read from the extension itself (OpenSSL's notion of "CA" also weighs key usage). */
-function isCa(cert: pkijs.Certificate): boolean {
+function isCa(cert: Pkijs.Certificate): boolean {
   const ext = cert.extensions?.find((e) => e.extnID === OID.basicConstraints);
-  return Boolean((ext?.parsedValue as pkijs.BasicConstraints | undefined)?.cA);
+  return Boolean((ext?.parsedValue as Pkijs.BasicConstraints | undefined)?.cA);
 }
 
 /** The key usage bits as a number (bit 0 = digitalSignature … bit 8 = decipherOnly), or null when absent. */
-function keyUsageBits(cert: pkijs.Certificate): number | null {
+function keyUsageBits(cert: Pkijs.Certificate): number | null {
   const ext = cert.extensions?.find((e) => e.extnID === OID.keyUsage);
   if (!ext) return null;
   const bits = (ext.parsedValue as asn1js.BitString | undefined)?.valueBlock?.valueHexView;
@@ -298,7 +301,7 @@ const DN_KEYS: Record<string, string> = {
 };
 const MULTI = new Set(['ou', 'dc']);
 
-function dnOf(name: pkijs.RelativeDistinguishedNames): DistinguishedName {
+function dnOf(name: Pkijs.RelativeDistinguishedNames): DistinguishedName {
   const out: DistinguishedName = {};
   for (const tv of name.typesAndValues) {
     const key = DN_KEYS[tv.type];
@@ -310,10 +313,10 @@ function dnOf(name: pkijs.RelativeDistinguishedNames): DistinguishedName {
   return out;
 }
 
-function assertionOf(parsed: pkijs.Certificate, leaf: Cert): CertificateAssertion {
+function assertionOf(parsed: Pkijs.Certificate, leaf: Cert): CertificateAssertion {
   const san = { uris: [] as string[], dns: [] as string[], emails: [] as string[], ips: [] as string[] };
   const ext = parsed.extensions?.find((e) => e.extnID === OID.subjectAltName);
-  for (const name of (ext?.parsedValue as pkijs.AltName | undefined)?.altNames ?? []) {
+  for (const name of (ext?.parsedValue as Pkijs.AltName | undefined)?.altNames ?? []) {
     if (name.type === 6) san.uris.push(String(name.value));
     else if (name.type === 2) san.dns.push(String(name.value));
     else if (name.type === 1) san.emails.push(String(name.value));
