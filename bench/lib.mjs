@@ -30,13 +30,18 @@ export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpd
   });
 }
 
-/** Starts a bare Fastify JSON route (the baseline) in its own process. */
-export function startBaseline() {
+/**
+ * Starts bare Fastify JSON routes (the baseline) in their own process: GET /<name> answers `bodies[name]`,
+ * POST /<name> answers it merged with the parsed request body.
+ */
+export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail running shoes', status: 'active' } }) {
   const code = `
     const fastify = require('fastify')({ logger: false });
-    const item = { id: 'adgrp_0000000000baseline000000', created_at: 1, updated_at: 1, name: 'Trail running shoes', description: null, context_hints: ['a'], status: 'active', bidding_config: { billing_event_type: 'click', max_bid_micros: 1500000 } };
-    fastify.get('/item', async () => item);
-    fastify.post('/item', async (req) => ({ ...item, ...req.body }));
+    const bodies = ${JSON.stringify(bodies)};
+    for (const [name, body] of Object.entries(bodies)) {
+      fastify.get('/' + name, async () => body);
+      fastify.post('/' + name, async (req) => ({ ...body, ...req.body }));
+    }
     fastify.listen({ port: 0, host: '127.0.0.1' }).then((a) => console.log('LISTEN ' + a));
   `;
   return new Promise((resolve, reject) => {

@@ -103,6 +103,7 @@ export const adminModule: Module = {
     );
     app.post('/admin/v1/reset', { ...guard, schema: { tags } }, async () => {
       await resetState(ctx);
+      ctx.auth.forget();
       for (const m of ctx.services.modules as Module[]) await m.reset?.(ctx);
       (ctx.services.requestLog as RequestLog).clear();
       const lines = await restoreBaseline(ctx);

@@ -69,8 +69,12 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
     expect(JSON.stringify(stored)).not.toContain(key.body.value);
     expect((await s.req('GET', '/admin/v1/organizations/org_nope', { key: 'admin' })).status).toBe(404);
     expect((await s.req('POST', '/admin/v1/organizations', { key: 'admin', body: { name: 'x', extra: 1 } })).status).toBe(400);
-    const del = await s.req('DELETE', `/admin/v1/projects/${project.body.id}/api_keys/${key.body.id}`, { key: 'admin' });
+    const full = await s.req('POST', `/admin/v1/projects/${project.body.id}/api_keys`, { key: 'admin', body: { name: 'full' } });
+    expect((await s.req('GET', '/v1/models', { key: full.body.value })).status).toBe(200);
+    const del = await s.req('DELETE', `/admin/v1/projects/${project.body.id}/api_keys/${full.body.id}`, { key: 'admin' });
     expect(del.body.deleted).toBe(true);
+    // Revocation takes effect at once, although resolved keys are remembered briefly.
+    expect((await s.req('GET', '/v1/models', { key: full.body.value })).status).toBe(401);
   });
 
   it('resets all state and restores the demo baseline, keeping the clock and the admin key', async () => {

@@ -18,6 +18,8 @@ export interface PlatformPrincipal {
   permissions: Permissions | null;
   /** For workload tokens: how the identity was proven. */
   via?: 'jwt' | 'x509';
+  /** Resolved from the request's connection too: not to be remembered across requests. */
+  noCache?: boolean;
 }
 
 /** Who an `/ads/v1` request acts for: one ad account. */
@@ -25,6 +27,7 @@ export interface AdsPrincipal {
   kind: 'ads';
   adAccountId: string;
   credentialId: string;
+  noCache?: boolean;
 }
 
 export type Principal = PlatformPrincipal | AdsPrincipal;
@@ -44,6 +47,8 @@ export interface Auth {
   addResolver(resolver: BearerResolver): void;
   /** Resolves the request's bearer once (cached on the request); throws 401. */
   authenticate(request: FastifyRequest): Promise<Principal>;
+  /** Drops remembered credentials (after a key, token or mapping is revoked). */
+  forget(): void;
   addPolicy(policy: Policy): void;
   /** Authenticates a `/v1` request and checks it may do `need`. */
   platform(request: FastifyRequest, need: Need): Promise<PlatformPrincipal>;
@@ -79,12 +84,28 @@ export function createAuth(): Auth {
     return p;
   };
 
+  // Resolved keys are remembered for a second: a key lookup per request is most of a small read's cost.
+  // Revoking a key (or a mapping) calls forget(); other instances see it within RECENT_MS.
+  const recent = new Map<string, { principal: Principal; until: number }>();
+  const RECENT_MS = 1000;
+  const RECENT_MAX = 10_000;
+
   async function resolveUncached(request: FastifyRequest): Promise<Principal> {
     const token = bearerOf(request);
     if (!token) throw unauthorized('You didn\'t provide an API key. Pass it as "Authorization: Bearer <API_KEY>".');
+    const now = performance.now();
+    const hit = recent.get(token);
+    if (hit && hit.until > now) return hit.principal;
     for (const r of resolvers) {
       const p = await r(token, request);
-      if (p) return p;
+      if (p) {
+        // Principals bound to the connection (X.509-minted tokens) are never reused across requests.
+        if (!p.noCache) {
+          if (recent.size >= RECENT_MAX) recent.clear();
+          recent.set(token, { principal: p, until: now + RECENT_MS });
+        }
+        return p;
+      }
     }
     throw unauthorized('Incorrect API key provided.');
   }
@@ -93,6 +114,7 @@ export function createAuth(): Auth {
     addResolver: (r) => void resolvers.push(r),
     addPolicy: (p) => void policies.push(p),
     authenticate: resolve,
+    forget: () => recent.clear(),
     async platform(request, need) {
       const p = await resolve(request);
       if (p.kind !== 'platform') throw unauthorized('An ads API key is not valid on the platform API.');

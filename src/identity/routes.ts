@@ -49,6 +49,7 @@ export function identityAdminRoutes(app: FastifyInstance, ctx: Ctx) {
   app.delete('/admin/v1/projects/:project_id/api_keys/:key_id', { ...guard, schema: { tags, params: Type.Object({ project_id: Type.String(), key_id: Type.String() }) } }, async (req) => {
     const { project_id, key_id } = req.params as any;
     await svc.deleteApiKey(db, project_id, key_id);
+    ctx.auth.forget();
     return { id: key_id, object: 'organization.project.api_key.deleted', deleted: true };
   });
   app.get('/admin/v1/projects/:project_id/service_accounts', { ...guard, schema: { tags, params: ProjectParams } }, async (req) => {

@@ -94,6 +94,7 @@ export function workloadResolver(wi: WorkloadIdentity, listeners: MtlsListeners)
         verified.set(socket, byKey);
       }
     }
-    return p;
+    // Workload tokens expire on the Standin clock and may be bound to the connection: check every request.
+    return { ...p, noCache: true };
   };
 }
