@@ -3,7 +3,7 @@ import type { Ctx } from '../core/context.js';
 import { invalid, notFound } from '../core/errors.js';
 import { newId, newSecret } from '../core/ids.js';
 import { hashSecret, redactSecret } from '../core/secrets.js';
-import type { Exec } from '../store/db.js';
+import { precompiled, type Exec } from '../store/db.js';
 import { SUPPORTED_CURRENCIES } from './max-bids.js';
 import type { AudienceRow, CampaignRow } from './store.js';
 
@@ -75,8 +75,10 @@ export async function listAdsKeys(exec: Exec, adAccountId: string) {
   return rows.map((r) => ({ id: r.id, object: 'ads_api_key', ad_account_id: r.ad_account_id, name: r.name, redacted_value: r.redacted, created_at: r.created_at }));
 }
 
+const adsKeyByHash = precompiled((db) => db.selectFrom('ads_api_keys').select(['id', 'ad_account_id']).where('hash', '=', ''));
+
 export async function resolveAdsKey(exec: Exec, token: string): Promise<AdsPrincipal | null> {
-  const row = await exec.selectFrom('ads_api_keys').select(['id', 'ad_account_id']).where('hash', '=', hashSecret(token)).executeTakeFirst();
+  const [row] = await adsKeyByHash(exec, [hashSecret(token)]);
   return row ? { kind: 'ads', adAccountId: row.ad_account_id, credentialId: row.id } : null;
 }
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { paginate, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
-import type { Exec } from '../store/db.js';
+import { precompiled, type Exec } from '../store/db.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
@@ -9,14 +9,14 @@ export type AudienceRow = Selectable<DB['custom_audiences']>;
 
 export const getAdAccount = (exec: Exec, id: string) => exec.selectFrom('ad_accounts').selectAll().where('id', '=', id).executeTakeFirst();
 
-export const getCampaign = (exec: Exec, adAccountId: string, id: string) =>
-  exec.selectFrom('campaigns').selectAll().where('id', '=', id).where('ad_account_id', '=', adAccountId).executeTakeFirst();
+const campaignById = precompiled((db) => db.selectFrom('campaigns').selectAll().where('id', '=', '').where('ad_account_id', '=', ''));
+export const getCampaign = async (exec: Exec, adAccountId: string, id: string) => (await campaignById(exec, [id, adAccountId]))[0];
 
 export const getAudience = (exec: Exec, adAccountId: string, id: string) =>
   exec.selectFrom('custom_audiences').selectAll().where('id', '=', id).where('ad_account_id', '=', adAccountId).executeTakeFirst();
 
-export const getAdGroup = (exec: Exec, adAccountId: string, id: string) =>
-  exec.selectFrom('ad_groups').selectAll().where('id', '=', id).where('ad_account_id', '=', adAccountId).executeTakeFirst();
+const adGroupById = precompiled((db) => db.selectFrom('ad_groups').selectAll().where('id', '=', '').where('ad_account_id', '=', ''));
+export const getAdGroup = async (exec: Exec, adAccountId: string, id: string) => (await adGroupById(exec, [id, adAccountId]))[0];
 
 export const insertAdGroup = (exec: Exec, row: AdGroupRow) => exec.insertInto('ad_groups').values(row).execute();
 

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Compilable, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazy } from '../core/lazy.js';
@@ -76,3 +76,19 @@ function ensureDir(dir: string): string {
 export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 export const fromJson = <T>(v: string | null | undefined): T | null => (v == null ? null : (JSON.parse(v) as T));
 export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
+
+/**
+ * A hot query compiled once: `build` makes it with placeholder values, and each call runs the same SQL
+ * with new parameters (in the order the builder used them), skipping Kysely's per-call build and compile.
+ */
+export function precompiled<R>(build: (db: Db) => Compilable<R>): (exec: Exec, params: readonly unknown[]) => Promise<R[]> {
+  const sqlByDb = new WeakMap<object, string>();
+  return async (exec, params) => {
+    let text = sqlByDb.get(exec);
+    if (text === undefined) {
+      text = build(exec as Db).compile().sql;
+      sqlByDb.set(exec, text);
+    }
+    return (await exec.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
+  };
+}
