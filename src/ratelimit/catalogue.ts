@@ -103,6 +103,19 @@ export interface RateLimitConfig {
 
 const perTier = (rows: Record<Tier, Limits>) => rows;
 
+/** The limits and price of a small model (gpt-4o-mini's), also the default for unlisted models. */
+const smallModel = () => ({
+  tiers: perTier({
+    free: { rpm: 3, rpd: 200, tpm: 40_000 },
+    tier_1: { rpm: 500, rpd: 10_000, tpm: 200_000, tpd: 2_000_000 },
+    tier_2: { rpm: 5_000, tpm: 2_000_000, tpd: 20_000_000 },
+    tier_3: { rpm: 5_000, tpm: 4_000_000, tpd: 40_000_000 },
+    tier_4: { rpm: 10_000, tpm: 10_000_000, tpd: 1_000_000_000 },
+    tier_5: { rpm: 30_000, tpm: 150_000_000, tpd: 15_000_000_000 },
+  }),
+  price: { input_per_million: 0.15, output_per_million: 0.6 },
+});
+
 /**
  * Built-in catalogue: realistic limits of the platform's public tier tables (illustrative, not
  * authoritative — the spec does not give the numbers). Any model not listed uses the `*` entry, per model.
@@ -119,17 +132,8 @@ export function defaultConfig(): RateLimitConfig {
       tier_5: { qualification_usd: 1_000, usage_limit_usd: 200_000 },
     },
     models: {
-      '*': {
-        tiers: perTier({
-          free: { rpm: 3, rpd: 200, tpm: 40_000 },
-          tier_1: { rpm: 500, rpd: 10_000, tpm: 200_000, tpd: 2_000_000 },
-          tier_2: { rpm: 5_000, tpm: 2_000_000, tpd: 20_000_000 },
-          tier_3: { rpm: 5_000, tpm: 4_000_000, tpd: 40_000_000 },
-          tier_4: { rpm: 10_000, tpm: 10_000_000, tpd: 1_000_000_000 },
-          tier_5: { rpm: 30_000, tpm: 150_000_000, tpd: 15_000_000_000 },
-        }),
-        price: { input_per_million: 0.15, output_per_million: 0.6 },
-      },
+      // Unlisted models get the limits and price of a small model.
+      '*': smallModel(),
       'gpt-image-1': {
         tiers: perTier({
           free: { rpm: 1, ipm: 1, tpm: 10_000 },
@@ -168,15 +172,7 @@ export function defaultConfig(): RateLimitConfig {
       },
       'gpt-4o-mini': {
         models: ['gpt-4o-mini', 'gpt-4o-mini-2024-07-18'],
-        tiers: perTier({
-          free: { rpm: 3, rpd: 200, tpm: 40_000 },
-          tier_1: { rpm: 500, rpd: 10_000, tpm: 200_000, tpd: 2_000_000 },
-          tier_2: { rpm: 5_000, tpm: 2_000_000, tpd: 20_000_000 },
-          tier_3: { rpm: 5_000, tpm: 4_000_000, tpd: 40_000_000 },
-          tier_4: { rpm: 10_000, tpm: 10_000_000, tpd: 1_000_000_000 },
-          tier_5: { rpm: 30_000, tpm: 150_000_000, tpd: 15_000_000_000 },
-        }),
-        price: { input_per_million: 0.15, output_per_million: 0.6 },
+        ...smallModel(),
       },
       'gpt-4.1': {
         models: ['gpt-4.1', 'gpt-4.1-2025-04-14'],

@@ -61,24 +61,8 @@ export interface MtlsRoot {
   retired_at: number | null;
 }
 
-export interface Exchange {
-  id: string;
-  object: 'organization.workload_identity.exchange';
-  organization_id: string | null;
-  provider_id: string | null;
-  mapping_id: string | null;
-  service_account_id: string | null;
-  subject: string | null;
-  via: 'jwt' | 'x509' | null;
-  outcome: 'issued' | 'refused';
-  error: string | null;
-  category: string | null;
-  reason: string | null;
-  token_id: string | null;
-  certificate_sha256: string | null;
-  client_ip: string | null;
-  created_at: number;
-}
+/** An audit entry: the table row, as the admin API shows it. */
+export type Exchange = WorkloadTables['workload_exchanges'] & { object: 'organization.workload_identity.exchange' };
 
 export const toProvider = (r: ProviderRow): Provider => ({
   id: r.id,
