@@ -1,4 +1,6 @@
-// Bundles Standin's own code into dist/ (dependencies stay external), so `npm start` boots fast.
+// Bundles Standin and its pure-JS dependencies into one file in dist/: resolving and reading a few thousand
+// module files was half of the cold start. Native addons stay external, and packages loaded on first use
+// (src/core/lazy.ts: pg, ioredis, yaml, pkijs, the tokenizer) are required from node_modules at run time.
 import { build } from 'esbuild';
 import { existsSync } from 'node:fs';
 
@@ -10,7 +12,9 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  packages: 'external',
+  external: ['better-sqlite3', 'pg-native', 'playwright-core', 'fsevents'],
+  // Bundled CommonJS code calls require(); give the ESM bundle one.
+  banner: { js: "import { createRequire as __standinRequire } from 'node:module'; const require = __standinRequire(import.meta.url);" },
   sourcemap: true,
   logLevel: 'warning',
 });

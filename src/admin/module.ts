@@ -9,6 +9,7 @@ import { applyConfig, configSchema, readConfigFile } from '../server/config-file
 import { seedDemo } from '../server/seed.js';
 import { adminOf, createAdminGuard } from './guard.js';
 import { resetState } from './reset.js';
+import { saveClock } from '../server/clock-store.js';
 
 const ADMIN_KEY = 'admin_key';
 
@@ -93,6 +94,8 @@ export const adminModule: Module = {
           throw invalid(`'duration': ${(err as Error).message}.`, 'duration');
         }
         ctx.clock.advance(Math.round(ms));
+        // Answer once the moved clock is stored: a restart, or another instance, must see it.
+        await saveClock(ctx);
         return clockView();
       },
     );

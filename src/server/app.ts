@@ -12,6 +12,7 @@ import { migrate } from '../store/migrate.js';
 import { modules as defaultModules } from './modules.js';
 import type { Module } from './module.js';
 import { RequestLog, redactUrl } from './request-log.js';
+import { CLOCK_KEY, saveClock } from './clock-store.js';
 import { ajvErrorToApiError, validatorCompiler } from './validation.js';
 
 export interface Standin {
@@ -25,7 +26,6 @@ export interface Standin {
   close(): Promise<void>;
 }
 
-const CLOCK_KEY = 'clock_offset_ms';
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: Module[]; logger?: boolean } = {}): Promise<Standin> {
@@ -58,14 +58,7 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
   const ctx: Ctx = { settings: { ...settings }, store, clock, jobs, log, auth: createAuth(), services: {} };
 
   // The clock is shared through the store, so every instance (and a restart) sees the moved time.
-  clock.onChange((offset) => {
-    void store.db
-      .insertInto('settings')
-      .values({ key: CLOCK_KEY, value: String(offset) })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(offset) }))
-      .execute()
-      .catch((err) => log.error({ err }, 'saving the clock failed'));
-  });
+  clock.onChange(() => void saveClock(ctx).catch((err) => log.error({ err }, 'saving the clock failed')));
 
   const requestLog = new RequestLog();
   ctx.services.requestLog = requestLog;

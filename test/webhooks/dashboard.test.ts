@@ -48,7 +48,8 @@ describe('dashboard: project settings › webhooks', () => {
     await page.locator('#deliveries tr').nth(1).waitFor();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await page.locator('#secret-value').filter({ hasNotText: secret! }).waitFor();
-    expect(await page.locator('#endpoints').textContent()).toContain('old secret signs until');
+    // The list re-renders after the rotation answer: wait for it rather than read it at once.
+    await page.locator('#endpoints', { hasText: 'old secret signs until' }).waitFor();
     expect(await page.locator('#msg').textContent()).toBe('');
   });
 
