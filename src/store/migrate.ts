@@ -18,7 +18,15 @@ export async function migrate(store: Store, modules: Module[]): Promise<string[]
   // Kysely looks for its bookkeeping tables across all schemas; pin them to ours (PostgreSQL search_path).
   const schema = store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
   const migrator = new Migrator({ db: store.db, provider, allowUnorderedMigrations: true, migrationTableSchema: schema });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    // Kysely's PostgreSQL introspection reads the catalog of every schema; a table dropped elsewhere in the
+    // database at that moment makes it fail with 42P01. Nothing was migrated then: try again.
+    if (error && (error as { code?: string }).code === '42P01' && attempt < 5) {
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+      continue;
+    }
+    if (error) throw error;
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
 }
