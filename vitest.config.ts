@@ -8,5 +8,6 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });
