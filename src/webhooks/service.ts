@@ -1,3 +1,4 @@
+import type { Selectable } from 'kysely';
 import { isIP } from 'node:net';
 import type { Ctx } from '../core/context.js';
 import { invalid, notFound } from '../core/errors.js';
@@ -8,6 +9,7 @@ import { paginate } from '../core/pagination.js';
 import { fromJson, type Exec } from '../store/db.js';
 import { DEPRECATED_EVENT_TYPE, EVENT_TYPES, isEventType } from './catalog.js';
 import { isWebhookSecret, newWebhookSecret } from './signing.js';
+import type { WebhookTables } from './tables.js';
 import type { Outbound } from '../core/outbound.js';
 
 /** How long the old secret keeps signing after a rotation, unless the request says otherwise. */
@@ -33,19 +35,7 @@ export interface WebhookEndpoint {
   secret?: string;
 }
 
-type EndpointRow = {
-  id: string;
-  project_id: string;
-  name: string;
-  url: string;
-  event_types: string;
-  enabled: number;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-  created_at: number;
-  updated_at: number;
-};
+type EndpointRow = Selectable<WebhookTables['webhook_endpoints']>;
 
 const hint = (secret: string) => `whsec_…${secret.slice(-4)}`;
 

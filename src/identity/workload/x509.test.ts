@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Eku, KeyUsage, makeIntermediate, makeLeaf, makeRoot, type Issued } from '../../../test/identity/certs.js';
+import { createClock } from '../../core/clock.js';
 import { CertificateVerificationFailed } from './errors.js';
 import { DEFAULT_ADMISSION, parseRoot, pemToDer, verifyClientChain, type AdmissionRules, type TrustedRoot } from './x509.js';
 
@@ -9,7 +10,8 @@ let inter: Issued;
 let otherRoot: Issued;
 let trusted: TrustedRoot;
 let other: TrustedRoot;
-const now = () => Date.now();
+// Certificates are judged by Standin's clock; an unmoved clock reads the wall time.
+const now = () => createClock().now();
 
 const trust = (r: Issued, admission: Partial<AdmissionRules> = {}, id = 'root_1'): TrustedRoot =>
   parseRoot({ id, pem: r.pem, projectId: null, admission: { ...DEFAULT_ADMISSION, ...admission } });
