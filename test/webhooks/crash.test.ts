@@ -102,7 +102,8 @@ describe.each(dialects())('kill -9 during a burst of events (%s)', (dialect) => 
     await Promise.all(senders);
     const inFlight = new Set(rx.received.map((r) => r.headers['webhook-id'] as string));
     expect(inFlight.size).toBeGreaterThanOrEqual(40);
-    expect(acknowledged.size).toBeGreaterThan(inFlight.size); // others were still queued when it died
+    // Usually more events were acknowledged than reached the receiver (the rest were queued when it died);
+    // on a fast machine all of them may be in flight. Both kinds must arrive after the restart.
 
     rx.set(() => ({ status: 200, body: 'ok' }));
     child = await serve(env);
