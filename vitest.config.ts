@@ -9,5 +9,6 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     reporters: ['default', './test/summary-reporter.ts'],
+    globalSetup: ['./test/global-setup.ts'],
   },
 });

@@ -31,10 +31,17 @@ export interface TestStandin extends Standin {
   url?: string;
 }
 
-/** A fresh schema in the test database, dropped on close. */
-async function pgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+/** Test schemas share a prefix, so the next run's global setup can drop them. */
+export const TEST_SCHEMA_PREFIX = 'standin_test_';
+export const testSchemaName = (kind: string) => `${TEST_SCHEMA_PREFIX}${kind}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+
+/**
+ * A fresh schema in the test database. It is not dropped at close: a DROP while another test process
+ * migrates breaks PostgreSQL's catalog scan there; test/global-setup.ts drops earlier runs' schemas.
+ */
+async function pgSchema(): Promise<{ url: string }> {
   const base = process.env.STANDIN_TEST_DATABASE_URL!;
-  const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const schema = testSchemaName('t');
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   await client.query(`CREATE SCHEMA ${schema}`);
@@ -43,12 +50,6 @@ async function pgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
   u.searchParams.set('options', `-c search_path=${schema}`);
   return {
     url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    },
   };
 }
 
@@ -95,7 +96,6 @@ export async function startTestStandin(opts: { dialect?: TestDialect; settings?:
     },
     async close() {
       await close();
-      await pgdb?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -650,13 +650,16 @@ class TurnWriter {
     const events = this.events.splice(0);
     if (guard) await this.guard(tx);
     for (const op of ops) await op(tx);
+    // Flags are cleared before the awaited writes: a chunk arriving meanwhile marks them again, so the
+    // next flush writes it (clearing them afterwards lost the stream's last piece on PostgreSQL).
     if (this.dirtyText && this.messageId && !this.messageClosed) {
+      this.dirtyText = false;
       await tx.updateTable('thread_messages').set({ content: JSON.stringify(this.content()) }).where('id', '=', this.messageId).execute();
     }
     if (this.dirtyCalls && this.toolStepId) {
+      this.dirtyCalls = false;
       await tx.updateTable('run_steps').set({ step_details: JSON.stringify({ type: 'tool_calls', tool_calls: this.calls.filter(Boolean) }) }).where('id', '=', this.toolStepId).execute();
     }
-    this.dirtyText = this.dirtyCalls = false;
     await store.appendEvents(this.ctx, tx, this.run.id, events);
   }
 

@@ -20,9 +20,9 @@ export async function migrate(store: Store, modules: Module[]): Promise<string[]
   const migrator = new Migrator({ db: store.db, provider, allowUnorderedMigrations: true, migrationTableSchema: schema });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
-    // Kysely's PostgreSQL introspection reads the catalog of every schema; a table dropped elsewhere in the
-    // database at that moment makes it fail with 42P01. Nothing was migrated then: try again.
-    if (error && (error as { code?: string }).code === '42P01' && attempt < 5) {
+    // Kysely's PostgreSQL introspection reads the catalog of every schema; a table or schema dropped
+    // elsewhere in the database at that moment makes it fail (42P01, 3F000). Nothing was migrated: try again.
+    if (error && ['42P01', '3F000'].includes((error as { code?: string }).code ?? '') && attempt < 5) {
       await new Promise((r) => setTimeout(r, 100 * attempt));
       continue;
     }

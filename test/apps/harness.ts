@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,8 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 
 /** Builds dist/web (the host page and the bridge) once per test file. */
 export async function buildWeb() {
+  // `npm test` builds first; rebuilding here while another test file reads dist/web would race.
+  if (existsSync(new URL('../../dist/web/apps/host.js', import.meta.url)) && existsSync(new URL('../../dist/web/apps/bridge.js', import.meta.url))) return;
   const script: string = new URL('../../scripts/build-web.mjs', import.meta.url).href;
   await import(script);
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testSchemaName } from '../helpers.js';
 
 /** Starts `node dist/main.js …` (built by `npm test`) and resolves with its output once it listens. */
 function startProcess(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; out: string; url: string }> {
@@ -69,7 +70,7 @@ describe('standin serve (the real process)', () => {
   it.runIf(process.env.STANDIN_TEST_DATABASE_URL)('two processes on one PostgreSQL database work side by side', async () => {
     const pg = (await import('pg')).default;
     const base = process.env.STANDIN_TEST_DATABASE_URL!;
-    const schema = `cli_${process.pid}_${Date.now()}`;
+    const schema = testSchemaName('cli');
     const admin = new pg.Client({ connectionString: base });
     await admin.connect();
     await admin.query(`CREATE SCHEMA ${schema}`);
@@ -112,7 +113,6 @@ describe('standin serve (the real process)', () => {
       a.child.kill('SIGTERM');
       b.child.kill('SIGTERM');
       expect(await Promise.all(exits)).toEqual([0, 0]);
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
     }
   });
