@@ -540,24 +540,7 @@ class TurnWriter {
     const now = this.ctx.clock.nowSeconds();
     this.messageId = newId('msg', this.ctx.clock);
     this.messageStepId = newId('step', this.ctx.clock);
-    const step: StepRow = {
-      id: this.messageStepId,
-      project_id: this.run.project_id,
-      run_id: this.run.id,
-      thread_id: this.run.thread_id,
-      assistant_id: this.run.assistant_id,
-      created_at: now,
-      type: 'message_creation',
-      status: 'in_progress',
-      step_details: JSON.stringify({ type: 'message_creation', message_creation: { message_id: this.messageId } }),
-      last_error: null,
-      cancelled_at: null,
-      completed_at: null,
-      expired_at: null,
-      failed_at: null,
-      usage: null,
-      metadata: null,
-    };
+    const step = this.newStep(this.messageStepId, now, { type: 'message_creation', message_creation: { message_id: this.messageId } });
     const message: MessageRow = {
       id: this.messageId,
       project_id: this.run.project_id,
@@ -607,19 +590,18 @@ class TurnWriter {
     this.events.push({ event: 'thread.message.completed', data: messageView(message) }, { event: 'thread.run.step.completed', data: stepView(step) });
   }
 
-  private ensureToolStep() {
-    if (this.toolStepId) return;
-    this.toolStepId = newId('step', this.ctx.clock);
-    const step: StepRow = {
-      id: this.toolStepId,
+  /** A new in-progress step of this run. */
+  private newStep(id: string, createdAt: number, details: { type: 'message_creation' | 'tool_calls' } & Json): StepRow {
+    return {
+      id,
       project_id: this.run.project_id,
       run_id: this.run.id,
       thread_id: this.run.thread_id,
       assistant_id: this.run.assistant_id,
-      created_at: this.ctx.clock.nowSeconds(),
-      type: 'tool_calls',
+      created_at: createdAt,
+      type: details.type,
       status: 'in_progress',
-      step_details: JSON.stringify({ type: 'tool_calls', tool_calls: [] }),
+      step_details: JSON.stringify(details),
       last_error: null,
       cancelled_at: null,
       completed_at: null,
@@ -628,6 +610,12 @@ class TurnWriter {
       usage: null,
       metadata: null,
     };
+  }
+
+  private ensureToolStep() {
+    if (this.toolStepId) return;
+    this.toolStepId = newId('step', this.ctx.clock);
+    const step = this.newStep(this.toolStepId, this.ctx.clock.nowSeconds(), { type: 'tool_calls', tool_calls: [] });
     this.ops.push(async (tx) => void (await tx.insertInto('run_steps').values(step).execute()));
     this.events.push({ event: 'thread.run.step.created', data: stepView(step) }, { event: 'thread.run.step.in_progress', data: stepView(step) });
   }

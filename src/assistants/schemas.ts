@@ -23,39 +23,23 @@ const responseFormat = Checked("'auto', {type: text}, {type: json_object} or {ty
 const toolChoice = Checked("'none', 'auto', 'required' or {type, function?: {name}}.");
 const truncation = Checked('{type: auto | last_messages, last_messages?}.');
 
-export const CreateAssistantBody = Type.Object(
-  {
-    model: Model,
-    name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
-    instructions: Type.Optional(Nullable(Instructions)),
-    reasoning_effort: Type.Optional(ReasoningEffort),
-    tools: Type.Optional(tools),
-    tool_resources: Type.Optional(toolResources),
-    metadata: Type.Optional(metadata),
-    temperature: Type.Optional(Temperature),
-    top_p: Type.Optional(TopP),
-    response_format: Type.Optional(responseFormat),
-  },
-  { additionalProperties: false },
-);
+/** Assistant fields other than `model` (optional on create and on modify alike). */
+const assistantFields = {
+  name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
+  instructions: Type.Optional(Nullable(Instructions)),
+  reasoning_effort: Type.Optional(ReasoningEffort),
+  tools: Type.Optional(tools),
+  tool_resources: Type.Optional(toolResources),
+  metadata: Type.Optional(metadata),
+  temperature: Type.Optional(Temperature),
+  top_p: Type.Optional(TopP),
+  response_format: Type.Optional(responseFormat),
+};
 
-export const ModifyAssistantBody = Type.Object(
-  {
-    model: Type.Optional(Model),
-    name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
-    instructions: Type.Optional(Nullable(Instructions)),
-    reasoning_effort: Type.Optional(ReasoningEffort),
-    tools: Type.Optional(tools),
-    tool_resources: Type.Optional(toolResources),
-    metadata: Type.Optional(metadata),
-    temperature: Type.Optional(Temperature),
-    top_p: Type.Optional(TopP),
-    response_format: Type.Optional(responseFormat),
-  },
-  { additionalProperties: false },
-);
+export const CreateAssistantBody = Type.Object({ model: Model, ...assistantFields }, { additionalProperties: false });
+
+export const ModifyAssistantBody = Type.Object({ model: Type.Optional(Model), ...assistantFields }, { additionalProperties: false });
 
 export const CreateThreadBody = Type.Object(
   {

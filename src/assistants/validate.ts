@@ -10,6 +10,16 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
 const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The `name` of a function or a json_schema: required, a-z A-Z 0-9 _ -, at most 64 characters. */
+function requiredName(obj: Json, path: string): string {
+  const name = required(obj, 'name', path);
+  expectType(name, 'string', `${path}.name`);
+  if (!NAME_RE.test(name as string)) {
+    throw invalid(`Invalid '${path}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.`, `${path}.name`, 'invalid_value');
+  }
+  return name as string;
+}
 const IMAGE_EXT_RE = /\.(jpe?g|png|gif|webp)$/i;
 const DATA_IMAGE_RE = /^data:image\/(jpeg|jpg|png|gif|webp);base64,/i;
 
@@ -168,11 +178,7 @@ export function checkTools(v: unknown, max: number, param = 'tools'): void {
     expectType(fn, 'object', fp);
     const f = fn as Json;
     onlyKeys(f, ['name', 'description', 'parameters', 'strict'], fp);
-    const name = required(f, 'name', fp);
-    expectType(name, 'string', `${fp}.name`);
-    if (!NAME_RE.test(name as string)) {
-      throw invalid(`Invalid '${fp}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.`, `${fp}.name`, 'invalid_value');
-    }
+    const name = requiredName(f, fp);
     if (names.has(name as string)) throw invalid(`Invalid '${param}': function names must be unique; '${name}' appears twice.`, `${fp}.name`, 'invalid_value');
     names.add(name as string);
     if (f.description !== undefined) {
@@ -198,11 +204,7 @@ export function checkResponseFormat(v: unknown, param = 'response_format'): void
   expectType(js, 'object', jp);
   const j = js as Json;
   onlyKeys(j, ['name', 'description', 'schema', 'strict'], jp);
-  const name = required(j, 'name', jp);
-  expectType(name, 'string', `${jp}.name`);
-  if (!NAME_RE.test(name as string)) {
-    throw invalid(`Invalid '${jp}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.`, `${jp}.name`, 'invalid_value');
-  }
+  const name = requiredName(j, jp);
   if (j.description !== undefined) expectType(j.description, 'string', `${jp}.description`);
   if (j.schema !== undefined) expectType(j.schema, 'object', `${jp}.schema`);
   if (j.strict !== undefined && j.strict !== null) expectType(j.strict, 'boolean', `${jp}.strict`);
