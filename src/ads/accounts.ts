@@ -75,10 +75,10 @@ export async function listAdsKeys(exec: Exec, adAccountId: string) {
   return rows.map((r) => ({ id: r.id, object: 'ads_api_key', ad_account_id: r.ad_account_id, name: r.name, redacted_value: r.redacted, created_at: r.created_at }));
 }
 
-const adsKeyByHash = precompiled((db) => db.selectFrom('ads_api_keys').select(['id', 'ad_account_id']).where('hash', '=', ''));
+const adsKeyByHash = precompiled(['hash'], (db, a: { hash: string }) => db.selectFrom('ads_api_keys').select(['id', 'ad_account_id']).where('hash', '=', a.hash));
 
 export async function resolveAdsKey(exec: Exec, token: string): Promise<AdsPrincipal | null> {
-  const [row] = await adsKeyByHash(exec, [hashSecret(token)]);
+  const [row] = await adsKeyByHash(exec, { hash: hashSecret(token) });
   return row ? { kind: 'ads', adAccountId: row.ad_account_id, credentialId: row.id } : null;
 }
 

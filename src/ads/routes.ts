@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Ctx } from '../core/context.js';
 import { notFound } from '../core/errors.js';
@@ -21,8 +21,11 @@ const Page = Type.Object(
 export async function adsRoutes(root: FastifyInstance, ctx: Ctx) {
   await root.register(async (app) => {
     // Authenticate before validating, so a request without a valid key learns nothing about the API.
-    app.addHook('onRequest', async (req) => {
-      (req as AdsRequest).adAccountId = (await ctx.auth.ads(req)).adAccountId;
+    app.addHook('onRequest', (req, _reply, done) => {
+      ctx.auth.ads(req).then((p) => {
+        (req as AdsRequest).adAccountId = p.adAccountId;
+        done();
+      }, done);
     });
     routes(app, ctx);
   });
@@ -30,47 +33,55 @@ export async function adsRoutes(root: FastifyInstance, ctx: Ctx) {
 
 type AdsRequest = FastifyRequest & { adAccountId: string };
 
+/** Ad groups leave the service as JSON text (ads/documents.ts): answered as is. */
+function sendJson(reply: FastifyReply, json: string): string {
+  reply.type('application/json; charset=utf-8');
+  return json;
+}
+
 function routes(app: FastifyInstance, ctx: Ctx) {
-  const account = async (req: FastifyRequest) => (req as AdsRequest).adAccountId;
+  const account = (req: FastifyRequest) => (req as AdsRequest).adAccountId;
   const tags = ['ads'];
   const db = ctx.store.db;
 
-  app.get('/ads/v1/ad_groups', { schema: { tags, querystring: ListAdGroupsQuery } }, async (req) => {
+  app.get('/ads/v1/ad_groups', { schema: { tags, querystring: ListAdGroupsQuery } }, async (req, reply) => {
     const { campaign_id, ...page } = req.query as any;
-    return svc.listAdGroups(ctx, await account(req), campaign_id, page);
+    return sendJson(reply, await svc.listAdGroups(ctx, account(req), campaign_id, page));
   });
-  app.post('/ads/v1/ad_groups', { schema: { tags, body: CreateAdGroupBody } }, async (req) => svc.createAdGroup(ctx, await account(req), req.body as any));
-  app.get('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams } }, async (req) => svc.getAdGroup(ctx, await account(req), (req.params as any).ad_group_id));
-  app.post('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams, body: UpdateAdGroupBody } }, async (req) =>
-    svc.updateAdGroup(ctx, await account(req), (req.params as any).ad_group_id, req.body as any),
+  app.post('/ads/v1/ad_groups', { schema: { tags, body: CreateAdGroupBody } }, async (req, reply) => sendJson(reply, await svc.createAdGroup(ctx, account(req), req.body as any)));
+  app.get('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams } }, async (req, reply) =>
+    sendJson(reply, await svc.getAdGroup(ctx, account(req), (req.params as any).ad_group_id)),
+  );
+  app.post('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams, body: UpdateAdGroupBody } }, async (req, reply) =>
+    sendJson(reply, await svc.updateAdGroup(ctx, account(req), (req.params as any).ad_group_id, req.body as any)),
   );
   for (const [action, status] of [['activate', 'active'], ['pause', 'paused'], ['archive', 'archived']] as const) {
-    app.post(`/ads/v1/ad_groups/:ad_group_id/${action}`, { schema: { tags, params: IdParams } }, async (req) =>
-      svc.transition(ctx, await account(req), (req.params as any).ad_group_id, status),
+    app.post(`/ads/v1/ad_groups/:ad_group_id/${action}`, { schema: { tags, params: IdParams } }, async (req, reply) =>
+      sendJson(reply, await svc.transition(ctx, account(req), (req.params as any).ad_group_id, status)),
     );
   }
 
-  app.get('/ads/v1/campaigns', { schema: { tags, querystring: Page } }, async (req) => store.listCampaigns(db, await account(req), req.query as any, campaignView));
+  app.get('/ads/v1/campaigns', { schema: { tags, querystring: Page } }, async (req) => store.listCampaigns(db, account(req), req.query as any, campaignView));
   app.get('/ads/v1/campaigns/:id', { schema: { tags, params: Type.Object({ id: Type.String() }) } }, async (req) => {
     const id = (req.params as any).id;
-    const row = await store.getCampaign(db, await account(req), id);
+    const row = await store.getCampaign(db, account(req), id);
     if (!row) throw notFound('campaign', id);
     return campaignView(row);
   });
   app.get('/ads/v1/custom_audiences', { schema: { tags, querystring: ListAudiencesQuery } }, async (req) => {
     const { intended_use, ...page } = req.query as any;
-    return store.listAudiences(db, await account(req), intended_use, page, audienceView);
+    return store.listAudiences(db, account(req), intended_use, page, audienceView);
   });
   app.get('/ads/v1/custom_audiences/:id', { schema: { tags, params: Type.Object({ id: Type.String() }) } }, async (req) => {
     const id = (req.params as any).id;
-    const row = await store.getAudience(db, await account(req), id);
+    const row = await store.getAudience(db, account(req), id);
     if (!row) throw notFound('custom audience', id);
     return audienceView(row);
   });
-  app.get('/ads/v1/product_feeds', { schema: { tags, querystring: Page } }, async (req) => store.listFeeds(db, await account(req), req.query as any, feedView));
+  app.get('/ads/v1/product_feeds', { schema: { tags, querystring: Page } }, async (req) => store.listFeeds(db, account(req), req.query as any, feedView));
   app.get('/ads/v1/product_feeds/:id', { schema: { tags, params: Type.Object({ id: Type.String() }) } }, async (req) => {
     const id = (req.params as any).id;
-    const row = await db.selectFrom('product_feeds').selectAll().where('id', '=', id).where('ad_account_id', '=', await account(req)).executeTakeFirst();
+    const row = await db.selectFrom('product_feeds').selectAll().where('id', '=', id).where('ad_account_id', '=', account(req)).executeTakeFirst();
     if (!row) throw notFound('product feed', id);
     return feedView(row);
   });

@@ -2,24 +2,14 @@ import type { Ctx } from '../core/context.js';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { ListParams } from '../core/pagination.js';
-import { fromJson, toJson, type Exec } from '../store/db.js';
+import { toJson, type Exec } from '../store/db.js';
+import { groupCommit, type GroupCommit } from '../store/group-commit.js';
+import { adGroupJson } from './documents.js';
 import { maxBidMicros, withOverrides, type BiddingType, type MaxBidTable } from './max-bids.js';
 import { NUMERIC_FILTER_FIELDS, type BiddingConfigT, type CreateAdGroupInput, type ProductSetT, type UpdateAdGroupInput } from './schemas.js';
 import * as store from './store.js';
 
 export type AdGroupStatus = 'active' | 'paused' | 'archived';
-
-export interface AdGroup {
-  id: string;
-  created_at: number;
-  updated_at: number;
-  name: string;
-  description: string | null;
-  context_hints: string[];
-  status: AdGroupStatus;
-  bidding_config: BiddingConfigT;
-  product_set?: ProductSetT;
-}
 
 /** Runtime settings of the ads module (`ctx.services.ads`). */
 export interface AdsSettings {
@@ -31,22 +21,6 @@ export const adsSettings = (ctx: Ctx): AdsSettings => (ctx.services.ads ??= { ma
 /** The billing event each campaign bidding type bills on; conversion (oCPC) campaigns bill clicks with a CPA bid. */
 const BILLING_EVENT: Record<BiddingType, 'impression' | 'click'> = { impressions: 'impression', clicks: 'click', conversions: 'click' };
 
-export function toAdGroup(row: store.AdGroupRow): AdGroup {
-  const group: AdGroup = {
-    id: row.id,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    name: row.name,
-    description: row.description,
-    context_hints: fromJson<string[]>(row.context_hints) ?? [],
-    status: row.status as AdGroupStatus,
-    bidding_config: fromJson<BiddingConfigT>(row.bidding_config)!,
-  };
-  const productSet = fromJson<ProductSetT>(row.product_set);
-  if (productSet) group.product_set = productSet;
-  return group;
-}
-
 const characters = (s: string) => [...s].length;
 
 function checkName(name: string) {
@@ -55,8 +29,9 @@ function checkName(name: string) {
   if (!/\S/u.test(name)) throw invalid("'name' must contain a non-space character.", 'name', 'invalid_name');
 }
 
-async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign: store.CampaignRow, currency: string, bc: BiddingConfigT) {
+async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign: store.CampaignWithCurrency, bc: BiddingConfigT) {
   const type = campaign.bidding_type as BiddingType;
+  const currency = campaign.currency;
   const expected = BILLING_EVENT[type];
   if (bc.billing_event_type !== expected) {
     throw invalid(
@@ -122,16 +97,19 @@ async function loadCampaign(exec: Exec, adAccountId: string, campaignId: string,
   return campaign;
 }
 
-async function currencyOf(exec: Exec, adAccountId: string) {
-  return (await store.getAdAccount(exec, adAccountId))?.currency ?? 'USD';
-}
+/** Inserts ad groups under group commit: a burst of creates shares one transaction. */
+const insertAdGroups = (ctx: Ctx) =>
+  (ctx.services.adGroupInserts ??= groupCommit<store.AdGroupRow>(
+    () => ctx.store.db,
+    (tx, rows) => store.insertAdGroups(tx, rows),
+  )) as GroupCommit<store.AdGroupRow>;
 
-/** Creates an ad group after checking every rule of the spec. */
-export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<AdGroup> {
+/** Creates an ad group after checking every rule of the spec; answers with its JSON text. */
+export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<string> {
   const db = ctx.store.db;
   const campaign = await loadCampaign(db, adAccountId, input.campaign_id, 'campaign_id');
   checkName(input.name);
-  await checkBidding(db, ctx, adAccountId, campaign, await currencyOf(db, adAccountId), input.bidding_config);
+  await checkBidding(db, ctx, adAccountId, campaign, input.bidding_config);
   let productSet: ProductSetT | undefined = input.product_set;
   if (productSet) checkProductSet(campaign, productSet);
   else if (campaign.product_feed_id) productSet = { product_feed_id: campaign.product_feed_id, filters: [] };
@@ -149,14 +127,15 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
     created_at: now,
     updated_at: now,
   };
-  await store.insertAdGroup(db, row);
-  return toAdGroup(row);
+  await insertAdGroups(ctx)(row);
+  return adGroupJson(row);
 }
 
-export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Promise<AdGroup> {
-  return toAdGroup(await loadAdGroup(ctx.store.db, adAccountId, id));
+export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Promise<string> {
+  const json = await store.getAdGroupJson(ctx.store.db, adAccountId, id);
+  if (json === undefined) throw notFound('ad group', id);
+  return json;
 }
-
 async function loadAdGroup(exec: Exec, adAccountId: string, id: string) {
   const row = await store.getAdGroup(exec, adAccountId, id);
   if (!row) throw notFound('ad group', id);
@@ -174,17 +153,17 @@ const archivedError = (id: string) =>
  * APIs refuse changes to removed resources); archiving it again is a no-op. The response omits
  * `product_set`, as the real platform may — retrieve the ad group to read it.
  */
-export async function updateAdGroup(ctx: Ctx, adAccountId: string, id: string, input: UpdateAdGroupInput): Promise<AdGroup> {
+export async function updateAdGroup(ctx: Ctx, adAccountId: string, id: string, input: UpdateAdGroupInput): Promise<string> {
   return ctx.store.db.transaction().execute(async (tx) => {
     const row = await loadAdGroup(tx, adAccountId, id);
     if (row.status === 'archived') {
       const onlyArchive = Object.keys(input).every((k) => k === 'status') && input.status === 'archived';
       if (!onlyArchive) throw archivedError(id);
-      return omitProductSet(toAdGroup(row));
+      return adGroupJson(row, false);
     }
     const campaign = await loadCampaign(tx, adAccountId, row.campaign_id, null);
     if (input.name !== undefined) checkName(input.name);
-    if (input.bidding_config) await checkBidding(tx, ctx, adAccountId, campaign, await currencyOf(tx, adAccountId), input.bidding_config);
+    if (input.bidding_config) await checkBidding(tx, ctx, adAccountId, campaign, input.bidding_config);
     if (input.product_set) checkProductSet(campaign, input.product_set);
     const next: store.AdGroupRow = {
       ...row,
@@ -197,31 +176,28 @@ export async function updateAdGroup(ctx: Ctx, adAccountId: string, id: string, i
       updated_at: ctx.clock.nowSeconds(),
     };
     await store.updateAdGroup(tx, next);
-    return omitProductSet(toAdGroup(next));
+    return adGroupJson(next, false);
   });
-}
-
-function omitProductSet(group: AdGroup): AdGroup {
-  const { product_set: _omitted, ...rest } = group;
-  return rest;
 }
 
 /** The action endpoints: activate and pause move between active and paused; archive is final. */
-export async function transition(ctx: Ctx, adAccountId: string, id: string, to: AdGroupStatus): Promise<AdGroup> {
+export async function transition(ctx: Ctx, adAccountId: string, id: string, to: AdGroupStatus): Promise<string> {
   return ctx.store.db.transaction().execute(async (tx) => {
     const row = await loadAdGroup(tx, adAccountId, id);
     if (row.status === 'archived') {
-      if (to === 'archived') return toAdGroup(row);
+      if (to === 'archived') return adGroupJson(row);
       throw archivedError(id);
     }
-    if (row.status === to) return toAdGroup(row);
+    if (row.status === to) return adGroupJson(row);
     const next = { ...row, status: to, updated_at: ctx.clock.nowSeconds() };
     await store.updateAdGroup(tx, next);
-    return toAdGroup(next);
+    return adGroupJson(next);
   });
 }
 
-export async function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams) {
-  await loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id');
-  return store.listAdGroups(ctx.store.db, adAccountId, campaignId, params, toAdGroup);
+/** A page of a campaign's ad groups as JSON text; an unknown campaign is a 404 (checked only when the page is empty). */
+export async function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams): Promise<string> {
+  const page = await store.listAdGroupsJson(ctx.store.db, adAccountId, campaignId, params);
+  if (page.size === 0) await loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id');
+  return page.json;
 }

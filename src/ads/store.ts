@@ -1,24 +1,39 @@
 import type { Selectable } from 'kysely';
-import { paginate, type ListParams } from '../core/pagination.js';
+import { paginate, precompiledPage, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
 import { precompiled, type Exec } from '../store/db.js';
+import { adGroupJsonSql } from './documents.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
 export type AudienceRow = Selectable<DB['custom_audiences']>;
 
-export const getAdAccount = (exec: Exec, id: string) => exec.selectFrom('ad_accounts').selectAll().where('id', '=', id).executeTakeFirst();
-
-const campaignById = precompiled((db) => db.selectFrom('campaigns').selectAll().where('id', '=', '').where('ad_account_id', '=', ''));
-export const getCampaign = async (exec: Exec, adAccountId: string, id: string) => (await campaignById(exec, [id, adAccountId]))[0];
+/** A campaign of the ad account, with the account's currency (what the bid rules need). */
+const campaignById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
+  db
+    .selectFrom('campaigns')
+    .innerJoin('ad_accounts', 'ad_accounts.id', 'campaigns.ad_account_id')
+    .selectAll('campaigns')
+    .select('ad_accounts.currency')
+    .where('campaigns.id', '=', a.id)
+    .where('campaigns.ad_account_id', '=', a.adAccountId),
+);
+export type CampaignWithCurrency = CampaignRow & { currency: string };
+export const getCampaign = async (exec: Exec, adAccountId: string, id: string): Promise<CampaignWithCurrency | undefined> => (await campaignById(exec, { id, adAccountId }))[0];
 
 export const getAudience = (exec: Exec, adAccountId: string, id: string) =>
   exec.selectFrom('custom_audiences').selectAll().where('id', '=', id).where('ad_account_id', '=', adAccountId).executeTakeFirst();
 
-const adGroupById = precompiled((db) => db.selectFrom('ad_groups').selectAll().where('id', '=', '').where('ad_account_id', '=', ''));
-export const getAdGroup = async (exec: Exec, adAccountId: string, id: string) => (await adGroupById(exec, [id, adAccountId]))[0];
+const adGroupById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) => db.selectFrom('ad_groups').selectAll().where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId));
+export const getAdGroup = async (exec: Exec, adAccountId: string, id: string) => (await adGroupById(exec, { id, adAccountId }))[0];
 
-export const insertAdGroup = (exec: Exec, row: AdGroupRow) => exec.insertInto('ad_groups').values(row).execute();
+const adGroupJsonById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }, dialect) =>
+  db.selectFrom('ad_groups').select(adGroupJsonSql(dialect).as('json')).where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId),
+);
+/** The ad group as the API's JSON text, rendered by the store. */
+export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string): Promise<string | undefined> => (await adGroupJsonById(exec, { id, adAccountId }))[0]?.json;
+
+export const insertAdGroups = async (exec: Exec, rows: AdGroupRow[]) => void (await exec.insertInto('ad_groups').values(rows).execute());
 
 export const updateAdGroup = (exec: Exec, row: AdGroupRow) =>
   exec
@@ -35,10 +50,14 @@ export const updateAdGroup = (exec: Exec, row: AdGroupRow) =>
     .where('id', '=', row.id)
     .execute();
 
-export function listAdGroups<T>(exec: Exec, adAccountId: string, campaignId: string, params: ListParams, map: (r: AdGroupRow) => T) {
-  const q = exec.selectFrom('ad_groups').selectAll().where('ad_account_id', '=', adAccountId).where('campaign_id', '=', campaignId);
-  return paginate(q, 'id', params, { defaultLimit: 20, maxLimit: 500, map });
-}
+const adGroupPage = precompiledPage(
+  ['adAccountId', 'campaignId'],
+  (db, a: { adAccountId: string; campaignId: string }, dialect) =>
+    db.selectFrom('ad_groups').select(['id', adGroupJsonSql(dialect).as('json')]).where('ad_account_id', '=', a.adAccountId).where('campaign_id', '=', a.campaignId),
+  { defaultLimit: 20, maxLimit: 500 },
+);
+/** A page of a campaign's ad groups, as the list's JSON text. */
+export const listAdGroupsJson = (exec: Exec, adAccountId: string, campaignId: string, params: ListParams) => adGroupPage(exec, { adAccountId, campaignId }, params);
 
 export function listCampaigns<T>(exec: Exec, adAccountId: string, params: ListParams, map: (r: CampaignRow) => T) {
   return paginate(exec.selectFrom('campaigns').selectAll().where('ad_account_id', '=', adAccountId), 'id', params, { defaultLimit: 20, maxLimit: 500, map });

@@ -1,5 +1,6 @@
 import type { SelectQueryBuilder } from 'kysely';
 import { invalid } from './errors.js';
+import { precompiled, type Db, type Dialect, type Exec } from '../store/db.js';
 
 /** Cursor list parameters of every list endpoint: `limit`, `after`, `before`, `order`. */
 export interface ListParams {
@@ -17,6 +18,31 @@ export interface ListPage<T> {
   has_more: boolean;
 }
 
+interface PageOptions {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+/** Checks `limit` and `order`; says in which direction to read (walking back from `before` reads the other way). */
+function pageShape(params: ListParams, opts: PageOptions) {
+  const limit = params.limit ?? opts.defaultLimit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > opts.maxLimit) {
+    throw invalid(`'limit' must be an integer from 1 to ${opts.maxLimit}.`, 'limit', 'invalid_value');
+  }
+  const order = params.order ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw invalid("'order' must be 'asc' or 'desc'.", 'order', 'invalid_value');
+  const backwards = params.before !== undefined && params.after === undefined;
+  const dir: 'asc' | 'desc' = backwards ? (order === 'desc' ? 'asc' : 'desc') : order;
+  return { limit, order, backwards, dir };
+}
+
+/** The page in list order from `limit + 1` rows read in `dir`. */
+function cut<O>(rows: O[], limit: number, backwards: boolean): { page: O[]; hasMore: boolean } {
+  const page = rows.slice(0, limit);
+  if (backwards) page.reverse();
+  return { page, hasMore: rows.length > limit };
+}
+
 /**
  * Runs a cursor-paged query. Ids are time-ordered, so the id is the sort key and the cursor:
  * `after` returns items past it in the list's order, `before` the items preceding it (still returned in
@@ -26,31 +52,52 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
   query: SelectQueryBuilder<DB, TB, O>,
   idColumn: string,
   params: ListParams,
-  opts: { defaultLimit: number; maxLimit: number; map: (row: O) => T },
+  opts: PageOptions & { map: (row: O) => T },
 ): Promise<ListPage<T>> {
-  const limit = params.limit ?? opts.defaultLimit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > opts.maxLimit) {
-    throw invalid(`'limit' must be an integer from 1 to ${opts.maxLimit}.`, 'limit', 'invalid_value');
-  }
-  const order = params.order ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw invalid("'order' must be 'asc' or 'desc'.", 'order', 'invalid_value');
+  const { limit, order, backwards, dir } = pageShape(params, opts);
   const col = idColumn as any;
   let q = query as SelectQueryBuilder<any, any, O>;
-  // Walking backwards from `before` means reading in the opposite order, then flipping the page.
-  const backwards = params.before !== undefined && params.after === undefined;
   if (params.after !== undefined) q = q.where(col, order === 'desc' ? '<' : '>', params.after);
   if (params.before !== undefined) q = q.where(col, order === 'desc' ? '>' : '<', params.before);
-  const dir = backwards ? (order === 'desc' ? 'asc' : 'desc') : order;
-  const rows = (await q.orderBy(col, dir).limit(limit + 1).execute()) as O[];
-  const hasMore = rows.length > limit;
-  const page = rows.slice(0, limit);
-  if (backwards) page.reverse();
-  const data = page.map(opts.map);
+  const { page, hasMore } = cut((await q.orderBy(col, dir).limit(limit + 1).execute()) as O[], limit, backwards);
   return {
     object: 'list',
-    data,
+    data: page.map(opts.map),
     first_id: page.length ? page[0].id : null,
     last_id: page.length ? page[page.length - 1].id : null,
     has_more: hasMore,
+  };
+}
+
+/**
+ * `paginate` for a hot list: one precompiled statement per shape of the request (order, direction, which
+ * cursors), over a base query of named arguments. Rows carry `id` and `json`, the item as JSON text; the
+ * page comes back as the list's JSON text, with its number of items.
+ */
+export function precompiledPage<A extends Record<string, unknown>>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A, dialect: Dialect) => SelectQueryBuilder<any, any, { id: string; json: string }>,
+  opts: PageOptions,
+) {
+  type Args = A & { after?: string; before?: string; limit: number };
+  const shapes = new Map<string, (exec: Exec, args: Args) => Promise<{ id: string; json: string }[]>>();
+  return async (exec: Exec, args: A, params: ListParams): Promise<{ json: string; size: number }> => {
+    const { limit, order, backwards, dir } = pageShape(params, opts);
+    const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}`;
+    let run = shapes.get(key);
+    if (!run) {
+      run = precompiled<Args, { id: string; json: string }>([...names, 'after', 'before', 'limit'], (db, a, dialect) => {
+        let q = build(db, a, dialect);
+        if (params.after !== undefined) q = q.where('id', order === 'desc' ? '<' : '>', a.after!);
+        if (params.before !== undefined) q = q.where('id', order === 'desc' ? '>' : '<', a.before!);
+        return q.orderBy('id', dir).limit(a.limit);
+      });
+      shapes.set(key, run);
+    }
+    const rows = await run(exec, { ...args, after: params.after, before: params.before, limit: limit + 1 });
+    const { page, hasMore } = cut(rows, limit, backwards);
+    const ids = (i: number) => (page.length ? JSON.stringify(page[i].id) : 'null');
+    const json = `{"object":"list","data":[${page.map((r) => r.json).join(',')}],"first_id":${ids(0)},"last_id":${ids(page.length - 1)},"has_more":${hasMore}}`;
+    return { json, size: page.length };
   };
 }

@@ -19,17 +19,16 @@ function adminCheck(ctx: Ctx) {
 /** Fault injection hook, header hook, GET /v1/fine_tuning/model_limits and the /admin/v1 rate-limit routes. */
 export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLimitService, faults: Faults) {
   // Faults answer before authentication or validation, like an overloaded edge would.
-  app.addHook('onRequest', async (request) => {
-    if (faults.size() === 0) return;
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (faults.size() === 0) return done();
     const path = request.url.split('?', 1)[0];
-    if (path.startsWith('/admin/') || path === '/healthz') return;
-    const err = faults.take(request.method, path);
-    if (err) throw err;
+    if (path.startsWith('/admin/') || path === '/healthz') return done();
+    done(faults.take(request.method, path) ?? undefined);
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const headers = queuedHeaders(request);
     if (headers) for (const k in headers) if (!reply.hasHeader(k)) reply.header(k, headers[k]);
-    return payload;
+    done(null, payload);
   });
 
   app.get('/v1/fine_tuning/model_limits', { schema: { tags: ['fine_tuning'] } }, async (request) => {

@@ -125,20 +125,24 @@ function requestIds(): () => string {
   return () => `req_${prefix}${(n++).toString(16).padStart(8, '0')}`;
 }
 
-/** x-request-id, openai-processing-ms, the request log, the error envelope, 404s in the envelope. */
+/**
+ * x-request-id, openai-processing-ms, the request log, the error envelope, 404s in the envelope. Hooks
+ * that run on every request take callbacks rather than promises: it is measurably cheaper per request.
+ */
 function installConventions(app: FastifyInstance, requestLog: RequestLog, clock: Clock, auth: Auth) {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // Authentication comes before validation on the platform API: without a valid key, a request
     // learns nothing about the body it sent. Routes then authorize with ctx.auth.platform(request, need).
-    if (request.url.startsWith('/v1/')) await auth.authenticate(request);
+    if (request.url.startsWith('/v1/')) auth.authenticate(request).then(() => done(), done);
+    else done();
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.url.startsWith('/v1/')) reply.header('openai-processing-ms', Math.max(0, Math.round(reply.elapsedTime)).toString());
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.url === '/healthz') return;
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.url === '/healthz') return done();
     requestLog.add({
       id: request.id,
       method: request.method,
@@ -147,6 +151,7 @@ function installConventions(app: FastifyInstance, requestLog: RequestLog, clock:
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       at: clock.nowSeconds(),
     });
+    done();
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -11,7 +11,7 @@ export interface LoggedRequest {
 const SECRET_PARAMS = /([?&](?:key|api_key|token|access_token|secret|subject_token|client_secret|sig)=)[^&]*/gi;
 
 /** Removes secret-looking query values from a URL. */
-export const redactUrl = (url: string) => url.replace(SECRET_PARAMS, '$1[redacted]');
+export const redactUrl = (url: string) => (url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url);
 
 export class RequestLog {
   private items: LoggedRequest[] = [];

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Compilable, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazy } from '../core/lazy.js';
@@ -39,8 +39,26 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  if (file === ':memory:') return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const reader = new SQLite(file, { readonly: true });
+  reader.pragma('busy_timeout = 5000');
+  readers.set(db, withStatementCache(reader));
+  return {
+    db,
+    dialect: 'sqlite',
+    async close() {
+      reader.close();
+      await db.destroy();
+    },
+  };
 }
+
+/**
+ * A second, read-only SQLite connection per store. Reads that need no transaction run on it synchronously
+ * (see `precompiled`), skipping the single writer connection's queue. With WAL it sees exactly what is
+ * committed: never the uncommitted state of a transaction open on the writer.
+ */
+const readers = new WeakMap<object, SQLite.Database>();
 
 /**
  * Kysely prepares every query anew; preparing costs as much as running a small query. Queries are built
@@ -78,17 +96,33 @@ export const fromJson = <T>(v: string | null | undefined): T | null => (v == nul
 export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
 
 /**
- * A hot query compiled once: `build` makes it with placeholder values, and each call runs the same SQL
- * with new parameters (in the order the builder used them), skipping Kysely's per-call build and compile.
+ * A hot query built and compiled once per store, then run with fresh parameters: it skips Kysely's
+ * per-call building and compiling. `build` receives sentinel values for the named parameters; the compiled
+ * parameter list is mapped back to names, so any dialect's placeholders work. Run on the database itself,
+ * a SELECT on SQLite goes straight to the store's read connection (no queue, no promise hops); in a
+ * transaction, or a write, it runs through Kysely on the transaction's connection.
  */
-export function precompiled<R>(build: (db: Db) => Compilable<R>): (exec: Exec, params: readonly unknown[]) => Promise<R[]> {
-  const sqlByDb = new WeakMap<object, string>();
-  return async (exec, params) => {
-    let text = sqlByDb.get(exec);
-    if (text === undefined) {
-      text = build(exec as Db).compile().sql;
-      sqlByDb.set(exec, text);
+export function precompiled<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A, dialect: Dialect) => Compilable<R>) {
+  // Each compiled parameter is a named argument, or a constant the builder wrote in.
+  type Slot = { name: keyof A } | { value: unknown };
+  // Keyed by the dialect adapter, which a database shares with its transactions.
+  const cache = new WeakMap<object, { compiled: CompiledQuery<R>; order: Slot[]; select: boolean }>();
+  return async (exec: Exec, args: A): Promise<R[]> => {
+    const executor = exec.getExecutor();
+    let entry = cache.get(executor.adapter);
+    if (!entry) {
+      const sentinels = Object.fromEntries(names.map((n, i) => [n, `\u0000param${i}\u0000`])) as unknown as A;
+      const compiled = build(exec as Db, sentinels, executor.adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres').compile();
+      const order = compiled.parameters.map((p): Slot => {
+        const m = typeof p === 'string' ? /^\u0000param(\d+)\u0000$/.exec(p) : null;
+        return m ? { name: names[Number(m[1])] } : { value: p };
+      });
+      cache.set(executor.adapter, (entry = { compiled, order, select: compiled.query.kind === 'SelectQueryNode' }));
     }
-    return (await exec.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
+    const { compiled, order, select } = entry;
+    const parameters = order.map((slot) => ('name' in slot ? args[slot.name] : slot.value));
+    const reader = select ? readers.get(exec) : undefined;
+    if (reader) return reader.prepare(compiled.sql).all(parameters) as R[];
+    return (await exec.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }

@@ -5,9 +5,7 @@ import { nextAttemptAt, RETRY_WINDOW_MS } from './backoff.js';
 import { signatureHeader } from './signing.js';
 import { DELIVER } from './service.js';
 import type { Recorder } from './recorder.js';
-import { precompiled } from './store.js';
-import type { Kysely } from 'kysely';
-import type { DB } from '../store/schema.js';
+import { precompiled } from '../store/db.js';
 import type { WebhookTables } from './tables.js';
 
 /** Bytes of a receiver's answer kept with an attempt. */
@@ -146,7 +144,7 @@ export async function deliver(ctx: Ctx, opts: DeliverOptions, payload: { deliver
 }
 
 /** The enabled endpoints of an event's project, with the event (one query per event; precompiled). */
-const endpointsOfEvent = precompiled(['eventId'], (db: Kysely<DB>, a: { eventId: string }) =>
+const endpointsOfEvent = precompiled(['eventId'], (db, a: { eventId: string }) =>
   db
     .selectFrom('events as v')
     .innerJoin('webhook_endpoints as e', 'e.project_id', 'v.project_id')

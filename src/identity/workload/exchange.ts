@@ -16,7 +16,7 @@ import {
   UnsupportedGrantType,
   UnsupportedTokenRequest,
 } from './errors.js';
-import { GroupCommit } from './group-commit.js';
+import { exchangeWriter } from './group-commit.js';
 import { JwksCache, type JwksFetcher } from './jwks.js';
 import { verifySubjectJwt } from './jwt.js';
 import * as store from './store.js';
@@ -155,13 +155,13 @@ export class WorkloadIdentity {
   private readonly snapshots = new Map<string, { at: number; generation: number; snap: Snapshot }>();
   private readonly roots = new Map<string, { at: number; generation: number; roots: MtlsRoot[] }>();
   private generation = 0;
-  private readonly commits: GroupCommit;
+  private readonly commits: ReturnType<typeof exchangeWriter>;
 
   constructor(
     private readonly ctx: Ctx,
     fetcher: JwksFetcher,
   ) {
-    this.commits = new GroupCommit(() => ctx.store.db);
+    this.commits = exchangeWriter(() => ctx.store.db);
     this.jwks = new JwksCache({
       fetch: fetcher,
       now: () => ctx.clock.now(),
@@ -388,7 +388,7 @@ export class WorkloadIdentity {
     token: Insertable<WorkloadTables['workload_tokens']> | null = null,
   ): Promise<void> {
     const err = outcome.outcome === 'refused' ? outcome.error : null;
-    return this.commits.write(token, {
+    const exchange = {
       id: newId('wxchg', this.ctx.clock),
       organization_id: a.organizationId,
       provider_id: a.providerId,
@@ -404,7 +404,8 @@ export class WorkloadIdentity {
       certificate_sha256: a.certificateSha256,
       client_ip: a.clientIp,
       created_at: this.ctx.clock.nowSeconds(),
-    });
+    };
+    return this.commits({ token, exchange });
   }
 
   /** Deletes tokens expired for more than an hour and audit entries older than `keepDays`. */

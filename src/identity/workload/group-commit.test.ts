@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../store/db.js';
-import { GroupCommit } from './group-commit.js';
+import { exchangeWriter } from './group-commit.js';
 import { workloadMigrations } from './tables.js';
 
 let store: Store;
@@ -42,19 +42,20 @@ const token = (id: string) => ({
   created_at: 1,
 });
 
-describe('GroupCommit', () => {
+describe('exchange writes (group commit)', () => {
   it('commits a burst of writes together, and each caller resolves after its rows are stored', async () => {
-    const gc = new GroupCommit(() => store.db);
-    await Promise.all(Array.from({ length: 30 }, (_, i) => gc.write(i % 2 ? token(`t${i}`) : null, exchange(`x${i}`, i % 2 ? `t${i}` : null))));
+    const gc = exchangeWriter(() => store.db);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => gc({ token: i % 2 ? token(`t${i}`) : null, exchange: exchange(`x${i}`, i % 2 ? `t${i}` : null) })));
     expect(gc.commits).toBe(1);
     expect((await store.db.selectFrom('workload_exchanges').select('id').execute()).length).toBe(30);
     expect((await store.db.selectFrom('workload_tokens').select('id').execute()).length).toBe(15);
   });
 
-  it('rejects every writer of a batch that fails, and stores none of it', async () => {
-    const gc = new GroupCommit(() => store.db);
-    const results = await Promise.allSettled([gc.write(token('dup'), exchange('y1', 'dup')), gc.write(token('dup'), exchange('y2', 'dup'))]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-    expect(await store.db.selectFrom('workload_exchanges').select('id').where('id', 'in', ['y1', 'y2']).execute()).toEqual([]);
+  it('writes a failing batch again one by one: only the bad write fails', async () => {
+    const gc = exchangeWriter(() => store.db);
+    const results = await Promise.allSettled([gc({ token: token('dup'), exchange: exchange('y1', 'dup') }), gc({ token: token('dup'), exchange: exchange('y2', 'dup') })]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(await store.db.selectFrom('workload_exchanges').select('id').where('id', 'in', ['y1', 'y2']).execute()).toEqual([{ id: 'y1' }]);
+    expect(gc.commits).toBe(1);
   });
 });

@@ -133,12 +133,12 @@ export function adminRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity
   };
 
   // Workload identity tokens never reach the control plane (rule 6): say so rather than "wrong admin key".
-  app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/admin/v1')) return;
+  app.addHook('onRequest', (request, _reply, done) => {
     const auth = request.headers.authorization;
-    if (typeof auth === 'string' && /^Bearer\s+/i.test(auth) && auth.replace(/^Bearer\s+/i, '').startsWith(TOKEN_PREFIX)) {
-      throw forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed');
+    if (request.url.startsWith('/admin/v1') && typeof auth === 'string' && /^Bearer\s+/i.test(auth) && auth.replace(/^Bearer\s+/i, '').startsWith(TOKEN_PREFIX)) {
+      return done(forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed'));
     }
+    done();
   });
 
   app.get('/admin/v1/organizations/:org_id/identity_providers', { ...guard, schema: { tags, params: Org } }, async (req) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dialects, startTestStandin } from '../../test/helpers.js';
-import { precompiled } from './store.js';
+import { precompiled } from './db.js';
 
 describe.each(dialects())('precompiled queries (%s)', (dialect) => {
   it('run with fresh parameters each time, in or out of a transaction', async () => {
@@ -12,12 +12,38 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
       const set = precompiled(['key', 'value'] as const, (k, a: { key: string; value: string }) => k.updateTable('settings').set({ value: a.value }).where('key', '=', a.key));
       expect(await get(db, { key: 'a' })).toEqual([{ value: '1' }]);
       expect(await get(db, { key: 'b' })).toEqual([{ value: '2' }]);
-      await db.transaction().execute((tx) => set(db, { key: 'b', value: '3' }, tx));
+      await db.transaction().execute((tx) => set(tx, { key: 'b', value: '3' }));
       expect(await get(db, { key: 'b' })).toEqual([{ value: '3' }]);
       expect(await get(db, { key: 'zz' })).toEqual([]);
       const mixed = precompiled(['value'] as const, (k, a: { value: string }) => k.selectFrom('settings').select('key').where('key', '=', 'a').where('value', '=', a.value));
       expect(await mixed(db, { value: '1' })).toEqual([{ key: 'a' }]);
       expect(await mixed(db, { value: '3' })).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reads outside a transaction see only committed data', async () => {
+    const s = await startTestStandin({ dialect, seed: false });
+    try {
+      const db = s.ctx.store.db;
+      const get = precompiled(['key'] as const, (k, a: { key: string }) => k.selectFrom('settings').select('value').where('key', '=', a.key));
+      let release!: () => void;
+      const open = new Promise<void>((r) => (release = r));
+      let inside!: () => void;
+      const written = new Promise<void>((r) => (inside = r));
+      const tx = db.transaction().execute(async (t) => {
+        await t.insertInto('settings').values({ key: 'pending', value: 'x' }).execute();
+        expect(await get(t, { key: 'pending' })).toEqual([{ value: 'x' }]);
+        inside();
+        await open;
+      });
+      await written;
+      // On SQLite this runs on the read connection while the writer's transaction is open.
+      if (dialect === 'sqlite') expect(await get(db, { key: 'pending' })).toEqual([]);
+      release();
+      await tx;
+      expect(await get(db, { key: 'pending' })).toEqual([{ value: 'x' }]);
     } finally {
       await s.close();
     }
