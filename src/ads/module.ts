@@ -10,6 +10,7 @@ import { AdAccountConfig, AdsRootConfig } from './schemas.js';
 import { adsSettings } from './service.js';
 import { adsMigrations } from './tables.js';
 import { insertAdGroups } from './store.js';
+import { withJson } from './documents.js';
 import { newId } from '../core/ids.js';
 
 /** Declares an ad account and everything under it (config file and seed share this). */
@@ -88,7 +89,7 @@ export const adsModule: Module = {
   async seed(ctx, tx, demo) {
     const { id, newKeys } = await applyAdAccount(ctx, tx, demo.organizationId, DEMO_AD_ACCOUNT);
     const now = ctx.clock.nowSeconds();
-    await insertAdGroups(tx, [{
+    await insertAdGroups(tx, [withJson({
       id: newId('adgrp', ctx.clock),
       ad_account_id: id,
       campaign_id: 'cmp_demo_clicks',
@@ -100,7 +101,7 @@ export const adsModule: Module = {
       product_set: null,
       created_at: now,
       updated_at: now,
-    }]);
+    })]);
     return newKeys.map((k) => `  ads API key (ad account ${id}):   ${k.value}`);
   },
 };

@@ -4,7 +4,7 @@ import { newId } from '../core/ids.js';
 import type { ListParams } from '../core/pagination.js';
 import { toJson, type Exec } from '../store/db.js';
 import { groupCommit, type GroupCommit } from '../store/group-commit.js';
-import { adGroupJson } from './documents.js';
+import { adGroupJson, withJson } from './documents.js';
 import { maxBidMicros, withOverrides, type BiddingType, type MaxBidTable } from './max-bids.js';
 import { NUMERIC_FILTER_FIELDS, type BiddingConfigT, type CreateAdGroupInput, type ProductSetT, type UpdateAdGroupInput } from './schemas.js';
 import * as store from './store.js';
@@ -114,7 +114,7 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
   if (productSet) checkProductSet(campaign, productSet);
   else if (campaign.product_feed_id) productSet = { product_feed_id: campaign.product_feed_id, filters: [] };
   const now = ctx.clock.nowSeconds();
-  const row: store.AdGroupRow = {
+  const row = withJson({
     id: newId('adgrp', ctx.clock),
     ad_account_id: adAccountId,
     campaign_id: campaign.id,
@@ -126,9 +126,9 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
     product_set: toJson(productSet),
     created_at: now,
     updated_at: now,
-  };
+  });
   await insertAdGroups(ctx)(row);
-  return adGroupJson(row);
+  return row.json;
 }
 
 export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Promise<string> {
@@ -165,7 +165,7 @@ export async function updateAdGroup(ctx: Ctx, adAccountId: string, id: string, i
     if (input.name !== undefined) checkName(input.name);
     if (input.bidding_config) await checkBidding(tx, ctx, adAccountId, campaign, input.bidding_config);
     if (input.product_set) checkProductSet(campaign, input.product_set);
-    const next: store.AdGroupRow = {
+    const next = withJson({
       ...row,
       name: input.name ?? row.name,
       description: input.description === undefined ? row.description : input.description,
@@ -174,7 +174,7 @@ export async function updateAdGroup(ctx: Ctx, adAccountId: string, id: string, i
       bidding_config: input.bidding_config ? JSON.stringify(input.bidding_config) : row.bidding_config,
       product_set: input.product_set ? JSON.stringify(input.product_set) : row.product_set,
       updated_at: ctx.clock.nowSeconds(),
-    };
+    });
     await store.updateAdGroup(tx, next);
     return adGroupJson(next, false);
   });
@@ -185,13 +185,13 @@ export async function transition(ctx: Ctx, adAccountId: string, id: string, to: 
   return ctx.store.db.transaction().execute(async (tx) => {
     const row = await loadAdGroup(tx, adAccountId, id);
     if (row.status === 'archived') {
-      if (to === 'archived') return adGroupJson(row);
+      if (to === 'archived') return row.json;
       throw archivedError(id);
     }
-    if (row.status === to) return adGroupJson(row);
-    const next = { ...row, status: to, updated_at: ctx.clock.nowSeconds() };
+    if (row.status === to) return row.json;
+    const next = withJson({ ...row, status: to, updated_at: ctx.clock.nowSeconds() });
     await store.updateAdGroup(tx, next);
-    return adGroupJson(next);
+    return next.json;
   });
 }
 

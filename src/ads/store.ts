@@ -2,7 +2,6 @@ import type { Selectable } from 'kysely';
 import { paginate, precompiledPage, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
 import { precompiled, type Exec } from '../store/db.js';
-import { adGroupJsonSql } from './documents.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
@@ -27,10 +26,10 @@ export const getAudience = (exec: Exec, adAccountId: string, id: string) =>
 const adGroupById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) => db.selectFrom('ad_groups').selectAll().where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId));
 export const getAdGroup = async (exec: Exec, adAccountId: string, id: string) => (await adGroupById(exec, { id, adAccountId }))[0];
 
-const adGroupJsonById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }, dialect) =>
-  db.selectFrom('ad_groups').select(adGroupJsonSql(dialect).as('json')).where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId),
+const adGroupJsonById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
+  db.selectFrom('ad_groups').select('json').where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId),
 );
-/** The ad group as the API's JSON text, rendered by the store. */
+/** The ad group as the API's JSON text (its stored document). */
 export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string): Promise<string | undefined> => (await adGroupJsonById(exec, { id, adAccountId }))[0]?.json;
 
 export const insertAdGroups = async (exec: Exec, rows: AdGroupRow[]) => void (await exec.insertInto('ad_groups').values(rows).execute());
@@ -46,14 +45,15 @@ export const updateAdGroup = (exec: Exec, row: AdGroupRow) =>
       bidding_config: row.bidding_config,
       product_set: row.product_set,
       updated_at: row.updated_at,
+      json: row.json,
     })
     .where('id', '=', row.id)
     .execute();
 
 const adGroupPage = precompiledPage(
   ['adAccountId', 'campaignId'],
-  (db, a: { adAccountId: string; campaignId: string }, dialect) =>
-    db.selectFrom('ad_groups').select(['id', adGroupJsonSql(dialect).as('json')]).where('ad_account_id', '=', a.adAccountId).where('campaign_id', '=', a.campaignId),
+  (db, a: { adAccountId: string; campaignId: string }) =>
+    db.selectFrom('ad_groups').select(['id', 'json']).where('ad_account_id', '=', a.adAccountId).where('campaign_id', '=', a.campaignId),
   { defaultLimit: 20, maxLimit: 500 },
 );
 /** A page of a campaign's ad groups, as the list's JSON text. */

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { adGroupJson, type AdGroupFields } from './documents.js';
 
 export interface AdsTables {
   ad_accounts: { id: string; organization_id: string; name: string; currency: string; created_at: number };
@@ -37,6 +38,8 @@ export interface AdsTables {
     product_set: string | null;
     created_at: number;
     updated_at: number;
+    /** The ad group as the API answers it (ads/documents.ts), written with every change. */
+    json: string;
   };
 }
 
@@ -102,6 +105,13 @@ export const adsMigrations: Record<string, Migration> = {
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('ad_groups_campaign').on('ad_groups').columns(['campaign_id', 'id']).execute();
+    },
+  },
+  '202611221100_ad_groups_json': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('ad_groups').addColumn('json', 'text').execute();
+      const rows = await db.selectFrom('ad_groups').selectAll().execute();
+      for (const row of rows) await db.updateTable('ad_groups').set({ json: adGroupJson(row as AdGroupFields) }).where('id', '=', row.id).execute();
     },
   },
 };

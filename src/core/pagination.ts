@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalid } from './errors.js';
 import { precompiled, type Db, type Dialect, type Exec } from '../store/db.js';
 
@@ -79,22 +79,24 @@ export function precompiledPage<A extends Record<string, unknown>>(
   build: (db: Db, args: A, dialect: Dialect) => SelectQueryBuilder<any, any, { id: string; json: string }>,
   opts: PageOptions,
 ) {
-  type Args = A & { after?: string; before?: string; limit: number };
+  type Args = A & { after?: string; before?: string };
   const shapes = new Map<string, (exec: Exec, args: Args) => Promise<{ id: string; json: string }[]>>();
   return async (exec: Exec, args: A, params: ListParams): Promise<{ json: string; size: number }> => {
     const { limit, order, backwards, dir } = pageShape(params, opts);
-    const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}`;
+    // The limit is written into the statement (SQLite plans a literal LIMIT better); it is a checked
+    // integer, and clients use few distinct ones.
+    const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}${limit}`;
     let run = shapes.get(key);
     if (!run) {
-      run = precompiled<Args, { id: string; json: string }>([...names, 'after', 'before', 'limit'], (db, a, dialect) => {
+      run = precompiled<Args, { id: string; json: string }>([...names, 'after', 'before'], (db, a, dialect) => {
         let q = build(db, a, dialect);
         if (params.after !== undefined) q = q.where('id', order === 'desc' ? '<' : '>', a.after!);
         if (params.before !== undefined) q = q.where('id', order === 'desc' ? '>' : '<', a.before!);
-        return q.orderBy('id', dir).limit(a.limit);
+        return q.orderBy('id', dir).limit(sql.lit(limit + 1));
       });
       shapes.set(key, run);
     }
-    const rows = await run(exec, { ...args, after: params.after, before: params.before, limit: limit + 1 });
+    const rows = await run(exec, { ...args, after: params.after, before: params.before });
     const { page, hasMore } = cut(rows, limit, backwards);
     const ids = (i: number) => (page.length ? JSON.stringify(page[i].id) : 'null');
     const json = `{"object":"list","data":[${page.map((r) => r.json).join(',')}],"first_id":${ids(0)},"last_id":${ids(page.length - 1)},"has_more":${hasMore}}`;
