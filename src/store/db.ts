@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazy } from '../core/lazy.js';
 import type { DB } from './schema.js';
+import { SnapshotReader } from './reader.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -38,38 +39,40 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  if (file === ':memory:') return { db, dialect: 'sqlite', close: () => db.destroy() };
-  const reader = new SQLite(file, { readonly: true });
-  reader.pragma('busy_timeout = 5000');
-  readers.set(db, withStatementCache(reader));
+  if (file === ':memory:') {
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    return { db, dialect: 'sqlite', close: () => db.destroy() };
+  }
+  const readConnection = new SQLite(file, { readonly: true });
+  readConnection.pragma('busy_timeout = 5000');
+  const reader = new SnapshotReader(readConnection);
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, reader.end) }) });
+  readers.set(db, reader);
   return {
     db,
     dialect: 'sqlite',
     async close() {
-      reader.close();
       await db.destroy();
+      reader.close();
     },
   };
 }
 
-/**
- * A second, read-only SQLite connection per store. Reads that need no transaction run on it synchronously
- * (see `precompiled`), skipping the single writer connection's queue. With WAL it sees exactly what is
- * committed: never the uncommitted state of a transaction open on the writer.
- */
-const readers = new WeakMap<object, SQLite.Database>();
+/** The read connection of each SQLite store (store/reader.ts). */
+const readers = new WeakMap<object, SnapshotReader>();
 
 /**
  * Kysely prepares every query anew; preparing costs as much as running a small query. Queries are built
  * from a fixed set of shapes, so caching prepared statements by their SQL text is bounded and safe.
+ * `beforeStatement` runs before each statement (Kysely prepares right before it runs one).
  */
-function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+function withStatementCache(sqlite: SQLite.Database, beforeStatement?: () => void): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   return new Proxy(sqlite, {
     get(target, prop) {
       if (prop === 'prepare') {
         return (source: string) => {
+          beforeStatement?.();
           let stmt = cache.get(source);
           if (!stmt) {
             stmt = target.prepare(source);
@@ -122,7 +125,7 @@ export function precompiled<A extends Record<string, unknown>, R>(names: readonl
     const { compiled, order, select } = entry;
     const parameters = order.map((slot) => ('name' in slot ? args[slot.name] : slot.value));
     const reader = select ? readers.get(exec) : undefined;
-    if (reader) return reader.prepare(compiled.sql).all(parameters) as R[];
+    if (reader) return reader.all<R>(compiled.sql, parameters);
     return (await exec.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }

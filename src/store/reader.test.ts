@@ -1,0 +1,43 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore, precompiled, type Store } from './db.js';
+
+let dir: string;
+let store: Store;
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function open() {
+  dir = mkdtempSync(join(tmpdir(), 'standin-reader-'));
+  store = openStore({ dataDir: dir });
+  await store.db.schema.createTable('kv').addColumn('k', 'text', (c) => c.primaryKey()).addColumn('v', 'text').execute();
+}
+const get = precompiled(['k'] as const, (db, a: { k: string }) => (db as any).selectFrom('kv').select('v').where('k', '=', a.k));
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
+describe('snapshot reader (SQLite)', () => {
+  it('a read right after a commit of this process sees it, in the same turn of the event loop', async () => {
+    await open();
+    expect(await get(store.db, { k: 'a' })).toEqual([]); // opens this turn's snapshot
+    await (store.db as any).insertInto('kv').values({ k: 'a', v: '1' }).execute();
+    expect(await get(store.db, { k: 'a' })).toEqual([{ v: '1' }]);
+    await store.db.transaction().execute((tx) => (tx as any).updateTable('kv').set({ v: '2' }).where('k', '=', 'a').execute());
+    expect(await get(store.db, { k: 'a' })).toEqual([{ v: '2' }]);
+  });
+
+  it("another process's commit shows from the next turn on", async () => {
+    await open();
+    expect(await get(store.db, { k: 'b' })).toEqual([]);
+    const other = new SQLite(join(dir, 'standin.db'));
+    other.prepare("insert into kv (k, v) values ('b', 'x')").run();
+    other.close();
+    expect(await get(store.db, { k: 'b' })).toEqual([]); // same snapshot: this turn began before the commit
+    await nextTurn();
+    expect(await get(store.db, { k: 'b' })).toEqual([{ v: 'x' }]);
+  });
+});
