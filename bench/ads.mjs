@@ -1,8 +1,9 @@
 // Ads API throughput and latency against a bare Fastify JSON route measured in the same run, and cold start.
 // Run: npm run build && node bench/ads.mjs
-import { load, report, startBaseline, startStandin } from './lib.mjs';
+import { cpuMs, load, report, startBaseline, startStandin } from './lib.mjs';
 
-const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const connections = 50;
 
 const standin = await startStandin();
@@ -27,17 +28,31 @@ const one = await (await fetch(`${standin.url}/ads/v1/ad_groups/${firstId}`, { h
 const page = await (await fetch(`${standin.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, { headers: auth })).json();
 const baseline = await startBaseline({ one, page });
 const rows = [];
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+const measured = async (pid, target) => {
+  const c0 = cpuMs(pid);
+  const r = await load({ ...target, connections, duration: DURATION });
+  return { ...r, cpu: ((cpuMs(pid) - c0) * 1000) / r.total };
+};
+// Rounds alternate baseline and Standin, so drift on a shared machine hits both alike; medians are reported.
 const run = async (what, base, target) => {
-  const b = await load({ ...base, connections, duration: DURATION });
-  const s = await load({ ...target, connections, duration: DURATION });
+  await load({ ...target, connections, duration: 1 }); // warm-up
+  const b = [];
+  const s = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    b.push(await measured(baseline.child.pid, base));
+    s.push(await measured(standin.child.pid, target));
+  }
   rows.push({
     operation: what,
-    'baseline req/s': b.rps,
-    'standin req/s': s.rps,
-    'share of baseline': `${Math.round((s.rps / b.rps) * 100)} %`,
-    'standin p50 ms': s.p50,
-    'standin p99 ms': s.p99,
-    errors: s.errors,
+    'baseline req/s': median(b.map((r) => r.rps)),
+    'standin req/s': median(s.map((r) => r.rps)),
+    'share of baseline': `${Math.round(median(s.map((r, i) => r.rps / b[i].rps)) * 100)} %`,
+    'standin p50 ms': median(s.map((r) => r.p50)),
+    'standin p99 ms': median(s.map((r) => r.p99)),
+    'CPU µs/request baseline': Math.round(median(b.map((r) => r.cpu))),
+    'CPU µs/request standin': Math.round(median(s.map((r) => r.cpu))),
+    errors: s.reduce((n, r) => n + r.errors, 0),
   });
 };
 await run('retrieve one ad group', { url: `${baseline.url}/one` }, { url: `${standin.url}/ads/v1/ad_groups/${firstId}`, headers: auth });
@@ -53,7 +68,9 @@ for (let i = 0; i < 3; i++) {
   const again = await timeToFirst200(fresh.data);
   cold.push({ run: i + 1, 'fresh data folder ms': fresh.ms, 'existing data folder ms': again.ms });
 }
-report('ads', rows, [`autocannon, ${connections} connections, ${DURATION} s per row; baseline: a bare Fastify 5 route in its own process answering the same JSON body (POST: echoes the parsed body merged into it).`]);
+report('ads', rows, [
+  `autocannon, ${connections} connections; ${ROUNDS} rounds of ${DURATION} s, alternating baseline and Standin; medians (share: median of the rounds' ratios). Baseline: a bare Fastify 5 route in its own process answering the same JSON body (POST: echoes the parsed body merged into it). CPU µs/request: the server process's CPU time over the requests it answered.`,
+]);
 report('cold-start', cold, ['process start → first 200 on /healthz, SQLite.']);
 
 async function timeToFirst200(data) {

@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { request } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
-import { load, report, startBaseline, startStandin } from './lib.mjs';
+import { cpuMs, load, report, startBaseline, startStandin } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 50;
@@ -194,10 +194,7 @@ async function measured(pid, fn) {
   return { ...r, cpu: cpuSeconds(pid) - before };
 }
 
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+const cpuSeconds = (pid) => cpuMs(pid) / 1000;
 
 function row(operation, r) {
   const served = r.total ?? r.rps * DURATION;

@@ -1,6 +1,6 @@
 // Shared helpers of the benchmarks: start processes, run autocannon, print a table, write JSON.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -85,4 +85,10 @@ export function report(name, rows, notes = []) {
   for (const n of notes) console.log(`\n${n}`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(`bench/results/${name}.json`, JSON.stringify({ name, at: new Date().toISOString(), rows, notes }, null, 2));
+}
+
+/** CPU time (user + system) a process has used, ms — steadier than wall time on a shared machine. */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

@@ -3,10 +3,9 @@
 // HTTP client and concurrency, no queue, no store, measured in the same run.
 // Run: npm run build && node bench/webhooks.mjs   (BENCH_EVENTS, BENCH_DATABASE_URL to change the defaults)
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
-import { report, startStandin } from './lib.mjs';
+import { cpuMs, report, startStandin } from './lib.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const LATENCY_EVENTS = 300;
@@ -99,12 +98,6 @@ async function emit(url, n, parallel = 16) {
       while (next++ < n) await admin(url, '/admin/v1/projects/proj_demo/events', { type: 'batch.completed' });
     }),
   );
-}
-
-/** CPU time (user + system) a process has used, ms — steadier than wall time on a shared machine. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 const pct = (xs, p) => {

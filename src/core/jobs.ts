@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Clock } from './clock.js';
 import { newId } from './ids.js';
 import type { Exec, Store } from '../store/db.js';
+import { groupCommit } from '../store/group-commit.js';
 
 /**
  * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
@@ -54,6 +55,12 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   // Kinds whose last claim came back short: nothing more is due for them until an enqueue, a wake, a
   // NOTIFY of that kind, a clock move or the next timed poll. Skipping them saves a claim per kind per tick.
   const idle = new Set<string>();
+  // Finished jobs are deleted under group commit: a burst of jobs ending together costs one write, not
+  // one each. A crash before that commit runs those jobs again, which at-least-once already allows.
+  const finished = groupCommit<string>(
+    () => store.db,
+    async (tx, ids) => void (await tx.deleteFrom('jobs').where('id', 'in', ids).execute()),
+  );
 
   async function claim(def: Required<JobDefinition>, n: number) {
     const now = clock.now();
@@ -80,7 +87,7 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
       if (result && typeof result.retryAt === 'number') {
         await store.db.updateTable('jobs').set({ run_at: result.retryAt, locked_by: null, locked_until: null }).where('id', '=', job.id).execute();
       } else {
-        await store.db.deleteFrom('jobs').where('id', '=', job.id).execute();
+        await finished(job.id);
       }
     } catch (err) {
       log.error({ err, kind: def.kind, job: job.id }, 'job failed');
