@@ -136,6 +136,7 @@ export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Pro
   if (json === undefined) throw notFound('ad group', id);
   return json;
 }
+
 async function loadAdGroup(exec: Exec, adAccountId: string, id: string) {
   const row = await store.getAdGroup(exec, adAccountId, id);
   if (!row) throw notFound('ad group', id);

@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalid } from './errors.js';
-import { precompiled, type Db, type Dialect, type Exec } from '../store/db.js';
+import { precompiled, type Db, type Exec } from '../store/db.js';
 
 /** Cursor list parameters of every list endpoint: `limit`, `after`, `before`, `order`. */
 export interface ListParams {
@@ -76,7 +76,7 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
  */
 export function precompiledPage<A extends Record<string, unknown>>(
   names: readonly (keyof A & string)[],
-  build: (db: Db, args: A, dialect: Dialect) => SelectQueryBuilder<any, any, { id: string; json: string }>,
+  build: (db: Db, args: A) => SelectQueryBuilder<any, any, { id: string; json: string }>,
   opts: PageOptions,
 ) {
   type Args = A & { after?: string; before?: string };
@@ -88,8 +88,8 @@ export function precompiledPage<A extends Record<string, unknown>>(
     const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}${limit}`;
     let run = shapes.get(key);
     if (!run) {
-      run = precompiled<Args, { id: string; json: string }>([...names, 'after', 'before'], (db, a, dialect) => {
-        let q = build(db, a, dialect);
+      run = precompiled<Args, { id: string; json: string }>([...names, 'after', 'before'], (db, a) => {
+        let q = build(db, a);
         if (params.after !== undefined) q = q.where('id', order === 'desc' ? '<' : '>', a.after!);
         if (params.before !== undefined) q = q.where('id', order === 'desc' ? '>' : '<', a.before!);
         return q.orderBy('id', dir).limit(sql.lit(limit + 1));

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazy } from '../core/lazy.js';
@@ -105,7 +105,7 @@ export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
  * a SELECT on SQLite goes straight to the store's read connection (no queue, no promise hops); in a
  * transaction, or a write, it runs through Kysely on the transaction's connection.
  */
-export function precompiled<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A, dialect: Dialect) => Compilable<R>) {
+export function precompiled<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
   // Each compiled parameter is a named argument, or a constant the builder wrote in.
   type Slot = { name: keyof A } | { value: unknown };
   // Keyed by the dialect adapter, which a database shares with its transactions.
@@ -115,7 +115,7 @@ export function precompiled<A extends Record<string, unknown>, R>(names: readonl
     let entry = cache.get(executor.adapter);
     if (!entry) {
       const sentinels = Object.fromEntries(names.map((n, i) => [n, `\u0000param${i}\u0000`])) as unknown as A;
-      const compiled = build(exec as Db, sentinels, executor.adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres').compile();
+      const compiled = build(exec as Db, sentinels).compile();
       const order = compiled.parameters.map((p): Slot => {
         const m = typeof p === 'string' ? /^\u0000param(\d+)\u0000$/.exec(p) : null;
         return m ? { name: names[Number(m[1])] } : { value: p };
