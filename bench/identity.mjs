@@ -194,7 +194,9 @@ async function measured(pid, fn) {
   return { ...r, cpu: cpuSeconds(pid) - before };
 }
 
-const cpuSeconds = (pid) => cpuMs(pid) / 1000;
+function cpuSeconds(pid) {
+  return cpuMs(pid) / 1000;
+}
 
 function row(operation, r) {
   const served = r.total ?? r.rps * DURATION;
