@@ -20,6 +20,7 @@ const Page = Type.Object(
 /** The ads API under `/ads/v1`: ad groups, and read access to campaigns, custom audiences and product feeds. */
 export async function adsRoutes(root: FastifyInstance, ctx: Ctx) {
   await root.register(async (app) => {
+    app.decorateRequest('adAccountId', null);
     // Authenticate before validating, so a request without a valid key learns nothing about the API.
     app.addHook('onRequest', (req, _reply, done) => {
       ctx.auth.ads(req).then((p) => {

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forbidden, unauthorized } from './errors.js';
 
 export type Access = 'read' | 'write';
@@ -74,14 +74,10 @@ export function createAuth(): Auth {
   const resolvers: BearerResolver[] = [];
   const policies: Policy[] = [];
 
-  const cache = new WeakMap<FastifyRequest, Promise<Principal>>();
+  // Resolved once per request, remembered on the request (a property declared by `declareAuthFields`).
   const resolve = (request: FastifyRequest): Promise<Principal> => {
-    let p = cache.get(request);
-    if (!p) {
-      p = resolveUncached(request);
-      cache.set(request, p);
-    }
-    return p;
+    const r = request as AuthFields;
+    return (r.authentication ??= resolveUncached(request));
   };
 
   // Resolved keys are remembered for a second: a key lookup per request is most of a small read's cost.
@@ -122,14 +118,25 @@ export function createAuth(): Auth {
       if (!allows(p.permissions, need)) {
         throw forbidden(`You have insufficient permissions for this operation. Missing scope: ${need.group}.${need.access}.`, 'missing_scope');
       }
-      (request as FastifyRequest & { principal?: Principal }).principal = p;
+      (request as AuthFields).principal = p;
       return p;
     },
     async ads(request) {
       const p = await resolve(request);
       if (p.kind !== 'ads') throw unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.');
-      (request as FastifyRequest & { principal?: Principal }).principal = p;
+      (request as AuthFields).principal = p;
       return p;
     },
   };
+}
+
+type AuthFields = FastifyRequest & { authentication: Promise<Principal> | null; principal: Principal | null };
+
+/**
+ * Declares the fields authentication sets on a request, so every request object has one shape from the
+ * start (adding properties per request costs hidden-class transitions on the hot path).
+ */
+export function declareAuthFields(app: FastifyInstance): void {
+  app.decorateRequest('authentication', null);
+  app.decorateRequest('principal', null);
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import { createAuth, type Auth } from '../core/auth.js';
+import { createAuth, declareAuthFields, type Auth } from '../core/auth.js';
 import { createClock, type Clock } from '../core/clock.js';
 import type { Ctx } from '../core/context.js';
 import { ApiError, invalid } from '../core/errors.js';
@@ -50,6 +50,7 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
   app.setValidatorCompiler(validatorCompiler);
+  declareAuthFields(app);
   // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
 
