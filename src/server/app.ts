@@ -105,7 +105,10 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
     async listen() {
       const address = await app.listen({ host: settings.host, port: settings.port });
       if (store.dialect === 'postgres') followClock();
-      if (settings.workers) jobs.start();
+      if (settings.workers) {
+        store.checkpointInBackground?.(log);
+        jobs.start();
+      }
       for (const m of modules) await m.start?.(ctx);
       return address.replace('[::1]', 'localhost');
     },

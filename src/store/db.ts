@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { lazy } from '../core/lazy.js';
 import type { DB } from './schema.js';
 import { SnapshotReader } from './reader.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -18,6 +19,8 @@ export interface Store {
   dialect: Dialect;
   /** With PostgreSQL, a dedicated client for LISTEN/NOTIFY; undefined on SQLite. */
   pgPool?: pg.Pool;
+  /** SQLite on disk: moves WAL checkpoints to a worker thread (store/checkpointer.ts) until close. */
+  checkpointInBackground?(log: { warn(o: unknown, msg: string): void }): void;
   close(): Promise<void>;
 }
 
@@ -48,12 +51,18 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   const reader = new SnapshotReader(readConnection);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, reader.end) }) });
   readers.set(db, reader);
+  let checkpointer: Checkpointer | undefined;
   return {
     db,
     dialect: 'sqlite',
+    checkpointInBackground(log) {
+      checkpointer ??= startCheckpointer(sqlite, file, log);
+    },
     async close() {
-      await db.destroy();
+      // The writer closes last: as the last connection it checkpoints and removes the WAL.
+      await checkpointer?.stop();
       reader.close();
+      await db.destroy();
     },
   };
 }
