@@ -111,8 +111,8 @@ export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
  * A hot query built and compiled once per store, then run with fresh parameters: it skips Kysely's
  * per-call building and compiling. `build` receives sentinel values for the named parameters; the compiled
  * parameter list is mapped back to names, so any dialect's placeholders work. Run on the database itself,
- * a SELECT on SQLite goes straight to the store's read connection (no queue, no promise hops); in a
- * transaction, or a write, it runs through Kysely on the transaction's connection.
+ * a SELECT on SQLite runs synchronously on the store's read connection (store/reader.ts), off the
+ * writer's queue; in a transaction, or a write, it runs through Kysely on the transaction's connection.
  */
 export function precompiled<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
   // Each compiled parameter is a named argument, or a constant the builder wrote in.

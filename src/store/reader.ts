@@ -7,8 +7,8 @@ import type SQLite from 'better-sqlite3';
  *
  * The reads of one turn of the event loop share one read transaction: taking SQLite's shared lock per
  * statement costs more than a small read itself. Any statement on the writer ends that snapshot first
- * (`writerUsed`), so a read that follows a commit of this process always sees it; another process's
- * commit shows at the latest one turn later.
+ * (the store calls `end` before each one), so a read that follows a commit of this process always sees
+ * it; another process's commit shows at the latest one turn later.
  */
 export class SnapshotReader {
   private open = false;
