@@ -10,14 +10,21 @@ export interface AdminGuard {
   /** The admin key in force. */
   key(): string;
   setKey(key: string): void;
+  /** Adds a rule that may refuse a credential outright, before it is compared with the admin key. */
+  refuse(rule: (credential: string) => ApiError | undefined): void;
 }
 
 /** The admin key check the control plane and every module's admin routes use. */
 export function createAdminGuard(initialKey: string): AdminGuard {
   let adminKey = initialKey;
+  const rules: ((credential: string) => ApiError | undefined)[] = [];
   return {
     check(request) {
       const given = (request.headers['x-admin-key'] as string | undefined) ?? bearerOf(request);
+      if (given) for (const rule of rules) {
+        const refused = rule(given);
+        if (refused) throw refused;
+      }
       if (!given || !sameSecret(given, adminKey)) {
         throw new ApiError('authentication_error', 'The control plane needs the admin key: "Authorization: Bearer <ADMIN_KEY>".', { code: 'invalid_admin_key' });
       }
@@ -26,6 +33,7 @@ export function createAdminGuard(initialKey: string): AdminGuard {
     setKey: (key) => {
       adminKey = key;
     },
+    refuse: (rule) => void rules.push(rule),
   };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dialects, startTestStandin } from '../../test/helpers.js';
+import { idOf } from '../core/pagination.js';
 import { openStore } from '../store/db.js';
 import { adGroupJson, withJson, type AdGroupFields } from './documents.js';
 import { getAdGroupJson, insertAdGroups } from './store.js';
@@ -37,7 +38,10 @@ describe('ad group document', () => {
         ...(row.product_set ? { product_set: JSON.parse(row.product_set) } : {}),
       });
       expect(Object.keys(JSON.parse(adGroupJson(row, false)))).not.toContain('product_set');
+      // Lists read the id off the document's start (core/pagination.ts).
+      expect(idOf(adGroupJson(row))).toBe(JSON.stringify(row.id));
     });
+    expect(() => idOf('{"name":"x","id":"adgrp_1"}')).toThrow(/start with its id/);
   });
 
   it('is written for rows stored before the column existed (migration backfill)', async () => {

@@ -60,9 +60,11 @@ export const adsModule: Module = {
   init(ctx) {
     adsSettings(ctx);
     ctx.auth.addResolver(async (token) => (token.startsWith('sk-ads-') ? accounts.resolveAdsKey(ctx.store.db, token) : null));
+    // Authenticate before validating, so a request without a valid ads key learns nothing about the API.
+    ctx.auth.protect('/ads/v1/', 'ads');
   },
   async routes(app, ctx) {
-    await adsRoutes(app, ctx);
+    adsRoutes(app, ctx);
     adsAdminRoutes(app, ctx);
   },
   config: [

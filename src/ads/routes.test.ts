@@ -382,6 +382,13 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
     });
     it('401s a platform key on the ads API and an ads key on the platform API', async () => {
       expect((await get('/ads/v1/campaigns', 'platform')).status).toBe(401);
+      // Before validation: the body is never looked at.
+      const junk = await s.req('POST', '/ads/v1/ad_groups', { key: 'platform', body: { junk: true } });
+      expect(junk.status).toBe(401);
+      expect(junk.body.error.message).toMatch(/platform API key is not valid on the ads API/);
+      const platform = await s.req('GET', '/v1/models', { key: 'ads' });
+      expect(platform.status).toBe(401);
+      expect(platform.body.error.message).toMatch(/ads API key is not valid on the platform API/);
     });
     it('hides other ad accounts\' objects behind 404', async () => {
       const mine = (await post('/ads/v1/ad_groups', base())).body;

@@ -17,31 +17,18 @@ const Page = Type.Object(
   { additionalProperties: false },
 );
 
-/** The ads API under `/ads/v1`: ad groups, and read access to campaigns, custom audiences and product feeds. */
-export async function adsRoutes(root: FastifyInstance, ctx: Ctx) {
-  await root.register(async (app) => {
-    app.decorateRequest('adAccountId', null);
-    // Authenticate before validating, so a request without a valid key learns nothing about the API.
-    app.addHook('onRequest', (req, _reply, done) => {
-      ctx.auth.ads(req).then((p) => {
-        (req as AdsRequest).adAccountId = p.adAccountId;
-        done();
-      }, done);
-    });
-    routes(app, ctx);
-  });
-}
-
-type AdsRequest = FastifyRequest & { adAccountId: string };
-
 /** Ad groups leave the service as JSON text (ads/documents.ts): answered as is. */
 function sendJson(reply: FastifyReply, json: string): string {
   reply.type('application/json; charset=utf-8');
   return json;
 }
 
-function routes(app: FastifyInstance, ctx: Ctx) {
-  const account = (req: FastifyRequest) => (req as AdsRequest).adAccountId;
+/**
+ * The ads API under `/ads/v1`: ad groups, and read access to campaigns, custom audiences and product feeds.
+ * The front door authenticates every request with an ads key first (`ctx.auth.protect` in the module).
+ */
+export function adsRoutes(app: FastifyInstance, ctx: Ctx) {
+  const account = (req: FastifyRequest) => ctx.auth.adAccountOf(req);
   const tags = ['ads'];
   const db = ctx.store.db;
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { paginate, precompiledPage, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
-import { precompiled, type Exec } from '../store/db.js';
+import { precompiled, precompiledColumn, type Exec } from '../store/db.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
@@ -26,11 +26,11 @@ export const getAudience = (exec: Exec, adAccountId: string, id: string) =>
 const adGroupById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) => db.selectFrom('ad_groups').selectAll().where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId));
 export const getAdGroup = async (exec: Exec, adAccountId: string, id: string) => (await adGroupById(exec, { id, adAccountId }))[0];
 
-const adGroupJsonById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
+const adGroupJsonById = precompiledColumn(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
   db.selectFrom('ad_groups').select('json').where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId),
 );
 /** The ad group as the API's JSON text (its stored document). */
-export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string): Promise<string | undefined> => (await adGroupJsonById(exec, { id, adAccountId }))[0]?.json;
+export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string): Promise<string | undefined> => (await adGroupJsonById(exec, { id, adAccountId }))[0];
 
 export const insertAdGroups = async (exec: Exec, rows: AdGroupRow[]) => void (await exec.insertInto('ad_groups').values(rows).execute());
 
@@ -53,7 +53,7 @@ export const updateAdGroup = (exec: Exec, row: AdGroupRow) =>
 const adGroupPage = precompiledPage(
   ['adAccountId', 'campaignId'],
   (db, a: { adAccountId: string; campaignId: string }) =>
-    db.selectFrom('ad_groups').select(['id', 'json']).where('ad_account_id', '=', a.adAccountId).where('campaign_id', '=', a.campaignId),
+    db.selectFrom('ad_groups').select('json').where('ad_account_id', '=', a.adAccountId).where('campaign_id', '=', a.campaignId),
   { defaultLimit: 20, maxLimit: 500 },
 );
 /** A page of a campaign's ad groups, as the list's JSON text. */

@@ -45,15 +45,24 @@ export type Policy = (principal: PlatformPrincipal, request: FastifyRequest, nee
 
 export interface Auth {
   addResolver(resolver: BearerResolver): void;
-  /** Resolves the request's bearer once (cached on the request); throws 401. */
-  authenticate(request: FastifyRequest): Promise<Principal>;
+  /**
+   * Puts every URL under `prefix` behind a credential (of `kind`, when given). The front door (`gate`)
+   * authenticates such requests before anything else reads them.
+   */
+  protect(prefix: string, kind?: Principal['kind']): void;
+  /**
+   * The front door: authenticates a request under a protected prefix, or refuses it with a 401, before
+   * validation, so a request without a valid key learns nothing about the API. Calls `done` synchronously
+   * when the key was resolved recently.
+   */
+  gate(request: FastifyRequest, done: (err?: Error) => void): void;
   /** Drops remembered credentials (after a key, token or mapping is revoked). */
   forget(): void;
   addPolicy(policy: Policy): void;
   /** Authenticates a `/v1` request and checks it may do `need`. */
   platform(request: FastifyRequest, need: Need): Promise<PlatformPrincipal>;
-  /** Authenticates an `/ads/v1` request. */
-  ads(request: FastifyRequest): Promise<AdsPrincipal>;
+  /** The ad account of an `/ads/v1` request, which the front door has authenticated. */
+  adAccountOf(request: FastifyRequest): string;
 }
 
 export function bearerOf(request: FastifyRequest): string | null {
@@ -73,12 +82,7 @@ export function allows(permissions: Permissions | null, need: Need): boolean {
 export function createAuth(): Auth {
   const resolvers: BearerResolver[] = [];
   const policies: Policy[] = [];
-
-  // Resolved once per request, remembered on the request (a property declared by `declareAuthFields`).
-  const resolve = (request: FastifyRequest): Promise<Principal> => {
-    const r = request as AuthFields;
-    return (r.authentication ??= resolveUncached(request));
-  };
+  const protectedPrefixes: { prefix: string; kind: Principal['kind'] | null }[] = [];
 
   // Resolved keys are remembered for a second: a key lookup per request is most of a small read's cost.
   // Revoking a key (or a mapping) calls forget(); other instances see it within RECENT_MS.
@@ -86,19 +90,14 @@ export function createAuth(): Auth {
   const RECENT_MS = 1000;
   const RECENT_MAX = 10_000;
 
-  async function resolveUncached(request: FastifyRequest): Promise<Principal> {
-    const token = bearerOf(request);
-    if (!token) throw unauthorized('You didn\'t provide an API key. Pass it as "Authorization: Bearer <API_KEY>".');
-    const now = performance.now();
-    const hit = recent.get(token);
-    if (hit && hit.until > now) return hit.principal;
+  async function resolveUncached(token: string, request: FastifyRequest): Promise<Principal> {
     for (const r of resolvers) {
       const p = await r(token, request);
       if (p) {
         // Principals bound to the connection (X.509-minted tokens) are never reused across requests.
         if (!p.noCache) {
           if (recent.size >= RECENT_MAX) recent.clear();
-          recent.set(token, { principal: p, until: now + RECENT_MS });
+          recent.set(token, { principal: p, until: performance.now() + RECENT_MS });
         }
         return p;
       }
@@ -106,30 +105,67 @@ export function createAuth(): Auth {
     throw unauthorized('Incorrect API key provided.');
   }
 
+  // The request's principal when it is known without waiting: resolved already, or its key remembered.
+  const known = (request: FastifyRequest): Principal | undefined => {
+    const r = request as AuthFields;
+    if (r.principal) return r.principal;
+    const token = bearerOf(request);
+    const hit = token ? recent.get(token) : undefined;
+    return hit && hit.until > performance.now() ? (r.principal = hit.principal) : undefined;
+  };
+
+  // Resolved once per request and remembered on it (the fields of `declareAuthFields`).
+  const resolve = (request: FastifyRequest): Promise<Principal> => {
+    const p = known(request);
+    if (p) return Promise.resolve(p);
+    const token = bearerOf(request);
+    if (!token) return Promise.reject(unauthorized('You didn\'t provide an API key. Pass it as "Authorization: Bearer <API_KEY>".'));
+    const r = request as AuthFields;
+    return (r.authentication ??= resolveUncached(token, request).then((principal) => (r.principal = principal)));
+  };
+
+  // The credential kind a URL needs: undefined when it is not protected, null when any kind will do.
+  const protectionOf = (url: string): Principal['kind'] | null | undefined => {
+    for (const e of protectedPrefixes) if (url.startsWith(e.prefix)) return e.kind;
+    return undefined;
+  };
+  const refusal = (p: Principal, kind: Principal['kind'] | null) => (kind && p.kind !== kind ? wrongKind(kind) : undefined);
+
+  const wrongKind = (kind: Principal['kind']) =>
+    kind === 'ads'
+      ? unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.')
+      : unauthorized('An ads API key is not valid on the platform API.');
+
   return {
     addResolver: (r) => void resolvers.push(r),
     addPolicy: (p) => void policies.push(p),
-    authenticate: resolve,
+    protect: (prefix, kind) => void protectedPrefixes.push({ prefix, kind: kind ?? null }),
+    gate(request, done) {
+      const kind = protectionOf(request.url);
+      if (kind === undefined) return done();
+      const p = known(request);
+      if (p) return done(refusal(p, kind));
+      resolve(request).then((principal) => done(refusal(principal, kind)), done);
+    },
     forget: () => recent.clear(),
     async platform(request, need) {
       const p = await resolve(request);
-      if (p.kind !== 'platform') throw unauthorized('An ads API key is not valid on the platform API.');
+      if (p.kind !== 'platform') throw wrongKind('platform');
       for (const policy of policies) await policy(p, request, need);
       if (!allows(p.permissions, need)) {
         throw forbidden(`You have insufficient permissions for this operation. Missing scope: ${need.group}.${need.access}.`, 'missing_scope');
       }
-      (request as AuthFields).principal = p;
       return p;
     },
-    async ads(request) {
-      const p = await resolve(request);
-      if (p.kind !== 'ads') throw unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.');
-      (request as AuthFields).principal = p;
-      return p;
+    adAccountOf(request) {
+      const p = (request as AuthFields).principal;
+      if (p?.kind !== 'ads') throw wrongKind('ads');
+      return p.adAccountId;
     },
   };
 }
 
+/** `principal`: whom the request's credential names, once resolved; `authentication`: that resolution while it runs. */
 type AuthFields = FastifyRequest & { authentication: Promise<Principal> | null; principal: Principal | null };
 
 /**

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Clock } from './clock.js';
 import type { JobQueue } from './jobs.js';
 import type { Settings } from './settings.js';
@@ -19,6 +20,11 @@ export interface Ctx {
   jobs: JobQueue;
   log: Logger;
   auth: Auth;
+  /**
+   * Checks every request meets first, before authentication, as an edge proxy's would (fault injection).
+   * Synchronous; an Error refuses the request.
+   */
+  edge: ((request: FastifyRequest) => Error | undefined)[];
   /** Lines a module adds to the start banner (extra listeners and where to find them). */
   banner?: string[];
   /** Services other modules expose at runtime (e.g. `ratelimit`), keyed by module name. */

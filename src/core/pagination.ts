@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalid } from './errors.js';
-import { precompiled, type Db, type Exec } from '../store/db.js';
+import { precompiledColumn, type Db, type Exec } from '../store/db.js';
 
 /** Cursor list parameters of every list endpoint: `limit`, `after`, `before`, `order`. */
 export interface ListParams {
@@ -71,16 +71,17 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
 
 /**
  * `paginate` for a hot list: one precompiled statement per shape of the request (order, direction, which
- * cursors), over a base query of named arguments. Rows carry `id` and `json`, the item as JSON text; the
- * page comes back as the list's JSON text, with its number of items.
+ * cursors), over a base query of named arguments. It selects only `json`, each item as JSON text that
+ * starts with the item's id (`{"id":"…"`); the page comes back as the list's JSON text, with its number
+ * of items. Reading one column builds no row objects: a page of 20 reads in about half the time.
  */
 export function precompiledPage<A extends Record<string, unknown>>(
   names: readonly (keyof A & string)[],
-  build: (db: Db, args: A) => SelectQueryBuilder<any, any, { id: string; json: string }>,
+  build: (db: Db, args: A) => SelectQueryBuilder<any, any, { json: string }>,
   opts: PageOptions,
 ) {
   type Args = A & { after?: string; before?: string };
-  const shapes = new Map<string, (exec: Exec, args: Args) => Promise<{ id: string; json: string }[]>>();
+  const shapes = new Map<string, (exec: Exec, args: Args) => Promise<string[]>>();
   return async (exec: Exec, args: A, params: ListParams): Promise<{ json: string; size: number }> => {
     const { limit, order, backwards, dir } = pageShape(params, opts);
     // The limit is written into the statement (SQLite plans a literal LIMIT better); it is a checked
@@ -88,7 +89,7 @@ export function precompiledPage<A extends Record<string, unknown>>(
     const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}${limit}`;
     let run = shapes.get(key);
     if (!run) {
-      run = precompiled<Args, { id: string; json: string }>([...names, 'after', 'before'], (db, a) => {
+      run = precompiledColumn<Args, string>([...names, 'after', 'before'], (db, a) => {
         let q = build(db, a);
         if (params.after !== undefined) q = q.where('id', order === 'desc' ? '<' : '>', a.after!);
         if (params.before !== undefined) q = q.where('id', order === 'desc' ? '>' : '<', a.before!);
@@ -96,10 +97,15 @@ export function precompiledPage<A extends Record<string, unknown>>(
       });
       shapes.set(key, run);
     }
-    const rows = await run(exec, { ...args, after: params.after, before: params.before });
-    const { page, hasMore } = cut(rows, limit, backwards);
-    const ids = (i: number) => (page.length ? JSON.stringify(page[i].id) : 'null');
-    const json = `{"object":"list","data":[${page.map((r) => r.json).join(',')}],"first_id":${ids(0)},"last_id":${ids(page.length - 1)},"has_more":${hasMore}}`;
+    const { page, hasMore } = cut(await run(exec, { ...args, after: params.after, before: params.before }), limit, backwards);
+    const ids = (i: number) => (page.length ? idOf(page[i]) : 'null');
+    const json = `{"object":"list","data":[${page.join(',')}],"first_id":${ids(0)},"last_id":${ids(page.length - 1)},"has_more":${hasMore}}`;
     return { json, size: page.length };
   };
+}
+
+/** The id of an item's JSON text, as JSON: the text starts with `{"id":"`, and ids hold no quote. */
+export function idOf(json: string): string {
+  if (!json.startsWith('{"id":"')) throw new Error('a listed item must start with its id');
+  return json.slice(6, json.indexOf('"', 7) + 1);
 }

@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../core/errors.js';
 import { tierOf, usageLimitOf } from './catalogue.js';
 import type { Faults, FaultInput } from './faults.js';
 import { FaultBody } from './schemas.js';
-import { queuedHeaders, type RateLimitService } from './service.js';
+import type { RateLimitService } from './service.js';
 
 /** The admin key check of the control plane (published by the admin module). */
 function adminCheck(ctx: Ctx) {
@@ -19,16 +19,11 @@ function adminCheck(ctx: Ctx) {
 /** Fault injection hook, header hook, GET /v1/fine_tuning/model_limits and the /admin/v1 rate-limit routes. */
 export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLimitService, faults: Faults) {
   // Faults answer before authentication or validation, like an overloaded edge would.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (faults.size() === 0) return done();
+  ctx.edge.push((request) => {
+    if (faults.size() === 0) return undefined;
     const path = request.url.split('?', 1)[0];
-    if (path.startsWith('/admin/') || path === '/healthz') return done();
-    done(faults.take(request.method, path) ?? undefined);
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const headers = queuedHeaders(request);
-    if (headers) for (const k in headers) if (!reply.hasHeader(k)) reply.header(k, headers[k]);
-    done(null, payload);
+    if (path.startsWith('/admin/') || path === '/healthz') return undefined;
+    return faults.take(request.method, path) ?? undefined;
   });
 
   app.get('/v1/fine_tuning/model_limits', { schema: { tags: ['fine_tuning'] } }, async (request) => {

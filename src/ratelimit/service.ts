@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { ApiError, type ErrorType } from '../core/errors.js';
+import { queueReplyHeaders } from '../core/reply-headers.js';
 import {
   METRIC_TEXT,
   WINDOW,
@@ -127,11 +128,6 @@ interface Template {
 const requestsHeaders = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'] as const;
 const tokensHeaders = ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'] as const;
 const projectHeaders = ['x-ratelimit-limit-project-tokens', 'x-ratelimit-remaining-project-tokens', 'x-ratelimit-reset-project-tokens'] as const;
-
-const queued = new WeakMap<FastifyRequest, Record<string, string>>();
-
-/** Headers queued by `admit` for a request; the module's onSend hook writes them on whatever reply goes out. */
-export const queuedHeaders = (request: FastifyRequest) => queued.get(request);
 
 /** `Retry-After` (whole seconds, rounded up) and `retry-after-ms`, both capped at 60 s. */
 export function retryHeaders(ms: number): Record<string, string> {
@@ -367,7 +363,7 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
       const decision = pending instanceof Promise ? await pending : pending;
       if (!decision.ok) throw quietly(() => refusalError(t, decision, payer, input.model, costs));
       const headers = headersOf(t, decision.states);
-      if (request) queued.set(request, headers);
+      if (request) queueReplyHeaders(request, headers);
       const concurrency = plan.concurrency ? { key: plan.concurrency.key, leaseId: plan.concurrency.leaseId } : undefined;
       // Built when asked for (or at release): most callers release in-process and never look at it.
       let ticket: Ticket | undefined;

@@ -115,11 +115,30 @@ export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
  * writer's queue; in a transaction, or a write, it runs through Kysely on the transaction's connection.
  */
 export function precompiled<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
+  const prepare = compiledOnce(names, build);
+  return async (exec: Exec, args: A): Promise<R[]> => {
+    const { compiled, parameters, reader } = prepare(exec, args);
+    if (reader) return reader.all<R>(compiled.sql, parameters);
+    return (await exec.executeQuery<R>({ ...compiled, parameters })).rows;
+  };
+}
+
+/** Like `precompiled`, for a query of one column: its values, row by row. */
+export function precompiledColumn<A extends Record<string, unknown>, V>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<Record<string, V>>) {
+  const prepare = compiledOnce(names, build);
+  return async (exec: Exec, args: A): Promise<V[]> => {
+    const { compiled, parameters, reader } = prepare(exec, args);
+    if (reader) return reader.column<V>(compiled.sql, parameters);
+    return (await exec.executeQuery<Record<string, V>>({ ...compiled, parameters })).rows.map((row) => Object.values(row)[0]);
+  };
+}
+
+function compiledOnce<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
   // Each compiled parameter is a named argument, or a constant the builder wrote in.
   type Slot = { name: keyof A } | { value: unknown };
   // Keyed by the dialect adapter, which a database shares with its transactions.
   const cache = new WeakMap<object, { compiled: CompiledQuery<R>; order: Slot[]; select: boolean }>();
-  return async (exec: Exec, args: A): Promise<R[]> => {
+  return (exec: Exec, args: A) => {
     const executor = exec.getExecutor();
     let entry = cache.get(executor.adapter);
     if (!entry) {
@@ -133,8 +152,6 @@ export function precompiled<A extends Record<string, unknown>, R>(names: readonl
     }
     const { compiled, order, select } = entry;
     const parameters = order.map((slot) => ('name' in slot ? args[slot.name] : slot.value));
-    const reader = select ? readers.get(exec) : undefined;
-    if (reader) return reader.all<R>(compiled.sql, parameters);
-    return (await exec.executeQuery<R>({ ...compiled, parameters })).rows;
+    return { compiled, parameters, reader: select ? readers.get(exec) : undefined };
   };
 }

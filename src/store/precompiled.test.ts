@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dialects, startTestStandin } from '../../test/helpers.js';
-import { precompiled } from './db.js';
+import { precompiled, precompiledColumn } from './db.js';
 
 describe.each(dialects())('precompiled queries (%s)', (dialect) => {
   it('run with fresh parameters each time, in or out of a transaction', async () => {
@@ -18,6 +18,10 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
       const mixed = precompiled(['value'] as const, (k, a: { value: string }) => k.selectFrom('settings').select('key').where('key', '=', 'a').where('value', '=', a.value));
       expect(await mixed(db, { value: '1' })).toEqual([{ key: 'a' }]);
       expect(await mixed(db, { value: '3' })).toEqual([]);
+      const values = precompiledColumn(['min'] as const, (k, a: { min: string }) => k.selectFrom('settings').select('value').where('key', '>=', a.min).orderBy('key'));
+      expect(await values(db, { min: 'a' })).toEqual(['1', '3']);
+      expect(await db.transaction().execute((tx) => values(tx, { min: 'b' }))).toEqual(['3']);
+      expect(await values(db, { min: 'zz' })).toEqual([]);
     } finally {
       await s.close();
     }

@@ -21,4 +21,18 @@ describe.each(dialects())('core conventions (%s)', (dialect) => {
     expect(r.headers['x-request-id']).toMatch(/^req_/);
     expect(r.body.error).toMatchObject({ type: 'not_found_error', code: 'unknown_url' });
   });
+
+  it('sets openai-processing-ms on every platform API reply, and only there', async () => {
+    const ok = await s.req('GET', '/v1/models', { key: 'platform' });
+    expect(ok.status).toBe(200);
+    const unknownUrl = await s.req('GET', '/v1/nope', { key: 'platform' });
+    const noKey = await s.req('GET', '/v1/nope', { key: null });
+    const refused = await s.req('GET', '/v1/models', { key: 'sk-wrong' });
+    expect([unknownUrl.status, noKey.status, refused.status]).toEqual([404, 401, 401]);
+    for (const r of [ok, unknownUrl, noKey, refused]) expect(r.headers['openai-processing-ms']).toMatch(/^\d+$/);
+    const ads = await s.req('GET', '/ads/v1/campaigns', { key: 'ads' });
+    expect(ads.status).toBe(200);
+    expect(ads.headers['openai-processing-ms']).toBeUndefined();
+    expect((await s.req('GET', '/healthz')).headers['openai-processing-ms']).toBeUndefined();
+  });
 });

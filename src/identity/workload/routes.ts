@@ -133,13 +133,9 @@ export function adminRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity
   };
 
   // Workload identity tokens never reach the control plane (rule 6): say so rather than "wrong admin key".
-  app.addHook('onRequest', (request, _reply, done) => {
-    const auth = request.headers.authorization;
-    if (request.url.startsWith('/admin/v1') && typeof auth === 'string' && /^Bearer\s+/i.test(auth) && auth.replace(/^Bearer\s+/i, '').startsWith(TOKEN_PREFIX)) {
-      return done(forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed'));
-    }
-    done();
-  });
+  adminOf(ctx).refuse((credential) =>
+    credential.startsWith(TOKEN_PREFIX) ? forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed') : undefined,
+  );
 
   app.get('/admin/v1/organizations/:org_id/identity_providers', { ...guard, schema: { tags, params: Org } }, async (req) => {
     const o = await org(req);
