@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { createAuth, declareAuthFields } from '../core/auth.js';
 import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
@@ -12,7 +12,7 @@ import { openStore } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { modules as defaultModules } from './modules.js';
 import type { Module } from './module.js';
-import { RequestLog, redactUrl } from './request-log.js';
+import { RequestLog, RequestLogController } from './request-log.js';
 import { CLOCK_KEY, saveClock } from './clock-store.js';
 import { ajvErrorToApiError, validatorCompiler } from './validation.js';
 
@@ -37,13 +37,15 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
   const saved = await store.db.selectFrom('settings').select('value').where('key', '=', CLOCK_KEY).executeTakeFirst();
   const clock = createClock(saved ? Number(saved.value) : 0);
 
+  const requestLog = new RequestLog();
   const app = Fastify({
-    logger: opts.logger === false || settings.logLevel === 'silent' ? false : { level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'] },
+    // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
+    logger: { level: opts.logger === false ? 'silent' : settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'] },
     bodyLimit: settings.bodyLimit,
     genReqId: requestIds(),
     requestIdHeader: false,
     // Requests are recorded in the request log of the control plane, not logged line by line.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new RequestLogController(requestLog, clock),
     // No child logger per request (its allocation is a measurable share of a small read); the few
     // request-level log lines carry the request id themselves.
     childLoggerFactory: (logger) => logger,
@@ -64,10 +66,9 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
   // The clock is shared through the store, so every instance (and a restart) sees the moved time.
   clock.onChange(() => void saveClock(ctx).catch((err) => log.error({ err }, 'saving the clock failed')));
 
-  const requestLog = new RequestLog();
   ctx.services.requestLog = requestLog;
   ctx.services.modules = modules;
-  installConventions(app, requestLog, ctx);
+  installConventions(app, ctx);
 
   await app.register(swagger, {
     openapi: {
@@ -133,13 +134,13 @@ function requestIds(): () => string {
 }
 
 /**
- * x-request-id, the edge checks and authentication, openai-processing-ms, the request log, the error
- * envelope, 404s in the envelope. Hooks run on every request, and each costs more than the little work it
+ * x-request-id, the edge checks and authentication, openai-processing-ms, the error envelope, 404s in
+ * the envelope (the request log is kept by the log controller, `RequestLogController`). Hooks run on every request, and each costs more than the little work it
  * does here (measured: about 2 µs each in Fastify's hook runner), so the front door is one onRequest hook,
  * the /v1 headers are an onSend hook of /v1 routes only, and all take callbacks rather than promises.
  */
-function installConventions(app: FastifyInstance, requestLog: RequestLog, ctx: Ctx) {
-  const { auth, clock, edge } = ctx;
+function installConventions(app: FastifyInstance, ctx: Ctx) {
+  const { auth, edge } = ctx;
   declareQueuedHeaders(app);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -157,19 +158,6 @@ function installConventions(app: FastifyInstance, requestLog: RequestLog, ctx: C
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/v1/')) route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.url === '/healthz') return done();
-    requestLog.add({
-      id: request.id,
-      method: request.method,
-      path: redactUrl(request.url),
-      status: reply.statusCode,
-      duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-      at: clock.nowSeconds(),
-    });
-    done();
-  });
-
   app.setNotFoundHandler((request, reply) => {
     const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
     if (request.url.startsWith('/v1/')) writePlatformHeaders(request, reply);
