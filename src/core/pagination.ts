@@ -37,7 +37,7 @@ function pageShape(params: ListParams, opts: PageOptions) {
 }
 
 /** The page in list order from `limit + 1` rows read in `dir`. */
-function cut<O>(rows: O[], limit: number, backwards: boolean): { page: O[]; hasMore: boolean } {
+function cut<O>(rows: readonly O[], limit: number, backwards: boolean): { page: O[]; hasMore: boolean } {
   const page = rows.slice(0, limit);
   if (backwards) page.reverse();
   return { page, hasMore: rows.length > limit };
@@ -81,7 +81,7 @@ export function precompiledPage<A extends Record<string, unknown>>(
   opts: PageOptions,
 ) {
   type Args = A & { after?: string; before?: string };
-  const shapes = new Map<string, (exec: Exec, args: Args) => Promise<string[]>>();
+  const shapes = new Map<string, (exec: Exec, args: Args) => Promise<readonly string[]>>();
   return async (exec: Exec, args: A, params: ListParams): Promise<{ json: string; size: number }> => {
     const { limit, order, backwards, dir } = pageShape(params, opts);
     // The limit is written into the statement (SQLite plans a literal LIMIT better); it is a checked

@@ -123,10 +123,10 @@ export function precompiled<A extends Record<string, unknown>, R>(names: readonl
   };
 }
 
-/** Like `precompiled`, for a query of one column: its values, row by row. */
+/** Like `precompiled`, for a query of one column: its values, row by row (shared: not to be changed). */
 export function precompiledColumn<A extends Record<string, unknown>, V>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<Record<string, V>>) {
   const prepare = compiledOnce(names, build);
-  return async (exec: Exec, args: A): Promise<V[]> => {
+  return async (exec: Exec, args: A): Promise<readonly V[]> => {
     const { compiled, parameters, reader } = prepare(exec, args);
     if (reader) return reader.column<V>(compiled.sql, parameters);
     return (await exec.executeQuery<Record<string, V>>({ ...compiled, parameters })).rows.map((row) => Object.values(row)[0]);

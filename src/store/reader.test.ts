@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, precompiled, type Store } from './db.js';
+import { sql } from 'kysely';
+import { openStore, precompiled, precompiledColumn, type Store } from './db.js';
 
 let dir: string;
 let store: Store;
@@ -18,6 +19,7 @@ async function open() {
   await store.db.schema.createTable('kv').addColumn('k', 'text', (c) => c.primaryKey()).addColumn('v', 'text').execute();
 }
 const get = precompiled(['k'] as const, (db, a: { k: string }) => (db as any).selectFrom('kv').select('v').where('k', '=', a.k));
+const values = precompiledColumn(['k'] as const, (db, a: { k: string }) => (db as any).selectFrom('kv').select('v').where('k', '>=', a.k).orderBy('k'));
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
 describe('snapshot reader (SQLite)', () => {
@@ -39,5 +41,48 @@ describe('snapshot reader (SQLite)', () => {
     expect(await get(store.db, { k: 'b' })).toEqual([]); // same snapshot: this turn began before the commit
     await nextTurn();
     expect(await get(store.db, { k: 'b' })).toEqual([{ v: 'x' }]);
+  });
+
+  describe('remembered column reads', () => {
+    it('are forgotten by every commit of this process', async () => {
+      await open();
+      await (store.db as any).insertInto('kv').values({ k: 'a', v: '1' }).execute();
+      expect(await values(store.db, { k: 'a' })).toEqual(['1']);
+      await nextTurn();
+      const first = await values(store.db, { k: 'a' });
+      expect(first).toEqual(['1']);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(await values(store.db, { k: 'a' })).toBe(first); // unchanged database: remembered
+      await nextTurn();
+      expect(await values(store.db, { k: 'a' })).toBe(first);
+      await sql`update kv set v = '2' where k = 'a'`.execute(store.db);
+      expect(await values(store.db, { k: 'a' })).toEqual(['2']);
+      await store.db.transaction().execute((tx) => (tx as any).insertInto('kv').values({ k: 'b', v: '3' }).execute());
+      expect(await values(store.db, { k: 'a' })).toEqual(['2', '3']);
+      expect(await values(store.db, { k: 'b' })).toEqual(['3']);
+    });
+
+    it("are forgotten by another process's commit from the next turn on", async () => {
+      await open();
+      await (store.db as any).insertInto('kv').values({ k: 'a', v: '1' }).execute();
+      expect(await values(store.db, { k: 'a' })).toEqual(['1']);
+      await nextTurn();
+      expect(await values(store.db, { k: 'a' })).toEqual(['1']);
+      const other = new SQLite(join(dir, 'standin.db'));
+      other.prepare("update kv set v = 'x' where k = 'a'").run();
+      other.close();
+      expect(await values(store.db, { k: 'a' })).toEqual(['1']); // this turn's snapshot began before the commit
+      await nextTurn();
+      expect(await values(store.db, { k: 'a' })).toEqual(['x']);
+    });
+
+    it('tell parameters apart by type', async () => {
+      await open();
+      await (store.db as any).insertInto('kv').values([{ k: '1', v: 'text' }, { k: 'null', v: 'n' }]).execute();
+      const byKey = precompiledColumn(['k'] as const, (db, a: { k: unknown }) => (db as any).selectFrom('kv').select('v').where('k', '=', a.k));
+      expect(await byKey(store.db, { k: 'null' })).toEqual(['n']);
+      expect(await byKey(store.db, { k: null })).toEqual([]);
+      expect(await byKey(store.db, { k: '1' })).toEqual(['text']);
+    });
   });
 });
