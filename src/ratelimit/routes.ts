@@ -16,7 +16,7 @@ function adminCheck(ctx: Ctx) {
   };
 }
 
-/** Fault injection hook, header hook, GET /v1/fine_tuning/model_limits and the /admin/v1 rate-limit routes. */
+/** Fault injection (an edge check), GET /v1/fine_tuning/model_limits and the /admin/v1 rate-limit routes. */
 export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLimitService, faults: Faults) {
   // Faults answer before authentication or validation, like an overloaded edge would.
   ctx.edge.push((request) => {

@@ -133,6 +133,7 @@ export function precompiledColumn<A extends Record<string, unknown>, V>(names: r
   };
 }
 
+/** Builds and compiles a query once per store; per call, its parameters and, for a SELECT on SQLite's database itself, the read connection. */
 function compiledOnce<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
   // Each compiled parameter is a named argument, or a constant the builder wrote in.
   type Slot = { name: keyof A } | { value: unknown };
