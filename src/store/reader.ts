@@ -14,6 +14,7 @@ import type SQLite from 'better-sqlite3';
  * `PRAGMA data_version`, which changes with every commit of any other connection (this process's writer
  * included, and other processes), and a change forgets every remembered result. A remembered result is
  * therefore exactly what the snapshot would read, and a read that repeats between writes skips SQLite.
+ * Results are remembered only from a version's second snapshot on: while every turn commits, nothing is.
  */
 /** Characters of remembered column results at most (about 32 MB); past it they are all forgotten. */
 const MAX_REMEMBERED = 32 * 1024 * 1024;
@@ -26,6 +27,8 @@ export class SnapshotReader {
   private readonly commit: SQLite.Statement;
   private readonly dataVersion: SQLite.Statement;
   private version: unknown = null;
+  /** Whether the database is unchanged since the previous snapshot. */
+  private steady = false;
   /** Results of column reads at `version`, by statement and JSON of the parameters. */
   private readonly results = new Map<string, Map<string, readonly unknown[]>>();
   /** Characters held in `results`. */
@@ -47,12 +50,15 @@ export class SnapshotReader {
    */
   column<V>(sql: string, params: readonly unknown[]): readonly V[] {
     const stmt = this.statement(this.plucked, sql, true);
+    // While commits keep coming, remembering would only cost: results are kept from the second snapshot
+    // of one version of the database on.
+    if (!this.steady) return stmt.all(params) as V[];
     let bySql = this.results.get(sql);
     if (!bySql) this.results.set(sql, (bySql = new Map()));
     const key = JSON.stringify(params);
     let rows = bySql.get(key);
     if (!rows) {
-      rows = Object.freeze(stmt.all(params));
+      rows = stmt.all(params);
       let size = key.length;
       for (const v of rows) size += typeof v === 'string' ? v.length : 8;
       if (this.remembered + size > MAX_REMEMBERED) {
@@ -81,9 +87,10 @@ export class SnapshotReader {
       this.open = true;
       setImmediate(this.end);
       const version = this.dataVersion.get();
-      if (version !== this.version) {
+      this.steady = version === this.version;
+      if (!this.steady) {
         this.version = version;
-        this.forget();
+        if (this.remembered) this.forget();
       }
     }
     return stmt;
