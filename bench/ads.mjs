@@ -1,5 +1,7 @@
 // Ads API throughput and latency against a bare Fastify JSON route measured in the same run, and cold start.
 // Run: npm run build && node bench/ads.mjs
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { cpuMs, load, report, startBaseline, startStandin } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -29,19 +31,22 @@ const page = await (await fetch(`${standin.url}/ads/v1/ad_groups?campaign_id=cmp
 const baseline = await startBaseline({ one, page });
 const rows = [];
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-const measured = async (pid, target) => {
+const measured = async (pid, target, during) => {
+  const stop = during?.();
   const c0 = cpuMs(pid);
   const r = await load({ ...target, connections, duration: DURATION });
-  return { ...r, cpu: ((cpuMs(pid) - c0) * 1000) / r.total };
+  const cpu = ((cpuMs(pid) - c0) * 1000) / r.total;
+  await stop?.();
+  return { ...r, cpu };
 };
 // Rounds alternate baseline and Standin, so drift on a shared machine hits both alike; medians are reported.
-const run = async (what, base, target) => {
+const run = async (what, base, target, during) => {
   await load({ ...target, connections, duration: 1 }); // warm-up
   const b = [];
   const s = [];
   for (let i = 0; i < ROUNDS; i++) {
     b.push(await measured(baseline.child.pid, base));
-    s.push(await measured(standin.child.pid, target));
+    s.push(await measured(standin.child.pid, target, during));
   }
   rows.push({
     operation: what,
@@ -56,6 +61,24 @@ const run = async (what, base, target) => {
   });
 };
 await run('retrieve one ad group', { url: `${baseline.url}/one` }, { url: `${standin.url}/ads/v1/ad_groups/${firstId}`, headers: auth });
+// Reads are remembered until the database changes (docs/core.md). This row has another process commit to
+// the same SQLite file every millisecond (a table of its own), so nearly every read finds the database
+// changed and goes to SQLite; the writes' CPU is that process's, not Standin's.
+const busy = () => {
+  const writer = spawn(process.execPath, ['-e', `
+    const db = new (require('better-sqlite3'))(${JSON.stringify(join(standin.data, 'standin.db'))});
+    db.pragma('busy_timeout = 5000');
+    db.exec('create table if not exists bench_ticks (n integer)');
+    const tick = db.prepare('insert into bench_ticks (n) values (?)');
+    let n = 0;
+    setInterval(() => tick.run(n++), 1);
+  `], { stdio: 'ignore' });
+  return () => new Promise((resolve) => {
+    writer.once('exit', resolve);
+    writer.kill();
+  });
+};
+await run('retrieve, another process committing every 1 ms', { url: `${baseline.url}/one` }, { url: `${standin.url}/ads/v1/ad_groups/${firstId}`, headers: auth }, busy);
 await run('list 20 ad groups', { url: `${baseline.url}/page` }, { url: `${standin.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers: auth });
 await run('create an ad group', { url: `${baseline.url}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body }, { url: `${standin.url}/ads/v1/ad_groups`, method: 'POST', headers: auth, body });
 await standin.stop();
