@@ -1,5 +1,8 @@
 import type SQLite from 'better-sqlite3';
 
+/** Characters of remembered column results at most (about 32 MB); past it they are all forgotten. */
+const MAX_REMEMBERED = 32 * 1024 * 1024;
+
 /**
  * The read connection of a SQLite store. Reads that need no transaction run on it synchronously (see
  * `precompiled`), off the writer connection's queue. With WAL it sees only committed data, never the
@@ -16,8 +19,6 @@ import type SQLite from 'better-sqlite3';
  * therefore exactly what the snapshot would read, and a read that repeats between writes skips SQLite.
  * Results are remembered only from a version's second snapshot on: while every turn commits, nothing is.
  */
-/** Characters of remembered column results at most (about 32 MB); past it they are all forgotten. */
-const MAX_REMEMBERED = 32 * 1024 * 1024;
 
 export class SnapshotReader {
   private open = false;
