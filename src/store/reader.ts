@@ -19,7 +19,6 @@ const MAX_REMEMBERED = 32 * 1024 * 1024;
  * therefore exactly what the snapshot would read, and a read that repeats between writes skips SQLite.
  * Results are remembered only from a version's second snapshot on: while every turn commits, nothing is.
  */
-
 export class SnapshotReader {
   private open = false;
   private readonly statements = new Map<string, SQLite.Statement>();
