@@ -131,12 +131,11 @@ export function createAuth(): Auth {
     for (const e of protectedPrefixes) if (url.startsWith(e.prefix)) return e.kind;
     return undefined;
   };
-  const refusal = (p: Principal, kind: Principal['kind'] | null) => (kind && p.kind !== kind ? wrongKind(kind) : undefined);
-
   const wrongKind = (kind: Principal['kind']) =>
     kind === 'ads'
       ? unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.')
       : unauthorized('An ads API key is not valid on the platform API.');
+  const refusal = (p: Principal, kind: Principal['kind'] | null) => (kind && p.kind !== kind ? wrongKind(kind) : undefined);
 
   return {
     addResolver: (r) => void resolvers.push(r),

@@ -27,6 +27,8 @@ export interface Standin {
   close(): Promise<void>;
 }
 
+/** The platform API's prefix: it needs a platform credential, and its replies carry the /v1 headers. */
+const PLATFORM = '/v1/';
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: Module[]; logger?: boolean } = {}): Promise<Standin> {
@@ -61,7 +63,7 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
   const jobs = createJobQueue(store, clock, log);
   const ctx: Ctx = { settings: { ...settings }, store, clock, jobs, log, auth: createAuth(), edge: [], services: {} };
   // Every /v1 URL needs a platform API credential (routes then authorize with ctx.auth.platform).
-  ctx.auth.protect('/v1/');
+  ctx.auth.protect(PLATFORM);
 
   // The clock is shared through the store, so every instance (and a restart) sees the moved time.
   clock.onChange(() => void saveClock(ctx).catch((err) => log.error({ err }, 'saving the clock failed')));
@@ -156,11 +158,11 @@ function installConventions(app: FastifyInstance, ctx: Ctx) {
     done(null, payload);
   };
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/v1/')) route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
+    if (route.url.startsWith(PLATFORM)) route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
-    if (request.url.startsWith('/v1/')) writePlatformHeaders(request, reply);
+    if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
     reply.code(404).send(err.toBody());
   });
 
@@ -169,7 +171,7 @@ function installConventions(app: FastifyInstance, ctx: Ctx) {
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
     // An error of the 404 context (a 401 for an unknown /v1 URL) has no /v1 route to add these.
-    if (request.url.startsWith('/v1/')) writePlatformHeaders(request, reply);
+    if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
     if (request.url.startsWith('/oauth/')) {
       // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
       reply.header('cache-control', 'no-store');
