@@ -1,22 +1,27 @@
-import { applyConfig, configSchema, readConfigFile } from './server/config-file.js';
+import { applyConfig, configSchema, readConfigFile } from './admin/config-file.js';
 import { createStandin } from './server/app.js';
 import { modules } from './server/modules.js';
-import { seedDemo } from './server/seed.js';
+import { seedDemo } from './admin/seed.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
 import { migrate } from './store/migrate.js';
-import { adminOf } from './admin/guard.js';
+import type { CliCommand } from './core/module.js';
 
-const USAGE = `standin — a self-hostable stand-in for the platform
+/** The commands the areas add (`standin apps …`, `standin trigger …`), by name. */
+function commands(): Record<string, CliCommand> {
+  return Object.assign({}, ...modules.map((m) => m.commands ?? {}));
+}
+
+const USAGE = () => `standin — a self-hostable stand-in for the platform
 
 Usage:
   standin [serve] [options]          run Standin (the default command)
   standin migrate [options]          run the database migrations and exit
   standin config-schema              print the JSON Schema of the config file
-  standin trigger <event-type>       emit a webhook event (see docs/webhooks.md)
-  standin apps lint <server>         lint an MCP server's tool descriptors
-  standin apps validate-submission <file.json>
-  standin apps open <server>         open the app host on an MCP server
+${Object.values(commands())
+  .flatMap((c) => c.usage)
+  .map((line) => `  standin ${line}`)
+  .join('\n')}
 
 Options (flag, environment variable):
 ${optionsHelp()}
@@ -54,7 +59,7 @@ async function serve(settings: Settings): Promise<void> {
 
   const url = await standin.listen();
   const lines = [`Standin is listening on ${url}`, `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`];
-  if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${adminOf(ctx).key()}`);
+  if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${ctx.auth.adminKey()}`);
   if (seeded) {
     lines.push('', 'First start: created a demo organization, project and ad account. Keys (shown once — save them):', ...seeded);
     const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop()?.trim();
@@ -65,17 +70,12 @@ async function serve(settings: Settings): Promise<void> {
   process.stdout.write(lines.join("\n") + "\n");
 }
 
-/** Extra commands contributed by areas: name → loader of `(args, settings) => exit code`. */
-const COMMANDS: Record<string, () => Promise<(args: string[], settings: Settings) => Promise<number>>> = {
-  apps: async () => (await import('./apps/cli.js')).runAppsCli,
-  trigger: async () => (await import('./webhooks/cli.js')).runTriggerCli,
-};
-
 export async function main(argv: string[]): Promise<number> {
   const { settings, rest } = readSettings(argv);
   const [command = 'serve', ...args] = rest;
-  if (command === 'help' || ((argv.includes('--help') || argv.includes('-h')) && !COMMANDS[command])) {
-    process.stdout.write(USAGE);
+  const extra = commands();
+  if (command === 'help' || ((argv.includes('--help') || argv.includes('-h')) && !extra[command])) {
+    process.stdout.write(USAGE());
     return 0;
   }
   switch (command) {
@@ -93,12 +93,13 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(JSON.stringify(configSchema(modules), null, 2) + '\n');
       return 0;
     default: {
-      const load = COMMANDS[command];
-      if (!load) {
-        process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);
+      const found = extra[command];
+      if (!found) {
+        process.stderr.write(`unknown command '${command}'\n\n${USAGE()}`);
         return 2;
       }
-      return (await load())(args, settings);
+      const run = await found.load();
+      return run(args, { settings, boot: (s, opts) => createStandin(s, opts) });
     }
   }
 }

@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createStandin, type Standin } from '../src/server/app.js';
 import { readSettings, type Settings } from '../src/core/settings.js';
-import { seedDemo } from '../src/server/seed.js';
+import { seedDemo } from '../src/admin/seed.js';
 import { createApiKey } from '../src/identity/service.js';
 import { createAdsKey } from '../src/ads/accounts.js';
-import { adminOf } from '../src/admin/guard.js';
-import type { Module } from '../src/server/module.js';
+import type { Module } from '../src/core/module.js';
 
 export type TestDialect = 'sqlite' | 'postgres';
 
@@ -69,7 +68,6 @@ export async function startTestStandin(opts: { dialect?: TestDialect; settings?:
     await createApiKey(ctx, ctx.store.db, { projectId: 'proj_demo', name: 'test', value: TEST_KEYS.platform });
     await createAdsKey(ctx, ctx.store.db, 'adacct_demo', { name: 'test', value: TEST_KEYS.ads });
   }
-  void adminOf;
   const close = standin.close;
   const t: TestStandin = {
     ...standin,

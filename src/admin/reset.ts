@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 
 /** Tables reset keeps: the migration bookkeeping, and the settings that make this instance itself. */
 const KEEP = new Set(['kysely_migration', 'kysely_migration_lock']);

@@ -1,5 +1,5 @@
 import type { AdsPrincipal } from '../core/auth.js';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { invalid, notFound } from '../core/errors.js';
 import { newId, newSecret } from '../core/ids.js';
 import { hashSecret, redactSecret } from '../core/secrets.js';

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { adminOf } from '../admin/guard.js';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { getOrganization } from '../identity/service.js';
 import * as accounts from './accounts.js';
 import { AdsKeyConfig, AudienceConfig, CampaignConfig, FeedConfig } from './schemas.js';
@@ -15,30 +14,29 @@ const CreateAdAccount = Type.Object(
 /** Control-plane routes for ad accounts and what the ads API reads (campaigns, audiences, feeds, keys). */
 export function adsAdminRoutes(app: FastifyInstance, ctx: Ctx) {
   const db = ctx.store.db;
-  const guard = { onRequest: async (request: any) => adminOf(ctx).check(request) };
   const tags = ['admin: ads'];
   const P = Type.Object({ ad_account_id: Type.String() });
   const all = { limit: 500 } as const;
 
-  app.get('/admin/v1/organizations/:org_id/ad_accounts', { ...guard, schema: { tags, params: Type.Object({ org_id: Type.String() }) } }, async (req) => {
+  app.get('/organizations/:org_id/ad_accounts', { schema: { tags, params: Type.Object({ org_id: Type.String() }) } }, async (req) => {
     const org = await getOrganization(db, (req.params as any).org_id);
     const data = await db.selectFrom('ad_accounts').selectAll().where('organization_id', '=', org.id).orderBy('id').execute();
     return { object: 'list', data: data.map((a) => ({ object: 'ad_account', ...a })), first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
   });
-  app.post('/admin/v1/organizations/:org_id/ad_accounts', { ...guard, schema: { tags, params: Type.Object({ org_id: Type.String() }), body: CreateAdAccount } }, async (req, reply) => {
+  app.post('/organizations/:org_id/ad_accounts', { schema: { tags, params: Type.Object({ org_id: Type.String() }), body: CreateAdAccount } }, async (req, reply) => {
     const org = await getOrganization(db, (req.params as any).org_id);
     reply.code(201);
     return { object: 'ad_account', ...(await accounts.upsertAdAccount(ctx, db, org.id, req.body as any)) };
   });
-  app.get('/admin/v1/ad_accounts/:ad_account_id', { ...guard, schema: { tags, params: P } }, async (req) => ({
+  app.get('/ad_accounts/:ad_account_id', { schema: { tags, params: P } }, async (req) => ({
     object: 'ad_account',
     ...(await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id)),
   }));
-  app.get('/admin/v1/ad_accounts/:ad_account_id/api_keys', { ...guard, schema: { tags, params: P } }, async (req) => {
+  app.get('/ad_accounts/:ad_account_id/api_keys', { schema: { tags, params: P } }, async (req) => {
     const data = await accounts.listAdsKeys(db, (await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id)).id);
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
   });
-  app.post('/admin/v1/ad_accounts/:ad_account_id/api_keys', { ...guard, schema: { tags, params: P, body: AdsKeyConfig } }, async (req, reply) => {
+  app.post('/ad_accounts/:ad_account_id/api_keys', { schema: { tags, params: P, body: AdsKeyConfig } }, async (req, reply) => {
     reply.code(201);
     return accounts.createAdsKey(ctx, db, (req.params as any).ad_account_id, req.body as any);
   });
@@ -49,11 +47,11 @@ export function adsAdminRoutes(app: FastifyInstance, ctx: Ctx) {
     ['product_feeds', FeedConfig, accounts.upsertFeed, (id: string) => store.listFeeds(db, id, all, accounts.feedView)],
   ] as const;
   for (const [name, body, upsert, list] of children) {
-    app.get(`/admin/v1/ad_accounts/:ad_account_id/${name}`, { ...guard, schema: { tags, params: P } }, async (req) => {
+    app.get(`/ad_accounts/:ad_account_id/${name}`, { schema: { tags, params: P } }, async (req) => {
       const acct = await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id);
       return list(acct.id);
     });
-    app.post(`/admin/v1/ad_accounts/:ad_account_id/${name}`, { ...guard, schema: { tags, params: P, body } }, async (req, reply) => {
+    app.post(`/ad_accounts/:ad_account_id/${name}`, { schema: { tags, params: P, body } }, async (req, reply) => {
       const acct = await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id);
       const id = await upsert(ctx, db, acct.id, req.body as any);
       reply.code(201);

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { Module } from '../server/module.js';
-import type { Ctx } from '../core/context.js';
+import { configSection, type Ctx, type Module } from '../core/module.js';
 import type { Tx } from '../store/db.js';
 import * as accounts from './accounts.js';
 import { adsAdminRoutes } from './admin-routes.js';
 import { withOverrides } from './max-bids.js';
 import { adsRoutes } from './routes.js';
 import { AdAccountConfig, AdsRootConfig } from './schemas.js';
-import { adsSettings } from './service.js';
+import { adsSettings, createAdsService } from './service.js';
 import { adsMigrations } from './tables.js';
 import { insertAdGroups } from './store.js';
 import { withJson } from './documents.js';
@@ -57,25 +56,27 @@ export const DEMO_AD_ACCOUNT = {
 export const adsModule: Module = {
   name: 'ads',
   migrations: adsMigrations,
+  provide(ctx) {
+    ctx.services.ads = createAdsService(ctx);
+  },
   init(ctx) {
-    adsSettings(ctx);
     ctx.auth.addResolver(async (token) => (token.startsWith('sk-ads-') ? accounts.resolveAdsKey(ctx.store.db, token) : null));
     // Authenticate before validating, so a request without a valid ads key learns nothing about the API.
     ctx.auth.protect('/ads/v1/', 'ads');
   },
   async routes(app, ctx) {
     adsRoutes(app, ctx);
-    adsAdminRoutes(app, ctx);
   },
+  adminRoutes: adsAdminRoutes,
   config: [
-    {
+    configSection({
       at: 'root',
       key: 'ads',
       schema: AdsRootConfig,
       async apply(ctx, _tx, value) {
         adsSettings(ctx).maxBids = withOverrides(value.max_bid_micros);
       },
-    },
+    }),
     {
       at: 'organization',
       key: 'ad_accounts',

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { notFound } from '../core/errors.js';
 import { audienceView, campaignView, feedView } from './accounts.js';
 import * as svc from './service.js';

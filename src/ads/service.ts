@@ -1,4 +1,4 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { ListParams } from '../core/pagination.js';
@@ -11,12 +11,32 @@ import * as store from './store.js';
 
 export type AdGroupStatus = 'active' | 'paused' | 'archived';
 
-/** Runtime settings of the ads module (`ctx.services.ads`). */
-export interface AdsSettings {
-  maxBids: MaxBidTable;
+declare module '../core/module.js' {
+  interface Services {
+    ads: AdsService;
+  }
 }
 
-export const adsSettings = (ctx: Ctx): AdsSettings => (ctx.services.ads ??= { maxBids: withOverrides(undefined) }) as AdsSettings;
+/** Per-instance state of the ads area (`ctx.services.ads`). */
+export interface AdsService {
+  /** The max bid table in force (the config file may override the platform's). */
+  maxBids: MaxBidTable;
+  /** Inserts ad groups under group commit: a burst of creates shares one transaction. */
+  inserts: GroupCommit<store.AdGroupRow>;
+}
+
+/** Builds the ads area's per-instance state. */
+export function createAdsService(ctx: Ctx): AdsService {
+  return {
+    maxBids: withOverrides(undefined),
+    inserts: groupCommit<store.AdGroupRow>(
+      () => ctx.store.db,
+      (tx, rows) => store.insertAdGroups(tx, rows),
+    ),
+  };
+}
+
+export const adsSettings = (ctx: Ctx): AdsService => ctx.services.ads;
 
 /** The billing event each campaign bidding type bills on; conversion (oCPC) campaigns bill clicks with a CPA bid. */
 const BILLING_EVENT: Record<BiddingType, 'impression' | 'click'> = { impressions: 'impression', clicks: 'click', conversions: 'click' };
@@ -97,12 +117,7 @@ async function loadCampaign(exec: Exec, adAccountId: string, campaignId: string,
   return campaign;
 }
 
-/** Inserts ad groups under group commit: a burst of creates shares one transaction. */
-const insertAdGroups = (ctx: Ctx) =>
-  (ctx.services.adGroupInserts ??= groupCommit<store.AdGroupRow>(
-    () => ctx.store.db,
-    (tx, rows) => store.insertAdGroups(tx, rows),
-  )) as GroupCommit<store.AdGroupRow>;
+const insertAdGroups = (ctx: Ctx) => ctx.services.ads.inserts;
 
 /** Creates an ad group after checking every rule of the spec; answers with its JSON text. */
 export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<string> {

@@ -1,5 +1,4 @@
 import type { Kysely, Migration } from 'kysely';
-import { adGroupJson, type AdGroupFields } from './documents.js';
 
 export interface AdsTables {
   ad_accounts: { id: string; organization_id: string; name: string; currency: string; created_at: number };
@@ -110,8 +109,37 @@ export const adsMigrations: Record<string, Migration> = {
   '202611221100_ad_groups_json': {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('ad_groups').addColumn('json', 'text').execute();
-      const rows = await db.selectFrom('ad_groups').selectAll().execute();
-      for (const row of rows) await db.updateTable('ad_groups').set({ json: adGroupJson(row as AdGroupFields) }).where('id', '=', row.id).execute();
+      const rows = (await db.selectFrom('ad_groups').selectAll().execute()) as AdGroupRowV1[];
+      for (const row of rows) await db.updateTable('ad_groups').set({ json: adGroupJsonV1(row) }).where('id', '=', row.id).execute();
     },
   },
 };
+
+/** An ad group row as `202611220020_ads_init` made it. */
+interface AdGroupRowV1 {
+  id: string;
+  name: string;
+  description: string | null;
+  context_hints: string;
+  status: string;
+  bidding_config: string;
+  product_set: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * The document as rendered when `202611221100_ad_groups_json` was released. A migration is frozen: it
+ * keeps its own copy rather than the live renderer (`documents.ts`), which may change.
+ */
+function adGroupJsonV1(row: AdGroupRowV1): string {
+  return (
+    `{"id":${JSON.stringify(row.id)},"created_at":${row.created_at},"updated_at":${row.updated_at},"name":${JSON.stringify(row.name)},` +
+    `"description":${JSON.stringify(row.description)},"context_hints":${row.context_hints},"status":${JSON.stringify(row.status)},` +
+    `"bidding_config":${row.bidding_config}${row.product_set !== null ? `,"product_set":${row.product_set}` : ''}}`
+  );
+}
+
+declare module '../store/schema.js' {
+  interface DB extends AdsTables {}
+}

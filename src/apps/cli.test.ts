@@ -4,13 +4,14 @@ import { readSettings } from '../core/settings.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createStandin } from '../server/app.js';
 import { runAppsCli, startAppsHost } from './cli.js';
 
 const settings = (vendor = 'vendor') => ({ ...readSettings([], {}).settings, vendor });
 async function run(args: string[], vendor = 'vendor') {
   let out = '';
   let err = '';
-  const code = await runAppsCli(args, settings(vendor), { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
+  const code = await runAppsCli(args, { settings: settings(vendor), boot: createStandin }, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
   return { code, out, err };
 }
 const TOUR = 'node examples/bridge-tour/server.mjs';
@@ -112,7 +113,7 @@ describe('standin apps validate-submission', () => {
 
 describe('standin apps open', () => {
   it('starts Standin with the host allowed to run the command, and links to it', async () => {
-    const host = await startAppsHost(TOUR, { ...settings(), port: 0, widgetPort: 0, data: mkdtempSync(join(tmpdir(), 'standin-apps-open-')), logLevel: 'silent' });
+    const host = await startAppsHost(TOUR, { settings: { ...settings(), port: 0, widgetPort: 0, data: mkdtempSync(join(tmpdir(), 'standin-apps-open-')), logLevel: 'silent' }, boot: createStandin });
     try {
       const u = new URL(host.link);
       expect(u.pathname).toBe('/apps');

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { CliEnv } from '../core/module.js';
 import type { Settings } from '../core/settings.js';
 import { formatFindings, hasErrors, sortFindings, type Finding } from './lint/findings.js';
 import { lintServer } from './lint/server.js';
@@ -58,7 +59,8 @@ export interface CliIo {
 const stdio: CliIo = { out: (t) => process.stdout.write(t + '\n'), err: (t) => process.stderr.write(t + '\n') };
 
 /** Runs `standin apps <command> …`; returns the exit status. */
-export async function runAppsCli(args: string[], settings: Settings, io: CliIo = stdio): Promise<number> {
+export async function runAppsCli(args: string[], env: CliEnv, io: CliIo = stdio): Promise<number> {
+  const { settings } = env;
   const [command, ...rest] = args;
   try {
     const p = parseArgs(rest);
@@ -68,7 +70,7 @@ export async function runAppsCli(args: string[], settings: Settings, io: CliIo =
       case 'validate-submission':
         return await validate(p, settings, io);
       case 'open':
-        return await open(p, settings, io);
+        return await open(p, env, io);
       case undefined:
       case 'help':
       case '--help':
@@ -169,22 +171,16 @@ async function validate(p: Parsed, settings: Settings, io: CliIo): Promise<numbe
 }
 
 /** Starts Standin with the host allowed to run `server` (when it is a command); returns the /apps link. */
-export async function startAppsHost(server: string, settings: Settings): Promise<{ link: string; close(): Promise<void> }> {
+export async function startAppsHost(server: string, env: CliEnv): Promise<{ link: string; close(): Promise<void> }> {
   const spec = parseServerSpec(server);
-  const { createStandin } = await import('../server/app.js');
-  const standin = await createStandin({ ...settings, seed: false });
-  const apps = standin.ctx.services.apps as { allowCommand(cmd: string): void } | undefined;
-  if (!apps) {
-    await standin.close();
-    throw new Error('the apps module is not registered in src/server/modules.ts');
-  }
-  if (spec.kind === 'stdio') apps.allowCommand(server.trim());
+  const standin = await env.boot({ ...env.settings, seed: false });
+  if (spec.kind === 'stdio') standin.ctx.services.apps.allowCommand(server.trim());
   const url = await standin.listen();
   return { link: `${url}/apps?server=${encodeURIComponent(server.trim())}`, close: () => standin.close() };
 }
 
-async function open(p: Parsed, settings: Settings, io: CliIo): Promise<number> {
-  const host = await startAppsHost(serverArg(p, 'apps open'), settings);
+async function open(p: Parsed, env: CliEnv, io: CliIo): Promise<number> {
+  const host = await startAppsHost(serverArg(p, 'apps open'), env);
   io.out(`App host: ${host.link}\nOpen it in a browser; press Ctrl+C to stop.`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());

@@ -1,10 +1,15 @@
 import type { Server } from 'node:http';
 import { isLoopback } from '../core/settings.js';
-import type { Ctx } from '../core/context.js';
-import type { Module } from '../server/module.js';
+import type { Ctx, Module } from '../core/module.js';
 import { hostRoutes } from './host/routes.js';
 import { HostService } from './host/service.js';
 import { startWidgetServer } from './host/widget-server.js';
+
+declare module '../core/module.js' {
+  interface Services {
+    apps: AppsServices;
+  }
+}
 
 /** What the apps module publishes in `ctx.services.apps` (state lives here, so one process can run several Standins). */
 export interface AppsServices {
@@ -17,7 +22,7 @@ export interface AppsServices {
   mainUrl?: string;
 }
 
-const appsOf = (ctx: Ctx) => ctx.services.apps as AppsServices;
+const appsOf = (ctx: Ctx) => ctx.services.apps;
 const ANY = ['0.0.0.0', '::'];
 
 function publicUrl(ctx: Ctx): string {
@@ -34,7 +39,7 @@ function publicUrl(ctx: Ctx): string {
  */
 export const appsModule: Module = {
   name: 'apps',
-  init(ctx) {
+  provide(ctx) {
     const host = new HostService({
       vendor: ctx.settings.vendor,
       clock: ctx.clock,

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 
 /**
  * Wakes whoever follows a run (SSE streams, the executor watching for a cancel) when the run's event log

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import type { JobDefinition } from '../core/jobs.js';
 import { newId } from '../core/ids.js';
 import { ModelError } from '../models/errors.js';

@@ -1,4 +1,4 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { toJson, type Exec } from '../store/db.js';
 import { appendEvents, getRunById } from './store.js';
 import type { AssistantsTables } from './tables.js';

@@ -1,10 +1,15 @@
-import type { Module } from '../server/module.js';
-import type { ModelRegistry } from '../models/providers.js';
+import type { Module } from '../core/module.js';
 import { RunBus } from './bus.js';
 import { createRunEngine, type RunEngine } from './engine.js';
 import { assistantsRoutes } from './routes.js';
 import type { Runtime } from './service.js';
 import { assistantsMigrations } from './tables.js';
+
+declare module '../core/module.js' {
+  interface Services {
+    assistants: Runtime & { engine: RunEngine };
+  }
+}
 
 /**
  * Assistants, threads, messages, runs and run steps (the deprecated threads interface), on any model:
@@ -14,8 +19,7 @@ export const assistantsModule: Module = {
   name: 'assistants',
   migrations: assistantsMigrations,
   init(ctx) {
-    const models = ctx.services.models as ModelRegistry | undefined;
-    if (!models) throw new Error('the assistants module needs the models module (ctx.services.models)');
+    const models = ctx.services.models;
     const bus = new RunBus();
     const runEngine = createRunEngine(ctx, bus, models);
     const rt: Runtime & { engine: RunEngine } = {
@@ -29,7 +33,7 @@ export const assistantsModule: Module = {
     ctx.services.assistants = rt;
   },
   jobs(ctx) {
-    return (ctx.services.assistants as { engine: RunEngine }).engine.jobs();
+    return ctx.services.assistants.engine.jobs();
   },
   routes(app, ctx) {
     assistantsRoutes(app, ctx);
@@ -59,13 +63,13 @@ export const assistantsModule: Module = {
     return [`  demo assistant (project ${demo.projectId}): asst_demo`];
   },
   async start(ctx) {
-    const rt = ctx.services.assistants as Runtime & { engine: RunEngine };
+    const rt = ctx.services.assistants;
     await rt.bus.start(ctx);
     const n = await rt.engine.sweep();
     if (n) ctx.log.info({ runs: n }, 'runs left by a stopped process re-queued');
   },
   async stop(ctx) {
-    const rt = ctx.services.assistants as Runtime & { engine: RunEngine };
+    const rt = ctx.services.assistants;
     await rt.engine.stop();
     rt.bus.stop();
   },

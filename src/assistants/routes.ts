@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import type { PlatformPrincipal } from '../core/auth.js';
 import * as svc from './service.js';
 import { streamRun } from './sse.js';
@@ -20,7 +20,7 @@ const POLL_AFTER_MS = '25';
  * when it ends (service.settleTicket), by whichever instance ends it.
  */
 async function admitRun(ctx: Ctx, request: FastifyRequest, principal: PlatformPrincipal, body: any): Promise<Admission | null> {
-  const limiter = ctx.services.ratelimit as RateLimitService | undefined;
+  const limiter = ctx.services.ratelimit;
   if (!limiter) return null;
   const model = body.model ?? (await svc.getAssistant(ctx, principal.projectId, body.assistant_id)).model;
   const messages = body.additional_messages ?? body.thread?.messages ?? [];

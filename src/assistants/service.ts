@@ -1,4 +1,4 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { paginate, type ListParams } from '../core/pagination.js';
@@ -34,7 +34,7 @@ export interface Runtime {
   kick(runId: string): void;
 }
 
-export const runtime = (ctx: Ctx) => ctx.services.assistants as Runtime;
+export const runtime = (ctx: Ctx): Runtime => ctx.services.assistants;
 
 const LIST = { defaultLimit: 20, maxLimit: 100 };
 
@@ -83,7 +83,7 @@ export async function settleTicket(ctx: Pick<Ctx, 'store' | 'services'>, runId: 
     .where('status', 'in', ['completed', 'incomplete', 'failed', 'cancelled', 'expired'])
     .returning(['ratelimit_ticket', 'prompt_used', 'completion_used', 'status'])
     .executeTakeFirst();
-  const limiter = ctx.services.ratelimit as RateLimitService | undefined;
+  const limiter = ctx.services.ratelimit;
   if (!row?.ratelimit_ticket || !limiter) return;
   const used = Number(row.prompt_used) + Number(row.completion_used);
   await limiter

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { runtime } from './service.js';
 import * as store from './store.js';
 import { isTerminal } from './views.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Exec } from '../store/db.js';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 
 /** SQL of the threads interface. Every read is scoped to the caller's project: another project's object is "not found". */
 export const getAssistant = (db: Exec, projectId: string, id: string) =>

@@ -236,3 +236,7 @@ export const assistantsMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends AssistantsTables {}
+}

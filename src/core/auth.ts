@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden, unauthorized } from './errors.js';
+import { ApiError, forbidden, unauthorized } from './errors.js';
+import { sameSecret } from './secrets.js';
 
 export type Access = 'read' | 'write';
 export type Level = 'none' | 'read' | 'write';
@@ -30,7 +31,16 @@ export interface AdsPrincipal {
   noCache?: boolean;
 }
 
-export type Principal = PlatformPrincipal | AdsPrincipal;
+/** The operator, holding the admin key of the control plane (`/admin/v1`). */
+export interface AdminPrincipal {
+  kind: 'admin';
+  noCache?: boolean;
+}
+
+export type Principal = PlatformPrincipal | AdsPrincipal | AdminPrincipal;
+
+/** A rule that refuses a credential on the control plane outright, before it is compared with the admin key. */
+export type AdminRule = (credential: string) => ApiError | undefined;
 
 export interface Need {
   /** Resource group, e.g. `threads`. */
@@ -63,6 +73,12 @@ export interface Auth {
   platform(request: FastifyRequest, need: Need): Promise<PlatformPrincipal>;
   /** The ad account of an `/ads/v1` request, which the front door has authenticated. */
   adAccountOf(request: FastifyRequest): string;
+  /** Throws 401 unless the request carries the admin key (Authorization: Bearer, or x-admin-key). */
+  admin(request: FastifyRequest): AdminPrincipal;
+  /** The admin key in force. */
+  adminKey(): string;
+  setAdminKey(key: string): void;
+  refuseAdmin(rule: AdminRule): void;
 }
 
 export function bearerOf(request: FastifyRequest): string | null {
@@ -83,6 +99,25 @@ export function createAuth(): Auth {
   const resolvers: BearerResolver[] = [];
   const policies: Policy[] = [];
   const protectedPrefixes: { prefix: string; kind: Principal['kind'] | null }[] = [];
+  const adminRules: AdminRule[] = [];
+  let adminKey = '';
+  const ADMIN: AdminPrincipal = { kind: 'admin' };
+
+  // The admin key is checked synchronously, on every request: it is one constant-time comparison.
+  function admin(request: FastifyRequest): AdminPrincipal {
+    const given = (request.headers['x-admin-key'] as string | undefined) ?? bearerOf(request);
+    if (given) {
+      for (const rule of adminRules) {
+        const refused = rule(given);
+        if (refused) throw refused;
+      }
+    }
+    if (!given || !adminKey || !sameSecret(given, adminKey)) {
+      throw new ApiError('authentication_error', 'The control plane needs the admin key: "Authorization: Bearer <ADMIN_KEY>".', { code: 'invalid_admin_key' });
+    }
+    (request as AuthFields).principal = ADMIN;
+    return ADMIN;
+  }
 
   // Resolved keys are remembered for a second, by Authorization header: a key lookup per request is most
   // of a small read's cost.
@@ -144,6 +179,14 @@ export function createAuth(): Auth {
     gate(request, done) {
       const kind = protectionOf(request.url);
       if (kind === undefined) return done();
+      if (kind === 'admin') {
+        try {
+          admin(request);
+        } catch (err) {
+          return done(err as Error);
+        }
+        return done();
+      }
       const p = known(request);
       if (p) return done(refusal(p, kind));
       resolve(request).then((principal) => done(refusal(principal, kind)), done);
@@ -163,6 +206,12 @@ export function createAuth(): Auth {
       if (p?.kind !== 'ads') throw wrongKind('ads');
       return p.adAccountId;
     },
+    admin,
+    adminKey: () => adminKey,
+    setAdminKey: (key) => {
+      adminKey = key;
+    },
+    refuseAdmin: (rule) => void adminRules.push(rule),
   };
 }
 

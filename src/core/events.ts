@@ -1,5 +1,5 @@
 import type { Exec } from '../store/db.js';
-import type { Ctx } from './context.js';
+import type { Ctx } from './module.js';
 import { newId } from './ids.js';
 
 /** The webhook event envelope of the platform spec (section B). */

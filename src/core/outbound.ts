@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
+import { isLoopback, type Settings } from './settings.js';
 
 /**
  * Outbound HTTP with an SSRF guard (webhook deliveries, remote JWKS). The check runs at connect time,
@@ -288,4 +289,20 @@ async function* streamIterable(stream: ReadableStream<Uint8Array>): AsyncIterabl
   } finally {
     await reader.cancel().catch(() => {});
   }
+}
+
+/**
+ * The SSRF-guarded client of a Standin's outbound calls. Loopback is allowed only while Standin itself
+ * listens on loopback (a developer's receiver on localhost); `--outbound-allow` adds CIDRs or hosts.
+ */
+export function outboundFor(settings: Pick<Settings, 'host' | 'outboundAllow' | 'webhookTimeoutMs'>): Outbound {
+  return createOutbound({
+    allowLoopback: isLoopback(settings.host),
+    allow: (settings.outboundAllow ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    timeoutMs: settings.webhookTimeoutMs,
+    connections: 128,
+  });
 }

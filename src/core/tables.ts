@@ -54,3 +54,7 @@ export const coreMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends CoreTables {}
+}

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { Module } from '../server/module.js';
+import type { Module } from '../core/module.js';
 import { identityAdminRoutes } from './routes.js';
 import { ApiKeyConfig, ServiceAccountConfig } from './schemas.js';
 import { createApiKey, listApiKeys, resolveApiKey, upsertServiceAccount } from './service.js';
@@ -13,7 +13,7 @@ export const identityModule: Module = {
     // Ads and admin keys are not platform keys: skip the lookup for them.
     ctx.auth.addResolver(async (token) => (token.startsWith('sk-') && !token.startsWith('sk-ads-') && !token.startsWith('sk-admin-') ? resolveApiKey(ctx.store.db, token) : null));
   },
-  routes: identityAdminRoutes,
+  adminRoutes: identityAdminRoutes,
   config: [
     {
       at: 'project',

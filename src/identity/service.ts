@@ -1,4 +1,4 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import type { Permissions, PlatformPrincipal } from '../core/auth.js';
 import { invalid, notFound } from '../core/errors.js';
 import { newId, newSecret } from '../core/ids.js';

@@ -59,3 +59,7 @@ export const identityMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends IdentityTables {}
+}

@@ -1,7 +1,14 @@
 import { invalid } from '../core/errors.js';
-import type { Module } from '../server/module.js';
+import type { Module } from '../core/module.js';
 import { ModelsConfigSchema, type ModelsConfig } from './config.js';
 import { createModelRegistry, type ModelRegistry } from './providers.js';
+
+declare module '../core/module.js' {
+  interface Services {
+    /** The model providers runs and responses call. */
+    models: ModelRegistry;
+  }
+}
 import { modelsRoutes } from './routes.js';
 import { warmTokenizer } from './tokens.js';
 
@@ -16,7 +23,7 @@ export const modelsModule: Module = {
     // The tokenizer loads once Standin answers, so neither the cold start nor the first run waits for it.
     setTimeout(warmTokenizer, 500).unref();
   },
-  init(ctx) {
+  provide(ctx) {
     ctx.services.models = createModelRegistry();
   },
   config: [
@@ -26,7 +33,7 @@ export const modelsModule: Module = {
       schema: ModelsConfigSchema,
       async apply(ctx, _tx, value: ModelsConfig) {
         try {
-          (ctx.services.models as ModelRegistry).configure(value);
+          ctx.services.models.configure(value);
         } catch (err) {
           // Rules the schema cannot state (base_url for an upstream, a valid regex …): a 400, not a 500.
           throw invalid(`the config is not valid: ${(err as Error).message}`, 'models', 'invalid_config');

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { ApiError } from '../core/errors.js';
 import type { ModelRegistry } from './providers.js';
 
@@ -11,7 +11,7 @@ const view = (m: { id: string; owned_by: string }) => ({ id: m.id, object: 'mode
 
 /** `GET /v1/models` and `GET /v1/models/{model}` (DELETE belongs to another module). */
 export function modelsRoutes(app: FastifyInstance, ctx: Ctx) {
-  const models = () => ctx.services.models as ModelRegistry;
+  const models = () => ctx.services.models;
   const tags = ['models'];
   app.get('/v1/models', { schema: { tags } }, async (req) => {
     await ctx.auth.platform(req, { group: 'models', access: 'read' });

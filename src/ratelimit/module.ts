@@ -1,17 +1,26 @@
 import { parseDuration } from '../core/clock.js';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import type { Exec } from '../store/db.js';
-import type { Module } from '../server/module.js';
+import type { Module } from '../core/module.js';
 import { defaultConfig, mergeConfig, type OrganizationLimits, type ProjectLimits, type RateLimitConfig, type RateLimitConfigInput } from './catalogue.js';
 import { createFaults, type Faults } from './faults.js';
 import type { LimiterBackend } from './interface.js';
 import { createMemoryBackend } from './memory.js';
 import { createRedisBackend } from './redis.js';
-import { rateLimitRoutes } from './routes.js';
+import { rateLimitAdminRoutes, rateLimitRoutes } from './routes.js';
 import { OrganizationLimitsSchema, ProjectLimitsSchema, RateLimitsConfigSchema } from './schemas.js';
 import { createRateLimiter, type RateLimitService } from './service.js';
 import { loadSections, saveSection } from './store.js';
 import { rateLimitMigrations } from './tables.js';
+
+declare module '../core/module.js' {
+  interface Services {
+    /** Admits and releases model requests (section C of the platform spec). */
+    ratelimit: RateLimitService;
+    /** Faults injected through the control plane. */
+    faults: Faults;
+  }
+}
 
 /** The config file's `rate_limits` (durations as text) in the catalogue's terms. */
 export function configInput(file: any): RateLimitConfigInput {
@@ -39,15 +48,11 @@ export async function loadConfig(db: Exec): Promise<RateLimitConfig> {
   return config;
 }
 
-const limiterOf = (ctx: Ctx) => ctx.services.ratelimit as RateLimitService;
-
-const faultsOf = (ctx: Ctx) => ctx.services.faults as Faults;
-
 /** Rate limits (section C of the platform spec): limiter service, headers, fault injection, model_limits. */
 export const rateLimitModule: Module = {
   name: 'ratelimit',
   migrations: rateLimitMigrations,
-  async init(ctx) {
+  async provide(ctx) {
     // State lives in ctx (not in this module object), so two Standins in one process stay apart.
     const backend: LimiterBackend = ctx.settings.redisUrl ? createRedisBackend(ctx.settings.redisUrl) : createMemoryBackend(ctx.clock);
     ctx.services.ratelimit = createRateLimiter({ backend, clock: ctx.clock, config: await loadConfig(ctx.store.db) });
@@ -60,7 +65,7 @@ export const rateLimitModule: Module = {
       schema: RateLimitsConfigSchema,
       async apply(ctx, tx, value) {
         await saveSection(tx, 'root', value, ctx.clock.now());
-        limiterOf(ctx).setConfig(await loadConfig(tx));
+        ctx.services.ratelimit.setConfig(await loadConfig(tx));
       },
     },
     {
@@ -69,7 +74,7 @@ export const rateLimitModule: Module = {
       schema: OrganizationLimitsSchema,
       async apply(ctx, tx, value, { organizationId }) {
         await saveSection(tx, `organization:${organizationId}`, value, ctx.clock.now());
-        limiterOf(ctx).setConfig(await loadConfig(tx));
+        ctx.services.ratelimit.setConfig(await loadConfig(tx));
       },
     },
     {
@@ -78,19 +83,20 @@ export const rateLimitModule: Module = {
       schema: ProjectLimitsSchema,
       async apply(ctx, tx, value, { projectId }) {
         await saveSection(tx, `project:${projectId}`, value, ctx.clock.now());
-        limiterOf(ctx).setConfig(await loadConfig(tx));
+        ctx.services.ratelimit.setConfig(await loadConfig(tx));
       },
     },
   ],
   routes(app, ctx) {
-    rateLimitRoutes(app, ctx, limiterOf(ctx), faultsOf(ctx));
+    rateLimitRoutes(app, ctx);
   },
+  adminRoutes: rateLimitAdminRoutes,
   async reset(ctx) {
-    faultsOf(ctx).clear();
-    await limiterOf(ctx).backend.reset();
-    limiterOf(ctx).setConfig(await loadConfig(ctx.store.db));
+    ctx.services.faults.clear();
+    await ctx.services.ratelimit.backend.reset();
+    ctx.services.ratelimit.setConfig(await loadConfig(ctx.store.db));
   },
   async stop(ctx) {
-    await limiterOf(ctx).backend.close();
+    await ctx.services.ratelimit.backend.close();
   },
 };

@@ -1,23 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Ctx } from '../core/context.js';
+import type { App, Ctx } from '../core/module.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { tierOf, usageLimitOf } from './catalogue.js';
-import type { Faults, FaultInput } from './faults.js';
+import type { FaultInput } from './faults.js';
 import { FaultBody } from './schemas.js';
-import type { RateLimitService } from './service.js';
 
-/** The admin key check of the control plane (published by the admin module). */
-function adminCheck(ctx: Ctx) {
-  return async (request: FastifyRequest) => {
-    const admin = ctx.services.admin as { check(r: FastifyRequest): void } | undefined;
-    if (!admin) throw new ApiError('service_unavailable_error', 'The control plane is not available: the admin module is not loaded.', { code: 'admin_unavailable' });
-    admin.check(request);
-  };
-}
-
-/** Fault injection (an edge check), GET /v1/fine_tuning/model_limits and the /admin/v1 rate-limit routes. */
-export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLimitService, faults: Faults) {
+/** Fault injection (an edge check) and GET /v1/fine_tuning/model_limits. */
+export function rateLimitRoutes(app: App, ctx: Ctx) {
+  const { ratelimit: limiter, faults } = ctx.services;
   // Faults answer before authentication or validation, like an overloaded edge would.
   ctx.edge.push((request) => {
     if (faults.size() === 0) return undefined;
@@ -32,38 +22,41 @@ export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLim
     const data = models.map((model) => ({ object: 'fine_tuning.model_limit', model, tier, ...limits }));
     return { object: 'list', data, first_id: data[0]?.model ?? null, last_id: data.at(-1)?.model ?? null, has_more: false };
   });
+}
 
-  const guard = { onRequest: adminCheck(ctx) };
+/** The control plane of rate limits and faults (under /admin/v1). */
+export function rateLimitAdminRoutes(app: App, ctx: Ctx) {
+  const { ratelimit: limiter, faults } = ctx.services;
   const tags = ['admin: rate limits'];
   const FaultParams = Type.Object({ fault_id: Type.String({ maxLength: 100 }) });
 
-  app.post('/admin/v1/faults', { ...guard, schema: { tags, body: FaultBody } }, async (request, reply) => {
+  app.post('/faults', { schema: { tags, body: FaultBody } }, async (request, reply) => {
     const body = request.body as FaultInput;
     if (body.path.startsWith('/admin/')) throw new ApiError('invalid_request_error', "'path' must not be in the control plane (/admin/…).", { param: 'path' });
     reply.code(201);
     return faults.add(body);
   });
-  app.get('/admin/v1/faults', { ...guard, schema: { tags } }, async () => {
+  app.get('/faults', { schema: { tags } }, async () => {
     const data = faults.list();
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
   });
-  app.get('/admin/v1/faults/:fault_id', { ...guard, schema: { tags, params: FaultParams } }, async (request) => {
+  app.get('/faults/:fault_id', { schema: { tags, params: FaultParams } }, async (request) => {
     const id = (request.params as { fault_id: string }).fault_id;
     return faults.get(id) ?? Promise.reject(notFound('fault', id, 'fault_id'));
   });
-  app.delete('/admin/v1/faults/:fault_id', { ...guard, schema: { tags, params: FaultParams } }, async (request) => {
+  app.delete('/faults/:fault_id', { schema: { tags, params: FaultParams } }, async (request) => {
     const id = (request.params as { fault_id: string }).fault_id;
     if (!faults.remove(id)) throw notFound('fault', id, 'fault_id');
     return { id, object: 'admin.fault.deleted', deleted: true };
   });
-  app.delete('/admin/v1/faults', { ...guard, schema: { tags } }, async () => {
+  app.delete('/faults', { schema: { tags } }, async () => {
     const n = faults.list().length;
     faults.clear();
     return { object: 'admin.faults.cleared', deleted: n };
   });
 
-  app.get('/admin/v1/rate_limits', { ...guard, schema: { tags } }, async () => ({ object: 'admin.rate_limits', backend: limiter.backend.name, config: limiter.config() }));
-  app.get('/admin/v1/rate_limits/organizations/:org_id', { ...guard, schema: { tags, params: Type.Object({ org_id: Type.String({ maxLength: 200 }) }) } }, async (request) => {
+  app.get('/rate_limits', { schema: { tags } }, async () => ({ object: 'admin.rate_limits', backend: limiter.backend.name, config: limiter.config() }));
+  app.get('/rate_limits/organizations/:org_id', { schema: { tags, params: Type.Object({ org_id: Type.String({ maxLength: 200 }) }) } }, async (request) => {
     const id = (request.params as { org_id: string }).org_id;
     const config = limiter.config();
     return {
@@ -75,7 +68,7 @@ export function rateLimitRoutes(app: FastifyInstance, ctx: Ctx, limiter: RateLim
       overrides: config.organizations[id]?.models ?? {},
     };
   });
-  app.post('/admin/v1/rate_limits/reset', { ...guard, schema: { tags } }, async () => {
+  app.post('/rate_limits/reset', { schema: { tags } }, async () => {
     await limiter.backend.reset();
     return { object: 'admin.rate_limits.reset', backend: limiter.backend.name };
   });

@@ -24,3 +24,7 @@ export const rateLimitMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends RateLimitTables {}
+}

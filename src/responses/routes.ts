@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { CreateResponseBody } from './schemas.js';
 import type { RateLimitService } from '../ratelimit/service.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, usageOf, type ResponsesDeps } from './service.js';
@@ -13,7 +13,7 @@ export function responsesRoutes(app: FastifyInstance, ctx: Ctx, deps: ResponsesD
     const p = await ctx.auth.platform(req, { group: 'responses', access: 'write' });
     const body = req.body as Record<string, any>;
     // Admitted by the rate limiter; a background response releases its admission when its job ends.
-    const limiter = ctx.services.ratelimit as RateLimitService | undefined;
+    const limiter = ctx.services.ratelimit;
     const admission = await limiter?.admit(req, p, {
       model: String(body.model),
       maxTokens: body.max_output_tokens ?? null,

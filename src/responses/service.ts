@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import type { RateLimitService, Ticket, Usage } from '../ratelimit/service.js';
 import { emitEvent } from '../core/events.js';
@@ -50,12 +50,7 @@ export interface ResponsesDeps {
   models: () => ModelProviders;
 }
 
-const modelsOf = (ctx: Ctx): ModelProviders => {
-  const m = ctx.services.models as ModelProviders | undefined;
-  if (!m) throw new ApiError('server_error', 'No model provider is configured.', { code: 'server_error' });
-  return m;
-};
-export const defaultDeps = (ctx: Ctx): ResponsesDeps => ({ models: () => modelsOf(ctx) });
+export const defaultDeps = (ctx: Ctx): ResponsesDeps => ({ models: () => ctx.services.models });
 
 /** In-process aborts of running background responses (cancel stops the model call early). */
 const running = new Map<string, AbortController>();
@@ -259,7 +254,7 @@ export async function runResponse(ctx: Ctx, deps: ResponsesDeps, payload: { resp
     usage = await runQueued(ctx, deps, payload);
   } finally {
     // Whatever happened, the rate-limit admission of the request is reconciled and its slot freed.
-    if (payload.ticket) await (ctx.services.ratelimit as RateLimitService | undefined)?.release(payload.ticket, usage);
+    if (payload.ticket) await ctx.services.ratelimit.release(payload.ticket, usage);
   }
 }
 

@@ -33,3 +33,7 @@ export const responsesMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends ResponsesTables {}
+}

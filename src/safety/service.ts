@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Exec } from '../store/db.js';

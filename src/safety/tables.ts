@@ -37,3 +37,7 @@ export const safetyMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends SafetyTables {}
+}

@@ -1,37 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { createAuth, declareAuthFields } from '../core/auth.js';
 import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
 import { createClock } from '../core/clock.js';
-import type { Ctx } from '../core/context.js';
-import { ApiError, invalid } from '../core/errors.js';
+import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
+import { ApiError } from '../core/errors.js';
 import { createJobQueue } from '../core/jobs.js';
+import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
+import { toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { modules as defaultModules } from './modules.js';
-import type { Module } from './module.js';
-import { RequestLog, RequestLogController } from './request-log.js';
-import { CLOCK_KEY, saveClock } from './clock-store.js';
-import { ajvErrorToApiError, validatorCompiler } from './validation.js';
+import { RequestLog, RequestLogController } from '../admin/request-log.js';
+import { CLOCK_KEY, saveClock } from '../admin/clock-store.js';
 
-export interface Standin {
-  app: FastifyInstance;
-  ctx: Ctx;
-  modules: Module[];
+export interface Standin extends Instance {
+  app: App;
+  modules: readonly Module[];
   requestLog: RequestLog;
-  /** Starts listening (and the workers); returns the base URL. */
-  listen(): Promise<string>;
   /** Graceful stop: no new connections, in-flight requests finish, workers stop, stores close. */
   close(): Promise<void>;
 }
 
 /** The platform API's prefix: it needs a platform credential, and its replies carry the /v1 headers. */
 const PLATFORM = '/v1/';
+/** The control plane's prefix: only the admin key reaches it. */
+const ADMIN = '/admin/v1';
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
-export async function createStandin(settings: Settings, opts: { modules?: Module[]; logger?: boolean } = {}): Promise<Standin> {
+export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
   const modules = opts.modules ?? defaultModules;
   const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data, poolSize: settings.dbPoolSize });
   await migrate(store, modules);
@@ -53,7 +53,7 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
     childLoggerFactory: (logger) => logger,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
-  });
+  }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   declareAuthFields(app);
   // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
@@ -61,15 +61,28 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
 
   const log = app.log;
   const jobs = createJobQueue(store, clock, log);
-  const ctx: Ctx = { settings: { ...settings }, store, clock, jobs, log, auth: createAuth(), edge: [], services: {} };
-  // Every /v1 URL needs a platform API credential (routes then authorize with ctx.auth.platform).
+  const ctx: Ctx = {
+    settings: { ...settings },
+    store,
+    clock,
+    jobs,
+    log,
+    auth: createAuth(),
+    outbound: outboundFor(settings),
+    edge: [],
+    banner: [],
+    modules,
+    // Filled by the modules' `provide` below; nothing reads it before.
+    services: { requestLog } as Services,
+  };
+  // Every /v1 URL needs a platform API credential (routes then authorize with ctx.auth.platform); the
+  // control plane needs the admin key.
   ctx.auth.protect(PLATFORM);
+  ctx.auth.protect(`${ADMIN}/`, 'admin');
 
   // The clock is shared through the store, so every instance (and a restart) sees the moved time.
   clock.onChange(() => void saveClock(ctx).catch((err) => log.error({ err }, 'saving the clock failed')));
 
-  ctx.services.requestLog = requestLog;
-  ctx.services.modules = modules;
   installConventions(app, ctx);
 
   await app.register(swagger, {
@@ -80,12 +93,20 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
     },
   });
 
+  for (const m of modules) await m.provide?.(ctx);
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const m of modules) await m.routes?.(app, ctx);
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRoute', (route) => void (route.schema = { tags: ['admin'], ...route.schema }));
+      for (const m of modules) await m.adminRoutes?.(admin, ctx);
+    },
+    { prefix: ADMIN },
+  );
   await app.ready();
 
   // With PostgreSQL, other instances may move the shared clock: follow them (time only moves forward).
@@ -123,6 +144,7 @@ export async function createStandin(settings: Settings, opts: { modules?: Module
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
       await jobs.stop();
       await app.close();
+      await ctx.outbound.close();
       await store.close();
     },
   };
@@ -141,7 +163,7 @@ function requestIds(): () => string {
  * runs costs more than the little work these do (measured: about 2 µs a request), so the front door is one
  * onRequest hook, the /v1 headers an onSend hook of /v1 routes only, and all take callbacks.
  */
-function installConventions(app: FastifyInstance, ctx: Ctx) {
+function installConventions(app: App, ctx: Ctx) {
   const { auth, edge } = ctx;
   declareQueuedHeaders(app);
   app.addHook('onRequest', (request, reply, done) => {
@@ -179,24 +201,4 @@ function installConventions(app: FastifyInstance, ctx: Ctx) {
     }
     reply.code(apiError.status).send(apiError.toBody());
   });
-}
-
-/** Maps anything thrown in a handler to an ApiError; bad input never becomes a 500. */
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  const e = error as FastifyError & { validation?: any[]; validationContext?: string; body?: unknown };
-  if (e.validation && e.validation.length) return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body');
-  switch (e.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return invalid(`We could not parse the JSON body of your request. (${e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'invalid JSON')})`, null, 'invalid_json');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('invalid_request_error', 'The request body is too large.', { status: 413, code: 'request_too_large' });
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('invalid_request_error', `Unsupported Content-Type; send 'application/json'.`, { status: 415, code: 'unsupported_media_type' });
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return invalid('The Content-Length header does not match the body.', null, 'invalid_content_length');
-  }
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalid(e.message, null, e.code ?? null);
-  return new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: 'server_error' });
 }

@@ -10,7 +10,7 @@ import { responsesModule } from '../responses/module.js';
 import { modelsModule } from '../models/module.js';
 import { assistantsModule } from '../assistants/module.js';
 import { safetyModule } from '../safety/module.js';
-import type { Module } from './module.js';
+import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
 

@@ -1,12 +1,11 @@
 import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './db.js';
-import type { Module } from '../server/module.js';
 
 /**
  * Runs every module's migrations. Kysely orders migrations by name, so names start with a timestamp
  * (`202611220001_core_init`); modules never reference each other's tables, so interleaving is safe.
  */
-export async function migrate(store: Store, modules: Module[]): Promise<string[]> {
+export async function migrate(store: Store, modules: readonly { migrations?: Record<string, Migration> }[]): Promise<string[]> {
   const all: Record<string, Migration> = {};
   for (const m of modules) {
     for (const [name, migration] of Object.entries(m.migrations ?? {})) {

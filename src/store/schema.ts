@@ -1,15 +1,10 @@
 /**
- * The database type: one interface per module, joined here. A module reads and writes only its own
- * tables; other modules reach them through its exported service functions.
+ * The database type. It is empty here: each area adds its own tables beside their migrations, by
+ * declaration merging, so the store knows no area:
+ *
+ *     declare module '../store/schema.js' { interface DB extends AdsTables {} }
+ *
+ * An area reads and writes only its own tables; other areas reach them through its service functions.
  */
-import type { CoreTables } from '../core/tables.js';
-import type { IdentityTables } from '../identity/tables.js';
-import type { AdsTables } from '../ads/tables.js';
-import type { RateLimitTables } from '../ratelimit/tables.js';
-import type { WebhookTables } from '../webhooks/tables.js';
-import type { ResponsesTables } from '../responses/tables.js';
-import type { SafetyTables } from '../safety/tables.js';
-import type { AssistantsTables } from '../assistants/tables.js';
-import type { WorkloadTables } from '../identity/workload/tables.js';
-
-export interface DB extends WebhookTables, ResponsesTables, SafetyTables, CoreTables, IdentityTables, AdsTables, RateLimitTables, WorkloadTables, AssistantsTables {}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface DB {}

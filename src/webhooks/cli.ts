@@ -1,5 +1,4 @@
-import type { Settings } from '../core/settings.js';
-import { createStandin } from '../server/app.js';
+import type { CliEnv } from '../core/module.js';
 import { EVENT_TYPES } from './catalog.js';
 import { triggerEvent, type TriggerData } from './trigger.js';
 
@@ -16,7 +15,7 @@ event types:
 `;
 
 /** `standin trigger <type>`: writes the event (and the object behind it) straight into the store. Returns the exit code. */
-export async function runTriggerCli(args: string[], settings: Settings): Promise<number> {
+export async function runTriggerCli(args: string[], env: CliEnv): Promise<number> {
   let type: string | undefined;
   let projectId: string | undefined;
   let data: TriggerData | undefined;
@@ -45,7 +44,7 @@ export async function runTriggerCli(args: string[], settings: Settings): Promise
     process.stderr.write(USAGE);
     return 2;
   }
-  const standin = await createStandin({ ...settings, workers: false, logLevel: 'silent' }, { logger: false });
+  const standin = await env.boot({ ...env.settings, workers: false, logLevel: 'silent' }, { logger: false });
   try {
     if (!projectId) {
       const projects = await standin.ctx.store.db.selectFrom('projects').select('id').orderBy('id').limit(2).execute();

@@ -1,4 +1,4 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { newId } from '../core/ids.js';
 import { readCapped, type Outbound } from '../core/outbound.js';
 import { nextAttemptAt, RETRY_WINDOW_MS } from './backoff.js';

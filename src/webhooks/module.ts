@@ -1,50 +1,28 @@
-import type { Ctx } from '../core/context.js';
 import { EVENT_FANOUT } from '../core/events.js';
-import { createOutbound, type Outbound } from '../core/outbound.js';
-import { isLoopback } from '../core/settings.js';
-import type { Module } from '../server/module.js';
+import type { Module } from '../core/module.js';
 import { deliver, fanout, type DeliverOptions } from './deliver.js';
 import { createRecorder } from './recorder.js';
-import { webhookRoutes } from './routes.js';
+import { webhookAdminRoutes, webhookPages } from './routes.js';
 import { WebhooksConfig } from './schemas.js';
 import { createEndpoint, DELIVER, listEndpoints } from './service.js';
 import { webhookMigrations } from './tables.js';
 
-/**
- * The SSRF-guarded client of webhook deliveries. Loopback is allowed only while Standin itself listens
- * on loopback (a developer's receiver on localhost); `--outbound-allow` adds CIDRs or hosts.
- */
-export function outboundFor(settings: Ctx['settings']): Outbound {
-  return createOutbound({
-    allowLoopback: isLoopback(settings.host),
-    allow: (settings.outboundAllow ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    timeoutMs: settings.webhookTimeoutMs,
-    connections: 128,
-  });
+declare module '../core/module.js' {
+  interface Services {
+    /** How this instance delivers: the guarded client, the receiver timeout, the batched attempt recorder. */
+    webhooks: DeliverOptions;
+  }
 }
-
-const outbounds = new WeakMap<Ctx, Outbound>();
-const outboundOf = (ctx: Ctx): Outbound => {
-  let o = outbounds.get(ctx);
-  if (!o) outbounds.set(ctx, (o = outboundFor(ctx.settings)));
-  return o;
-};
-
-const optionsByCtx = new WeakMap<Ctx, DeliverOptions>();
-const deliverOptions = (ctx: Ctx): DeliverOptions => {
-  let o = optionsByCtx.get(ctx);
-  if (!o) optionsByCtx.set(ctx, (o = { outbound: outboundOf(ctx), timeoutMs: ctx.settings.webhookTimeoutMs, recorder: createRecorder(ctx) }));
-  return o;
-};
 
 /** Webhook endpoints per project, the event fan-out and signed, retried deliveries. */
 export const webhooksModule: Module = {
   name: 'webhooks',
   migrations: webhookMigrations,
-  init(ctx) {
-    ctx.services.outbound = outboundOf(ctx);
+  provide(ctx) {
+    ctx.services.webhooks = { outbound: ctx.outbound, timeoutMs: ctx.settings.webhookTimeoutMs, recorder: createRecorder(ctx) };
   },
-  routes: (app, ctx) => webhookRoutes(app, ctx, outboundOf(ctx)),
+  routes: (app) => webhookPages(app),
+  adminRoutes: webhookAdminRoutes,
   jobs: (ctx) => [
     {
       kind: EVENT_FANOUT,
@@ -52,14 +30,14 @@ export const webhooksModule: Module = {
       // Covers the inline first attempts: a live worker's claim never lapses, a dead one's does.
       visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 1_000,
-      handler: (payload: { eventId: string }, job) => fanout(ctx, deliverOptions(ctx), payload, job),
+      handler: (payload: { eventId: string }, job) => fanout(ctx, ctx.services.webhooks, payload, job),
     },
     {
       kind: DELIVER,
       concurrency: 64,
       visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 5_000,
-      handler: (payload: { deliveryId: string }) => deliver(ctx, deliverOptions(ctx), payload),
+      handler: (payload: { deliveryId: string }) => deliver(ctx, ctx.services.webhooks, payload),
     },
   ],
   config: [
@@ -73,7 +51,7 @@ export const webhooksModule: Module = {
           const found = existing.get(e.name);
           if (!found) {
             // A config file mirrors an existing setup, so it may keep a live.call.incoming subscription.
-            const created = await createEndpoint(ctx, tx, projectId!, e, { allowDeprecated: true, outbound: outboundOf(ctx) });
+            const created = await createEndpoint(ctx, tx, projectId!, e, { allowDeprecated: true, outbound: ctx.outbound });
             if (!e.secret) ctx.log.warn({ project: projectId, endpoint: created.id }, `webhook endpoint '${e.name}' signing secret: ${created.secret} (shown once)`);
             continue;
           }
@@ -86,9 +64,5 @@ export const webhooksModule: Module = {
       },
     },
   ],
-  async stop(ctx) {
-    await outbounds.get(ctx)?.close();
-    outbounds.delete(ctx);
-    optionsByCtx.delete(ctx);
-  },
+
 };

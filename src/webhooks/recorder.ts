@@ -1,4 +1,4 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { groupCommit } from '../store/group-commit.js';
 import { precompiled } from '../store/db.js';
 import type { WebhookTables } from './tables.js';

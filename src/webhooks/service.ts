@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { isIP } from 'node:net';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { invalid, notFound } from '../core/errors.js';
 import type { EventEnvelope } from '../core/events.js';
 import { newId } from '../core/ids.js';

@@ -107,3 +107,7 @@ export const webhookMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../store/schema.js' {
+  interface DB extends WebhookTables {}
+}

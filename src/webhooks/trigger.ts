@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { invalid } from '../core/errors.js';
 import { emitEvent, type EventEnvelope } from '../core/events.js';
 import { getProject } from '../identity/service.js';
-import { createFinishedResponse } from '../responses/service.js';
-import { createAlert, createCase } from '../safety/service.js';
 import type { Exec } from '../store/db.js';
 import { EVENT_TYPES, isEventType, mediaSecurity, sampleIds, sampleSipInvite, sanitizeSipHeaders, type EventType, type SipHeader } from './catalog.js';
 import { enqueueDelivery, getEndpoint } from './service.js';
@@ -72,22 +70,10 @@ export async function triggerEvent(ctx: Ctx, projectId: string, rawType: string,
   return event;
 }
 
+/** The event's data: a real object made by the area that owns the type (`Module.eventSamples`), or sample data. */
 async function objectFor(ctx: Ctx, tx: Exec, organizationId: string, projectId: string, type: EventType, input: TriggerData): Promise<Record<string, unknown>> {
-  const [group, verb] = [type.slice(0, type.indexOf('.')), type.slice(type.lastIndexOf('.') + 1)];
-  if (group === 'response' && !input.id) {
-    const r = await createFinishedResponse(ctx, tx, projectId, verb as 'completed' | 'failed' | 'cancelled' | 'incomplete');
-    return { id: r.id };
-  }
-  if (type === 'safety.warning_issued' || type === 'safety.deactivation_issued') {
-    if (input.id) return { id: input.id };
-    const c = await createCase(ctx, tx, { organizationId, projectId, action: type === 'safety.warning_issued' ? 'warning' : 'deactivation', safety_identifier: input.safety_identifier, category: input.category });
-    return { id: c.id };
-  }
-  if (type === 'safety.alert.created' || type === 'safety.org_alert.created') {
-    if (input.id) return { id: input.id };
-    const a = await createAlert(ctx, tx, { organizationId, projectId: type === 'safety.alert.created' ? projectId : null, category: input.category });
-    return { id: a.id };
-  }
+  const sample = input.id ? undefined : ctx.modules.flatMap((m) => m.eventSamples ?? []).find((s) => s.types.includes(type));
+  if (sample) return sample.create(ctx, tx, { type, organizationId, projectId, input: { ...input } });
   return sampleData(type, input);
 }
 

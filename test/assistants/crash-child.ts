@@ -5,8 +5,8 @@
 import { createApiKey } from '../../src/identity/service.js';
 import { readSettings } from '../../src/core/settings.js';
 import { createStandin } from '../../src/server/app.js';
-import { applyConfig } from '../../src/server/config-file.js';
-import { seedDemo } from '../../src/server/seed.js';
+import { applyConfig } from '../../src/admin/config-file.js';
+import { seedDemo } from '../../src/admin/seed.js';
 import { TEST_KEYS } from '../helpers.js';
 
 const [dir, workers, models] = process.argv.slice(2);

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSettings } from '../../src/core/settings.js';
 import { createStandin, type Standin } from '../../src/server/app.js';
-import { applyConfig } from '../../src/server/config-file.js';
+import { applyConfig } from '../../src/admin/config-file.js';
 import { TEST_KEYS } from '../helpers.js';
 import { TEST_MODELS, until } from './setup.js';
 

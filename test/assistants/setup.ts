@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { createApiKey, upsertProject } from '../../src/identity/service.js';
-import { applyConfig } from '../../src/server/config-file.js';
+import { applyConfig } from '../../src/admin/config-file.js';
 import { startTestStandin, type TestDialect, type TestStandin } from '../helpers.js';
 
 /** Rules of the built-in provider the suites rely on (applied through the config file's `models` section). */

@@ -447,7 +447,7 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
     });
 
     it('applies identity_providers and ip_allowlist from the config file, twice without change', async () => {
-      const { applyConfig } = await import('../../src/server/config-file.js');
+      const { applyConfig } = await import('../../src/admin/config-file.js');
       const root = await makeRoot('Config Root');
       const config = {
         organizations: [

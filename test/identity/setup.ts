@@ -1,4 +1,4 @@
-import type { Module } from '../../src/server/module.js';
+import type { Module } from '../../src/core/module.js';
 import { modules as defaultModules } from '../../src/server/modules.js';
 import { upsertProject, upsertServiceAccount } from '../../src/identity/service.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyConfig } from '../../src/server/config-file.js';
+import { applyConfig } from '../../src/admin/config-file.js';
 import { modules } from '../../src/server/modules.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
 import { probeModule } from './probe.js';

@@ -1,4 +1,4 @@
-import type { Module } from '../../src/server/module.js';
+import type { Module } from '../../src/core/module.js';
 import type { RateLimitService, Usage } from '../../src/ratelimit/service.js';
 
 /**

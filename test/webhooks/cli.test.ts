@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runTriggerCli } from '../../src/webhooks/cli.js';
+import { createStandin } from '../../src/server/app.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -22,7 +23,7 @@ describe('standin trigger', () => {
     const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => ((out += String(c)), true));
     const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => ((err += String(c)), true));
     try {
-      const code = await runTriggerCli(args, s.ctx.settings);
+      const code = await runTriggerCli(args, { settings: s.ctx.settings, boot: createStandin });
       return { code, out, err };
     } finally {
       o.mockRestore();

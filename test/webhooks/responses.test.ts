@@ -31,7 +31,7 @@ describe.each(dialects())('responses and their webhook events (%s)', (dialect) =
 
   beforeAll(async () => {
     s = await startTestStandin({ dialect, settings: { workers: true } });
-    s.ctx.services.models = fakeModels();
+    s.ctx.services.models = { ...s.ctx.services.models, ...fakeModels() };
     rx = await startReceiver();
     const url = await s.listen();
     client = new OpenAI({ apiKey: s.keys.platform, baseURL: `${url}/v1`, maxRetries: 0 });

@@ -1,5 +1,5 @@
 import type { Permissions, PlatformPrincipal } from '../../core/auth.js';
-import type { Ctx } from '../../core/context.js';
+import type { Ctx } from '../../core/module.js';
 import { ApiError } from '../../core/errors.js';
 import { newId, newSecret } from '../../core/ids.js';
 import { hashSecret } from '../../core/secrets.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
-import type { Ctx } from '../../core/context.js';
+import type { Ctx } from '../../core/module.js';
 import { makeIntermediate, makeLeaf, makeRoot, type Issued } from '../../../test/identity/certs.js';
 import { tlsRequest } from '../../../test/identity/tls-client.js';
 import { MtlsListeners, serverIdentity } from './listeners.js';

@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { constants, webcrypto } from 'node:crypto';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import type { Ctx } from '../../core/context.js';
+import type { Ctx } from '../../core/module.js';
 import { X509_LIMITS } from './x509.js';
 
 /**

@@ -1,10 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Ctx } from '../../core/context.js';
-import { createOutbound, type Outbound } from '../../core/outbound.js';
-import { isLoopback } from '../../core/settings.js';
-import type { Module } from '../../server/module.js';
-import { WorkloadIdentity } from './exchange.js';
+import { forbidden } from '../../core/errors.js';
+import type { App, Ctx, Module } from '../../core/module.js';
+import { TOKEN_PREFIX, WorkloadIdentity } from './exchange.js';
 import { jwksFetcher } from './jwks.js';
 import { MtlsListeners, type ListenerKind } from './listeners.js';
 import { ipAllowlistPolicy, rolePolicy, workloadEndpointPolicy, workloadResolver } from './policy.js';
@@ -13,90 +10,85 @@ import { LIMITS, ProviderBody, RootBody } from './schemas.js';
 import { setAllowlist, upsertProvider, upsertRoot } from './service.js';
 import { workloadMigrations } from './tables.js';
 
+declare module '../../core/module.js' {
+  interface Services {
+    workloadIdentity: WorkloadIdentityService;
+  }
+}
+
 /** What this module publishes as `ctx.services.workloadIdentity`. */
 export interface WorkloadIdentityService {
   identity: WorkloadIdentity;
   listeners: MtlsListeners;
+  /** The main app, which the mTLS listeners serve too (set when routes are registered). */
+  app: App | null;
   /** Starts an mTLS listener on `port` (0: a free one) and returns the port (tests, embedding). */
   startListener(kind: ListenerKind, port: number): Promise<number>;
 }
 
 const PURGE = 'workload_identity.purge';
 
-interface State {
-  identity: WorkloadIdentity;
-  listeners: MtlsListeners;
-  app: FastifyInstance | null;
-  ownOutbound: Outbound | null;
-}
-const states = new WeakMap<Ctx, State>();
-const stateOf = (ctx: Ctx): State => {
-  const s = states.get(ctx);
-  if (!s) throw new Error('the workload identity module is not initialised');
-  return s;
-};
-
 /** Workload identity: providers, mappings, mTLS roots, token exchange (JWT and X.509), minted tokens and the permission policies. */
 export const workloadModule: Module = {
   name: 'workload_identity',
   migrations: workloadMigrations,
-  init(ctx) {
-    const state: State = { identity: null as unknown as WorkloadIdentity, listeners: new MtlsListeners(ctx), app: null, ownOutbound: null };
-    // The SSRF-guarded client another module publishes, or one of our own with the same rules.
-    const outbound = () =>
-      (ctx.services.outbound as Outbound | undefined) ??
-      (state.ownOutbound ??= createOutbound({
-        allowLoopback: isLoopback(ctx.settings.host),
-        allow: (ctx.settings.outboundAllow ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-      }));
-    state.identity = new WorkloadIdentity(ctx, (url) => jwksFetcher(outbound())(url));
-    states.set(ctx, state);
+  provide(ctx) {
+    const identity = new WorkloadIdentity(ctx, (url) => jwksFetcher(ctx.outbound)(url));
+    const listeners = new MtlsListeners(ctx);
     const service: WorkloadIdentityService = {
-      identity: state.identity,
-      listeners: state.listeners,
+      identity,
+      listeners,
+      app: null,
       startListener: (kind, port) => {
-        if (!state.app) throw new Error('routes are not registered yet');
-        return state.listeners.start(state.app, kind, port);
+        if (!service.app) throw new Error('routes are not registered yet');
+        return listeners.start(service.app, kind, port);
       },
     };
     ctx.services.workloadIdentity = service;
-    ctx.auth.addResolver(workloadResolver(state.identity, state.listeners));
+  },
+  init(ctx) {
+    const { identity, listeners } = ctx.services.workloadIdentity;
+    ctx.auth.addResolver(workloadResolver(identity, listeners));
     ctx.auth.addPolicy(workloadEndpointPolicy);
     ctx.auth.addPolicy(rolePolicy(ctx));
     ctx.auth.addPolicy(ipAllowlistPolicy(ctx));
+    // Workload identity tokens never reach the control plane (rule 6): say so rather than "wrong admin key".
+    ctx.auth.refuseAdmin((credential) =>
+      credential.startsWith(TOKEN_PREFIX) ? forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed') : undefined,
+    );
   },
   async routes(app, ctx) {
-    const state = stateOf(ctx);
-    state.app = app;
-    await tokenRoutes(app, ctx, state.identity, state.listeners);
+    const { identity, listeners } = ctx.services.workloadIdentity;
+    ctx.services.workloadIdentity.app = app;
+    await tokenRoutes(app, ctx, identity, listeners);
     v1Routes(app, ctx);
-    adminRoutes(app, ctx, state.identity, state.listeners);
+  },
+  adminRoutes(app, ctx) {
+    const { identity, listeners } = ctx.services.workloadIdentity;
+    adminRoutes(app, ctx, identity, listeners);
   },
   jobs: (ctx) => [
     {
       kind: PURGE,
       maxAttempts: Number.MAX_SAFE_INTEGER,
       handler: async () => {
-        await stateOf(ctx).identity.purge();
+        await ctx.services.workloadIdentity.identity.purge();
         return { retryAt: ctx.clock.now() + 3_600_000 };
       },
     },
   ],
   async start(ctx) {
-    const state = stateOf(ctx);
+    const { startListener } = ctx.services.workloadIdentity;
     // One purge job per store: its fixed id makes a second instance's enqueue a no-op.
     await ctx.jobs.enqueue(ctx.store.db, PURGE, {}, { id: 'job_workload_identity_purge', runAt: ctx.clock.now() + 60_000 }).catch(() => undefined);
-    if (ctx.settings.mtlsPort > 0) await state.listeners.start(state.app!, 'auth', ctx.settings.mtlsPort);
-    if (ctx.settings.mtlsApiPort > 0) await state.listeners.start(state.app!, 'api', ctx.settings.mtlsApiPort);
+    if (ctx.settings.mtlsPort > 0) await startListener('auth', ctx.settings.mtlsPort);
+    if (ctx.settings.mtlsApiPort > 0) await startListener('api', ctx.settings.mtlsApiPort);
   },
   async stop(ctx) {
-    const state = states.get(ctx);
-    if (!state) return;
-    await state.listeners.stop();
-    await state.ownOutbound?.close();
+    await ctx.services.workloadIdentity.listeners.stop();
   },
   reset(ctx) {
-    stateOf(ctx).identity.clearCaches();
+    ctx.services.workloadIdentity.identity.clearCaches();
   },
   config: [
     {

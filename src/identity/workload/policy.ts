@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Policy, PlatformPrincipal } from '../../core/auth.js';
-import type { Ctx } from '../../core/context.js';
+import type { Ctx } from '../../core/module.js';
 import { ApiError, forbidden } from '../../core/errors.js';
 import { getServiceAccount } from '../service.js';
 import { CertificateVerificationFailed } from './errors.js';

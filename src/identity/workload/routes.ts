@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { adminOf } from '../../admin/guard.js';
-import type { Ctx } from '../../core/context.js';
+import type { Ctx } from '../../core/module.js';
 import { ApiError, forbidden, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { paginate } from '../../core/pagination.js';
 import { toJson } from '../../store/db.js';
-import { toApiError } from '../../server/app.js';
+import { toApiError } from '../../core/validation.js';
 import { getOrganization, getProject, getServiceAccount } from '../service.js';
 import { ExchangeError, UnsupportedTokenRequest } from './errors.js';
 import { parseExchangeRequest, TOKEN_PREFIX, type WorkloadIdentity } from './exchange.js';
@@ -115,7 +114,6 @@ export function v1Routes(app: FastifyInstance, ctx: Ctx) {
 /** Control-plane routes of workload identity under /admin/v1. */
 export function adminRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity, listeners: MtlsListeners) {
   const db = ctx.store.db;
-  const guard = { onRequest: async (request: FastifyRequest) => adminOf(ctx).check(request) };
   const tags = ['admin: workload identity'];
   const Org = Type.Object({ org_id: Type.String({ maxLength: 200 }) });
   const OrgProvider = Type.Object({ org_id: Type.String({ maxLength: 200 }), provider_id: Type.String({ maxLength: 200 }) });
@@ -132,81 +130,77 @@ export function adminRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity
     return out;
   };
 
-  // Workload identity tokens never reach the control plane (rule 6): say so rather than "wrong admin key".
-  adminOf(ctx).refuse((credential) =>
-    credential.startsWith(TOKEN_PREFIX) ? forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed') : undefined,
-  );
 
-  app.get('/admin/v1/organizations/:org_id/identity_providers', { ...guard, schema: { tags, params: Org } }, async (req) => {
+  app.get('/organizations/:org_id/identity_providers', { schema: { tags, params: Org } }, async (req) => {
     const o = await org(req);
     return list(await Promise.all((await store.listProviders(db, o.id)).map(withMappings)));
   });
-  app.post('/admin/v1/organizations/:org_id/identity_providers', { ...guard, schema: { tags, params: Org, body: schemas.ProviderBody } }, async (req, reply) => {
+  app.post('/organizations/:org_id/identity_providers', { schema: { tags, params: Org, body: schemas.ProviderBody } }, async (req, reply) => {
     const o = await org(req);
     const created = await tx((exec) => svc.upsertProvider(ctx, exec, o.id, req.body as svc.ProviderInput));
     reply.code(201);
     return created;
   });
-  app.get('/admin/v1/organizations/:org_id/identity_providers/:provider_id', { ...guard, schema: { tags, params: OrgProvider } }, async (req) => withMappings(await provider(req)));
-  app.post('/admin/v1/organizations/:org_id/identity_providers/:provider_id', { ...guard, schema: { tags, params: OrgProvider, body: schemas.ProviderUpdateBody } }, async (req) => {
+  app.get('/organizations/:org_id/identity_providers/:provider_id', { schema: { tags, params: OrgProvider } }, async (req) => withMappings(await provider(req)));
+  app.post('/organizations/:org_id/identity_providers/:provider_id', { schema: { tags, params: OrgProvider, body: schemas.ProviderUpdateBody } }, async (req) => {
     const p = await provider(req);
     const updated = await tx((exec) => svc.updateProvider(ctx, exec, p.organization_id, p.id, req.body as svc.ProviderPatch));
     wi.jwks.forget(p.id);
     return withMappings(updated);
   });
-  app.delete('/admin/v1/organizations/:org_id/identity_providers/:provider_id', { ...guard, schema: { tags, params: OrgProvider } }, async (req) => {
+  app.delete('/organizations/:org_id/identity_providers/:provider_id', { schema: { tags, params: OrgProvider } }, async (req) => {
     const p = await provider(req);
     await tx((exec) => svc.deleteProvider(ctx, exec, p.organization_id, p.id));
     wi.jwks.forget(p.id);
     return { id: p.id, object: 'organization.identity_provider.deleted', deleted: true };
   });
 
-  app.get('/admin/v1/organizations/:org_id/identity_providers/:provider_id/mappings', { ...guard, schema: { tags, params: OrgProvider } }, async (req) =>
+  app.get('/organizations/:org_id/identity_providers/:provider_id/mappings', { schema: { tags, params: OrgProvider } }, async (req) =>
     list(await store.listMappings(db, (await provider(req)).id)),
   );
-  app.post('/admin/v1/organizations/:org_id/identity_providers/:provider_id/mappings', { ...guard, schema: { tags, params: OrgProvider, body: schemas.MappingBody } }, async (req, reply) => {
+  app.post('/organizations/:org_id/identity_providers/:provider_id/mappings', { schema: { tags, params: OrgProvider, body: schemas.MappingBody } }, async (req, reply) => {
     const p = await provider(req);
     const m = await tx((exec) => svc.upsertMapping(ctx, exec, p, req.body as svc.MappingInput));
     reply.code(201);
     return m;
   });
-  app.get('/admin/v1/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id', { ...guard, schema: { tags, params: OrgProviderMapping } }, async (req) =>
+  app.get('/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id', { schema: { tags, params: OrgProviderMapping } }, async (req) =>
     svc.getMapping(db, await provider(req), (req.params as P).mapping_id),
   );
   app.post(
-    '/admin/v1/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id',
-    { ...guard, schema: { tags, params: OrgProviderMapping, body: schemas.MappingUpdateBody } },
+    '/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id',
+    { schema: { tags, params: OrgProviderMapping, body: schemas.MappingUpdateBody } },
     async (req) => {
       const p = await provider(req);
       return tx((exec) => svc.updateMapping(ctx, exec, p, (req.params as P).mapping_id, req.body as Partial<svc.MappingInput>));
     },
   );
-  app.delete('/admin/v1/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id', { ...guard, schema: { tags, params: OrgProviderMapping } }, async (req) => {
+  app.delete('/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id', { schema: { tags, params: OrgProviderMapping } }, async (req) => {
     const p = await provider(req);
     const id = (req.params as P).mapping_id;
     await svc.deleteMapping(ctx, db, p, id);
     return { id, object: 'organization.identity_provider.mapping.deleted', deleted: true };
   });
 
-  app.get('/admin/v1/organizations/:org_id/mtls_roots', { ...guard, schema: { tags, params: Org } }, async (req) => list(await store.listRoots(db, (await org(req)).id)));
-  app.post('/admin/v1/organizations/:org_id/mtls_roots', { ...guard, schema: { tags, params: Org, body: schemas.RootBody } }, async (req, reply) => {
+  app.get('/organizations/:org_id/mtls_roots', { schema: { tags, params: Org } }, async (req) => list(await store.listRoots(db, (await org(req)).id)));
+  app.post('/organizations/:org_id/mtls_roots', { schema: { tags, params: Org, body: schemas.RootBody } }, async (req, reply) => {
     const o = await org(req);
     const r = await tx((exec) => svc.upsertRoot(ctx, exec, o.id, req.body as svc.RootInput));
     reply.code(201);
     return r;
   });
-  app.get('/admin/v1/organizations/:org_id/mtls_roots/:root_id', { ...guard, schema: { tags, params: OrgRoot } }, async (req) =>
+  app.get('/organizations/:org_id/mtls_roots/:root_id', { schema: { tags, params: OrgRoot } }, async (req) =>
     svc.getRoot(db, (await org(req)).id, (req.params as P).root_id),
   );
-  app.post('/admin/v1/organizations/:org_id/mtls_roots/:root_id', { ...guard, schema: { tags, params: OrgRoot, body: schemas.RootUpdateBody } }, async (req) => {
+  app.post('/organizations/:org_id/mtls_roots/:root_id', { schema: { tags, params: OrgRoot, body: schemas.RootUpdateBody } }, async (req) => {
     const o = await org(req);
     return tx((exec) => svc.updateRoot(ctx, exec, o.id, (req.params as P).root_id, req.body as Parameters<typeof svc.updateRoot>[4]));
   });
-  app.post('/admin/v1/organizations/:org_id/mtls_roots/:root_id/retire', { ...guard, schema: { tags, params: OrgRoot } }, async (req) => {
+  app.post('/organizations/:org_id/mtls_roots/:root_id/retire', { schema: { tags, params: OrgRoot } }, async (req) => {
     const o = await org(req);
     return tx((exec) => svc.updateRoot(ctx, exec, o.id, (req.params as P).root_id, { status: 'retired' }));
   });
-  app.delete('/admin/v1/organizations/:org_id/mtls_roots/:root_id', { ...guard, schema: { tags, params: OrgRoot } }, async (req) => {
+  app.delete('/organizations/:org_id/mtls_roots/:root_id', { schema: { tags, params: OrgRoot } }, async (req) => {
     const o = await org(req);
     const id = (req.params as P).root_id;
     await svc.deleteRoot(ctx, db, o.id, id);
@@ -220,24 +214,24 @@ export function adminRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity
     if (query.outcome) q = q.where('outcome', '=', query.outcome as 'issued' | 'refused');
     return paginate(q, 'id', query, { defaultLimit: 20, maxLimit: 100, map: store.toExchange });
   };
-  app.get('/admin/v1/organizations/:org_id/workload_identity/exchanges', { ...guard, schema: { tags, params: Org, querystring: schemas.ExchangesQuery } }, async (req) =>
+  app.get('/organizations/:org_id/workload_identity/exchanges', { schema: { tags, params: Org, querystring: schemas.ExchangesQuery } }, async (req) =>
     exchanges((await org(req)).id, req.query as Record<string, unknown>),
   );
   // Refusals before a provider was resolved belong to no organization; this list has them too.
-  app.get('/admin/v1/workload_identity/exchanges', { ...guard, schema: { tags, querystring: schemas.ExchangesQuery } }, async (req) =>
+  app.get('/workload_identity/exchanges', { schema: { tags, querystring: schemas.ExchangesQuery } }, async (req) =>
     exchanges(null, req.query as Record<string, unknown>),
   );
 
   const ProjectParams = Type.Object({ project_id: Type.String({ maxLength: 200 }) });
-  app.get('/admin/v1/projects/:project_id/ip_allowlist', { ...guard, schema: { tags, params: ProjectParams } }, async (req) => {
+  app.get('/projects/:project_id/ip_allowlist', { schema: { tags, params: ProjectParams } }, async (req) => {
     const project = await getProject(db, (req.params as P).project_id);
     return { object: 'project.ip_allowlist', project_id: project.id, cidrs: await store.getAllowlist(db, project.id) };
   });
-  app.put('/admin/v1/projects/:project_id/ip_allowlist', { ...guard, schema: { tags, params: ProjectParams, body: schemas.IpAllowlistBody } }, async (req) =>
+  app.put('/projects/:project_id/ip_allowlist', { schema: { tags, params: ProjectParams, body: schemas.IpAllowlistBody } }, async (req) =>
     svc.setAllowlist(ctx, db, (req.params as P).project_id, (req.body as { cidrs: string[] }).cidrs),
   );
 
-  app.get('/admin/v1/mtls/server_certificate', { ...guard, schema: { tags } }, async () => {
+  app.get('/mtls/server_certificate', { schema: { tags } }, async () => {
     const pem = listeners.serverCertificate();
     if (!pem) throw notFound('mTLS listener', 'server_certificate');
     return { object: 'mtls.server_certificate', certificate: pem };

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import type { Permissions } from '../../core/auth.js';
-import type { Ctx } from '../../core/context.js';
+import type { Ctx } from '../../core/module.js';
 import { ApiError, invalid, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { toBool, toJson, type Exec } from '../../store/db.js';
@@ -55,7 +55,7 @@ export interface RootInput {
 
 /** Drops this process's cached workload identity configuration after a change. */
 function touch(ctx: Ctx): void {
-  (ctx.services.workloadIdentity as { identity?: { invalidate(): void } } | undefined)?.identity?.invalidate();
+  ctx.services.workloadIdentity.identity.invalidate();
 }
 
 const JWT_ONLY = ['issuer', 'audiences', 'algorithms', 'jwks_url', 'jwks', 'spiffe_trust_domain'] as const;

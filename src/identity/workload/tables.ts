@@ -219,3 +219,7 @@ export const workloadMigrations: Record<string, Migration> = {
     },
   },
 };
+
+declare module '../../store/schema.js' {
+  interface DB extends WorkloadTables {}
+}

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
-import { invalid, type ApiError } from '../core/errors.js';
+import type { FastifyError, FastifySchemaCompiler } from 'fastify';
+import { ApiError, invalid } from './errors.js';
 
 /**
  * Two ajv instances: bodies are validated strictly (no coercion, no removal, no defaults invented), while
@@ -96,4 +96,24 @@ export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unkno
     default:
       return invalid(`Invalid value for '${p(base) || where}': ${err.message ?? 'invalid'}.`, p(base) || null, 'invalid_value');
   }
+}
+
+/** Maps anything thrown in a handler to an ApiError; bad input never becomes a 500. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const e = error as FastifyError & { validation?: any[]; validationContext?: string; body?: unknown };
+  if (e.validation && e.validation.length) return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body');
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalid(`We could not parse the JSON body of your request. (${e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'invalid JSON')})`, null, 'invalid_json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('invalid_request_error', 'The request body is too large.', { status: 413, code: 'request_too_large' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('invalid_request_error', `Unsupported Content-Type; send 'application/json'.`, { status: 415, code: 'unsupported_media_type' });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return invalid('The Content-Length header does not match the body.', null, 'invalid_content_length');
+  }
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalid(e.message, null, e.code ?? null);
+  return new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: 'server_error' });
 }

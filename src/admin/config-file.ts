@@ -6,17 +6,17 @@ import type * as Yaml from 'yaml';
 import { lazy } from '../core/lazy.js';
 
 const yaml = lazy<typeof Yaml>('yaml');
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { upsertOrganization, upsertProject } from '../identity/service.js';
-import type { Module } from './module.js';
-import { pointerToParam } from './validation.js';
+import type { Module } from '../core/module.js';
+import { pointerToParam } from '../core/validation.js';
 
 /**
  * The declarative config file: organizations → projects, and the sections each module adds at the root,
  * in every organization or in every project. Applying the same file twice changes nothing: everything is
  * matched by its declared id (or, without one, by its name) and updated in place.
  */
-export function configSchema(modules: Module[]): TSchema {
+export function configSchema(modules: readonly Module[]): TSchema {
   const sections = (at: 'root' | 'organization' | 'project') =>
     Object.fromEntries(modules.flatMap((m) => m.config ?? []).filter((s) => s.at === at).map((s) => [s.key, Type.Optional(s.schema)]));
   const Project = Type.Object(
@@ -58,7 +58,7 @@ export function readConfigFile(path: string): unknown {
 }
 
 /** Validates a config object; returns readable problems (empty when valid). */
-export function checkConfig(modules: Module[], config: unknown): string[] {
+export function checkConfig(modules: readonly Module[], config: unknown): string[] {
   const ajv = new Ajv({ allErrors: true, strict: false });
   addFormats.default(ajv);
   const validate = ajv.compile(configSchema(modules) as object);
@@ -71,7 +71,7 @@ export function checkConfig(modules: Module[], config: unknown): string[] {
 }
 
 /** Applies a config object in one transaction. */
-export async function applyConfig(ctx: Ctx, modules: Module[], config: any): Promise<void> {
+export async function applyConfig(ctx: Ctx, modules: readonly Module[], config: any): Promise<void> {
   const problems = checkConfig(modules, config);
   if (problems.length) throw new Error(`the config is not valid:\n  ${problems.join('\n  ')}`);
   const sections = modules.flatMap((m) => m.config ?? []);

@@ -1,6 +1,6 @@
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 import { createApiKey, upsertOrganization, upsertProject } from '../identity/service.js';
-import type { Module } from './module.js';
+import type { Module } from '../core/module.js';
 
 export const DEMO = { organizationId: 'org_demo', projectId: 'proj_demo' };
 const SEEDED = 'seeded_at';
@@ -9,7 +9,7 @@ const SEEDED = 'seeded_at';
  * First start: a demo organization, project and platform API key, and each module's demo data. Runs
  * once per store (remembered in settings). Returns the lines to print (the new keys, shown once).
  */
-export async function seedDemo(ctx: Ctx, modules: Module[]): Promise<string[] | null> {
+export async function seedDemo(ctx: Ctx, modules: readonly Module[]): Promise<string[] | null> {
   const db = ctx.store.db;
   if (await db.selectFrom('settings').select('value').where('key', '=', SEEDED).executeTakeFirst()) return null;
   const lines = await db.transaction().execute(async (tx) => {

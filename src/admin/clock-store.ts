@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../core/context.js';
+import type { Ctx } from '../core/module.js';
 
 /** The settings key of the clock's offset, shared by every instance on one store. */
 export const CLOCK_KEY = 'clock_offset_ms';

@@ -1,0 +1,73 @@
+import { Type } from 'typebox';
+import { parseDuration } from '../core/clock.js';
+import { invalid } from '../core/errors.js';
+import type { App, Ctx } from '../core/module.js';
+import { saveClock } from './clock-store.js';
+import { applyConfig, configSchema } from './config-file.js';
+import { resetState } from './reset.js';
+import { restoreBaseline } from './baseline.js';
+
+const ClockView = Type.Object({ object: Type.Literal('clock'), now: Type.Integer(), now_ms: Type.Integer(), offset_ms: Type.Integer() });
+const AdvanceBody = Type.Object(
+  {
+    seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3.2e9 })),
+    duration: Type.Optional(Type.String({ maxLength: 40, description: 'e.g. 72h, 15m, 1d2h' })),
+  },
+  { additionalProperties: false },
+);
+const RequestsQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false });
+const LoggedRequest = Type.Object({
+  id: Type.String(),
+  method: Type.String(),
+  path: Type.String(),
+  status: Type.Integer(),
+  duration_ms: Type.Number(),
+  at: Type.Integer(),
+});
+const RequestList = Type.Object({ object: Type.Literal('list'), data: Type.Array(LoggedRequest) });
+const ResetView = Type.Object({ object: Type.Literal('reset'), reset: Type.Boolean(), printed: Type.Array(Type.String()) });
+const ConfigView = Type.Object({ object: Type.Literal('config'), applied: Type.Boolean() });
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+/** The control plane's own routes under /admin/v1: clock, reset, request log, config. */
+export function adminRoutes(app: App, ctx: Ctx): void {
+  const clockView = () => ({ object: 'clock' as const, now: ctx.clock.nowSeconds(), now_ms: ctx.clock.now(), offset_ms: ctx.clock.offsetMs() });
+
+  app.get('/clock', { schema: { response: { 200: ClockView } } }, async () => clockView());
+  app.post('/clock/advance', { schema: { body: AdvanceBody, response: { 200: ClockView } } }, async (req) => {
+    const { seconds, duration } = req.body;
+    if ((seconds === undefined) === (duration === undefined)) throw invalid("Give exactly one of 'seconds' or 'duration'.", 'seconds');
+    let ms: number;
+    try {
+      ms = seconds !== undefined ? seconds * 1000 : parseDuration(duration!);
+    } catch (err) {
+      throw invalid(`'duration': ${(err as Error).message}.`, 'duration');
+    }
+    ctx.clock.advance(Math.round(ms));
+    // Answer once the moved clock is stored: a restart, or another instance, must see it.
+    await saveClock(ctx);
+    return clockView();
+  });
+  app.get('/requests', { schema: { querystring: RequestsQuery, response: { 200: RequestList } } }, async (req) => ({
+    object: 'list' as const,
+    data: ctx.services.requestLog.recent(req.query.limit ?? 100),
+  }));
+  app.post('/reset', { schema: { response: { 200: ResetView } } }, async () => {
+    await resetState(ctx);
+    ctx.auth.forget();
+    for (const m of ctx.modules) await m.reset?.(ctx);
+    ctx.services.requestLog.clear();
+    const lines = await restoreBaseline(ctx);
+    return { object: 'reset' as const, reset: true, printed: lines.map((l) => l.trim()) };
+  });
+  app.get('/config/schema', { schema: { hide: true } }, async () => configSchema(ctx.modules));
+  app.post('/config', { schema: { body: AnyObject, response: { 200: ConfigView } } }, async (req) => {
+    try {
+      await applyConfig(ctx, ctx.modules, req.body);
+    } catch (err) {
+      if ((err as Error).message.startsWith('the config is not valid')) throw invalid((err as Error).message, null, 'invalid_config');
+      throw err;
+    }
+    return { object: 'config' as const, applied: true };
+  });
+}
