@@ -60,7 +60,7 @@ export async function startTestStandin(opts: { dialect?: TestDialect; settings?:
   const dir = mkdtempSync(join(tmpdir(), 'standin-test-'));
   const pgdb = opts.dialect === 'postgres' ? await pgSchema() : undefined;
   const { settings } = readSettings([], {});
-  Object.assign(settings, { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false }, opts.settings);
+  Object.assign(settings, { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false, checkResponses: true }, opts.settings);
   const standin = await createStandin(settings, { modules: opts.modules, logger: false });
   const { ctx } = standin;
   if (opts.seed !== false) {

@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Type, type TSchema } from 'typebox';
 import type * as Yaml from 'yaml';
-import { lazy } from '../core/lazy.js';
+import { lazy } from '../store/lazy.js';
 
 const yaml = lazy<typeof Yaml>('yaml');
 import type { Ctx } from '../core/module.js';

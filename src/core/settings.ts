@@ -37,6 +37,7 @@ export const OPTIONS = {
   publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
+  checkResponses: opt('bool', false, "hold every JSON reply against its route's response schema (a mismatch is a 500; for tests)"),
   outboundAllow: opt('string', undefined, 'comma-separated CIDRs or host names outbound calls (webhooks, JWKS) may reach despite the SSRF guard'),
 } as const;
 

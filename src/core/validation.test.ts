@@ -1,10 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { pointerToParam } from './validation.js';
+import { pointerToParam, serializerCompiler } from './validation.js';
 
 describe('validation', () => {
   it('turns JSON pointers into the platform param paths', () => {
     expect(pointerToParam('/bidding_config/custom_audience_bid_multipliers/0/bid_multiplier_micros')).toBe('bidding_config.custom_audience_bid_multipliers[0].bid_multiplier_micros');
     expect(pointerToParam('')).toBe('');
     expect(pointerToParam('/a~1b/2/c')).toBe('a/b[2].c');
+  });
+});
+
+describe('serializerCompiler', () => {
+  const schema = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: false };
+  const compile = (check: boolean) => serializerCompiler(check)({ schema, method: 'GET', url: '/v1/things/:id', httpStatus: '200' });
+
+  it('serializes with JSON.stringify: a schema never drops a field', () => {
+    expect(compile(false)({ id: 'a', extra: 1 })).toBe('{"id":"a","extra":1}');
+  });
+
+  it('with check, refuses a reply that does not match, naming the route and the field', () => {
+    expect(compile(true)({ id: 'a' })).toBe('{"id":"a"}');
+    expect(() => compile(true)({ id: 1 })).toThrow(/GET \/v1\/things\/:id \(200\).*id must be string/);
+    expect(() => compile(true)({ id: 'a', extra: 1 })).toThrow(/unexpected 'extra'/);
   });
 });

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyError, FastifySchemaCompiler } from 'fastify';
+import type { FastifyError, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import { ApiError, invalid } from './errors.js';
 
 /**
@@ -30,6 +30,30 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   validate.errors = null as ValidateFunction['errors'];
   return validate as any;
 };
+
+const replyAjv = makeAjv(false);
+
+/**
+ * Replies are serialized with JSON.stringify: a response schema documents the reply (`/openapi.json`), it
+ * never drops or coerces a field. With `check` (the tests run so), every reply is first held against its
+ * route's schema, and a reply that does not match is a 500 that names the route and the field.
+ */
+export function serializerCompiler(check: boolean): FastifySerializerCompiler<unknown> {
+  return ({ schema, method, url, httpStatus }) => {
+    if (!check) return (data) => JSON.stringify(data);
+    let compiled: ValidateFunction | undefined;
+    return (data) => {
+      compiled ??= replyAjv.compile(schema as object);
+      if (!compiled(data)) {
+        const e = compiled.errors?.[0];
+        const at = pointerToParam(e?.instancePath ?? '') || '(the reply)';
+        const detail = e?.keyword === 'additionalProperties' ? `unexpected '${(e.params as { additionalProperty: string }).additionalProperty}'` : e?.message;
+        throw new ApiError('server_error', `The reply of ${method} ${url} (${httpStatus}) does not match its response schema: ${at} ${detail}.`, { code: 'response_schema_mismatch' });
+      }
+      return JSON.stringify(data);
+    };
+  };
+}
 
 /** `/bidding_config/custom_audience_bid_multipliers/0/x` → `bidding_config.custom_audience_bid_multipliers[0].x` */
 export function pointerToParam(pointer: string): string {

@@ -1,5 +1,5 @@
 import type * as Tokenizer from 'gpt-tokenizer';
-import { lazy } from '../core/lazy.js';
+import { lazy } from '../store/lazy.js';
 import type { ChatMessage, ChatTool } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { lazy } from '../core/lazy.js';
+import { lazy } from '../store/lazy.js';
 
 const ioredis = lazy<typeof import('ioredis')>('ioredis');
 import type { AdmitPlan, BucketState, Decision, LimiterBackend, Refusal, Settlement } from './interface.js';

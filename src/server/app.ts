@@ -10,7 +10,7 @@ import { ApiError } from '../core/errors.js';
 import { createJobQueue } from '../core/jobs.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
-import { toApiError, validatorCompiler } from '../core/validation.js';
+import { serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { modules as defaultModules } from './modules.js';
@@ -55,6 +55,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler(settings.checkResponses));
   declareAuthFields(app);
   // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
-import { lazy } from '../core/lazy.js';
+import { lazy } from './lazy.js';
 import type { DB } from './schema.js';
 import { SnapshotReader } from './reader.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';

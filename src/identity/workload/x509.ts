@@ -1,7 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type * as asn1js from 'asn1js';
 import type * as Pkijs from 'pkijs';
-import { lazy } from '../../core/lazy.js';
+import { lazy } from '../../store/lazy.js';
 
 const pkijsLib = lazy<typeof Pkijs>('pkijs');
 import { CertificateVerificationFailed } from './errors.js';
