@@ -2,7 +2,7 @@ import type { Ctx } from '../core/module.js';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { paginate, type ListParams } from '../core/pagination.js';
-import type { ModelRegistry } from '../models/providers.js';
+import type { ModelRegistry } from '../models/service.js';
 import type { RateLimitService, Ticket } from '../ratelimit/service.js';
 import { fromJson, toJson, type Exec, type Tx } from '../store/db.js';
 import type { RunBus } from './bus.js';
