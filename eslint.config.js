@@ -7,7 +7,31 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', performance: 'readonly', AbortSignal: 'readonly', AbortController: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly', fetch: 'readonly', Response: 'readonly', Request: 'readonly', Headers: 'readonly', setImmediate: 'readonly', crypto: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        performance: 'readonly',
+        AbortSignal: 'readonly',
+        AbortController: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        structuredClone: 'readonly',
+        queueMicrotask: 'readonly',
+        fetch: 'readonly',
+        Response: 'readonly',
+        Request: 'readonly',
+        Headers: 'readonly',
+        setImmediate: 'readonly',
+        crypto: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       // Types come from the route schemas (the TypeBox type provider) and the services' interfaces.
@@ -17,9 +41,16 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: 'TSAsExpression > TSAnyKeyword', message: "No 'as any': type the value (route schemas give handlers their types)." },
-        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'Read time from ctx.clock (core/clock), so the control plane can move it.' },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Read time from ctx.clock (core/clock), so the control plane can move it.',
+        },
       ],
     },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**', 'scripts/**', 'examples/**', 'web/**'],

@@ -65,22 +65,43 @@ await run('retrieve one ad group', { url: `${baseline.url}/one` }, { url: `${sta
 // the same SQLite file every millisecond (a table of its own), so nearly every read finds the database
 // changed and goes to SQLite; the writes' CPU is that process's, not Standin's.
 const busy = () => {
-  const writer = spawn(process.execPath, ['-e', `
+  const writer = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const db = new (require('better-sqlite3'))(${JSON.stringify(join(standin.data, 'standin.db'))});
     db.pragma('busy_timeout = 5000');
     db.exec('create table if not exists bench_ticks (n integer)');
     const tick = db.prepare('insert into bench_ticks (n) values (?)');
     let n = 0;
     setInterval(() => tick.run(n++), 1);
-  `], { stdio: 'ignore' });
-  return () => new Promise((resolve) => {
-    writer.once('exit', resolve);
-    writer.kill();
-  });
+  `,
+    ],
+    { stdio: 'ignore' },
+  );
+  return () =>
+    new Promise((resolve) => {
+      writer.once('exit', resolve);
+      writer.kill();
+    });
 };
-await run('retrieve, another process committing every 1 ms', { url: `${baseline.url}/one` }, { url: `${standin.url}/ads/v1/ad_groups/${firstId}`, headers: auth }, busy);
-await run('list 20 ad groups', { url: `${baseline.url}/page` }, { url: `${standin.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers: auth });
-await run('create an ad group', { url: `${baseline.url}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body }, { url: `${standin.url}/ads/v1/ad_groups`, method: 'POST', headers: auth, body });
+await run(
+  'retrieve, another process committing every 1 ms',
+  { url: `${baseline.url}/one` },
+  { url: `${standin.url}/ads/v1/ad_groups/${firstId}`, headers: auth },
+  busy,
+);
+await run(
+  'list 20 ad groups',
+  { url: `${baseline.url}/page` },
+  { url: `${standin.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers: auth },
+);
+await run(
+  'create an ad group',
+  { url: `${baseline.url}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body },
+  { url: `${standin.url}/ads/v1/ad_groups`, method: 'POST', headers: auth, body },
+);
 await standin.stop();
 await baseline.stop();
 

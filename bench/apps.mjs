@@ -8,7 +8,14 @@ import { chromium } from 'playwright-core';
 import { report, startStandin } from './lib.mjs';
 
 const N = Math.min(Number(process.argv[2] ?? 20), 200);
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 function startTour() {
   return new Promise((resolve, reject) => {
@@ -31,7 +38,9 @@ function startStatic() {
     if (req.url === '/host') return res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><body></body>');
     res.writeHead(200, { 'content-type': 'text/html' }).end(doc);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ origin: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ origin: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })),
+  );
 }
 
 const stats = (xs) => {
@@ -40,7 +49,11 @@ const stats = (xs) => {
   return { p50: q(0.5).toFixed(1), p95: q(0.95).toFixed(1), max: s[s.length - 1].toFixed(1) };
 };
 
-const [standin, tour, statics] = await Promise.all([startStandin({ args: ['--no-seed', '--widget-port', '0'] }), startTour(), startStatic()]);
+const [standin, tour, statics] = await Promise.all([
+  startStandin({ args: ['--no-seed', '--widget-port', '0'] }),
+  startTour(),
+  startStatic(),
+]);
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
 try {
   const context = await browser.newContext();
@@ -64,15 +77,18 @@ try {
   const bare = [];
   await page.goto(`${statics.origin}/host`);
   for (let i = 0; i < N + 2; i++) {
-    const t = await page.evaluate(async (src) => {
-      document.body.textContent = '';
-      const start = performance.timeOrigin + performance.now();
-      const f = document.createElement('iframe');
-      f.src = src + '/c?' + Math.random();
-      document.body.append(f);
-      const rendered = await new Promise((r) => addEventListener('message', (e) => e.source === f.contentWindow && r(e.data.renderedAt)));
-      return rendered - start;
-    }, statics.origin.replace('127.0.0.1', 'baseline.localhost'));
+    const t = await page.evaluate(
+      async (src) => {
+        document.body.textContent = '';
+        const start = performance.timeOrigin + performance.now();
+        const f = document.createElement('iframe');
+        f.src = src + '/c?' + Math.random();
+        document.body.append(f);
+        const rendered = await new Promise((r) => addEventListener('message', (e) => e.source === f.contentWindow && r(e.data.renderedAt)));
+        return rendered - start;
+      },
+      statics.origin.replace('127.0.0.1', 'baseline.localhost'),
+    );
     if (i >= 2) bare.push(t);
   }
 
@@ -99,7 +115,11 @@ try {
     const out = [];
     for (let i = 0; i < n; i++) {
       const t = performance.now();
-      await fetch('/apps/api/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ connection: conn, name: 'show_board', arguments: {}, caller: 'model' }) });
+      await fetch('/apps/api/call', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ connection: conn, name: 'show_board', arguments: {}, caller: 'model' }),
+      });
       out.push(performance.now() - t);
     }
     return out;

@@ -47,13 +47,20 @@ const ec = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 const keyPair = () => webcrypto.subtle.generateKey(ec, true, ['sign', 'verify']);
 const pemOf = (c) => `${c.toString('pem').trim()}\n`;
 const keyPemOf = async (k) =>
-  `-----BEGIN PRIVATE KEY-----\n${Buffer.from(await webcrypto.subtle.exportKey('pkcs8', k)).toString('base64').match(/.{1,64}/g).join('\n')}\n-----END PRIVATE KEY-----\n`;
+  `-----BEGIN PRIVATE KEY-----\n${Buffer.from(await webcrypto.subtle.exportKey('pkcs8', k))
+    .toString('base64')
+    .match(/.{1,64}/g)
+    .join('\n')}\n-----END PRIVATE KEY-----\n`;
 const rootKeys = await keyPair();
 const root = await x509.X509CertificateGenerator.createSelfSigned({
   name: 'CN=Bench Root',
   keys: rootKeys,
   signingAlgorithm: ec,
-  extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true), await x509.SubjectKeyIdentifierExtension.create(rootKeys.publicKey)],
+  extensions: [
+    new x509.BasicConstraintsExtension(true, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    await x509.SubjectKeyIdentifierExtension.create(rootKeys.publicKey),
+  ],
 });
 const interKeys = await keyPair();
 const inter = await x509.X509CertificateGenerator.create({
@@ -110,14 +117,29 @@ writeFileSync(
             jwks_url: jwksUrl,
             attribute_mapping: { 'vendor.subject': 'assertion.sub', 'attribute.repo': 'assertion.repo' },
             attribute_condition: 'assertion.repo.startsWith("acme/")',
-            mappings: [{ name: 'ci', service_account_id: 'svc_acct_bench', project_id: 'proj_bench', attribute_match: { 'attribute.repo': 'acme/api' }, permissions: { models: 'read' } }],
+            mappings: [
+              {
+                name: 'ci',
+                service_account_id: 'svc_acct_bench',
+                project_id: 'proj_bench',
+                attribute_match: { 'attribute.repo': 'acme/api' },
+                permissions: { models: 'read' },
+              },
+            ],
           },
           {
             id: 'idp_bench_x509',
             kind: 'x509',
             name: 'workers',
             attribute_condition: 'assertion.subject.dn.o == "Acme"',
-            mappings: [{ name: 'workers', service_account_id: 'svc_acct_bench', project_id: 'proj_bench', attribute_match: { 'vendor.subject': 'worker-1' } }],
+            mappings: [
+              {
+                name: 'workers',
+                service_account_id: 'svc_acct_bench',
+                project_id: 'proj_bench',
+                attribute_match: { 'vendor.subject': 'worker-1' },
+              },
+            ],
           },
         ],
       },
@@ -125,8 +147,14 @@ writeFileSync(
   }),
 );
 const mtlsPort = await freePort();
-const standin = await startStandin({ data, args: ['--config', configPath, '--mtls-port', String(mtlsPort)], env: { STANDIN_ADMIN_KEY: ADMIN } });
-const serverCa = (await (await fetch(`${standin.url}/admin/v1/mtls/server_certificate`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()).certificate;
+const standin = await startStandin({
+  data,
+  args: ['--config', configPath, '--mtls-port', String(mtlsPort)],
+  env: { STANDIN_ADMIN_KEY: ADMIN },
+});
+const serverCa = (
+  await (await fetch(`${standin.url}/admin/v1/mtls/server_certificate`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()
+).certificate;
 
 const jwtBody = JSON.stringify({
   grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
@@ -151,9 +179,27 @@ if (warm.status !== 200) throw new Error(`X.509 exchange failed: ${warm.status} 
 const rows = [];
 // HTTP: bare route vs JWT exchange, autocannon over keep-alive connections.
 const baseline = await startBaseline();
-const b = await measured(baseline.child.pid, () => load({ url: `${baseline.url}/item`, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}', connections: CONNECTIONS, duration: DURATION }));
+const b = await measured(baseline.child.pid, () =>
+  load({
+    url: `${baseline.url}/item`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":1}',
+    connections: CONNECTIONS,
+    duration: DURATION,
+  }),
+);
 const fetchesBefore = jwksFetches;
-const s = await measured(standin.child.pid, () => load({ url: `${standin.url}/oauth/token`, method: 'POST', headers: { 'content-type': 'application/json' }, body: jwtBody, connections: CONNECTIONS, duration: DURATION }));
+const s = await measured(standin.child.pid, () =>
+  load({
+    url: `${standin.url}/oauth/token`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: jwtBody,
+    connections: CONNECTIONS,
+    duration: DURATION,
+  }),
+);
 await baseline.stop();
 rows.push(row('baseline: bare Fastify JSON POST', b));
 rows.push(row('JWT exchange (RS256, cached JWKS)', s));
@@ -166,7 +212,15 @@ while (performance.now() - tv < DURATION * 1000) {
   await jwtVerify(subjectToken, keySet, { issuer: 'https://idp.bench.test', audience: 'standin', algorithms: ['RS256'] });
   verified++;
 }
-rows.push({ operation: 'baseline: jose jwtVerify in-process', 'per second': Math.round(verified / DURATION), 'p50 ms': '-', 'p99 ms': '-', 'server CPU µs each': '-', 'per server CPU-second': '-', errors: 0 });
+rows.push({
+  operation: 'baseline: jose jwtVerify in-process',
+  'per second': Math.round(verified / DURATION),
+  'p50 ms': '-',
+  'p99 ms': '-',
+  'server CPU µs each': '-',
+  'per server CPU-second': '-',
+  errors: 0,
+});
 
 // TLS: fresh connections with a client certificate, against a bare HTTPS server, then the X.509 exchange.
 const bare = await startBareTls();
@@ -201,7 +255,15 @@ function cpuSeconds(pid) {
 function row(operation, r) {
   const served = r.total ?? r.rps * DURATION;
   const cpuUs = served ? Math.round((r.cpu / served) * 1e6) : 0;
-  return { operation, 'per second': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'server CPU µs each': cpuUs, 'per server CPU-second': cpuUs ? Math.round(1e6 / cpuUs) : 0, errors: r.errors };
+  return {
+    operation,
+    'per second': r.rps,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    'server CPU µs each': cpuUs,
+    'per server CPU-second': cpuUs ? Math.round(1e6 / cpuUs) : 0,
+    errors: r.errors,
+  };
 }
 
 function freePort() {
@@ -217,7 +279,18 @@ function freePort() {
 function tlsPost(port, ca, body, cert, key) {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/oauth/token', ca, servername: 'localhost', cert, key, agent: false, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/oauth/token',
+        ca,
+        servername: 'localhost',
+        cert,
+        key,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
       (res) => {
         let text = '';
         res.on('data', (c) => (text += c));
@@ -244,14 +317,20 @@ async function tlsLoad(port, ca, body, cert, key) {
     }),
   );
   latencies.sort((a, b) => a - b);
-  const pct = (p) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 10) / 10 : 0);
+  const pct = (p) =>
+    latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 10) / 10 : 0;
   return { rps: Math.round(latencies.length / DURATION), total: latencies.length, p50: pct(0.5), p99: pct(0.99), errors };
 }
 
 /** A bare HTTPS server asking for a client certificate, in its own process, with Standin's server identity for parity. */
 async function startBareTls() {
   const kp = await keyPair();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=localhost', keys: kp, signingAlgorithm: ec, extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'localhost' }])] });
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: 'CN=localhost',
+    keys: kp,
+    signingAlgorithm: ec,
+    extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'localhost' }])],
+  });
   const certPem = pemOf(cert);
   const keyPem = await keyPemOf(kp.privateKey);
   const code = `
@@ -264,10 +343,19 @@ async function startBareTls() {
     server.listen(0, '127.0.0.1', () => console.log('LISTEN ' + server.address().port));
   `;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, K: keyPem, C: certPem }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', code], {
+      env: { ...process.env, K: keyPem, C: certPem },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     child.stdout.on('data', (d) => {
       const m = /LISTEN (\d+)/.exec(String(d));
-      if (m) resolve({ port: Number(m[1]), pid: child.pid, ca: certPem, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) });
+      if (m)
+        resolve({
+          port: Number(m[1]),
+          pid: child.pid,
+          ca: certPem,
+          stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))),
+        });
     });
     child.on('exit', (c) => reject(new Error(`bare TLS server exited with ${c}`)));
   });

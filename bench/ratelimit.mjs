@@ -2,7 +2,7 @@
 // baselines measured in the same run:
 //   in-process: an empty async call (what a route pays without a limiter) vs admit() / admit()+release();
 //   Redis:      a trivial EVALSHA returning 1 and PING, at the same concurrency, on the same connection kind.
-// Every decision is a real one: 1,000 organizations × 3 models of the built-in catalogue (tier_1..tier_5),
+// Every decision is a real one: 1,000 organizations × 3 models of the built-in catalog (tier_1..tier_5),
 // RPM/RPD/TPM/TPD buckets, the monthly quota and the ramp detector, all checked atomically.
 // Run: node bench/ratelimit.mjs   (BENCH_REDIS_URL, BENCH_DECISIONS to change the defaults)
 import { build } from 'esbuild';
@@ -17,7 +17,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.STANDIN_TEST_REDIS_
 // Bundle Standin's limiter (TypeScript) for this run; packages stay external, resolved from the repo.
 await build({
   stdin: {
-    contents: `export * from './src/ratelimit/service.ts'; export * from './src/ratelimit/memory.ts'; export * from './src/ratelimit/redis.ts'; export * from './src/ratelimit/catalogue.ts'; export * from './src/ratelimit/testing.ts'; export { createClock } from './src/core/clock.ts';`,
+    contents: `export * from './src/ratelimit/service.ts'; export * from './src/ratelimit/memory.ts'; export * from './src/ratelimit/redis.ts'; export * from './src/ratelimit/catalog.ts'; export * from './src/ratelimit/testing.ts'; export { createClock } from './src/core/clock.ts';`,
     resolveDir: process.cwd(),
     loader: 'ts',
   },
@@ -35,7 +35,7 @@ const MODELS = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1'];
 const TIERS = ['tier_1', 'tier_2', 'tier_3', 'tier_4', 'tier_5'];
 const ORGS = 1_000;
 
-/** The built-in catalogue with 1,000 organizations spread over the paid tiers and unlimited monthly usage. */
+/** The built-in catalog with 1,000 organizations spread over the paid tiers and unlimited monthly usage. */
 function benchConfig() {
   const organizations = {};
   for (let i = 0; i < ORGS; i++) organizations[`org_${i}`] = { tier: TIERS[i % TIERS.length], usage_limit_usd: 1e12 };
@@ -62,7 +62,13 @@ async function sequential(n, fn) {
   const total = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   lat.sort();
-  return { perSec: Math.round(n / (total / 1000)), mean: us(total / n), p50: us(pct(lat, 50)), p99: us(pct(lat, 99)), cpu: us((cpu.user + cpu.system) / 1000 / n) };
+  return {
+    perSec: Math.round(n / (total / 1000)),
+    mean: us(total / n),
+    p50: us(pct(lat, 50)),
+    p99: us(pct(lat, 99)),
+    cpu: us((cpu.user + cpu.system) / 1000 / n),
+  };
 }
 
 /** `concurrency` callers in flight at once (what a busy server does); throughput and latency per decision. */
@@ -98,7 +104,16 @@ async function concurrent(n, concurrency, fn) {
 
 const rows = [];
 const row = (backend, what, r) =>
-  rows.push({ backend, what, 'decisions/s': r.perSec, 'mean µs': r.mean, 'p50 µs': r.p50, 'p99 µs': r.p99, 'client CPU µs': r.cpu, 'Redis CPU µs': r.server ?? '' });
+  rows.push({
+    backend,
+    what,
+    'decisions/s': r.perSec,
+    'mean µs': r.mean,
+    'p50 µs': r.p50,
+    'p99 µs': r.p99,
+    'client CPU µs': r.cpu,
+    'Redis CPU µs': r.server ?? '',
+  });
 
 const ONLY = process.env.BENCH_ONLY; // 'memory' or 'redis' to run one half
 
@@ -156,7 +171,10 @@ if (ONLY !== 'memory') {
 report('ratelimit', rows, [
   `Node ${process.version}, ${DECISIONS} in-process and ${REDIS_DECISIONS} Redis decisions per row; Redis at ${REDIS_URL.replace(/\/\/[^@]*@/, '//')} (loopback).`,
   'Targets: in-process under 20 µs per decision; Redis at least 20,000 decisions/s.',
-  'mean µs = wall time / decisions (includes time the process was descheduled); client CPU µs = this process\'s CPU time / decisions; Redis CPU µs = the Redis process CPU time (INFO cpu) / decisions, so 1e6 / Redis CPU µs is what one Redis core sustains when it gets a whole core.',
+  "mean µs = wall time / decisions (includes time the process was descheduled); client CPU µs = this process's CPU time / decisions; Redis CPU µs = the Redis process CPU time (INFO cpu) / decisions, so 1e6 / Redis CPU µs is what one Redis core sustains when it gets a whole core.",
   'Redis: decisions requested in one event-loop turn go in one script call (at most 64), each decided atomically and all or nothing in turn, exactly as if sent one by one; a full batch is sent at once. The baselines use ioredis auto-pipelining.',
-  `Load average during the run: ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} cores (shared machine).`,
+  `Load average during the run: ${(await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} on ${(await import('node:os')).cpus().length} cores (shared machine).`,
 ]);

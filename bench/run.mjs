@@ -3,7 +3,9 @@ import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 const only = process.argv.slice(2);
-const files = readdirSync('bench').filter((f) => /\.(mjs|ts)$/.test(f) && !['lib.mjs', 'run.mjs'].includes(f) && (!only.length || only.some((o) => f.startsWith(o))));
+const files = readdirSync('bench').filter(
+  (f) => /\.(mjs|ts)$/.test(f) && !['lib.mjs', 'run.mjs'].includes(f) && (!only.length || only.some((o) => f.startsWith(o))),
+);
 let failed = 0;
 for (const f of files.sort()) {
   console.log(`\n## bench/${f}`);

@@ -36,7 +36,11 @@ if (cfg.status !== 200) {
 }
 const assistant = await (await post('/v1/assistants', { model: MODEL, instructions: 'Answer briefly.' })).json();
 if (!assistant.id) throw new Error(`could not create the assistant: ${JSON.stringify(assistant)}`);
-const runBody = (i, stream = false) => ({ assistant_id: assistant.id, stream, thread: { messages: [{ role: 'user', content: `benchmark question number ${i}` }] } });
+const runBody = (i, stream = false) => ({
+  assistant_id: assistant.id,
+  stream,
+  thread: { messages: [{ role: 'user', content: `benchmark question number ${i}` }] },
+});
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -45,7 +49,9 @@ const pct = (xs, p) => {
 
 // Warm up both servers (JIT, connections, the tokenizer).
 for (let i = 0; i < 30; i++) {
-  await (await fetch(`${baseline.url}/item`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).text();
+  await (
+    await fetch(`${baseline.url}/item`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })
+  ).text();
   await pollRun(await (await post('/v1/threads/runs', runBody(i))).json());
   await streamRun(i);
 }
@@ -54,7 +60,9 @@ for (let i = 0; i < 30; i++) {
 const base = [];
 for (let i = 0; i < N; i++) {
   const t0 = performance.now();
-  await (await fetch(`${baseline.url}/item`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).text();
+  await (
+    await fetch(`${baseline.url}/item`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })
+  ).text();
   base.push(performance.now() - t0);
 }
 
@@ -83,7 +91,9 @@ for (let i = 0; i < N; i++) {
 // 200 runs at once: create them all, then poll each to the end.
 const t0 = performance.now();
 const started = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => post('/v1/threads/runs', runBody(i)).then((r) => r.json())));
-const ends = await Promise.all(started.map((run) => (run.id ? pollRun(run, 5) : Promise.resolve({ status: `error: ${JSON.stringify(run).slice(0, 200)}` }))));
+const ends = await Promise.all(
+  started.map((run) => (run.id ? pollRun(run, 5) : Promise.resolve({ status: `error: ${JSON.stringify(run).slice(0, 200)}` }))),
+);
 const wall = performance.now() - t0;
 const concurrentErrors = ends.filter((e) => e.status !== 'completed');
 
@@ -94,9 +104,27 @@ report(
   [
     { operation: 'bare Fastify POST (baseline)', 'p50 ms': pct(base, 50), 'p99 ms': pct(base, 99), runs: N, errors: 0 },
     { operation: 'run create → completed, polling', 'p50 ms': pct(polled, 50), 'p99 ms': pct(polled, 99), runs: N, errors: pollErrors },
-    { operation: 'run create → completed, streaming', 'p50 ms': pct(streamed, 50), 'p99 ms': pct(streamed, 99), runs: N, errors: streamErrors },
-    { operation: 'streaming: first SSE event', 'p50 ms': pct(firstEvent, 50), 'p99 ms': pct(firstEvent, 99), runs: N, errors: streamErrors },
-    { operation: `${CONCURRENT} concurrent runs (wall time)`, 'p50 ms': '-', 'p99 ms': Math.round(wall), runs: CONCURRENT, errors: concurrentErrors.length },
+    {
+      operation: 'run create → completed, streaming',
+      'p50 ms': pct(streamed, 50),
+      'p99 ms': pct(streamed, 99),
+      runs: N,
+      errors: streamErrors,
+    },
+    {
+      operation: 'streaming: first SSE event',
+      'p50 ms': pct(firstEvent, 50),
+      'p99 ms': pct(firstEvent, 99),
+      runs: N,
+      errors: streamErrors,
+    },
+    {
+      operation: `${CONCURRENT} concurrent runs (wall time)`,
+      'p50 ms': '-',
+      'p99 ms': Math.round(wall),
+      runs: CONCURRENT,
+      errors: concurrentErrors.length,
+    },
   ],
   [
     `Built-in provider (model ${MODEL}), SQLite, one process, rate limits at tier 5; sequential requests over keep-alive fetch, ${N} runs per row after 30 warm-up runs.`,

@@ -85,7 +85,11 @@ function baseline(url, n) {
 }
 
 async function admin(url, path, body) {
-  const r = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (r.status >= 300) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return r.json();
 }
@@ -141,13 +145,18 @@ async function countAttempts(s, env) {
   if (env.STANDIN_DATABASE_URL) {
     const c = new pg.Client({ connectionString: env.STANDIN_DATABASE_URL });
     await c.connect();
-    const { rows } = await c.query('select count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = $1', [ep.id]);
+    const { rows } = await c.query(
+      'select count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = $1',
+      [ep.id],
+    );
     await c.end();
     return rows[0].n;
   }
   const { default: Database } = await import('better-sqlite3');
   const db = new Database(`${s.data}/standin.db`, { readonly: true });
-  const n = db.prepare('select count(*) as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = ?').get(ep.id).n;
+  const n = db
+    .prepare('select count(*) as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = ?')
+    .get(ep.id).n;
   db.close();
   return n;
 }
@@ -156,11 +165,25 @@ const rx = await startReceiver();
 const rows = [];
 const { ms: baseMs, cpuMs: baseCpuTotal } = await baseline(rx.url, EVENTS);
 const baseCpu = baseCpuTotal / EVENTS;
-rows.push({ setup: 'baseline: signer + undici POST, no queue or store', 'deliveries/s': Math.round(EVENTS / (baseMs / 1000)), 'sender CPU ms/delivery': baseCpu.toFixed(3), 'event→first attempt p50 ms': '-', p99: '-', 'attempts recorded': '-' });
+rows.push({
+  setup: 'baseline: signer + undici POST, no queue or store',
+  'deliveries/s': Math.round(EVENTS / (baseMs / 1000)),
+  'sender CPU ms/delivery': baseCpu.toFixed(3),
+  'event→first attempt p50 ms': '-',
+  p99: '-',
+  'attempts recorded': '-',
+});
 rx.reset();
 
 const sqlite = await measure('Standin, SQLite', {}, rx);
-rows.push({ setup: sqlite.label, 'deliveries/s': sqlite.rate, 'sender CPU ms/delivery': sqlite.cpu.toFixed(3), 'event→first attempt p50 ms': sqlite.p50.toFixed(2), p99: sqlite.p99.toFixed(2), 'attempts recorded': sqlite.attempts });
+rows.push({
+  setup: sqlite.label,
+  'deliveries/s': sqlite.rate,
+  'sender CPU ms/delivery': sqlite.cpu.toFixed(3),
+  'event→first attempt p50 ms': sqlite.p50.toFixed(2),
+  p99: sqlite.p99.toFixed(2),
+  'attempts recorded': sqlite.attempts,
+});
 
 let schema;
 try {
@@ -173,9 +196,23 @@ try {
   const u = new URL(PG_URL);
   u.searchParams.set('options', `-c search_path=${schema}`);
   const pgr = await measure('Standin, PostgreSQL', { STANDIN_DATABASE_URL: u.toString() }, rx);
-  rows.push({ setup: pgr.label, 'deliveries/s': pgr.rate, 'sender CPU ms/delivery': pgr.cpu.toFixed(3), 'event→first attempt p50 ms': pgr.p50.toFixed(2), p99: pgr.p99.toFixed(2), 'attempts recorded': pgr.attempts });
+  rows.push({
+    setup: pgr.label,
+    'deliveries/s': pgr.rate,
+    'sender CPU ms/delivery': pgr.cpu.toFixed(3),
+    'event→first attempt p50 ms': pgr.p50.toFixed(2),
+    p99: pgr.p99.toFixed(2),
+    'attempts recorded': pgr.attempts,
+  });
 } catch (err) {
-  rows.push({ setup: `PostgreSQL skipped: ${err.message}`, 'deliveries/s': '-', 'sender CPU ms/delivery': '-', 'event→first attempt p50 ms': '-', p99: '-', 'attempts recorded': '-' });
+  rows.push({
+    setup: `PostgreSQL skipped: ${err.message}`,
+    'deliveries/s': '-',
+    'sender CPU ms/delivery': '-',
+    'event→first attempt p50 ms': '-',
+    p99: '-',
+    'attempts recorded': '-',
+  });
 } finally {
   if (schema) {
     const c = new pg.Client({ connectionString: PG_URL });

@@ -1,7 +1,8 @@
 import { applyConfig, configSchema, readConfigFile } from './admin/config-file.js';
 import { createStandin } from './server/app.js';
 import { modules } from './server/modules.js';
-import { seedDemo } from './admin/seed.js';
+import { DEMO, isSeeded, seedDemo } from './admin/seed.js';
+import { getProject } from './identity/service.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
 import { migrate } from './store/migrate.js';
@@ -30,13 +31,20 @@ ${optionsHelp()}
 async function serve(settings: Settings): Promise<void> {
   const loopback = isLoopback(settings.host);
   if (!loopback && !settings.adminKey) {
-    throw new Error(`refusing to listen on ${settings.host} without an admin key: set STANDIN_ADMIN_KEY (or --admin-key), and declare keys in a config file (--config).`);
+    throw new Error(
+      `refusing to listen on ${settings.host} without an admin key: set STANDIN_ADMIN_KEY (or --admin-key), and declare keys in a config file (--config).`,
+    );
   }
-  const standin = await createStandin({ ...settings, seed: settings.seed && !settings.config });
+  const demo = settings.seed && !settings.config;
+  const standin = await createStandin({ ...settings, seed: demo });
   const { ctx } = standin;
+  // Refused before anything is written: a later start on this folder must not serve keys never printed.
+  if (demo && !loopback && !(await isSeeded(ctx))) {
+    await standin.close();
+    throw new Error(`refusing to listen on ${settings.host} with generated demo keys: use --config or --no-seed.`);
+  }
   if (settings.config) await applyConfig(ctx, modules, readConfigFile(settings.config));
-  const seeded = settings.seed && !settings.config ? await seedDemo(ctx, modules) : null;
-  if (seeded && !loopback) throw new Error(`refusing to listen on ${settings.host} with generated demo keys: use --config or --no-seed.`);
+  const seeded = demo ? await seedDemo(ctx, modules) : null;
 
   // Signal handlers go in before anything is printed: whoever reads the banner may signal at once.
   let closing = false;
@@ -57,17 +65,35 @@ async function serve(settings: Settings): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  const url = await standin.listen();
-  const lines = [`Standin is listening on ${url}`, `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`];
+  const listening = await standin.listen();
+  // On every interface, the links use the public URL (or this machine's loopback) and the banner says where it listens.
+  const url = settings.publicUrl?.replace(/\/$/, '') ?? listening;
+  const where =
+    isLoopback(settings.host) || settings.host === new URL(listening).hostname
+      ? url
+      : `${settings.host}:${new URL(listening).port} (every interface; links use ${url})`;
+  const lines = [
+    `Standin is listening on ${where}`,
+    `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`,
+  ];
   if (ctx.services.adminKeyGenerated) lines.push(`  admin key (control plane ${url}/admin/v1): ${ctx.auth.adminKey()}`);
   if (seeded) {
     lines.push('', 'First start: created a demo organization, project and ad account. Keys (shown once — save them):', ...seeded);
-    const adsKey = seeded.find((l) => l.includes('ads API key'))?.split(': ').pop()?.trim();
-    if (adsKey) lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
+    const adsKey = seeded
+      .find((l) => l.includes('ads API key'))
+      ?.split(': ')
+      .pop()
+      ?.trim();
+    if (adsKey)
+      lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
   }
-  lines.push(...(ctx.banner ?? []), `  app host: ${url}/apps   dashboard: ${url}/dashboard/projects/proj_demo/webhooks`);
+  const demoProject = await getProject(ctx.store.db, DEMO.projectId).catch(() => null);
+  lines.push(
+    ...ctx.banner,
+    `  app host: ${url}/apps${demoProject ? `   dashboard: ${url}/dashboard/projects/${demoProject.id}/webhooks` : ''}`,
+  );
   lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);
-  process.stdout.write(lines.join("\n") + "\n");
+  process.stdout.write(lines.join('\n') + '\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -106,7 +132,8 @@ export async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    // Exit once stdout has drained: a pipe takes 64 KiB at a time, and `config-schema | wc -c` wants all of it.
+    if (code >= 0) process.stdout.write('', () => process.exit(code));
   },
   (err) => {
     process.stderr.write(`standin: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -25,7 +25,11 @@ export const TEST_KEYS = {
 export interface TestStandin extends Standin {
   keys: typeof TEST_KEYS;
   /** `inject` with a bearer: `req('GET', '/ads/v1/…', {key: 'ads'})`. */
-  req(method: string, url: string, opts?: { key?: keyof typeof TEST_KEYS | null | string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Record<string, any> }>;
+  req(
+    method: string,
+    url: string,
+    opts?: { key?: keyof typeof TEST_KEYS | null | string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Record<string, any> }>;
   /** Base URL once `listen()` ran. */
   url?: string;
 }
@@ -56,11 +60,17 @@ async function pgSchema(): Promise<{ url: string }> {
  * An in-process Standin on a throwaway store: the demo seed plus fixed test keys (TEST_KEYS), workers
  * off unless asked (tests drive them with `ctx.jobs.drain()` or `listen()`).
  */
-export async function startTestStandin(opts: { dialect?: TestDialect; settings?: Partial<Settings>; modules?: Module[]; seed?: boolean } = {}): Promise<TestStandin> {
+export async function startTestStandin(
+  opts: { dialect?: TestDialect; settings?: Partial<Settings>; modules?: Module[]; seed?: boolean } = {},
+): Promise<TestStandin> {
   const dir = mkdtempSync(join(tmpdir(), 'standin-test-'));
   const pgdb = opts.dialect === 'postgres' ? await pgSchema() : undefined;
   const { settings } = readSettings([], {});
-  Object.assign(settings, { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false, checkResponses: true }, opts.settings);
+  Object.assign(
+    settings,
+    { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false, checkResponses: true },
+    opts.settings,
+  );
   const standin = await createStandin(settings, { modules: opts.modules, logger: false });
   const { ctx } = standin;
   if (opts.seed !== false) {
@@ -77,7 +87,11 @@ export async function startTestStandin(opts: { dialect?: TestDialect; settings?:
       const res = await standin.app.inject({
         method: method as any,
         url,
-        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...o.headers,
+        },
         payload: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
       });
       let body: any = res.body;

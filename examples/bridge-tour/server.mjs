@@ -16,7 +16,14 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  McpError,
+  ErrorCode,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -43,14 +50,26 @@ const boardOutput = (board = 'team') => ({ board, cards });
 
 const fileObject = {
   type: 'object',
-  properties: { download_url: { type: 'string' }, file_id: { type: 'string' }, mime_type: { type: 'string' }, file_name: { type: 'string' } },
+  properties: {
+    download_url: { type: 'string' },
+    file_id: { type: 'string' },
+    mime_type: { type: 'string' },
+    file_name: { type: 'string' },
+  },
   required: ['download_url', 'file_id'],
 };
 const boardSchema = {
   type: 'object',
   properties: {
     board: { type: 'string' },
-    cards: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, title: { type: 'string' }, column: { type: 'string' } }, required: ['id', 'title', 'column'] } },
+    cards: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, title: { type: 'string' }, column: { type: 'string' } },
+        required: ['id', 'title', 'column'],
+      },
+    },
   },
   required: ['board', 'cards'],
 };
@@ -66,7 +85,12 @@ const tools = [
     outputSchema: boardSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true },
     securitySchemes: noauth,
-    _meta: { ...ui({ visibility: ['model', 'app'] }), [`${V}/toolInvocation/invoking`]: 'Opening the board', [`${V}/toolInvocation/invoked`]: 'Board opened', [`${V}/widgetAccessible`]: true },
+    _meta: {
+      ...ui({ visibility: ['model', 'app'] }),
+      [`${V}/toolInvocation/invoking`]: 'Opening the board',
+      [`${V}/toolInvocation/invoked`]: 'Board opened',
+      [`${V}/widgetAccessible`]: true,
+    },
   },
   {
     name: 'add_card',
@@ -103,7 +127,11 @@ const tools = [
     title: 'Board statistics',
     description: 'Counts cards per column (for the model only).',
     inputSchema: { type: 'object', properties: {} },
-    outputSchema: { type: 'object', properties: { counts: { type: 'object', additionalProperties: { type: 'integer' } } }, required: ['counts'] },
+    outputSchema: {
+      type: 'object',
+      properties: { counts: { type: 'object', additionalProperties: { type: 'integer' } } },
+      required: ['counts'],
+    },
     annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
     securitySchemes: noauth,
     _meta: { ui: { visibility: ['model'] }, securitySchemes: noauth },
@@ -113,7 +141,11 @@ const tools = [
     title: 'Describe a file',
     description: 'Reads an uploaded file and describes it.',
     inputSchema: { type: 'object', properties: { file: fileObject }, required: ['file'] },
-    outputSchema: { type: 'object', properties: { file_name: { type: 'string' }, mime_type: { type: 'string' }, size: { type: 'integer' }, text: { type: 'string' } }, required: ['size'] },
+    outputSchema: {
+      type: 'object',
+      properties: { file_name: { type: 'string' }, mime_type: { type: 'string' }, size: { type: 'integer' }, text: { type: 'string' } },
+      required: ['size'],
+    },
     annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
     securitySchemes: noauth,
     _meta: { [`${V}/fileParams`]: ['file'], securitySchemes: noauth },
@@ -160,7 +192,8 @@ async function call(name, args) {
       return { content: text(`${out.cards.length} cards`), structuredContent: out, _meta: { secret: 'only the component sees this' } };
     }
     case 'add_card':
-      if (typeof args.title !== 'string' || !args.title.trim()) throw new McpError(ErrorCode.InvalidParams, 'title must be a non-blank string');
+      if (typeof args.title !== 'string' || !args.title.trim())
+        throw new McpError(ErrorCode.InvalidParams, 'title must be a non-blank string');
       cards = [...cards, { id: `c${nextId++}`, title: args.title, column: 'todo' }];
       return { content: text(`Added ${args.title}`), structuredContent: boardOutput() };
     case 'delete_card':
@@ -183,7 +216,11 @@ async function call(name, args) {
       return {
         isError: true,
         content: text('Sign in to see your profile.'),
-        _meta: { 'mcp/www_authenticate': ['Bearer resource_metadata="https://tour.example/.well-known/oauth-protected-resource", error="insufficient_scope", scope="profile"'] },
+        _meta: {
+          'mcp/www_authenticate': [
+            'Bearer resource_metadata="https://tour.example/.well-known/oauth-protected-resource", error="insufficient_scope", scope="profile"',
+          ],
+        },
       };
     case 'ext_app_demo':
       return { content: text(`echo ${args.greeting ?? 'hello'}`), structuredContent: { echo: String(args.greeting ?? 'hello') } };
@@ -199,7 +236,15 @@ async function call(name, args) {
 let extHtml;
 async function extAppHtml() {
   if (!extHtml) {
-    const r = await build({ entryPoints: [join(here, 'ext-app.js')], bundle: true, format: 'iife', write: false, minify: true, target: 'chrome110', logLevel: 'silent' });
+    const r = await build({
+      entryPoints: [join(here, 'ext-app.js')],
+      bundle: true,
+      format: 'iife',
+      write: false,
+      minify: true,
+      target: 'chrome110',
+      logLevel: 'silent',
+    });
     const js = r.outputFiles[0].text.replace(/<\/script/gi, '<\\/script');
     extHtml = `<!doctype html><html><head><meta charset="utf-8"><title>ext-apps demo</title></head><body><h1>MCP Apps standard component</h1><p>input: <code id="input">null</code></p><p>result: <code id="result">null</code></p><p>context: <code id="context">null</code></p><script>${js}</script></body></html>`;
   }
@@ -213,8 +258,20 @@ const boardMeta = () => ({
 });
 
 async function read(uri) {
-  if (uri === BOARD) return { uri, mimeType: 'text/html+skybridge', text: readFileSync(join(here, 'board.html'), 'utf8').replace(/__VENDOR__/g, V), _meta: boardMeta() };
-  if (uri === EXT) return { uri, mimeType: 'text/html;profile=mcp-app', text: await extAppHtml(), _meta: { ui: { domain: 'https://ext.tour.example', prefersBorder: false, csp: { connectDomains: [], resourceDomains: [] } } } };
+  if (uri === BOARD)
+    return {
+      uri,
+      mimeType: 'text/html+skybridge',
+      text: readFileSync(join(here, 'board.html'), 'utf8').replace(/__VENDOR__/g, V),
+      _meta: boardMeta(),
+    };
+  if (uri === EXT)
+    return {
+      uri,
+      mimeType: 'text/html;profile=mcp-app',
+      text: await extAppHtml(),
+      _meta: { ui: { domain: 'https://ext.tour.example', prefersBorder: false, csp: { connectDomains: [], resourceDomains: [] } } },
+    };
   throw new McpError(ErrorCode.InvalidParams, `no resource ${uri}`);
 }
 

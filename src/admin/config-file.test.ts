@@ -11,8 +11,21 @@ describe.each(dialects())('declarative config (%s)', (dialect) => {
 
   const counts = async () => {
     const out: Record<string, number> = {};
-    for (const t of ['organizations', 'projects', 'api_keys', 'service_accounts', 'ad_accounts', 'ads_api_keys', 'campaigns', 'custom_audiences', 'product_feeds'] as const) {
-      const r = await s.ctx.store.db.selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    for (const t of [
+      'organizations',
+      'projects',
+      'api_keys',
+      'service_accounts',
+      'ad_accounts',
+      'ads_api_keys',
+      'campaigns',
+      'custom_audiences',
+      'product_feeds',
+    ] as const) {
+      const r = await s.ctx.store.db
+        .selectFrom(t)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       out[t] = Number(r.n);
     }
     return out;
@@ -22,7 +35,17 @@ describe.each(dialects())('declarative config (%s)', (dialect) => {
     const config = readConfigFile('examples/standin.yaml');
     await applyConfig(s.ctx, s.modules, config);
     const first = await counts();
-    expect(first).toMatchObject({ organizations: 1, projects: 1, api_keys: 1, service_accounts: 1, ad_accounts: 1, ads_api_keys: 1, campaigns: 3, custom_audiences: 2, product_feeds: 1 });
+    expect(first).toMatchObject({
+      organizations: 1,
+      projects: 1,
+      api_keys: 1,
+      service_accounts: 1,
+      ad_accounts: 1,
+      ads_api_keys: 1,
+      campaigns: 3,
+      custom_audiences: 2,
+      product_feeds: 1,
+    });
     const group = await s.req('GET', '/ads/v1/campaigns/cmp_acme_sales', { key: 'sk-ads-local-acme-000000000000000000' });
     expect(group.body.product_feed_id).toBe('feed_acme_shoes');
     await applyConfig(s.ctx, s.modules, config);
@@ -32,14 +55,22 @@ describe.each(dialects())('declarative config (%s)', (dialect) => {
   it('declared keys work, and the root ads section sets the bid table', async () => {
     const r = await s.req('POST', '/ads/v1/ad_groups', {
       key: 'sk-ads-local-acme-000000000000000000',
-      body: { campaign_id: 'cmp_acme_reach', name: 'Reach all', status: 'active', bidding_config: { billing_event_type: 'impression', max_bid_micros: 50_000_001 } },
+      body: {
+        campaign_id: 'cmp_acme_reach',
+        name: 'Reach all',
+        status: 'active',
+        bidding_config: { billing_event_type: 'impression', max_bid_micros: 50_000_001 },
+      },
     });
     expect(r.status).toBe(400);
     expect(r.body.error.message).toContain('50000000');
   });
 
   it('refuses unknown keys and wrong types with the path', () => {
-    const problems = checkConfig(s.modules, { organizations: [{ name: 'x', projcts: [] }], ads: { max_bid_micros: { USD: { clicks: 'a lot' } } } });
+    const problems = checkConfig(s.modules, {
+      organizations: [{ name: 'x', projcts: [] }],
+      ads: { max_bid_micros: { USD: { clicks: 'a lot' } } },
+    });
     expect(problems.join('\n')).toContain("organizations[0]: must NOT have additional properties: unknown key 'projcts'");
     expect(problems.join('\n')).toContain('ads.max_bid_micros.USD.clicks');
   });

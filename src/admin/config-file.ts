@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Type, type TSchema } from 'typebox';
 import type * as Yaml from 'yaml';
@@ -18,9 +18,18 @@ import { pointerToParam } from '../core/validation.js';
  */
 export function configSchema(modules: readonly Module[]): TSchema {
   const sections = (at: 'root' | 'organization' | 'project') =>
-    Object.fromEntries(modules.flatMap((m) => m.config ?? []).filter((s) => s.at === at).map((s) => [s.key, Type.Optional(s.schema)]));
+    Object.fromEntries(
+      modules
+        .flatMap((m) => m.config ?? [])
+        .filter((s) => s.at === at)
+        .map((s) => [s.key, Type.Optional(s.schema)]),
+    );
   const Project = Type.Object(
-    { id: Type.Optional(Type.String({ pattern: '^proj_[A-Za-z0-9_-]+$' })), name: Type.String({ minLength: 1, maxLength: 200 }), ...sections('project') },
+    {
+      id: Type.Optional(Type.String({ pattern: '^proj_[A-Za-z0-9_-]+$' })),
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      ...sections('project'),
+    },
     { additionalProperties: false },
   );
   const Organization = Type.Object(
@@ -59,21 +68,31 @@ export function readConfigFile(path: string): unknown {
 
 /** Validates a config object; returns readable problems (empty when valid). */
 export function checkConfig(modules: readonly Module[], config: unknown): string[] {
-  const ajv = new Ajv({ allErrors: true, strict: false });
+  // verbose: errors carry their schema, so a key a section renamed (`x-renamed`) is answered with its new name.
+  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
   addFormats.default(ajv);
   const validate = ajv.compile(configSchema(modules) as object);
   if (validate(config)) return [];
-  return (validate.errors ?? []).map((e: any) => {
+  return (validate.errors ?? []).map((e: ErrorObject) => {
     const at = pointerToParam(e.instancePath) || '(root)';
-    const extra = e.keyword === 'additionalProperties' ? `: unknown key '${(e.params as any).additionalProperty}'` : '';
-    return `${at}: ${e.message}${extra}`;
+    const key = e.keyword === 'additionalProperties' ? (e.params as { additionalProperty: string }).additionalProperty : undefined;
+    const renamed = key && (e.parentSchema as { 'x-renamed'?: Record<string, string> } | undefined)?.['x-renamed']?.[key];
+    if (renamed) return `${at}: '${key}' is now '${renamed}'`;
+    return `${at}: ${e.message}${key ? `: unknown key '${key}'` : ''}`;
   });
 }
 
+/** A config document once it matched `configSchema`: sections are keyed by their `key`. */
+type Sections = Record<string, unknown>;
+interface ConfigDocument extends Sections {
+  organizations?: (Sections & { id?: string; name: string; projects?: (Sections & { id?: string; name: string })[] })[];
+}
+
 /** Applies a config object in one transaction. */
-export async function applyConfig(ctx: Ctx, modules: readonly Module[], config: any): Promise<void> {
-  const problems = checkConfig(modules, config);
+export async function applyConfig(ctx: Ctx, modules: readonly Module[], input: unknown): Promise<void> {
+  const problems = checkConfig(modules, input);
   if (problems.length) throw new Error(`the config is not valid:\n  ${problems.join('\n  ')}`);
+  const config = input as ConfigDocument;
   const sections = modules.flatMap((m) => m.config ?? []);
   await ctx.store.db.transaction().execute(async (tx) => {
     for (const s of sections.filter((s) => s.at === 'root')) if (config[s.key] !== undefined) await s.apply(ctx, tx, config[s.key], {});

@@ -58,7 +58,8 @@ export const adminModule: Module = {
       key: 'vendor',
       schema: Type.String({
         pattern: '^[a-z][a-z0-9_-]{0,31}$',
-        description: "The host's name (window.<vendor>, <vendor>/…); default 'vendor'; 'openai' runs apps and clients written for that platform unchanged.",
+        description:
+          "The host's name (window.<vendor>, <vendor>/…); default 'vendor'; 'openai' runs apps and clients written for that platform unchanged.",
       }),
       async apply(ctx, _tx, value) {
         ctx.settings.vendor = value as string;

@@ -29,7 +29,8 @@ export class RequestLog {
 
   /** Newest first. */
   recent(limit = 100): LoggedRequest[] {
-    const ordered = this.items.length < this.capacity ? this.items.slice() : [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
+    const ordered =
+      this.items.length < this.capacity ? this.items.slice() : [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
     return ordered.reverse().slice(0, limit);
   }
 

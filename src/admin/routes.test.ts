@@ -32,7 +32,12 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
     // The clock drives created_at of new objects.
     const g = await s.req('POST', '/ads/v1/ad_groups', {
       key: 'ads',
-      body: { campaign_id: 'cmp_demo_clicks', name: 'Later', status: 'active', bidding_config: { billing_event_type: 'click', max_bid_micros: 1 } },
+      body: {
+        campaign_id: 'cmp_demo_clicks',
+        name: 'Later',
+        status: 'active',
+        bidding_config: { billing_event_type: 'click', max_bid_micros: 1 },
+      },
     });
     expect(g.body.created_at).toBeGreaterThanOrEqual(sec.body.now);
   });
@@ -40,6 +45,16 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
   it('keeps the moved clock across a restart of the store', async () => {
     const saved = await s.ctx.store.db.selectFrom('settings').select('value').where('key', '=', 'clock_offset_ms').executeTakeFirst();
     expect(Number(saved?.value)).toBe(s.ctx.clock.offsetMs());
+  });
+
+  it('bounds the clock: no advance takes it past 100 years ahead, and a refused one moves nothing', async () => {
+    const before = (await s.req('GET', '/admin/v1/clock', { key: 'admin' })).body.offset_ms;
+    for (const body of [{ duration: '400000000h' }, { duration: '99999999999999999999d' }, { seconds: 3.2e9 }]) {
+      const r = await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body });
+      expect(r.status).toBe(400);
+      expect(r.body.error.message).toMatch(/100 years/);
+    }
+    expect((await s.req('GET', '/admin/v1/clock', { key: 'admin' })).body.offset_ms).toBe(before);
   });
 
   it('records recent requests with secrets redacted, newest first', async () => {
@@ -58,9 +73,15 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
     expect(org.status).toBe(201);
     const project = await s.req('POST', `/admin/v1/organizations/${org.body.id}/projects`, { key: 'admin', body: { name: 'P' } });
     expect(project.body.organization_id).toBe(org.body.id);
-    const sa = await s.req('POST', `/admin/v1/projects/${project.body.id}/service_accounts`, { key: 'admin', body: { name: 'robot', role: 'reader' } });
+    const sa = await s.req('POST', `/admin/v1/projects/${project.body.id}/service_accounts`, {
+      key: 'admin',
+      body: { name: 'robot', role: 'reader' },
+    });
     expect(sa.body.id).toMatch(/^svc_acct_/);
-    const key = await s.req('POST', `/admin/v1/projects/${project.body.id}/api_keys`, { key: 'admin', body: { name: 'k', permissions: { threads: 'read' } } });
+    const key = await s.req('POST', `/admin/v1/projects/${project.body.id}/api_keys`, {
+      key: 'admin',
+      body: { name: 'k', permissions: { threads: 'read' } },
+    });
     expect(key.body.value).toMatch(/^sk-proj-/);
     const listed = await s.req('GET', `/admin/v1/projects/${project.body.id}/api_keys`, { key: 'admin' });
     expect(listed.body.data[0]).not.toHaveProperty('value');
@@ -87,5 +108,17 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
     expect(s.ctx.clock.offsetMs()).toBe(offset);
     const log = (await s.req('GET', '/admin/v1/requests', { key: 'admin' })).body.data;
     expect(log.some((e: any) => e.path.startsWith('/admin/v1/clock'))).toBe(false);
+  });
+  it('resets the clock with the state when asked, here and in the store; a restart keeps it', async () => {
+    await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { duration: '48h' } });
+    const r = await s.req('POST', '/admin/v1/reset', { key: 'admin', body: { clock: true } });
+    expect(r.status).toBe(200);
+    expect((await s.req('GET', '/admin/v1/clock', { key: 'admin' })).body.offset_ms).toBe(0);
+    const saved = await s.ctx.store.db.selectFrom('settings').select('value').where('key', '=', 'clock_offset_ms').executeTakeFirst();
+    expect(Number(saved?.value)).toBe(0);
+    // A later advance is stored again (saving only ever grows the offset, from the reset value on).
+    await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { seconds: 60 } });
+    const again = await s.ctx.store.db.selectFrom('settings').select('value').where('key', '=', 'clock_offset_ms').executeTakeFirst();
+    expect(Number(again?.value)).toBe(60_000);
   });
 });

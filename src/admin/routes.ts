@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import { parseDuration } from '../core/clock.js';
 import { invalid } from '../core/errors.js';
+import { absentBodyIsEmpty } from '../core/validation.js';
 import type { App, Ctx } from '../core/module.js';
-import { saveClock } from './clock-store.js';
+import { resetClock, saveClock } from './clock-store.js';
 import { applyConfig, configSchema } from './config-file.js';
 import { resetState } from './reset.js';
 import { restoreBaseline } from './baseline.js';
@@ -25,13 +26,26 @@ const LoggedRequest = Type.Object({
   at: Type.Integer(),
 });
 const RequestList = Type.Object({ object: Type.Literal('list'), data: Type.Array(LoggedRequest) });
+const ListenerList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(Type.Object({ name: Type.String({ description: 'http, widgets, mtls_token or mtls_api' }), url: Type.String() })),
+});
+const ResetBody = Type.Object(
+  { clock: Type.Optional(Type.Boolean({ description: 'also put the clock back to the real time (default false)' })) },
+  { additionalProperties: false },
+);
 const ResetView = Type.Object({ object: Type.Literal('reset'), reset: Type.Boolean(), printed: Type.Array(Type.String()) });
 const ConfigView = Type.Object({ object: Type.Literal('config'), applied: Type.Boolean() });
 const AnyObject = Type.Object({}, { additionalProperties: true });
 
 /** The control plane's own routes under /admin/v1: clock, reset, request log, config. */
 export function adminRoutes(app: App, ctx: Ctx): void {
-  const clockView = () => ({ object: 'clock' as const, now: ctx.clock.nowSeconds(), now_ms: ctx.clock.now(), offset_ms: ctx.clock.offsetMs() });
+  const clockView = () => ({
+    object: 'clock' as const,
+    now: ctx.clock.nowSeconds(),
+    now_ms: ctx.clock.now(),
+    offset_ms: ctx.clock.offsetMs(),
+  });
 
   app.get('/clock', { schema: { response: { 200: ClockView } } }, async () => clockView());
   app.post('/clock/advance', { schema: { body: AdvanceBody, response: { 200: ClockView } } }, async (req) => {
@@ -43,17 +57,30 @@ export function adminRoutes(app: App, ctx: Ctx): void {
     } catch (err) {
       throw invalid(`'duration': ${(err as Error).message}.`, 'duration');
     }
-    ctx.clock.advance(Math.round(ms));
+    try {
+      ctx.clock.advance(Math.round(ms));
+    } catch (err) {
+      throw invalid(
+        `'${seconds !== undefined ? 'seconds' : 'duration'}': ${(err as Error).message}.`,
+        seconds !== undefined ? 'seconds' : 'duration',
+      );
+    }
     // Answer once the moved clock is stored: a restart, or another instance, must see it.
     await saveClock(ctx);
     return clockView();
   });
+  app.get('/listeners', { schema: { response: { 200: ListenerList } } }, async () => ({
+    object: 'list' as const,
+    data: Object.entries(ctx.listeners).map(([name, url]) => ({ name, url })),
+  }));
   app.get('/requests', { schema: { querystring: RequestsQuery, response: { 200: RequestList } } }, async (req) => ({
     object: 'list' as const,
     data: ctx.services.requestLog.recent(req.query.limit ?? 100),
   }));
-  app.post('/reset', { schema: { response: { 200: ResetView } } }, async () => {
+  app.post('/reset', { preValidation: absentBodyIsEmpty, schema: { body: ResetBody, response: { 200: ResetView } } }, async (req) => {
     await resetState(ctx);
+    // All state is gone, so ids made from here on sort after none: the clock may go back too.
+    if (req.body.clock) await resetClock(ctx);
     ctx.auth.forget();
     for (const m of ctx.modules) await m.reset?.(ctx);
     ctx.services.requestLog.clear();

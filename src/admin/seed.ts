@@ -1,9 +1,13 @@
-import type { Ctx } from '../core/module.js';
+import type { Ctx, Module } from '../core/module.js';
 import { createApiKey, upsertOrganization, upsertProject } from '../identity/service.js';
-import type { Module } from '../core/module.js';
 
 export const DEMO = { organizationId: 'org_demo', projectId: 'proj_demo' };
 const SEEDED = 'seeded_at';
+
+/** Whether this store has had its first-start demo (or a seed was already begun by another instance). */
+export async function isSeeded(ctx: Ctx): Promise<boolean> {
+  return !!(await ctx.store.db.selectFrom('settings').select('value').where('key', '=', SEEDED).executeTakeFirst());
+}
 
 /**
  * First start: a demo organization, project and platform API key, and each module's demo data. Runs
@@ -11,7 +15,7 @@ const SEEDED = 'seeded_at';
  */
 export async function seedDemo(ctx: Ctx, modules: readonly Module[]): Promise<string[] | null> {
   const db = ctx.store.db;
-  if (await db.selectFrom('settings').select('value').where('key', '=', SEEDED).executeTakeFirst()) return null;
+  if (await isSeeded(ctx)) return null;
   const lines = await db.transaction().execute(async (tx) => {
     // The marker goes in first: of several instances starting at once, only the one that inserts it seeds
     // (the others wait on its row, then insert nothing).

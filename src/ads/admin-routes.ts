@@ -1,62 +1,125 @@
-import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
-import type { Ctx } from '../core/module.js';
+import type { App, Ctx } from '../core/module.js';
+import { ListOf } from '../core/schemas.js';
 import { getOrganization } from '../identity/service.js';
 import * as accounts from './accounts.js';
-import { AdsKeyConfig, AudienceConfig, CampaignConfig, FeedConfig } from './schemas.js';
+import {
+  AdAccountObject,
+  AdAccountParams,
+  AdsKeyConfig,
+  AdsKeyObject,
+  AudienceConfig,
+  AudienceObject,
+  CampaignConfig,
+  CampaignObject,
+  CreateAdAccountBody,
+  FeedConfig,
+  FeedObject,
+  OrganizationParams,
+} from './schemas.js';
 import * as store from './store.js';
 
-const CreateAdAccount = Type.Object(
-  { id: Type.Optional(Type.String({ pattern: '^adacct_[A-Za-z0-9_-]+$' })), name: Type.String({ minLength: 1, maxLength: 200 }), currency: Type.String({ pattern: '^[A-Z]{3}$' }) },
-  { additionalProperties: false },
-);
+/** A whole list in one page (the control plane lists what an ad account holds, at most 500 of each). */
+const all = { limit: 500 } as const;
+const list = <T extends { id: string }>(data: T[]) => ({
+  object: 'list' as const,
+  data,
+  first_id: data[0]?.id ?? null,
+  last_id: data.at(-1)?.id ?? null,
+  has_more: false,
+});
 
 /** Control-plane routes for ad accounts and what the ads API reads (campaigns, audiences, feeds, keys). */
-export function adsAdminRoutes(app: FastifyInstance, ctx: Ctx) {
+export function adsAdminRoutes(app: App, ctx: Ctx) {
   const db = ctx.store.db;
   const tags = ['admin: ads'];
-  const P = Type.Object({ ad_account_id: Type.String() });
-  const all = { limit: 500 } as const;
+  const adAccount = async (id: string) => (await accounts.getAdAccountOrThrow(db, id)).id;
 
-  app.get('/organizations/:org_id/ad_accounts', { schema: { tags, params: Type.Object({ org_id: Type.String() }) } }, async (req) => {
-    const org = await getOrganization(db, (req.params as any).org_id);
-    const data = await db.selectFrom('ad_accounts').selectAll().where('organization_id', '=', org.id).orderBy('id').execute();
-    return { object: 'list', data: data.map((a) => ({ object: 'ad_account', ...a })), first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
-  });
-  app.post('/organizations/:org_id/ad_accounts', { schema: { tags, params: Type.Object({ org_id: Type.String() }), body: CreateAdAccount } }, async (req, reply) => {
-    const org = await getOrganization(db, (req.params as any).org_id);
-    reply.code(201);
-    return { object: 'ad_account', ...(await accounts.upsertAdAccount(ctx, db, org.id, req.body as any)) };
-  });
-  app.get('/ad_accounts/:ad_account_id', { schema: { tags, params: P } }, async (req) => ({
-    object: 'ad_account',
-    ...(await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id)),
-  }));
-  app.get('/ad_accounts/:ad_account_id/api_keys', { schema: { tags, params: P } }, async (req) => {
-    const data = await accounts.listAdsKeys(db, (await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id)).id);
-    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
-  });
-  app.post('/ad_accounts/:ad_account_id/api_keys', { schema: { tags, params: P, body: AdsKeyConfig } }, async (req, reply) => {
-    reply.code(201);
-    return accounts.createAdsKey(ctx, db, (req.params as any).ad_account_id, req.body as any);
-  });
-
-  const children = [
-    ['campaigns', CampaignConfig, accounts.upsertCampaign, (id: string) => store.listCampaigns(db, id, all, accounts.campaignView)],
-    ['custom_audiences', AudienceConfig, accounts.upsertAudience, (id: string) => store.listAudiences(db, id, undefined, all, accounts.audienceView)],
-    ['product_feeds', FeedConfig, accounts.upsertFeed, (id: string) => store.listFeeds(db, id, all, accounts.feedView)],
-  ] as const;
-  for (const [name, body, upsert, list] of children) {
-    app.get(`/ad_accounts/:ad_account_id/${name}`, { schema: { tags, params: P } }, async (req) => {
-      const acct = await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id);
-      return list(acct.id);
-    });
-    app.post(`/ad_accounts/:ad_account_id/${name}`, { schema: { tags, params: P, body } }, async (req, reply) => {
-      const acct = await accounts.getAdAccountOrThrow(db, (req.params as any).ad_account_id);
-      const id = await upsert(ctx, db, acct.id, req.body as any);
+  app.get(
+    '/organizations/:org_id/ad_accounts',
+    { schema: { tags, params: OrganizationParams, response: { 200: ListOf(AdAccountObject) } } },
+    async (req) => {
+      const org = await getOrganization(db, req.params.org_id);
+      return list((await store.listAdAccounts(db, org.id)).map(accounts.adAccountView));
+    },
+  );
+  app.post(
+    '/organizations/:org_id/ad_accounts',
+    { schema: { tags, params: OrganizationParams, body: CreateAdAccountBody, response: { 201: AdAccountObject } } },
+    async (req, reply) => {
+      const org = await getOrganization(db, req.params.org_id);
+      const account = accounts.adAccountView(await accounts.upsertAdAccount(ctx, db, org.id, req.body));
       reply.code(201);
-      const page = await list(acct.id);
-      return page.data.find((x) => x.id === id);
-    });
-  }
+      return account;
+    },
+  );
+  app.get('/ad_accounts/:ad_account_id', { schema: { tags, params: AdAccountParams, response: { 200: AdAccountObject } } }, async (req) =>
+    accounts.adAccountView(await accounts.getAdAccountOrThrow(db, req.params.ad_account_id)),
+  );
+  app.get(
+    '/ad_accounts/:ad_account_id/api_keys',
+    { schema: { tags, params: AdAccountParams, response: { 200: ListOf(AdsKeyObject) } } },
+    async (req) => list(await accounts.listAdsKeys(db, await adAccount(req.params.ad_account_id))),
+  );
+  app.post(
+    '/ad_accounts/:ad_account_id/api_keys',
+    { schema: { tags, params: AdAccountParams, body: AdsKeyConfig, response: { 201: AdsKeyObject } } },
+    async (req, reply) => {
+      const key = await accounts.createAdsKey(ctx, db, req.params.ad_account_id, req.body);
+      reply.code(201);
+      return key;
+    },
+  );
+
+  // Campaigns, custom audiences and product feeds: list, and create or update (matched by id, else name).
+  const listCampaigns = (id: string) => store.listCampaigns(db, id, all, accounts.campaignView);
+  const listAudiences = (id: string) => store.listAudiences(db, id, undefined, all, accounts.audienceView);
+  const listFeeds = (id: string) => store.listFeeds(db, id, all, accounts.feedView);
+  /** The object just written, as its list shows it. */
+  const written = async <T extends { id: string }>(page: Promise<{ data: T[] }>, id: string) => (await page).data.find((x) => x.id === id)!;
+
+  app.get(
+    '/ad_accounts/:ad_account_id/campaigns',
+    { schema: { tags, params: AdAccountParams, response: { 200: ListOf(CampaignObject) } } },
+    async (req) => listCampaigns(await adAccount(req.params.ad_account_id)),
+  );
+  app.post(
+    '/ad_accounts/:ad_account_id/campaigns',
+    { schema: { tags, params: AdAccountParams, body: CampaignConfig, response: { 201: CampaignObject } } },
+    async (req, reply) => {
+      const acct = await adAccount(req.params.ad_account_id);
+      const id = await accounts.upsertCampaign(ctx, db, acct, req.body);
+      reply.code(201);
+      return written(listCampaigns(acct), id);
+    },
+  );
+  app.get(
+    '/ad_accounts/:ad_account_id/custom_audiences',
+    { schema: { tags, params: AdAccountParams, response: { 200: ListOf(AudienceObject) } } },
+    async (req) => listAudiences(await adAccount(req.params.ad_account_id)),
+  );
+  app.post(
+    '/ad_accounts/:ad_account_id/custom_audiences',
+    { schema: { tags, params: AdAccountParams, body: AudienceConfig, response: { 201: AudienceObject } } },
+    async (req, reply) => {
+      const acct = await adAccount(req.params.ad_account_id);
+      const id = await accounts.upsertAudience(ctx, db, acct, req.body);
+      reply.code(201);
+      return written(listAudiences(acct), id);
+    },
+  );
+  app.get(
+    '/ad_accounts/:ad_account_id/product_feeds',
+    { schema: { tags, params: AdAccountParams, response: { 200: ListOf(FeedObject) } } },
+    async (req) => listFeeds(await adAccount(req.params.ad_account_id)),
+  );
+  app.post(
+    '/ad_accounts/:ad_account_id/product_feeds',
+    { schema: { tags, params: AdAccountParams, body: FeedConfig, response: { 201: FeedObject } } },
+    async (req, reply) => {
+      const acct = await adAccount(req.params.ad_account_id);
+      const id = await accounts.upsertFeed(ctx, db, acct, req.body);
+      reply.code(201);
+      return written(listFeeds(acct), id);
+    },
+  );
 }

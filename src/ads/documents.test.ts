@@ -6,7 +6,13 @@ import { adGroupJson, withJson, type AdGroupFields } from './documents.js';
 import { getAdGroupJson, insertAdGroups } from './store.js';
 import { adsMigrations } from './tables.js';
 
-const tricky = ['quote " and backslash \\ and slash /', 'line\nbreak\ttab\r\u0001\u001f', 'emoji 👟 accents éü ꙮ', '\u2028\u2029 separators', '<script>&amp;'];
+const tricky = [
+  'quote " and backslash \\ and slash /',
+  'line\nbreak\ttab\r\u0001\u001f',
+  'emoji 👟 accents éü ꙮ',
+  '\u2028\u2029 separators',
+  '<script>&amp;',
+];
 
 const fields = (name: string, i: number): AdGroupFields => ({
   id: `adgrp_doc${i}`,
@@ -17,7 +23,8 @@ const fields = (name: string, i: number): AdGroupFields => ({
   context_hints: JSON.stringify([name, 'b']),
   status: 'paused',
   bidding_config: JSON.stringify({ billing_event_type: 'click', max_bid_micros: 1_000_000 + i }),
-  product_set: i % 2 ? null : JSON.stringify({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'brand', operator: 'in', values: [name] }] }),
+  product_set:
+    i % 2 ? null : JSON.stringify({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'brand', operator: 'in', values: [name] }] }),
   created_at: 1_700_000_000 + i,
   updated_at: 1_800_000_000 + i,
 });
@@ -48,9 +55,15 @@ describe('ad group document', () => {
     const store = openStore({ dataDir: ':memory:' });
     try {
       await adsMigrations['202611220020_ads_init'].up(store.db);
-      await store.db.insertInto('ad_accounts').values({ id: 'adacct_demo', organization_id: 'org_1', name: 'a', currency: 'USD', created_at: 1 }).execute();
+      await store.db
+        .insertInto('ad_accounts')
+        .values({ id: 'adacct_demo', organization_id: 'org_1', name: 'a', currency: 'USD', created_at: 1 })
+        .execute();
       for (const id of ['cmp_demo_clicks', 'cmp_demo_conversions']) {
-        await store.db.insertInto('campaigns').values({ id, ad_account_id: 'adacct_demo', name: id, bidding_type: 'clicks', product_feed_id: null, created_at: 1 }).execute();
+        await store.db
+          .insertInto('campaigns')
+          .values({ id, ad_account_id: 'adacct_demo', name: id, bidding_type: 'clicks', product_feed_id: null, created_at: 1 })
+          .execute();
       }
       const old = [fields(tricky[0], 0), fields(tricky[1], 1)];
       await (store.db as any).insertInto('ad_groups').values(old).execute();

@@ -8,8 +8,25 @@ export type BiddingType = 'impressions' | 'clicks' | 'conversions';
 export type MaxBidTable = Record<string, Partial<Record<BiddingType, number>>>;
 
 const UNITS_PER_USD: Record<string, number> = {
-  USD: 1, EUR: 1, GBP: 1, CHF: 1, CAD: 1.5, AUD: 1.5, NZD: 1.5, SGD: 1.5,
-  JPY: 150, KRW: 1400, INR: 85, BRL: 5, MXN: 20, SEK: 10, NOK: 10, DKK: 7, PLN: 4, ZAR: 18, HKD: 8,
+  USD: 1,
+  EUR: 1,
+  GBP: 1,
+  CHF: 1,
+  CAD: 1.5,
+  AUD: 1.5,
+  NZD: 1.5,
+  SGD: 1.5,
+  JPY: 150,
+  KRW: 1400,
+  INR: 85,
+  BRL: 5,
+  MXN: 20,
+  SEK: 10,
+  NOK: 10,
+  DKK: 7,
+  PLN: 4,
+  ZAR: 18,
+  HKD: 8,
 };
 
 export const SUPPORTED_CURRENCIES = Object.keys(UNITS_PER_USD);

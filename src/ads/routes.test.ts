@@ -1,5 +1,14 @@
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { ListOf } from '../core/schemas.js';
+import { AdGroupObject } from './schemas.js';
+
+// Ad group replies are stored JSON text, which the tests' response check (checkResponses) never sees:
+// they are held against the routes' declared schemas here.
+const ajv = new Ajv({ strict: false, allErrors: true });
+const isAdGroup = ajv.compile(AdGroupObject as object);
+const isAdGroupList = ajv.compile(ListOf(AdGroupObject) as object);
 
 const CLICKS = 'cmp_demo_clicks';
 const IMPRESSIONS = 'cmp_demo_impressions';
@@ -67,7 +76,7 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
       await expectRefused(base({ bidding_config: { max_bid_micros: 5 } }), 'bidding_config.billing_event_type');
     });
 
-    it('404s an unknown campaign and another account\'s campaign', async () => {
+    it("404s an unknown campaign and another account's campaign", async () => {
       await expectRefused(base({ campaign_id: 'cmp_nope' }), 'campaign_id', 404);
     });
   });
@@ -92,41 +101,70 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
 
   describe('max_bid_micros rule', () => {
     it('refuses below 1', async () => {
-      for (const v of [0, -5]) await expectRefused(base({ bidding_config: { billing_event_type: 'click', max_bid_micros: v } }), 'bidding_config.max_bid_micros');
+      for (const v of [0, -5])
+        await expectRefused(base({ bidding_config: { billing_event_type: 'click', max_bid_micros: v } }), 'bidding_config.max_bid_micros');
     });
     it('refuses above the maximum for the bidding type and currency (100000000 for USD)', async () => {
-      expect((await post('/ads/v1/ad_groups', base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 100_000_000 } }))).status).toBe(200);
-      const e = await expectRefused(base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 100_000_001 } }), 'bidding_config.max_bid_micros');
+      expect(
+        (await post('/ads/v1/ad_groups', base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 100_000_000 } }))).status,
+      ).toBe(200);
+      const e = await expectRefused(
+        base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 100_000_001 } }),
+        'bidding_config.max_bid_micros',
+      );
       expect(e.message).toContain('100000000');
       expect(e.message).toContain('USD');
     });
     it('refuses a non-integer bid without coercion', async () => {
-      await expectRefused(base({ bidding_config: { billing_event_type: 'click', max_bid_micros: '100' } }), 'bidding_config.max_bid_micros');
+      await expectRefused(
+        base({ bidding_config: { billing_event_type: 'click', max_bid_micros: '100' } }),
+        'bidding_config.max_bid_micros',
+      );
       await expectRefused(base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 1.5 } }), 'bidding_config.max_bid_micros');
     });
   });
 
   describe('billing_event_type rule', () => {
     it('impression campaigns bill impressions', async () => {
-      expect((await post('/ads/v1/ad_groups', base({ campaign_id: IMPRESSIONS, bidding_config: { billing_event_type: 'impression', max_bid_micros: 5000 } }))).status).toBe(200);
+      expect(
+        (
+          await post(
+            '/ads/v1/ad_groups',
+            base({ campaign_id: IMPRESSIONS, bidding_config: { billing_event_type: 'impression', max_bid_micros: 5000 } }),
+          )
+        ).status,
+      ).toBe(200);
       await expectRefused(base({ campaign_id: IMPRESSIONS }), 'bidding_config.billing_event_type');
     });
     it('click campaigns bill clicks', async () => {
-      await expectRefused(base({ bidding_config: { billing_event_type: 'impression', max_bid_micros: 5000 } }), 'bidding_config.billing_event_type');
+      await expectRefused(
+        base({ bidding_config: { billing_event_type: 'impression', max_bid_micros: 5000 } }),
+        'bidding_config.billing_event_type',
+      );
     });
     it('conversion (oCPC) campaigns bill clicks with a CPA bid', async () => {
-      const r = await post('/ads/v1/ad_groups', base({ campaign_id: CONVERSIONS, bidding_config: { billing_event_type: 'click', max_bid_micros: 25_000_000 } }));
+      const r = await post(
+        '/ads/v1/ad_groups',
+        base({ campaign_id: CONVERSIONS, bidding_config: { billing_event_type: 'click', max_bid_micros: 25_000_000 } }),
+      );
       expect(r.status).toBe(200);
-      const e = await expectRefused(base({ campaign_id: CONVERSIONS, bidding_config: { billing_event_type: 'impression', max_bid_micros: 1 } }), 'bidding_config.billing_event_type');
+      const e = await expectRefused(
+        base({ campaign_id: CONVERSIONS, bidding_config: { billing_event_type: 'impression', max_bid_micros: 1 } }),
+        'bidding_config.billing_event_type',
+      );
       expect(e.message).toContain('CPA');
     });
     it('refuses unknown billing event types', async () => {
-      await expectRefused(base({ bidding_config: { billing_event_type: 'conversion', max_bid_micros: 1 } }), 'bidding_config.billing_event_type');
+      await expectRefused(
+        base({ bidding_config: { billing_event_type: 'conversion', max_bid_micros: 1 } }),
+        'bidding_config.billing_event_type',
+      );
     });
   });
 
   describe('bid multipliers rule', () => {
-    const withMultipliers = (m: unknown[]) => base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 1_000_000, custom_audience_bid_multipliers: m } });
+    const withMultipliers = (m: unknown[]) =>
+      base({ bidding_config: { billing_event_type: 'click', max_bid_micros: 1_000_000, custom_audience_bid_multipliers: m } });
     it('accepts eligible audiences at the bounds 100000 and 10000000', async () => {
       const r = await post(
         '/ads/v1/ad_groups',
@@ -140,26 +178,53 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
     });
     it('refuses multipliers outside 100000..10000000', async () => {
       for (const v of [99_999, 10_000_001, 0]) {
-        await expectRefused(withMultipliers([{ custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: v }]), 'bidding_config.custom_audience_bid_multipliers[0].bid_multiplier_micros');
+        await expectRefused(
+          withMultipliers([{ custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: v }]),
+          'bidding_config.custom_audience_bid_multipliers[0].bid_multiplier_micros',
+        );
       }
     });
     it('refuses a ready audience that is not eligible for bid multipliers (eligibility is its own attribute)', async () => {
-      const e = await expectRefused(withMultipliers([{ custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 200_000 }, { custom_audience_id: 'aud_demo_small', bid_multiplier_micros: 200_000 }]), 'bidding_config.custom_audience_bid_multipliers[1].custom_audience_id');
+      const e = await expectRefused(
+        withMultipliers([
+          { custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 200_000 },
+          { custom_audience_id: 'aud_demo_small', bid_multiplier_micros: 200_000 },
+        ]),
+        'bidding_config.custom_audience_bid_multipliers[1].custom_audience_id',
+      );
       expect(e.message).toContain('not eligible');
     });
     it('refuses unknown audiences and duplicates, and requires both item fields', async () => {
-      await expectRefused(withMultipliers([{ custom_audience_id: 'aud_nope', bid_multiplier_micros: 200_000 }]), 'bidding_config.custom_audience_bid_multipliers[0].custom_audience_id');
       await expectRefused(
-        withMultipliers([{ custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 200_000 }, { custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 300_000 }]),
+        withMultipliers([{ custom_audience_id: 'aud_nope', bid_multiplier_micros: 200_000 }]),
+        'bidding_config.custom_audience_bid_multipliers[0].custom_audience_id',
+      );
+      await expectRefused(
+        withMultipliers([
+          { custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 200_000 },
+          { custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 300_000 },
+        ]),
         'bidding_config.custom_audience_bid_multipliers[1].custom_audience_id',
       );
-      await expectRefused(withMultipliers([{ custom_audience_id: 'aud_demo_loyal' }]), 'bidding_config.custom_audience_bid_multipliers[0].bid_multiplier_micros');
-      await expectRefused(withMultipliers([{ bid_multiplier_micros: 200_000 }]), 'bidding_config.custom_audience_bid_multipliers[0].custom_audience_id');
+      await expectRefused(
+        withMultipliers([{ custom_audience_id: 'aud_demo_loyal' }]),
+        'bidding_config.custom_audience_bid_multipliers[0].bid_multiplier_micros',
+      );
+      await expectRefused(
+        withMultipliers([{ bid_multiplier_micros: 200_000 }]),
+        'bidding_config.custom_audience_bid_multipliers[0].custom_audience_id',
+      );
     });
     it('checks eligibility when the ad group is saved, on update too', async () => {
       const g = (await post('/ads/v1/ad_groups', base())).body;
       await expectRefused(
-        { bidding_config: { billing_event_type: 'click', max_bid_micros: 1_000_000, custom_audience_bid_multipliers: [{ custom_audience_id: 'aud_demo_processing', bid_multiplier_micros: 200_000 }] } },
+        {
+          bidding_config: {
+            billing_event_type: 'click',
+            max_bid_micros: 1_000_000,
+            custom_audience_bid_multipliers: [{ custom_audience_id: 'aud_demo_processing', bid_multiplier_micros: 200_000 }],
+          },
+        },
         'bidding_config.custom_audience_bid_multipliers[0].custom_audience_id',
         400,
         `/ads/v1/ad_groups/${g.id}`,
@@ -186,7 +251,7 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
       expect(r.status).toBe(200);
       expect(r.body.product_set).toEqual(ps);
     });
-    it('refuses another feed than the campaign\'s', async () => {
+    it("refuses another feed than the campaign's", async () => {
       await expectRefused(ocpc({ product_feed_id: 'feed_other' }), 'product_set.product_feed_id');
     });
     it('refuses a product_set on a campaign without a feed', async () => {
@@ -194,22 +259,43 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
     });
     it('refuses a field repeated in one product set', async () => {
       await expectRefused(
-        ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'brand', operator: 'in', values: ['a'] }, { field: 'brand', operator: 'in', values: ['b'] }] }),
+        ocpc({
+          product_feed_id: 'feed_demo_catalog',
+          filters: [
+            { field: 'brand', operator: 'in', values: ['a'] },
+            { field: 'brand', operator: 'in', values: ['b'] },
+          ],
+        }),
         'product_set.filters[1].field',
       );
     });
     it('refuses gt/gte/lt/lte on fields other than price and star_rating', async () => {
       for (const op of ['gt', 'gte', 'lt', 'lte']) {
-        await expectRefused(ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'title', operator: op, values: ['5'] }] }), 'product_set.filters[0].operator');
+        await expectRefused(
+          ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'title', operator: op, values: ['5'] }] }),
+          'product_set.filters[0].operator',
+        );
       }
     });
     it('refuses comparison values that are not numbers', async () => {
-      await expectRefused(ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'gt', values: ['cheap'] }] }), 'product_set.filters[0].values[0]');
+      await expectRefused(
+        ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'gt', values: ['cheap'] }] }),
+        'product_set.filters[0].values[0]',
+      );
     });
     it('refuses unknown fields and operators, and numbers not sent as strings', async () => {
-      await expectRefused(ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'colour', operator: 'in', values: ['red'] }] }), 'product_set.filters[0].field');
-      await expectRefused(ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'eq', values: ['1'] }] }), 'product_set.filters[0].operator');
-      await expectRefused(ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'gt', values: [5] }] }), 'product_set.filters[0].values[0]');
+      await expectRefused(
+        ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'colour', operator: 'in', values: ['red'] }] }),
+        'product_set.filters[0].field',
+      );
+      await expectRefused(
+        ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'eq', values: ['1'] }] }),
+        'product_set.filters[0].operator',
+      );
+      await expectRefused(
+        ocpc({ product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'gt', values: [5] }] }),
+        'product_set.filters[0].values[0]',
+      );
       await expectRefused(ocpc({ filters: [] }), 'product_set.product_feed_id');
     });
   });
@@ -288,7 +374,12 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
     });
 
     it('404s unknown ids on every endpoint', async () => {
-      for (const url of ['/ads/v1/ad_groups/adgrp_nope', '/ads/v1/ad_groups/adgrp_nope/activate', '/ads/v1/ad_groups/adgrp_nope/pause', '/ads/v1/ad_groups/adgrp_nope/archive']) {
+      for (const url of [
+        '/ads/v1/ad_groups/adgrp_nope',
+        '/ads/v1/ad_groups/adgrp_nope/activate',
+        '/ads/v1/ad_groups/adgrp_nope/pause',
+        '/ads/v1/ad_groups/adgrp_nope/archive',
+      ]) {
         const r = url.endsWith('nope') ? await get(url) : await post(url);
         expect(r.status).toBe(404);
         expect(r.body.error.type).toBe('not_found_error');
@@ -302,7 +393,10 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
     let ids: string[];
     beforeAll(async () => {
       // A campaign of its own, so the list holds exactly what this block creates.
-      const r = await s.req('POST', '/admin/v1/ad_accounts/adacct_demo/campaigns', { key: 'admin', body: { name: `List test ${dialect}`, bidding_type: 'clicks' } });
+      const r = await s.req('POST', '/admin/v1/ad_accounts/adacct_demo/campaigns', {
+        key: 'admin',
+        body: { name: `List test ${dialect}`, bidding_type: 'clicks' },
+      });
       campaign = r.body.id;
       ids = [];
       for (let i = 0; i < 25; i++) ids.push((await post('/ads/v1/ad_groups', base({ campaign_id: campaign, name: `group ${i}` }))).body.id);
@@ -352,6 +446,44 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
     });
   });
 
+  describe('replies', () => {
+    it('every ad group reply is what its route declares (create, retrieve, update, actions, list)', async () => {
+      const created = await post(
+        '/ads/v1/ad_groups',
+        base({
+          campaign_id: CONVERSIONS,
+          bidding_config: {
+            billing_event_type: 'click',
+            max_bid_micros: 5,
+            custom_audience_bid_multipliers: [{ custom_audience_id: 'aud_demo_loyal', bid_multiplier_micros: 200_000 }],
+          },
+        }),
+      );
+      const id = created.body.id;
+      const replies = [
+        created,
+        await get(`/ads/v1/ad_groups/${id}`),
+        await post(`/ads/v1/ad_groups/${id}`, {
+          description: null,
+          product_set: { product_feed_id: 'feed_demo_catalog', filters: [{ field: 'price', operator: 'lt', values: ['10'] }] },
+        }),
+        await get(`/ads/v1/ad_groups/${id}`),
+        await post(`/ads/v1/ad_groups/${id}/pause`),
+        await post(`/ads/v1/ad_groups/${id}/activate`),
+        await post(`/ads/v1/ad_groups/${id}/archive`),
+      ];
+      for (const r of replies) {
+        expect(r.status).toBe(200);
+        expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(isAdGroup(r.body), JSON.stringify(isAdGroup.errors)).toBe(true);
+      }
+      expect(replies[3].body.product_set.filters).toHaveLength(1);
+      const list = await get(`/ads/v1/ad_groups?campaign_id=${CONVERSIONS}&limit=500`);
+      expect(isAdGroupList(list.body), JSON.stringify(isAdGroupList.errors)).toBe(true);
+      expect(list.body.data.length).toBeGreaterThan(0);
+    });
+  });
+
   describe('audiences, campaigns and feeds', () => {
     it('lists only bid-multiplier-eligible audiences with intended_use=bid_multiplier', async () => {
       const all = (await get('/ads/v1/custom_audiences?limit=100')).body.data.map((a: any) => a.id);
@@ -390,10 +522,14 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
       expect(platform.status).toBe(401);
       expect(platform.body.error.message).toMatch(/ads API key is not valid on the platform API/);
     });
-    it('hides other ad accounts\' objects behind 404', async () => {
+    it("hides other ad accounts' objects behind 404", async () => {
       const mine = (await post('/ads/v1/ad_groups', base())).body;
-      const other = await s.req('POST', '/admin/v1/organizations/org_demo/ad_accounts', { key: 'admin', body: { name: `Other ${dialect}`, currency: 'EUR' } });
-      const key = (await s.req('POST', `/admin/v1/ad_accounts/${other.body.id}/api_keys`, { key: 'admin', body: { name: 'k' } })).body.value;
+      const other = await s.req('POST', '/admin/v1/organizations/org_demo/ad_accounts', {
+        key: 'admin',
+        body: { name: `Other ${dialect}`, currency: 'EUR' },
+      });
+      const key = (await s.req('POST', `/admin/v1/ad_accounts/${other.body.id}/api_keys`, { key: 'admin', body: { name: 'k' } })).body
+        .value;
       expect(key).toMatch(/^sk-ads-/);
       expect((await get(`/ads/v1/ad_groups/${mine.id}`, key)).status).toBe(404);
       expect((await post(`/ads/v1/ad_groups/${mine.id}/pause`, undefined, key)).status).toBe(404);
@@ -402,10 +538,20 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
       expect((await get('/ads/v1/custom_audiences/aud_demo_loyal', key)).status).toBe(404);
     });
     it('answers malformed JSON, wrong content types and huge bodies with a clear 4xx', async () => {
-      const bad = await s.app.inject({ method: 'POST', url: '/ads/v1/ad_groups', headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' }, payload: '{"name": ' });
+      const bad = await s.app.inject({
+        method: 'POST',
+        url: '/ads/v1/ad_groups',
+        headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' },
+        payload: '{"name": ',
+      });
       expect(bad.statusCode).toBe(400);
       expect(JSON.parse(bad.body).error.type).toBe('invalid_request_error');
-      const text = await s.app.inject({ method: 'POST', url: '/ads/v1/ad_groups', headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'text/plain' }, payload: 'hi' });
+      const text = await s.app.inject({
+        method: 'POST',
+        url: '/ads/v1/ad_groups',
+        headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'text/plain' },
+        payload: 'hi',
+      });
       expect(text.statusCode).toBe(415);
       const huge = await s.app.inject({
         method: 'POST',
@@ -414,9 +560,19 @@ describe.each(dialects())('ads API: ad groups (%s)', (dialect) => {
         payload: JSON.stringify(base({ description: 'x'.repeat(2_000_000) })),
       });
       expect(huge.statusCode).toBe(413);
-      const arr = await s.app.inject({ method: 'POST', url: '/ads/v1/ad_groups', headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' }, payload: '[1,2]' });
+      const arr = await s.app.inject({
+        method: 'POST',
+        url: '/ads/v1/ad_groups',
+        headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' },
+        payload: '[1,2]',
+      });
       expect(arr.statusCode).toBe(400);
-      const nul = await s.app.inject({ method: 'POST', url: '/ads/v1/ad_groups', headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' }, payload: 'null' });
+      const nul = await s.app.inject({
+        method: 'POST',
+        url: '/ads/v1/ad_groups',
+        headers: { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' },
+        payload: 'null',
+      });
       expect(nul.statusCode).toBe(400);
     });
     it('refuses unknown fields at every level', async () => {

@@ -6,7 +6,13 @@ import { toJson, type Exec } from '../store/db.js';
 import { groupCommit, type GroupCommit } from '../store/group-commit.js';
 import { adGroupJson, withJson } from './documents.js';
 import { maxBidMicros, withOverrides, type BiddingType, type MaxBidTable } from './max-bids.js';
-import { NUMERIC_FILTER_FIELDS, type BiddingConfigT, type CreateAdGroupInput, type ProductSetT, type UpdateAdGroupInput } from './schemas.js';
+import {
+  NUMERIC_FILTER_FIELDS,
+  type BiddingConfigT,
+  type CreateAdGroupInput,
+  type ProductSetT,
+  type UpdateAdGroupInput,
+} from './schemas.js';
 import * as store from './store.js';
 
 export type AdGroupStatus = 'active' | 'paused' | 'archived';
@@ -36,8 +42,6 @@ export function createAdsService(ctx: Ctx): AdsService {
   };
 }
 
-export const adsSettings = (ctx: Ctx): AdsService => ctx.services.ads;
-
 /** The billing event each campaign bidding type bills on; conversion (oCPC) campaigns bill clicks with a CPA bid. */
 const BILLING_EVENT: Record<BiddingType, 'impression' | 'click'> = { impressions: 'impression', clicks: 'click', conversions: 'click' };
 
@@ -60,7 +64,7 @@ async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign:
       'billing_event_type_mismatch',
     );
   }
-  const max = maxBidMicros(adsSettings(ctx).maxBids, currency, type);
+  const max = maxBidMicros(ctx.services.ads.maxBids, currency, type);
   if (bc.max_bid_micros < 1 || bc.max_bid_micros > max) {
     throw invalid(
       `'bidding_config.max_bid_micros' must be from 1 to ${max} for ${type} campaigns in ${currency} (got ${bc.max_bid_micros}).`,
@@ -72,12 +76,26 @@ async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign:
   for (const [i, m] of (bc.custom_audience_bid_multipliers ?? []).entries()) {
     const path = `bidding_config.custom_audience_bid_multipliers[${i}]`;
     if (m.bid_multiplier_micros < 100_000 || m.bid_multiplier_micros > 10_000_000) {
-      throw invalid(`'${path}.bid_multiplier_micros' must be from 100000 to 10000000 (a multiplier of 0.1 to 10); got ${m.bid_multiplier_micros}.`, `${path}.bid_multiplier_micros`, 'bid_multiplier_out_of_range');
+      throw invalid(
+        `'${path}.bid_multiplier_micros' must be from 100000 to 10000000 (a multiplier of 0.1 to 10); got ${m.bid_multiplier_micros}.`,
+        `${path}.bid_multiplier_micros`,
+        'bid_multiplier_out_of_range',
+      );
     }
-    if (seen.has(m.custom_audience_id)) throw invalid(`'${path}.custom_audience_id': audience '${m.custom_audience_id}' appears twice.`, `${path}.custom_audience_id`, 'duplicate_audience');
+    if (seen.has(m.custom_audience_id))
+      throw invalid(
+        `'${path}.custom_audience_id': audience '${m.custom_audience_id}' appears twice.`,
+        `${path}.custom_audience_id`,
+        'duplicate_audience',
+      );
     seen.add(m.custom_audience_id);
     const audience = await store.getAudience(exec, adAccountId, m.custom_audience_id);
-    if (!audience) throw invalid(`'${path}.custom_audience_id': no custom audience '${m.custom_audience_id}' in this ad account.`, `${path}.custom_audience_id`, 'audience_not_found');
+    if (!audience)
+      throw invalid(
+        `'${path}.custom_audience_id': no custom audience '${m.custom_audience_id}' in this ad account.`,
+        `${path}.custom_audience_id`,
+        'audience_not_found',
+      );
     if (!audience.bid_multiplier_eligible) {
       throw invalid(
         `'${path}.custom_audience_id': audience '${audience.id}' is not eligible for bid multipliers; use one returned by GET /custom_audiences?intended_use=bid_multiplier.`,
@@ -90,22 +108,40 @@ async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign:
 
 function checkProductSet(campaign: store.CampaignRow, ps: ProductSetT) {
   if (!campaign.product_feed_id) {
-    throw invalid(`'product_set' is only for product-feed campaigns; campaign '${campaign.id}' has no product feed.`, 'product_set', 'no_product_feed');
+    throw invalid(
+      `'product_set' is only for product-feed campaigns; campaign '${campaign.id}' has no product feed.`,
+      'product_set',
+      'no_product_feed',
+    );
   }
   if (ps.product_feed_id !== campaign.product_feed_id) {
-    throw invalid(`'product_set.product_feed_id' must be the campaign's product feed '${campaign.product_feed_id}' (got '${ps.product_feed_id}').`, 'product_set.product_feed_id', 'product_feed_mismatch');
+    throw invalid(
+      `'product_set.product_feed_id' must be the campaign's product feed '${campaign.product_feed_id}' (got '${ps.product_feed_id}').`,
+      'product_set.product_feed_id',
+      'product_feed_mismatch',
+    );
   }
   const fields = new Set<string>();
   for (const [i, f] of (ps.filters ?? []).entries()) {
     const path = `product_set.filters[${i}]`;
-    if (fields.has(f.field)) throw invalid(`'${path}.field': '${f.field}' appears more than once in the product set.`, `${path}.field`, 'duplicate_filter_field');
+    if (fields.has(f.field))
+      throw invalid(`'${path}.field': '${f.field}' appears more than once in the product set.`, `${path}.field`, 'duplicate_filter_field');
     fields.add(f.field);
     if (f.operator !== 'in') {
       if (!NUMERIC_FILTER_FIELDS.includes(f.field)) {
-        throw invalid(`'${path}.operator': '${f.operator}' is only for price or star_rating; use 'in' for '${f.field}'.`, `${path}.operator`, 'invalid_operator');
+        throw invalid(
+          `'${path}.operator': '${f.operator}' is only for price or star_rating; use 'in' for '${f.field}'.`,
+          `${path}.operator`,
+          'invalid_operator',
+        );
       }
       for (const [j, v] of f.values.entries()) {
-        if (!/^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/.test(v)) throw invalid(`'${path}.values[${j}]' must be a number sent as a string for '${f.operator}' (got '${v}').`, `${path}.values[${j}]`, 'invalid_number');
+        if (!/^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/.test(v))
+          throw invalid(
+            `'${path}.values[${j}]' must be a number sent as a string for '${f.operator}' (got '${v}').`,
+            `${path}.values[${j}]`,
+            'invalid_number',
+          );
       }
     }
   }
@@ -116,8 +152,6 @@ async function loadCampaign(exec: Exec, adAccountId: string, campaignId: string,
   if (!campaign) throw notFound('campaign', campaignId, param);
   return campaign;
 }
-
-const insertAdGroups = (ctx: Ctx) => ctx.services.ads.inserts;
 
 /** Creates an ad group after checking every rule of the spec; answers with its JSON text. */
 export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<string> {
@@ -142,7 +176,7 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
     created_at: now,
     updated_at: now,
   });
-  await insertAdGroups(ctx)(row);
+  await ctx.services.ads.inserts(row);
   return row.json;
 }
 
@@ -159,10 +193,14 @@ async function loadAdGroup(exec: Exec, adAccountId: string, id: string) {
 }
 
 const archivedError = (id: string) =>
-  new ApiError('invalid_request_error', `Ad group '${id}' is archived; archiving is not reversible and an archived ad group cannot be changed.`, {
-    code: 'ad_group_archived',
-    param: null,
-  });
+  new ApiError(
+    'invalid_request_error',
+    `Ad group '${id}' is archived; archiving is not reversible and an archived ad group cannot be changed.`,
+    {
+      code: 'ad_group_archived',
+      param: null,
+    },
+  );
 
 /**
  * Updates an ad group. Archived is one-way: an archived ad group refuses every change (as trusted ads

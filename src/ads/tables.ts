@@ -110,7 +110,12 @@ export const adsMigrations: Record<string, Migration> = {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('ad_groups').addColumn('json', 'text').execute();
       const rows = (await db.selectFrom('ad_groups').selectAll().execute()) as AdGroupRowV1[];
-      for (const row of rows) await db.updateTable('ad_groups').set({ json: adGroupJsonV1(row) }).where('id', '=', row.id).execute();
+      for (const row of rows)
+        await db
+          .updateTable('ad_groups')
+          .set({ json: adGroupJsonV1(row) })
+          .where('id', '=', row.id)
+          .execute();
     },
   },
 };

@@ -5,13 +5,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStandin } from '../server/app.js';
+import { coreMigrations } from '../core/tables.js';
+import { startTestStandin } from '../../test/helpers.js';
+import { appsModule } from './module.js';
 import { runAppsCli, startAppsHost } from './cli.js';
 
 const settings = (vendor = 'vendor') => ({ ...readSettings([], {}).settings, vendor });
 async function run(args: string[], vendor = 'vendor') {
   let out = '';
   let err = '';
-  const code = await runAppsCli(args, { settings: settings(vendor), boot: createStandin }, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
+  const code = await runAppsCli(
+    args,
+    { settings: settings(vendor), boot: createStandin },
+    { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') },
+  );
   return { code, out, err };
 }
 const TOUR = 'node examples/bridge-tour/server.mjs';
@@ -22,7 +29,9 @@ let stopTour: () => void = () => undefined;
 beforeAll(async () => {
   const proc = spawn(process.execPath, ['examples/bridge-tour/server.mjs', '--http', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   stopTour = () => proc.kill();
-  httpUrl = await new Promise<string>((resolve) => proc.stdout!.on('data', (d) => /(http:\S+\/mcp)/.test(String(d)) && resolve(/(http:\S+\/mcp)/.exec(String(d))![1])));
+  httpUrl = await new Promise<string>((resolve) =>
+    proc.stdout!.on('data', (d) => /(http:\S+\/mcp)/.test(String(d)) && resolve(/(http:\S+\/mcp)/.exec(String(d))![1])),
+  );
 });
 afterAll(() => stopTour());
 
@@ -65,7 +74,14 @@ describe('standin apps lint', () => {
   });
 
   it('--dev turns submission-only rules into warnings; --sample adds calls', async () => {
-    const r = await run(['lint', BAD, '--dev', '--json', '--sample', 'upload_photo={"photo":{"file_id":"f","download_url":"https://x.example/f"}}']);
+    const r = await run([
+      'lint',
+      BAD,
+      '--dev',
+      '--json',
+      '--sample',
+      'upload_photo={"photo":{"file_id":"f","download_url":"https://x.example/f"}}',
+    ]);
     const parsed = JSON.parse(r.out);
     expect(parsed.findings.find((f: any) => f.rule === 'domain.required').severity).toBe('warning');
     expect(parsed.samples.map((s: any) => s.tool)).toEqual(['upload_photo', 'list_items']);
@@ -78,6 +94,46 @@ describe('standin apps lint', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/error:/);
     expect((await run(['frobnicate'])).code).toBe(2);
+  });
+});
+
+describe('standin apps lint, calibrated on official apps', () => {
+  const BUDGET = 'node test/apps/fixtures/budget-server.mjs';
+  const HELLO = 'node test/apps/fixtures/hello-skybridge-server.mjs --vendor openai';
+
+  it('finds nothing in an app whose tools the ext-apps registerAppTool helper registered (it adds the flat ui/resourceUri)', async () => {
+    const r = await run(['lint', BUDGET, '--json']);
+    const parsed = JSON.parse(r.out);
+    expect(parsed.tools).toEqual(['show-budget', 'commit-budget', 'show-budget-classic']);
+    expect(parsed.findings).toEqual([]);
+    expect(r.code).toBe(0);
+  });
+
+  it('asks for the outputSchema of an Apps SDK hello-world style app as a warning, not an error', async () => {
+    const r = await run(['lint', HELLO, '--json', '--dev'], 'openai');
+    const findings = JSON.parse(r.out).findings;
+    const missing = findings.filter((f: any) => f.rule === 'outputSchema.missing');
+    expect(missing.map((f: any) => `${f.severity} ${f.path}`).sort()).toEqual([
+      'warning $.tools[0].outputSchema',
+      'warning $.tools[1].outputSchema',
+    ]);
+    expect(findings.filter((f: any) => f.severity === 'error')).toEqual([]);
+    expect(r.code).toBe(0);
+  });
+
+  it('reports the same findings as the host page for the same server (one code path)', async () => {
+    const standin = await startTestStandin({ seed: false, modules: [{ name: 'core', migrations: coreMigrations }, appsModule] });
+    try {
+      for (const server of [BAD, BUDGET, TOUR]) {
+        standin.ctx.services.apps.allowCommand(server);
+        const host = await standin.req('POST', '/apps/api/connect', { body: { server } });
+        expect(host.status, JSON.stringify(host.body)).toBe(200);
+        const cli = JSON.parse((await run(['lint', server, '--json'])).out);
+        expect(host.body.findings, server).toEqual(cli.findings);
+      }
+    } finally {
+      await standin.close();
+    }
   });
 });
 
@@ -113,12 +169,19 @@ describe('standin apps validate-submission', () => {
 
 describe('standin apps open', () => {
   it('starts Standin with the host allowed to run the command, and links to it', async () => {
-    const host = await startAppsHost(TOUR, { settings: { ...settings(), port: 0, widgetPort: 0, data: mkdtempSync(join(tmpdir(), 'standin-apps-open-')), logLevel: 'silent' }, boot: createStandin });
+    const host = await startAppsHost(TOUR, {
+      settings: { ...settings(), port: 0, widgetPort: 0, data: mkdtempSync(join(tmpdir(), 'standin-apps-open-')), logLevel: 'silent' },
+      boot: createStandin,
+    });
     try {
       const u = new URL(host.link);
       expect(u.pathname).toBe('/apps');
       expect(u.searchParams.get('server')).toBe(TOUR);
-      const r = await fetch(`${u.origin}/apps/api/connect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ server: TOUR }) });
+      const r = await fetch(`${u.origin}/apps/api/connect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ server: TOUR }),
+      });
       expect(r.status).toBe(200);
       expect((await r.json()).tools).toHaveLength(9);
     } finally {

@@ -107,33 +107,65 @@ function parseSamples(values: string[]): { tool: string; arguments: Record<strin
         throw new UsageError(`--sample ${tool}=…: the arguments are not JSON (${(err as Error).message})`);
       }
     }
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new UsageError(`--sample ${tool}=…: the arguments must be a JSON object`);
+    if (typeof args !== 'object' || args === null || Array.isArray(args))
+      throw new UsageError(`--sample ${tool}=…: the arguments must be a JSON object`);
     return { tool, arguments: args as Record<string, unknown> };
   });
 }
 
 async function lint(p: Parsed, settings: Settings, io: CliIo): Promise<number> {
-  const spec = parseServerSpec(serverArg(p, 'apps lint'), (p.flags.get('transport')?.[0] as any) ?? 'auto');
+  const spec = parseServerSpec(serverArg(p, 'apps lint'), transportFlag(p.flags.get('transport')?.[0]));
   const json = p.flags.has('json');
-  const client = await connectServer(spec, { vendor: settings.vendor, locale: p.flags.get('locale')?.[0], stderr: json ? 'ignore' : 'inherit' });
+  const locale = p.flags.get('locale')?.[0] ?? 'en-US';
+  const client = await connectServer(spec, { vendor: settings.vendor, locale, stderr: json ? 'ignore' : 'inherit' });
   try {
     const r = await lintServer(client, {
       vendor: settings.vendor,
       submission: !p.flags.has('dev'),
       samples: parseSamples(p.flags.get('sample') ?? []),
       autoSamples: !p.flags.has('no-auto-samples'),
-      callMeta: { [`${settings.vendor}/locale`]: 'en-US' },
+      callMeta: { [`${settings.vendor}/locale`]: locale },
     });
     const findings = sortFindings(r.findings);
-    if (json) io.out(JSON.stringify({ server: describeServer(spec), tools: r.tools.map((t) => t.name), samples: (r.input.samples ?? []).map((s) => ({ tool: s.tool, arguments: s.arguments, error: s.error })), findings }, null, 2));
+    if (json)
+      io.out(
+        JSON.stringify(
+          {
+            server: describeServer(spec),
+            tools: r.tools.map((t) => t.name),
+            samples: (r.input.samples ?? []).map((s) => ({ tool: s.tool, arguments: s.arguments, error: s.error })),
+            findings,
+          },
+          null,
+          2,
+        ),
+      );
     else {
-      io.out(`${describeServer(spec)}: ${r.tools.length} tool(s)${r.input.samples?.length ? `, ${r.input.samples.length} sample call(s)` : ''}`);
-      io.out(withToolNames(formatFindings(findings), r.tools.map((t) => t.name), (r.input.samples ?? []).map((x) => x.tool)));
+      io.out(
+        `${describeServer(spec)}: ${r.tools.length} tool(s)${r.input.samples?.length ? `, ${r.input.samples.length} sample call(s)` : ''}`,
+      );
+      io.out(
+        withToolNames(
+          formatFindings(findings),
+          r.tools.map((t) => t.name),
+          (r.input.samples ?? []).map((x) => x.tool),
+        ),
+      );
     }
     return hasErrors(findings) ? 1 : 0;
   } finally {
     await client.close().catch(() => undefined);
   }
+}
+
+const TRANSPORTS = ['auto', 'http', 'sse', 'stdio'] as const;
+
+/** `--transport`: one of auto, http, sse, stdio (default auto). */
+function transportFlag(value: string | undefined): (typeof TRANSPORTS)[number] {
+  if (value === undefined) return 'auto';
+  const t = TRANSPORTS.find((x) => x === value);
+  if (!t) throw new UsageError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${value}'`);
+  return t;
 }
 
 /** Adds the tool name after `$.tools[i]` and `$.samples[i]` so a person sees which tool a line is about. */
@@ -163,7 +195,7 @@ async function validate(p: Parsed, settings: Settings, io: CliIo): Promise<numbe
       await client.close().catch(() => undefined);
     }
   }
-  const schemaUrl = submissionSchemaUrl(settings as Settings & { submissionSchemaUrl?: string });
+  const schemaUrl = submissionSchemaUrl(settings);
   const findings: Finding[] = sortFindings(validateSubmissionText(text, { schemaUrl, descriptors }));
   if (p.flags.has('json')) io.out(JSON.stringify({ file, schema: schemaUrl, findings }, null, 2));
   else io.out(`${file}:\n${formatFindings(findings)}`);

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { FetchLike, Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities, JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 
 /** The MCP SDK (with zod) loads on the first connection, not at Standin's start. */
 const sdk = async () => {
@@ -14,7 +14,9 @@ const sdk = async () => {
   return { ...client, ...sse, ...stdio, ...http, CallToolResultSchema: types.CallToolResultSchema };
 };
 import * as z from 'zod/v4';
-import type { ResourceContent, ToolDescriptor } from './lint/descriptor.js';
+import { templateUri, type ResourceContent, type ToolDescriptor } from './lint/descriptor.js';
+
+export { templateUri };
 
 // tools/list exactly as sent: the SDK's schema strips members it does not know (the spec's top-level
 // securitySchemes among them), which the lint must see.
@@ -22,8 +24,7 @@ const RawToolList = z.object({ tools: z.array(z.looseObject({ name: z.string() }
 
 /** Where an MCP server is: a URL (Streamable HTTP, or SSE) or a local command run over stdio. */
 export type ServerSpec =
-  | { kind: 'url'; url: string; transport: 'auto' | 'http' | 'sse' }
-  | { kind: 'stdio'; command: string; args: string[]; cwd?: string };
+  { kind: 'url'; url: string; transport: 'auto' | 'http' | 'sse' } | { kind: 'stdio'; command: string; args: string[]; cwd?: string };
 
 /** Reads `<server>` as the CLI and the host page give it: a http(s) URL, `sse+http://…`, or a shell-like command line. */
 export function parseServerSpec(raw: string, transport: 'auto' | 'http' | 'sse' | 'stdio' = 'auto'): ServerSpec {
@@ -79,6 +80,8 @@ export interface ConnectOptions {
   timeoutMs?: number;
   /** Where a stdio server's stderr goes (default: ignored). */
   stderr?: 'inherit' | 'ignore' | 'pipe';
+  /** The fetch of URL transports (the app host passes one through the SSRF-guarded outbound client). */
+  fetch?: FetchLike;
 }
 
 /**
@@ -88,7 +91,7 @@ export interface ConnectOptions {
 class InitializeMetaTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage, extra?: any) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   constructor(
     private inner: Transport,
     private meta: Record<string, unknown>,
@@ -106,10 +109,11 @@ class InitializeMetaTransport implements Transport {
   close() {
     return this.inner.close();
   }
-  send(message: JSONRPCMessage, options?: any) {
+  send(message: JSONRPCMessage, options?: TransportSendOptions) {
     if ('method' in message && message.method === 'initialize' && 'id' in message) {
-      const params = { ...(message.params ?? {}), _meta: { ...((message.params as any)?._meta ?? {}), ...this.meta } };
-      message = { ...message, params } as JSONRPCMessage;
+      const params = message.params ?? {};
+      const meta = isRecord(params._meta) ? params._meta : {};
+      message = { ...message, params: { ...params, _meta: { ...meta, ...this.meta } } };
     }
     return this.inner.send(message, options);
   }
@@ -117,6 +121,13 @@ class InitializeMetaTransport implements Transport {
     this.inner.setProtocolVersion?.(v);
   }
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The MCP Apps extension, advertised on initialize with the component MIME types this host renders. */
+const CAPABILITIES: ClientCapabilities = {
+  extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app', 'text/html+skybridge'] } },
+};
 
 /** The environment of a local server: the user's shell environment (servers read their own keys there), minus Standin's own settings and secrets. */
 function serverEnv(getDefaultEnvironment: () => Record<string, string>): Record<string, string> {
@@ -129,11 +140,7 @@ function serverEnv(getDefaultEnvironment: () => Record<string, string>): Record<
 export async function connectServer(spec: ServerSpec, opts: ConnectOptions): Promise<Client> {
   const { Client, SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport, getDefaultEnvironment } = await sdk();
   const meta = { [`${opts.vendor}/locale`]: opts.locale ?? 'en-US' };
-  const make = () =>
-    new Client(
-      { name: opts.clientName ?? 'standin', version: '0.1.0' },
-      { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app', 'text/html+skybridge'] } } } as any },
-    );
+  const make = () => new Client({ name: opts.clientName ?? 'standin', version: '0.1.0' }, { capabilities: CAPABILITIES });
   const timeout = opts.timeoutMs ?? 15_000;
   const attempt = async (t: Transport) => {
     const client = make();
@@ -142,18 +149,25 @@ export async function connectServer(spec: ServerSpec, opts: ConnectOptions): Pro
   };
   if (spec.kind === 'stdio') {
     return attempt(
-      new StdioClientTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: serverEnv(getDefaultEnvironment), stderr: opts.stderr ?? 'ignore' }),
+      new StdioClientTransport({
+        command: spec.command,
+        args: spec.args,
+        cwd: spec.cwd,
+        env: serverEnv(getDefaultEnvironment),
+        stderr: opts.stderr ?? 'ignore',
+      }),
     );
   }
   const url = new URL(spec.url);
-  if (spec.transport === 'sse') return attempt(new SSEClientTransport(url));
+  const http = { fetch: opts.fetch };
+  if (spec.transport === 'sse') return attempt(new SSEClientTransport(url, http));
   try {
-    return await attempt(new StreamableHTTPClientTransport(url));
+    return await attempt(new StreamableHTTPClientTransport(url, http));
   } catch (err) {
     if (spec.transport === 'http') throw err;
     // Older servers speak only the HTTP+SSE transport (a GET that opens an event stream).
     try {
-      return await attempt(new SSEClientTransport(url));
+      return await attempt(new SSEClientTransport(url, http));
     } catch {
       throw err;
     }
@@ -163,7 +177,10 @@ export async function connectServer(spec: ServerSpec, opts: ConnectOptions): Pro
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms ${what}`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms ${what}`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -174,19 +191,12 @@ export async function listAllTools(client: Client): Promise<ToolDescriptor[]> {
   const tools: ToolDescriptor[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
-    const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolList as any);
-    tools.push(...((r as any).tools as ToolDescriptor[]));
+    const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolList);
+    tools.push(...r.tools);
     cursor = r.nextCursor;
     if (!cursor) break;
   }
   return tools;
-}
-
-/** The UI template URI of a tool: `_meta.ui.resourceUri`, else `<vendor>/outputTemplate`, else the deprecated flat key. */
-export function templateUri(tool: ToolDescriptor, vendor: string): string | undefined {
-  const m = tool._meta ?? {};
-  const v = m.ui?.resourceUri ?? m[`${vendor}/outputTemplate`] ?? m['ui/resourceUri'];
-  return typeof v === 'string' ? v : undefined;
 }
 
 /** Reads a UI template; returns its contents or the error message. */
@@ -203,9 +213,14 @@ export async function readTemplate(client: Client, uri: string): Promise<{ conte
  * Calls a tool and returns the result exactly as the server sent it. (The SDK's `callTool` throws when
  * structuredContent misses the outputSchema; the host and the lint need to see such results.)
  */
-export async function callToolRaw(client: Client, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>, timeoutMs = 60_000): Promise<Record<string, any>> {
-  const params: Record<string, unknown> = { name, arguments: args };
-  if (meta && Object.keys(meta).length) params._meta = meta;
+export async function callToolRaw(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+  timeoutMs = 60_000,
+): Promise<Record<string, unknown>> {
+  const params = meta && Object.keys(meta).length ? { name, arguments: args, _meta: meta } : { name, arguments: args };
   const { CallToolResultSchema } = await sdk();
-  return (await client.request({ method: 'tools/call', params } as any, CallToolResultSchema, { timeout: timeoutMs })) as Record<string, any>;
+  return await client.request({ method: 'tools/call', params }, CallToolResultSchema, { timeout: timeoutMs });
 }

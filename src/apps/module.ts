@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { isLoopback } from '../core/settings.js';
 import type { Ctx, Module } from '../core/module.js';
+import { mcpFetch } from './host/fetch.js';
 import { hostRoutes } from './host/routes.js';
 import { HostService } from './host/service.js';
 import { startWidgetServer } from './host/widget-server.js';
@@ -16,9 +17,9 @@ export interface AppsServices {
   host: HostService;
   /** Lets the host page run a local stdio command (the CLI's `apps open` registers its command). */
   allowCommand(command: string): void;
-  /** The widget origin once listening ('' before). */
-  widgetOrigin(): string;
+  /** The widget listener once started. */
   widget?: { server: Server; origin: string };
+  /** The main listener's address once it listens. */
   mainUrl?: string;
 }
 
@@ -51,9 +52,10 @@ export const appsModule: Module = {
       },
       loopback: isLoopback(ctx.settings.host),
       log: (obj, msg) => ctx.log.info(obj, msg),
+      // MCP servers are reached like webhooks and JWKS: through the SSRF guard.
+      fetch: mcpFetch(ctx.outbound),
     });
-    const apps: AppsServices = { host, allowCommand: (c) => host.allowCommand(c), widgetOrigin: () => appsOf(ctx).widget?.origin ?? '' };
-    ctx.services.apps = apps;
+    ctx.services.apps = { host, allowCommand: (c) => host.allowCommand(c) };
   },
   async routes(app, ctx) {
     // The main listener's real address (port 0 picks one) is known once it listens.
@@ -64,8 +66,7 @@ export const appsModule: Module = {
         appsOf(ctx).mainUrl = `http://${h === '[::1]' ? 'localhost' : h}:${addr.port}`;
       }
     });
-    const names = () => [ctx.settings.host, ctx.settings.publicUrl ? new URL(ctx.settings.publicUrl).hostname : ''].filter((h) => h && !ANY.includes(h)).map((h) => h.toLowerCase());
-    await hostRoutes(app, appsOf(ctx).host, ctx.settings.vendor, names);
+    await hostRoutes(app, ctx);
   },
   async start(ctx) {
     const s = appsOf(ctx);
@@ -75,6 +76,7 @@ export const appsModule: Module = {
       const pub = new URL(publicUrl(ctx));
       s.widget.origin = `${pub.protocol}//${pub.hostname}:${new URL(s.widget.origin).port}`;
     }
+    ctx.listeners.widgets = s.widget.origin;
     ctx.log.info({ widgetOrigin: s.widget.origin }, 'app host: components are served from a separate origin');
   },
   async stop(ctx) {

@@ -1,36 +1,55 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../core/module.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PlatformPrincipal } from '../core/auth.js';
+import type { App, Ctx } from '../core/module.js';
+import type { Admission, Ticket } from '../ratelimit/service.js';
+import * as O from './objects.js';
+import * as S from './schemas.js';
 import * as svc from './service.js';
 import { streamRun } from './sse.js';
-import * as S from './schemas.js';
+import { isObject } from './validate.js';
 import { runView } from './views.js';
-import type { RunRow } from './lifecycle.js';
-import type { Admission, RateLimitService, Ticket } from '../ratelimit/service.js';
 
 /**
  * The threads interface under `/v1` (section D of the platform spec; shapes from the OpenAPI document).
  * `OpenAI-Beta: assistants=v2` is accepted and not required. Routes only parse, authorize and shape.
+ * A route that streams (`stream: true`) answers with server-sent events (sse.ts); its response schema
+ * is the JSON reply without `stream`.
  */
 const POLL_AFTER_MS = '25';
+
+/** What the rate limiter is told about a run to create. */
+interface RunAdmission {
+  assistant_id: string;
+  model?: string | null;
+  instructions?: string | null;
+  additional_instructions?: string | null;
+  max_completion_tokens?: number | null;
+  /** The messages the request adds (additional_messages, or the new thread's). */
+  messages: unknown;
+}
 
 /**
  * The single call site where run creation is admitted by the rate limiter (`ctx.services.ratelimit`;
  * skipped when absent). The admission's ticket is stored on the run and released with the run's usage
- * when it ends (service.settleTicket), by whichever instance ends it.
+ * when it ends (runs/finish.ts settleTicket), by whichever instance ends it.
  */
-async function admitRun(ctx: Ctx, request: FastifyRequest, principal: PlatformPrincipal, body: any): Promise<Admission | null> {
+async function admitRun(ctx: Ctx, request: FastifyRequest, principal: PlatformPrincipal, run: RunAdmission): Promise<Admission | null> {
   const limiter = ctx.services.ratelimit;
   if (!limiter) return null;
-  const model = body.model ?? (await svc.getAssistant(ctx, principal.projectId, body.assistant_id)).model;
-  const messages = body.additional_messages ?? body.thread?.messages ?? [];
-  const inputText = [body.instructions ?? '', body.additional_instructions ?? '', JSON.stringify(messages)];
-  return limiter.admit(request, principal, { model, maxTokens: body.max_completion_tokens ?? null, inputText });
+  const model = run.model ?? (await svc.getAssistant(ctx, principal.projectId, run.assistant_id)).model;
+  const inputText = [run.instructions ?? '', run.additional_instructions ?? '', JSON.stringify(run.messages ?? [])];
+  return limiter.admit(request, principal, { model, maxTokens: run.max_completion_tokens ?? null, inputText });
 }
 
 /** Creates a run through the limiter; a refused creation gives the admission back. */
-async function createAdmitted(ctx: Ctx, request: FastifyRequest, principal: PlatformPrincipal, body: any, create: (ticket?: Ticket) => Promise<RunRow>) {
-  const admission = await admitRun(ctx, request, principal, body);
+async function createAdmitted(
+  ctx: Ctx,
+  request: FastifyRequest,
+  principal: PlatformPrincipal,
+  run: RunAdmission,
+  create: (ticket?: Ticket) => Promise<svc.RunRow>,
+) {
+  const admission = await admitRun(ctx, request, principal, run);
   try {
     return { run: await create(admission?.ticket), headers: admission?.headers ?? {} };
   } catch (err) {
@@ -39,98 +58,193 @@ async function createAdmitted(ctx: Ctx, request: FastifyRequest, principal: Plat
   }
 }
 
-export function assistantsRoutes(app: FastifyInstance, ctx: Ctx) {
-  const auth = (req: FastifyRequest, group: 'assistants' | 'threads', access: 'read' | 'write') => ctx.auth.platform(req, { group, access });
-  const project = async (req: FastifyRequest, group: 'assistants' | 'threads', access: 'read' | 'write') => (await auth(req, group, access)).projectId;
-  const p = (req: FastifyRequest) => req.params as Record<string, string>;
-  const includeContent = (req: FastifyRequest) => ((req.query as any)['include[]'] ?? []).includes(S.INCLUDE_FILE_SEARCH_CONTENT);
+/** Registers the routes of assistants, threads, messages, runs and run steps. */
+export function routes(app: App, ctx: Ctx): void {
+  const auth = (req: FastifyRequest, group: 'assistants' | 'threads', access: 'read' | 'write') =>
+    ctx.auth.platform(req, { group, access });
+  const project = async (req: FastifyRequest, group: 'assistants' | 'threads', access: 'read' | 'write') =>
+    (await auth(req, group, access)).projectId;
+  const includeContent = (query: { 'include[]'?: string[] }) => (query['include[]'] ?? []).includes(S.INCLUDE_FILE_SEARCH_CONTENT);
   const tags = ['assistants'];
-  const runReply = (reply: FastifyReply) => reply.header('openai-poll-after-ms', POLL_AFTER_MS);
+  const polled = (reply: FastifyReply) => reply.header('openai-poll-after-ms', POLL_AFTER_MS);
 
   // Assistants
-  app.post('/v1/assistants', { schema: { tags, body: S.CreateAssistantBody } }, async (req) => svc.createAssistant(ctx, await project(req, 'assistants', 'write'), req.body as any));
-  app.get('/v1/assistants', { schema: { tags, querystring: S.ListQuery } }, async (req) => svc.listAssistants(ctx, await project(req, 'assistants', 'read'), req.query as any));
-  app.get('/v1/assistants/:assistant_id', { schema: { tags, params: S.AssistantParams } }, async (req) => svc.getAssistant(ctx, await project(req, 'assistants', 'read'), p(req).assistant_id));
-  app.post('/v1/assistants/:assistant_id', { schema: { tags, params: S.AssistantParams, body: S.ModifyAssistantBody } }, async (req) =>
-    svc.modifyAssistant(ctx, await project(req, 'assistants', 'write'), p(req).assistant_id, req.body as any),
+  app.post('/v1/assistants', { schema: { tags, body: S.CreateAssistantBody, response: { 200: O.AssistantObject } } }, async (req) =>
+    svc.createAssistant(ctx, await project(req, 'assistants', 'write'), req.body),
   );
-  app.delete('/v1/assistants/:assistant_id', { schema: { tags, params: S.AssistantParams } }, async (req) => svc.deleteAssistant(ctx, await project(req, 'assistants', 'write'), p(req).assistant_id));
+  app.get('/v1/assistants', { schema: { tags, querystring: S.ListQuery, response: { 200: O.AssistantList } } }, async (req) =>
+    svc.listAssistants(ctx, await project(req, 'assistants', 'read'), req.query),
+  );
+  app.get(
+    '/v1/assistants/:assistant_id',
+    { schema: { tags, params: S.AssistantParams, response: { 200: O.AssistantObject } } },
+    async (req) => svc.getAssistant(ctx, await project(req, 'assistants', 'read'), req.params.assistant_id),
+  );
+  app.post(
+    '/v1/assistants/:assistant_id',
+    { schema: { tags, params: S.AssistantParams, body: S.ModifyAssistantBody, response: { 200: O.AssistantObject } } },
+    async (req) => svc.modifyAssistant(ctx, await project(req, 'assistants', 'write'), req.params.assistant_id, req.body),
+  );
+  app.delete(
+    '/v1/assistants/:assistant_id',
+    { schema: { tags, params: S.AssistantParams, response: { 200: O.AssistantDeleted } } },
+    async (req) => svc.deleteAssistant(ctx, await project(req, 'assistants', 'write'), req.params.assistant_id),
+  );
 
-  // Threads
-  app.post('/v1/threads', { schema: { tags, body: S.CreateThreadBody } }, async (req) => svc.createThread(ctx, await project(req, 'threads', 'write'), (req.body as any) ?? {}));
-  app.post('/v1/threads/runs', { schema: { tags, body: S.CreateThreadAndRunBody, querystring: S.IncludeQuery } }, async (req, reply) => {
-    const principal = await auth(req, 'threads', 'write');
-    const body = req.body as any;
-    const { run, headers } = await createAdmitted(ctx, req, principal, body, (ticket) => svc.createThreadAndRun(ctx, principal.projectId, body, { ticket }));
-    if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers);
-    runReply(reply);
-    return runView(run);
-  });
-  app.get('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams } }, async (req) => svc.getThread(ctx, await project(req, 'threads', 'read'), p(req).thread_id));
-  app.post('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams, body: S.ModifyThreadBody } }, async (req) =>
-    svc.modifyThread(ctx, await project(req, 'threads', 'write'), p(req).thread_id, (req.body as any) ?? {}),
+  // Threads (a body may be left out where every member is optional)
+  app.post('/v1/threads', { schema: { tags, body: S.CreateThreadBody, response: { 200: O.ThreadObject } } }, async (req) =>
+    svc.createThread(ctx, await project(req, 'threads', 'write'), req.body ?? {}),
   );
-  app.delete('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams } }, async (req) => svc.deleteThread(ctx, await project(req, 'threads', 'write'), p(req).thread_id));
+  app.post(
+    '/v1/threads/runs',
+    { schema: { tags, body: S.CreateThreadAndRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } } },
+    async (req, reply) => {
+      const principal = await auth(req, 'threads', 'write');
+      const body = req.body;
+      const admission = { ...body, messages: isObject(body.thread) ? body.thread.messages : [] };
+      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
+        svc.createThreadAndRun(ctx, principal.projectId, body, { ticket }),
+      );
+      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers);
+      polled(reply);
+      return runView(run);
+    },
+  );
+  app.get('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams, response: { 200: O.ThreadObject } } }, async (req) =>
+    svc.getThread(ctx, await project(req, 'threads', 'read'), req.params.thread_id),
+  );
+  app.post(
+    '/v1/threads/:thread_id',
+    { schema: { tags, params: S.ThreadParams, body: S.ModifyThreadBody, response: { 200: O.ThreadObject } } },
+    async (req) => svc.modifyThread(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.body ?? {}),
+  );
+  app.delete('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams, response: { 200: O.ThreadDeleted } } }, async (req) =>
+    svc.deleteThread(ctx, await project(req, 'threads', 'write'), req.params.thread_id),
+  );
 
   // Messages
-  app.post('/v1/threads/:thread_id/messages', { schema: { tags, params: S.ThreadParams, body: S.CreateMessageBody } }, async (req) =>
-    svc.createMessage(ctx, await project(req, 'threads', 'write'), p(req).thread_id, req.body as any),
+  app.post(
+    '/v1/threads/:thread_id/messages',
+    { schema: { tags, params: S.ThreadParams, body: S.CreateMessageBody, response: { 200: O.MessageObject } } },
+    async (req) => svc.createMessage(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.body),
   );
-  app.get('/v1/threads/:thread_id/messages', { schema: { tags, params: S.ThreadParams, querystring: S.ListMessagesQuery } }, async (req) =>
-    svc.listMessages(ctx, await project(req, 'threads', 'read'), p(req).thread_id, req.query as any),
+  app.get(
+    '/v1/threads/:thread_id/messages',
+    { schema: { tags, params: S.ThreadParams, querystring: S.ListMessagesQuery, response: { 200: O.MessageList } } },
+    async (req) => svc.listMessages(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.query),
   );
-  app.get('/v1/threads/:thread_id/messages/:message_id', { schema: { tags, params: S.MessageParams } }, async (req) =>
-    svc.getMessage(ctx, await project(req, 'threads', 'read'), p(req).thread_id, p(req).message_id),
+  app.get(
+    '/v1/threads/:thread_id/messages/:message_id',
+    { schema: { tags, params: S.MessageParams, response: { 200: O.MessageObject } } },
+    async (req) => svc.getMessage(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.params.message_id),
   );
-  app.post('/v1/threads/:thread_id/messages/:message_id', { schema: { tags, params: S.MessageParams, body: S.ModifyBody } }, async (req) =>
-    svc.modifyMessage(ctx, await project(req, 'threads', 'write'), p(req).thread_id, p(req).message_id, (req.body as any) ?? {}),
+  app.post(
+    '/v1/threads/:thread_id/messages/:message_id',
+    { schema: { tags, params: S.MessageParams, body: S.ModifyBody, response: { 200: O.MessageObject } } },
+    async (req) =>
+      svc.modifyMessage(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.message_id, req.body ?? {}),
   );
-  app.delete('/v1/threads/:thread_id/messages/:message_id', { schema: { tags, params: S.MessageParams } }, async (req) =>
-    svc.deleteMessage(ctx, await project(req, 'threads', 'write'), p(req).thread_id, p(req).message_id),
+  app.delete(
+    '/v1/threads/:thread_id/messages/:message_id',
+    { schema: { tags, params: S.MessageParams, response: { 200: O.MessageDeleted } } },
+    async (req) => svc.deleteMessage(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.message_id),
   );
 
   // Runs
-  app.post('/v1/threads/:thread_id/runs', { schema: { tags, params: S.ThreadParams, body: S.CreateRunBody, querystring: S.IncludeQuery } }, async (req, reply) => {
-    const principal = await auth(req, 'threads', 'write');
-    const body = req.body as any;
-    const { run, headers } = await createAdmitted(ctx, req, principal, body, (ticket) => svc.createRun(ctx, principal.projectId, p(req).thread_id, body, { ticket }));
-    if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers);
-    runReply(reply);
-    return runView(run);
-  });
-  app.get('/v1/threads/:thread_id/runs', { schema: { tags, params: S.ThreadParams, querystring: S.ListQuery } }, async (req, reply) => {
-    runReply(reply);
-    return svc.listRuns(ctx, await project(req, 'threads', 'read'), p(req).thread_id, req.query as any);
-  });
-  app.get('/v1/threads/:thread_id/runs/:run_id', { schema: { tags, params: S.RunParams } }, async (req, reply) => {
-    const run = await svc.readRun(ctx, await project(req, 'threads', 'read'), p(req).thread_id, p(req).run_id);
-    runReply(reply);
-    return runView(run);
-  });
-  app.post('/v1/threads/:thread_id/runs/:run_id', { schema: { tags, params: S.RunParams, body: S.ModifyBody } }, async (req, reply) => {
-    const run = await svc.modifyRun(ctx, await project(req, 'threads', 'write'), p(req).thread_id, p(req).run_id, (req.body as any) ?? {});
-    runReply(reply);
-    return run;
-  });
-  app.post('/v1/threads/:thread_id/runs/:run_id/cancel', { schema: { tags, params: S.RunParams } }, async (req, reply) => {
-    const run = await svc.cancelRun(ctx, await project(req, 'threads', 'write'), p(req).thread_id, p(req).run_id);
-    runReply(reply);
-    return run;
-  });
-  app.post('/v1/threads/:thread_id/runs/:run_id/submit_tool_outputs', { schema: { tags, params: S.RunParams, body: S.SubmitToolOutputsBody } }, async (req, reply) => {
-    const body = req.body as any;
-    const { run, afterSeq } = await svc.submitToolOutputs(ctx, await project(req, 'threads', 'write'), p(req).thread_id, p(req).run_id, body);
-    if (body.stream) return streamRun(ctx, req, reply, run.id, afterSeq);
-    runReply(reply);
-    return runView(run);
-  });
+  app.post(
+    '/v1/threads/:thread_id/runs',
+    { schema: { tags, params: S.ThreadParams, body: S.CreateRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } } },
+    async (req, reply) => {
+      const principal = await auth(req, 'threads', 'write');
+      const body = req.body;
+      const admission = { ...body, messages: body.additional_messages ?? [] };
+      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
+        svc.createRun(ctx, principal.projectId, req.params.thread_id, body, { ticket }),
+      );
+      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers);
+      polled(reply);
+      return runView(run);
+    },
+  );
+  app.get(
+    '/v1/threads/:thread_id/runs',
+    { schema: { tags, params: S.ThreadParams, querystring: S.ListQuery, response: { 200: O.RunList } } },
+    async (req, reply) => {
+      polled(reply);
+      return svc.listRuns(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.query);
+    },
+  );
+  app.get(
+    '/v1/threads/:thread_id/runs/:run_id',
+    { schema: { tags, params: S.RunParams, response: { 200: O.RunObject } } },
+    async (req, reply) => {
+      const run = await svc.readRun(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.params.run_id);
+      polled(reply);
+      return runView(run);
+    },
+  );
+  app.post(
+    '/v1/threads/:thread_id/runs/:run_id',
+    { schema: { tags, params: S.RunParams, body: S.ModifyBody, response: { 200: O.RunObject } } },
+    async (req, reply) => {
+      const run = await svc.modifyRun(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.run_id, req.body ?? {});
+      polled(reply);
+      return run;
+    },
+  );
+  app.post(
+    '/v1/threads/:thread_id/runs/:run_id/cancel',
+    { schema: { tags, params: S.RunParams, response: { 200: O.RunObject } } },
+    async (req, reply) => {
+      const run = await svc.cancelRun(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.run_id);
+      polled(reply);
+      return run;
+    },
+  );
+  app.post(
+    '/v1/threads/:thread_id/runs/:run_id/submit_tool_outputs',
+    { schema: { tags, params: S.RunParams, body: S.SubmitToolOutputsBody, response: { 200: O.RunObject } } },
+    async (req, reply) => {
+      const { run, afterSeq } = await svc.submitToolOutputs(
+        ctx,
+        await project(req, 'threads', 'write'),
+        req.params.thread_id,
+        req.params.run_id,
+        req.body,
+      );
+      if (req.body.stream) return streamRun(ctx, req, reply, run.id, afterSeq);
+      polled(reply);
+      return runView(run);
+    },
+  );
 
   // Run steps
-  app.get('/v1/threads/:thread_id/runs/:run_id/steps', { schema: { tags, params: S.RunParams, querystring: S.ListStepsQuery } }, async (req) => {
-    const { 'include[]': _include, ...page } = req.query as any;
-    return svc.listSteps(ctx, await project(req, 'threads', 'read'), p(req).thread_id, p(req).run_id, page, includeContent(req));
-  });
-  app.get('/v1/threads/:thread_id/runs/:run_id/steps/:step_id', { schema: { tags, params: S.StepParams, querystring: S.IncludeQuery } }, async (req) =>
-    svc.getStep(ctx, await project(req, 'threads', 'read'), p(req).thread_id, p(req).run_id, p(req).step_id, includeContent(req)),
+  app.get(
+    '/v1/threads/:thread_id/runs/:run_id/steps',
+    { schema: { tags, params: S.RunParams, querystring: S.ListStepsQuery, response: { 200: O.RunStepList } } },
+    async (req) => {
+      const { 'include[]': _include, ...page } = req.query;
+      return svc.listSteps(
+        ctx,
+        await project(req, 'threads', 'read'),
+        req.params.thread_id,
+        req.params.run_id,
+        page,
+        includeContent(req.query),
+      );
+    },
+  );
+  app.get(
+    '/v1/threads/:thread_id/runs/:run_id/steps/:step_id',
+    { schema: { tags, params: S.StepParams, querystring: S.IncludeQuery, response: { 200: O.RunStepObject } } },
+    async (req) =>
+      svc.getStep(
+        ctx,
+        await project(req, 'threads', 'read'),
+        req.params.thread_id,
+        req.params.run_id,
+        req.params.step_id,
+        includeContent(req.query),
+      ),
   );
 }

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 /**
  * Request schemas of the threads interface (CreateAssistantRequest, CreateRunRequest … of the OpenAPI
@@ -38,8 +38,10 @@ const assistantFields = {
 };
 
 export const CreateAssistantBody = Type.Object({ model: Model, ...assistantFields }, { additionalProperties: false });
+export type CreateAssistantRequest = Static<typeof CreateAssistantBody>;
 
 export const ModifyAssistantBody = Type.Object({ model: Type.Optional(Model), ...assistantFields }, { additionalProperties: false });
+export type ModifyAssistantRequest = Static<typeof ModifyAssistantBody>;
 
 export const CreateThreadBody = Type.Object(
   {
@@ -49,8 +51,13 @@ export const CreateThreadBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type CreateThreadRequest = Static<typeof CreateThreadBody>;
 
-export const ModifyThreadBody = Type.Object({ tool_resources: Type.Optional(toolResources), metadata: Type.Optional(metadata) }, { additionalProperties: false });
+export const ModifyThreadBody = Type.Object(
+  { tool_resources: Type.Optional(toolResources), metadata: Type.Optional(metadata) },
+  { additionalProperties: false },
+);
+export type ModifyThreadRequest = Static<typeof ModifyThreadBody>;
 
 export const CreateMessageBody = Type.Object(
   {
@@ -61,8 +68,11 @@ export const CreateMessageBody = Type.Object(
   },
   { additionalProperties: false, required: ['role', 'content'] },
 );
+export type CreateMessageRequest = Static<typeof CreateMessageBody>;
 
+/** Modify a message or a run: only its metadata. */
 export const ModifyBody = Type.Object({ metadata: Type.Optional(metadata) }, { additionalProperties: false });
+export type ModifyRequest = Static<typeof ModifyBody>;
 
 const runMembers = {
   model: Type.Optional(Nullable(Model)),
@@ -85,11 +95,14 @@ export const CreateRunBody = Type.Object(
   {
     assistant_id: Type.String({ minLength: 1, maxLength: 256 }),
     additional_instructions: Type.Optional(Nullable(Instructions)),
-    additional_messages: Type.Optional(Nullable(Type.Array(Checked('A message: {role, content, attachments?, metadata?}.'), { maxItems: 1000 }))),
+    additional_messages: Type.Optional(
+      Nullable(Type.Array(Checked('A message: {role, content, attachments?, metadata?}.'), { maxItems: 1000 })),
+    ),
     ...runMembers,
   },
   { additionalProperties: false },
 );
+export type CreateRunRequest = Static<typeof CreateRunBody>;
 
 export const CreateThreadAndRunBody = Type.Object(
   {
@@ -100,17 +113,22 @@ export const CreateThreadAndRunBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type CreateThreadAndRunRequest = Static<typeof CreateThreadAndRunBody>;
 
 export const SubmitToolOutputsBody = Type.Object(
   {
     tool_outputs: Type.Array(
-      Type.Object({ tool_call_id: Type.Optional(Type.String({ maxLength: 256 })), output: Type.Optional(Type.String({ maxLength: 512 * 1024 })) }, { additionalProperties: false }),
+      Type.Object(
+        { tool_call_id: Type.Optional(Type.String({ maxLength: 256 })), output: Type.Optional(Type.String({ maxLength: 512 * 1024 })) },
+        { additionalProperties: false },
+      ),
       { maxItems: 128 },
     ),
     stream: Type.Optional(Nullable(Type.Boolean())),
   },
   { additionalProperties: false },
 );
+export type SubmitToolOutputsRequest = Static<typeof SubmitToolOutputsBody>;
 
 const Page = {
   limit: Type.Optional(Type.Integer()),
@@ -120,7 +138,11 @@ const Page = {
 };
 
 export const ListQuery = Type.Object(Page, { additionalProperties: false });
-export const ListMessagesQuery = Type.Object({ ...Page, run_id: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+export const ListMessagesQuery = Type.Object(
+  { ...Page, run_id: Type.Optional(Type.String({ maxLength: 256 })) },
+  { additionalProperties: false },
+);
+export type ListMessagesParams = Static<typeof ListMessagesQuery>;
 export const INCLUDE_FILE_SEARCH_CONTENT = 'step_details.tool_calls[*].file_search.results[*].content';
 const Include = Type.Array(Type.Enum([INCLUDE_FILE_SEARCH_CONTENT]), { maxItems: 10 });
 export const ListStepsQuery = Type.Object({ ...Page, 'include[]': Type.Optional(Include) }, { additionalProperties: false });
@@ -130,4 +152,8 @@ export const AssistantParams = Type.Object({ assistant_id: Type.String({ maxLeng
 export const ThreadParams = Type.Object({ thread_id: Type.String({ maxLength: 256 }) });
 export const MessageParams = Type.Object({ thread_id: Type.String({ maxLength: 256 }), message_id: Type.String({ maxLength: 256 }) });
 export const RunParams = Type.Object({ thread_id: Type.String({ maxLength: 256 }), run_id: Type.String({ maxLength: 256 }) });
-export const StepParams = Type.Object({ thread_id: Type.String({ maxLength: 256 }), run_id: Type.String({ maxLength: 256 }), step_id: Type.String({ maxLength: 256 }) });
+export const StepParams = Type.Object({
+  thread_id: Type.String({ maxLength: 256 }),
+  run_id: Type.String({ maxLength: 256 }),
+  step_id: Type.String({ maxLength: 256 }),
+});

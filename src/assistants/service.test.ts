@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStandin, type TestStandin } from '../../test/helpers.js';
 import * as svc from './service.js';
 import { runView, stepView } from './views.js';
-import * as store from './store.js';
+import { eventsAfter } from './store/events.js';
+import { getRunById } from './store/runs.js';
+import { runSteps } from './store/steps.js';
+import { getThread } from './store/threads.js';
 
 /**
  * The service and the engine without HTTP and without the in-process start: workers are off, so every
@@ -17,7 +20,7 @@ afterAll(() => s?.close());
 
 const drain = () => s.ctx.jobs.drain(10_000);
 const run = async (threadId: string, runId: string) => runView(await svc.readRun(s.ctx, P, threadId, runId));
-const events = async (runId: string) => (await store.eventsAfter(s.ctx.store.db, runId, 0)).map((e) => e.event);
+const events = async (runId: string) => (await eventsAfter(s.ctx.store.db, runId, 0)).map((e) => e.event);
 
 describe('runs through jobs', () => {
   it('a queued run waits for a worker, then completes with its events in order', async () => {
@@ -27,7 +30,7 @@ describe('runs through jobs', () => {
     await drain();
     const done = await run(r.thread_id, r.id);
     expect(done.status).toBe('completed');
-    expect(done.usage.total_tokens).toBeGreaterThan(0);
+    expect(done.usage!.total_tokens).toBeGreaterThan(0);
     expect(await events(r.id)).toEqual([
       'thread.created',
       'thread.run.created',
@@ -42,39 +45,57 @@ describe('runs through jobs', () => {
       'thread.run.step.completed',
       'thread.run.completed',
     ]);
-    const row = await store.getRunById(s.ctx.store.db, r.id);
+    const row = await getRunById(s.ctx.store.db, r.id);
     expect(row!.lease_owner).toBeNull();
-    expect((await store.getThread(s.ctx.store.db, P, r.thread_id))!.active_run_id).toBeNull();
+    expect((await getThread(s.ctx.store.db, P, r.thread_id))!.active_run_id).toBeNull();
   });
 
   it('requires_action, submit, cancel and expiry all go through the job queue', async () => {
-    const tool = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } };
+    const tool = {
+      type: 'function',
+      function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
+    };
     const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o', tools: [tool] });
-    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, tool_choice: 'required', thread: { messages: [{ role: 'user', content: 'x' }] } });
+    const r = await svc.createThreadAndRun(s.ctx, P, {
+      assistant_id: a.id,
+      tool_choice: 'required',
+      thread: { messages: [{ role: 'user', content: 'x' }] },
+    });
     await drain();
     const waiting = await run(r.thread_id, r.id);
     expect(waiting.status).toBe('requires_action');
-    const [call] = waiting.required_action.submit_tool_outputs.tool_calls;
+    const [call] = waiting.required_action!.submit_tool_outputs.tool_calls;
     expect(JSON.parse(call.function.arguments)).toEqual({ q: 'example' });
-    const { afterSeq } = await svc.submitToolOutputs(s.ctx, P, r.thread_id, r.id, { tool_outputs: [{ tool_call_id: call.id, output: '42' }] });
-    expect((await store.eventsAfter(s.ctx.store.db, r.id, afterSeq)).map((e) => e.event)).toEqual(['thread.run.step.completed', 'thread.run.queued']);
+    const { afterSeq } = await svc.submitToolOutputs(s.ctx, P, r.thread_id, r.id, {
+      tool_outputs: [{ tool_call_id: call.id, output: '42' }],
+    });
+    expect((await eventsAfter(s.ctx.store.db, r.id, afterSeq)).map((e) => e.event)).toEqual([
+      'thread.run.step.completed',
+      'thread.run.queued',
+    ]);
     await drain();
     expect((await run(r.thread_id, r.id)).status).toBe('completed');
 
-    const r2 = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'lookup please' }] } });
+    const r2 = await svc.createThreadAndRun(s.ctx, P, {
+      assistant_id: a.id,
+      thread: { messages: [{ role: 'user', content: 'lookup please' }] },
+    });
     await drain();
     expect((await run(r2.thread_id, r2.id)).status).toBe('requires_action');
     expect((await svc.cancelRun(s.ctx, P, r2.thread_id, r2.id)).status).toBe('cancelling');
     await drain();
     expect((await run(r2.thread_id, r2.id)).status).toBe('cancelled');
 
-    const r3 = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'lookup again' }] } });
+    const r3 = await svc.createThreadAndRun(s.ctx, P, {
+      assistant_id: a.id,
+      thread: { messages: [{ role: 'user', content: 'lookup again' }] },
+    });
     await drain();
     s.ctx.clock.advance(11 * 60_000);
     await drain();
-    const row = await store.getRunById(s.ctx.store.db, r3.id);
+    const row = await getRunById(s.ctx.store.db, r3.id);
     expect(row!.status).toBe('expired');
-    const steps = await store.runSteps(s.ctx.store.db, r3.id);
+    const steps = await runSteps(s.ctx.store.db, r3.id);
     expect(steps.map((x) => stepView(x).status)).toEqual(['expired']);
   });
 
@@ -82,7 +103,11 @@ describe('runs through jobs', () => {
     const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
     const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
     // What a killed worker leaves behind: in progress, a lease that has lapsed.
-    await s.ctx.store.db.updateTable('thread_runs').set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 }).where('id', '=', r.id).execute();
+    await s.ctx.store.db
+      .updateTable('thread_runs')
+      .set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .where('id', '=', r.id)
+      .execute();
     await drain();
     const failed = await run(r.thread_id, r.id);
     expect(failed).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
@@ -91,7 +116,11 @@ describe('runs through jobs', () => {
   it('a live lease held elsewhere is respected: the job comes back later instead of executing twice', async () => {
     const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
     const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
-    await s.ctx.store.db.updateTable('thread_runs').set({ lease_owner: 'other:instance', lease_until: s.ctx.clock.now() + 60_000 }).where('id', '=', r.id).execute();
+    await s.ctx.store.db
+      .updateTable('thread_runs')
+      .set({ lease_owner: 'other:instance', lease_until: s.ctx.clock.now() + 60_000 })
+      .where('id', '=', r.id)
+      .execute();
     await drain();
     expect((await run(r.thread_id, r.id)).status).toBe('queued');
     await s.ctx.store.db.updateTable('thread_runs').set({ lease_owner: null, lease_until: null }).where('id', '=', r.id).execute();

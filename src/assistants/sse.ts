@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../core/module.js';
-import { runtime } from './service.js';
-import * as store from './store.js';
-import { isTerminal } from './views.js';
+import { runtime } from './runs/runtime.js';
+import { isTerminal, TERMINAL } from './runs/states.js';
+import { eventsAfter } from './store/events.js';
+import { getRunById } from './store/runs.js';
 
 /**
  * Server-sent events of a run: every frame has an `event:` line and a JSON `data:` line, in the order the
@@ -13,24 +14,24 @@ import { isTerminal } from './views.js';
  * Streams read the run's event log (`run_events`), so a stream served here follows a run executed by any
  * instance; the bus wakes it at each commit, and a short timer covers a missed wake-up.
  */
-const STOP = new Set([
-  'thread.run.completed',
-  'thread.run.incomplete',
-  'thread.run.failed',
-  'thread.run.cancelled',
-  'thread.run.expired',
-  'thread.run.requires_action',
-]);
+
+/** The events that end a stream: the run ended, or waits for tool outputs. */
+const STOP = new Set([...TERMINAL, 'requires_action'].map((status) => `thread.run.${status}`));
 const IDLE_MS = 250;
 
 /** Yields the run's events after `afterSeq` until one that ends this stream. */
-export async function* followRun(ctx: Ctx, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<{ seq: number; event: string; data: string }> {
+async function* followRun(
+  ctx: Ctx,
+  runId: string,
+  afterSeq: number,
+  signal: AbortSignal,
+): AsyncGenerator<{ seq: number; event: string; data: string }> {
   const bus = runtime(ctx).bus;
   let last = afterSeq;
   let idle = 0;
   while (!signal.aborted) {
     const wake = bus.waiter(runId, IDLE_MS, signal);
-    const rows = await store.eventsAfter(ctx.store.db, runId, last);
+    const rows = await eventsAfter(ctx.store.db, runId, last);
     if (rows.length) {
       wake.cancel();
       idle = 0;
@@ -42,7 +43,7 @@ export async function* followRun(ctx: Ctx, runId: string, afterSeq: number, sign
       continue;
     }
     if (++idle % 4 === 0) {
-      const run = await store.getRunById(ctx.store.db, runId);
+      const run = await getRunById(ctx.store.db, runId);
       if (!run) throw new Error(`The run ${runId} was deleted.`);
       // Ended, and its events already cleaned up: nothing more will come.
       if (isTerminal(run.status) && Number(run.event_seq) <= last) return;
@@ -52,7 +53,14 @@ export async function* followRun(ctx: Ctx, runId: string, afterSeq: number, sign
 }
 
 /** Answers the request with the run's event stream (from `afterSeq`). */
-export async function streamRun(ctx: Ctx, request: FastifyRequest, reply: FastifyReply, runId: string, afterSeq: number, headers: Record<string, string> = {}): Promise<void> {
+export async function streamRun(
+  ctx: Ctx,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runId: string,
+  afterSeq: number,
+  headers: Record<string, string> = {},
+): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -73,8 +81,10 @@ export async function streamRun(ctx: Ctx, request: FastifyRequest, reply: Fastif
     if (!ac.signal.aborted) await send('event: done\ndata: [DONE]\n\n');
   } catch (err) {
     request.log.warn({ err, run: runId }, 'run stream failed');
-    const message = err instanceof Error && /was deleted/.test(err.message) ? err.message : 'The server had an error while streaming the run.';
-    if (!ac.signal.aborted) await send(`event: error\ndata: ${JSON.stringify({ code: 'server_error', message, param: null, type: 'server_error' })}\n\n`);
+    const message =
+      err instanceof Error && /was deleted/.test(err.message) ? err.message : 'The server had an error while streaming the run.';
+    if (!ac.signal.aborted)
+      await send(`event: error\ndata: ${JSON.stringify({ code: 'server_error', message, param: null, type: 'server_error' })}\n\n`);
   } finally {
     raw.end();
   }

@@ -1,4 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
+import type { MessageStatus, StepStatus } from './objects.js';
+import type { RunStatus } from './runs/states.js';
 
 /**
  * Tables of the threads interface. JSON members are text (`toJson`/`fromJson`); `created_at` and the
@@ -36,13 +38,13 @@ export interface AssistantsTables {
     project_id: string;
     thread_id: string;
     created_at: number;
-    role: string;
+    role: 'user' | 'assistant';
     content: string;
     attachments: string | null;
     metadata: string | null;
     assistant_id: string | null;
     run_id: string | null;
-    status: string;
+    status: MessageStatus;
     completed_at: number | null;
     incomplete_at: number | null;
     incomplete_details: string | null;
@@ -53,7 +55,7 @@ export interface AssistantsTables {
     thread_id: string;
     assistant_id: string;
     created_at: number;
-    status: string;
+    status: RunStatus;
     model: string;
     instructions: string;
     tools: string;
@@ -95,8 +97,8 @@ export interface AssistantsTables {
     thread_id: string;
     assistant_id: string;
     created_at: number;
-    type: string;
-    status: string;
+    type: 'message_creation' | 'tool_calls';
+    status: StepStatus;
     step_details: string;
     last_error: string | null;
     cancelled_at: number | null;

@@ -1,20 +1,40 @@
 import { fromJson } from '../store/db.js';
+import type {
+  AssistantObject,
+  Attachment,
+  MessageContent,
+  MessageObject,
+  RequiredAction,
+  ResponseFormat,
+  RunError,
+  RunObject,
+  RunStepObject,
+  StepDetails,
+  ThreadObject,
+  Tool,
+  ToolChoice,
+  ToolResources,
+  TruncationStrategy,
+} from './objects.js';
+import { isTerminal } from './runs/states.js';
 import type { AssistantsTables } from './tables.js';
 
 /**
  * Rows → API objects, in the field order and with the defaults of the OpenAPI document's objects
- * (AssistantObject, ThreadObject, MessageObject, RunObject, RunStepObject).
+ * (AssistantObject, ThreadObject, MessageObject, RunObject, RunStepObject). JSON members are stored
+ * as the checked request values or as Standin wrote them, so they are read back as their types.
  */
 type Row<T extends keyof AssistantsTables> = AssistantsTables[T];
+type Metadata = Record<string, string>;
 
-export type Json = Record<string, any>;
+const num = (v: number | null) => (v == null ? null : Number(v));
+const usage = (prompt: number, completion: number) => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});
 
-export const TERMINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'] as const;
-/** Statuses that hold the thread lock. */
-export const ACTIVE = ['queued', 'in_progress', 'requires_action', 'cancelling'] as const;
-export const isTerminal = (status: string) => (TERMINAL as readonly string[]).includes(status);
-
-export function assistantView(r: Row<'assistants'>): Json {
+export function assistantView(r: Row<'assistants'>): AssistantObject {
   return {
     id: r.id,
     object: 'assistant',
@@ -23,27 +43,27 @@ export function assistantView(r: Row<'assistants'>): Json {
     description: r.description,
     model: r.model,
     instructions: r.instructions,
-    tools: fromJson(r.tools) ?? [],
-    tool_resources: fromJson(r.tool_resources) ?? {},
-    metadata: fromJson(r.metadata) ?? {},
+    tools: fromJson<Tool[]>(r.tools) ?? [],
+    tool_resources: fromJson<ToolResources>(r.tool_resources) ?? {},
+    metadata: fromJson<Metadata>(r.metadata) ?? {},
     temperature: r.temperature ?? 1,
     top_p: r.top_p ?? 1,
-    response_format: fromJson(r.response_format) ?? 'auto',
+    response_format: fromJson<ResponseFormat>(r.response_format) ?? 'auto',
     ...(r.reasoning_effort ? { reasoning_effort: r.reasoning_effort } : {}),
   };
 }
 
-export function threadView(r: Row<'threads'>): Json {
+export function threadView(r: Row<'threads'>): ThreadObject {
   return {
     id: r.id,
     object: 'thread',
     created_at: Number(r.created_at),
-    metadata: fromJson(r.metadata) ?? {},
-    tool_resources: fromJson(r.tool_resources) ?? {},
+    metadata: fromJson<Metadata>(r.metadata) ?? {},
+    tool_resources: fromJson<ToolResources>(r.tool_resources) ?? {},
   };
 }
 
-export function messageView(r: Row<'thread_messages'>): Json {
+export function messageView(r: Row<'thread_messages'>): MessageObject {
   return {
     id: r.id,
     object: 'thread.message',
@@ -52,19 +72,17 @@ export function messageView(r: Row<'thread_messages'>): Json {
     thread_id: r.thread_id,
     run_id: r.run_id,
     status: r.status,
-    incomplete_details: fromJson(r.incomplete_details),
-    completed_at: r.completed_at == null ? null : Number(r.completed_at),
-    incomplete_at: r.incomplete_at == null ? null : Number(r.incomplete_at),
+    incomplete_details: fromJson<MessageObject['incomplete_details']>(r.incomplete_details),
+    completed_at: num(r.completed_at),
+    incomplete_at: num(r.incomplete_at),
     role: r.role,
-    content: fromJson(r.content) ?? [],
-    attachments: fromJson(r.attachments) ?? [],
-    metadata: fromJson(r.metadata) ?? {},
+    content: fromJson<MessageContent[]>(r.content) ?? [],
+    attachments: fromJson<Attachment[]>(r.attachments) ?? [],
+    metadata: fromJson<Metadata>(r.metadata) ?? {},
   };
 }
 
-const num = (v: number | null) => (v == null ? null : Number(v));
-
-export function runView(r: Row<'thread_runs'>): Json {
+export function runView(r: Row<'thread_runs'>): RunObject {
   return {
     id: r.id,
     object: 'thread.run',
@@ -77,22 +95,22 @@ export function runView(r: Row<'thread_runs'>): Json {
     cancelled_at: num(r.cancelled_at),
     failed_at: num(r.failed_at),
     completed_at: num(r.completed_at),
-    required_action: fromJson(r.required_action),
-    last_error: fromJson(r.last_error),
+    required_action: fromJson<RequiredAction>(r.required_action),
+    last_error: fromJson<RunError>(r.last_error),
     model: r.model,
     instructions: r.instructions,
-    tools: fromJson(r.tools) ?? [],
-    metadata: fromJson(r.metadata) ?? {},
-    incomplete_details: fromJson(r.incomplete_details),
+    tools: fromJson<Tool[]>(r.tools) ?? [],
+    metadata: fromJson<Metadata>(r.metadata) ?? {},
+    incomplete_details: fromJson<RunObject['incomplete_details']>(r.incomplete_details),
     // Usage is counted as the run goes, and shown once the run has ended.
-    usage: isTerminal(r.status) ? { prompt_tokens: Number(r.prompt_used), completion_tokens: Number(r.completion_used), total_tokens: Number(r.prompt_used) + Number(r.completion_used) } : null,
+    usage: isTerminal(r.status) ? usage(Number(r.prompt_used), Number(r.completion_used)) : null,
     temperature: r.temperature ?? 1,
     top_p: r.top_p ?? 1,
     max_prompt_tokens: num(r.max_prompt_tokens),
     max_completion_tokens: num(r.max_completion_tokens),
-    truncation_strategy: fromJson(r.truncation_strategy),
-    response_format: fromJson(r.response_format) ?? 'auto',
-    tool_choice: fromJson(r.tool_choice) ?? 'auto',
+    truncation_strategy: fromJson<TruncationStrategy>(r.truncation_strategy),
+    response_format: fromJson<ResponseFormat>(r.response_format) ?? 'auto',
+    tool_choice: fromJson<ToolChoice>(r.tool_choice) ?? 'auto',
     parallel_tool_calls: r.parallel_tool_calls === 1 || (r.parallel_tool_calls as unknown) === true,
     ...(r.reasoning_effort ? { reasoning_effort: r.reasoning_effort } : {}),
   };
@@ -102,14 +120,14 @@ export function runView(r: Row<'thread_runs'>): Json {
  * A run step. File search results carry their `content` only when the caller asked for it with
  * `include[]=step_details.tool_calls[*].file_search.results[*].content`.
  */
-export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean } = {}): Json {
-  let details = fromJson<Json>(r.step_details) ?? {};
+export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean } = {}): RunStepObject {
+  let details = JSON.parse(r.step_details) as StepDetails;
   if (!opts.includeContent && details.type === 'tool_calls') {
     details = {
       ...details,
-      tool_calls: (details.tool_calls ?? []).map((c: Json) =>
-        c.type === 'file_search' && Array.isArray(c.file_search?.results)
-          ? { ...c, file_search: { ...c.file_search, results: c.file_search.results.map(({ content: _content, ...rest }: Json) => rest) } }
+      tool_calls: details.tool_calls.map((c) =>
+        c.type === 'file_search' && c.file_search.results
+          ? { ...c, file_search: { ...c.file_search, results: c.file_search.results.map(({ content: _content, ...rest }) => rest) } }
           : c,
       ),
     };
@@ -127,10 +145,10 @@ export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean }
     completed_at: num(r.completed_at),
     expired_at: num(r.expired_at),
     failed_at: num(r.failed_at),
-    last_error: fromJson(r.last_error),
+    last_error: fromJson<RunStepObject['last_error']>(r.last_error),
     step_details: details,
     // Usage is kept as soon as the model answered, but shown only once the step is over.
-    usage: r.status === 'in_progress' ? null : fromJson(r.usage),
-    metadata: fromJson(r.metadata) ?? {},
+    usage: r.status === 'in_progress' ? null : fromJson<RunStepObject['usage']>(r.usage),
+    metadata: fromJson<Metadata>(r.metadata) ?? {},
   };
 }

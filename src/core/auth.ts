@@ -113,7 +113,9 @@ export function createAuth(): Auth {
       }
     }
     if (!given || !adminKey || !sameSecret(given, adminKey)) {
-      throw new ApiError('authentication_error', 'The control plane needs the admin key: "Authorization: Bearer <ADMIN_KEY>".', { code: 'invalid_admin_key' });
+      throw new ApiError('authentication_error', 'The control plane needs the admin key: "Authorization: Bearer <ADMIN_KEY>".', {
+        code: 'invalid_admin_key',
+      });
     }
     (request as AuthFields).principal = ADMIN;
     return ADMIN;
@@ -197,7 +199,10 @@ export function createAuth(): Auth {
       if (p.kind !== 'platform') throw wrongKind('platform');
       for (const policy of policies) await policy(p, request, need);
       if (!allows(p.permissions, need)) {
-        throw forbidden(`You have insufficient permissions for this operation. Missing scope: ${need.group}.${need.access}.`, 'missing_scope');
+        throw forbidden(
+          `You have insufficient permissions for this operation. Missing scope: ${need.group}.${need.access}.`,
+          'missing_scope',
+        );
       }
       return p;
     },

@@ -14,9 +14,17 @@ export interface Clock {
   advance(ms: number): void;
   /** Sets the offset (used when another instance advanced the shared clock). Never moves backwards. */
   setOffset(ms: number): void;
+  /** Sets the offset back (0: the real time). Only a reset of all state may: ids made before would sort after new ones. */
+  reset(offsetMs?: number): void;
   /** Called after every move of the clock. Returns an unsubscribe function. */
   onChange(listener: (offsetMs: number) => void): () => void;
 }
+
+/**
+ * How far the clock may move ahead of the real time, in all: 100 years. Ids carry the time in 50 bits of
+ * milliseconds, and timestamps must stay valid dates; no test needs more.
+ */
+export const MAX_OFFSET_MS = 100 * 365 * 86_400_000;
 
 export function createClock(initialOffsetMs = 0): Clock {
   let offset = initialOffsetMs;
@@ -25,11 +33,18 @@ export function createClock(initialOffsetMs = 0): Clock {
     for (const l of listeners) l(offset);
   };
   return {
+    // The clock itself is where the wall clock is read.
+    // eslint-disable-next-line no-restricted-syntax
     now: () => Date.now() + offset,
+    // eslint-disable-next-line no-restricted-syntax
     nowSeconds: () => Math.floor((Date.now() + offset) / 1000),
     offsetMs: () => offset,
     advance(ms) {
       if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
+      if (offset + ms > MAX_OFFSET_MS)
+        throw new RangeError(
+          `the clock moves at most 100 years ahead of the real time in all (${Math.floor((MAX_OFFSET_MS - offset) / 1000)} s are left)`,
+        );
       offset += ms;
       notify();
     },
@@ -39,12 +54,25 @@ export function createClock(initialOffsetMs = 0): Clock {
         notify();
       }
     },
+    reset(offsetMs = 0) {
+      offset = offsetMs;
+      notify();
+    },
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
   };
 }
+
+/**
+ * The real time in ms since the Unix epoch, which the control plane never moves. For one purpose: a time
+ * that another system checks against its own clock — the `webhook-timestamp` a delivery is signed with,
+ * which receivers (Standard Webhooks: 5 minutes of tolerance) compare with theirs. Everything Standin
+ * schedules or stamps (`created_at`, retries, the 72-hour window) stays on the Standin clock.
+ */
+// eslint-disable-next-line no-restricted-syntax -- the one reading of unmoved time (see above)
+export const wallNow = (): number => Date.now();
 
 /** Parses durations such as `72h`, `15m`, `30s`, `250ms`, `1d` or a number of seconds. */
 export function parseDuration(text: string | number): number {

@@ -70,5 +70,4 @@ export const notFound = (thing: string, id: string, param: string | null = null)
 export const unauthorized = (message = 'Missing or invalid API key. Pass it as "Authorization: Bearer <API_KEY>".') =>
   new ApiError('authentication_error', message, { code: 'invalid_api_key' });
 
-export const forbidden = (message: string, code: string | null = null) =>
-  new ApiError('permission_error', message, { code });
+export const forbidden = (message: string, code: string | null = null) => new ApiError('permission_error', message, { code });

@@ -57,7 +57,10 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     s.ctx.jobs.register({ kind: 'test.crash', visibilityMs: 30_000, handler: async (_p, job) => void seen.push(job.attempts) });
     await s.ctx.jobs.enqueue(store.db, 'test.crash', {});
     // A claim by a worker that then died: locked, attempts counted, never finished.
-    await store.db.updateTable('jobs').set({ locked_by: 'dead-worker', locked_until: clock.now() + 30_000, attempts: 1 }).execute();
+    await store.db
+      .updateTable('jobs')
+      .set({ locked_by: 'dead-worker', locked_until: clock.now() + 30_000, attempts: 1 })
+      .execute();
     await s.ctx.jobs.drain();
     expect(seen).toEqual([]);
     clock.advance(31_000);

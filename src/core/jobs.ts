@@ -85,14 +85,22 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
     try {
       const result = await def.handler(JSON.parse(job.payload), { id: job.id, attempts: job.attempts });
       if (result && typeof result.retryAt === 'number') {
-        await store.db.updateTable('jobs').set({ run_at: result.retryAt, locked_by: null, locked_until: null }).where('id', '=', job.id).execute();
+        await store.db
+          .updateTable('jobs')
+          .set({ run_at: result.retryAt, locked_by: null, locked_until: null })
+          .where('id', '=', job.id)
+          .execute();
       } else {
         await finished(job.id);
       }
     } catch (err) {
       log.error({ err, kind: def.kind, job: job.id }, 'job failed');
       if (job.attempts >= def.maxAttempts) {
-        await store.db.deleteFrom('jobs').where('id', '=', job.id).execute().catch(() => {});
+        await store.db
+          .deleteFrom('jobs')
+          .where('id', '=', job.id)
+          .execute()
+          .catch(() => {});
       } else {
         await store.db
           .updateTable('jobs')
@@ -210,7 +218,16 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
       const now = clock.now();
       await exec
         .insertInto('jobs')
-        .values({ id, kind, payload: JSON.stringify(payload), run_at: opts.runAt ?? now, attempts: 0, locked_by: null, locked_until: null, created_at: now })
+        .values({
+          id,
+          kind,
+          payload: JSON.stringify(payload),
+          run_at: opts.runAt ?? now,
+          attempts: 0,
+          locked_by: null,
+          locked_until: null,
+          created_at: now,
+        })
         .execute();
       // PostgreSQL delivers the NOTIFY at commit. SQLite has one connection: a claim queued now runs after
       // the enqueuing transaction ends, so waking at once is safe (a rolled-back job is simply not there).
@@ -226,7 +243,17 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
       started = true;
       stopping = false;
       listen().catch((err) => log.error({ err }, 'LISTEN failed; polling only'));
-      schedule(0);
+      // On SQLite this process owns the queue (the store claimed its folder): claims left by a process that
+      // was killed are taken back now, not after their visibility timeout.
+      if (store.dialect === 'sqlite') {
+        store.db
+          .updateTable('jobs')
+          .set({ locked_by: null, locked_until: null })
+          .where('locked_by', 'is not', null)
+          .execute()
+          .catch((err) => log.error({ err }, 'taking back the claims of a stopped process failed'))
+          .finally(() => schedule(0));
+      } else schedule(0);
     },
     async stop() {
       stopping = true;

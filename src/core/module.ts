@@ -49,6 +49,8 @@ export interface Ctx {
   edge: ((request: FastifyRequest) => Error | undefined)[];
   /** Lines a module adds to the start banner (extra listeners and where to find them). */
   banner: string[];
+  /** Every listener's address once it listens, by name (`http`, `widgets`, `mtls_token`, `mtls_api`). */
+  listeners: Record<string, string>;
   /** Every module of this Standin, in start order (the control plane resets and configures them all). */
   modules: readonly Module[];
   /** What areas publish for each other (see `Services`). */
@@ -89,6 +91,15 @@ export interface Module {
   eventSamples?: EventSample[];
   /** Commands of the `standin` command line this module adds (`standin apps …`). */
   commands?: Record<string, CliCommand>;
+  /** How a backend this module depends on is doing, for `/healthz`. Synchronous and cheap: never a round trip. */
+  health?(ctx: Ctx): HealthCheck;
+}
+
+/** One module's line in `/healthz`. */
+export interface HealthCheck {
+  status: 'ok' | 'down';
+  /** What is wrong, for an operator. */
+  detail?: string;
 }
 
 /** Ids the seed creates first, so every module can attach its demo data to them. */

@@ -38,9 +38,12 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toBe(reason);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1'])('%s is public', (address) => {
-    expect(classifyAddress(address)).toBeNull();
-  });
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1'])(
+    '%s is public',
+    (address) => {
+      expect(classifyAddress(address)).toBeNull();
+    },
+  );
 
   it('reads the IPv4 address inside IPv6 forms', () => {
     expect(embeddedIPv4('::ffff:192.168.0.1')).toBe('192.168.0.1');
@@ -107,7 +110,9 @@ describe('createOutbound', () => {
     const res = await out.fetch(`http://127.0.0.1:${port}/redirect`);
     expect(res.status).toBe(302);
     // Following it on request still goes through the guard, which refuses the metadata address.
-    await expect(out.fetch(`http://127.0.0.1:${port}/redirect`, { redirect: 'follow' })).rejects.toMatchObject({ cause: { code: 'ERR_SSRF_BLOCKED' } });
+    await expect(out.fetch(`http://127.0.0.1:${port}/redirect`, { redirect: 'follow' })).rejects.toMatchObject({
+      cause: { code: 'ERR_SSRF_BLOCKED' },
+    });
     await out.close();
   });
 

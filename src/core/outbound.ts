@@ -123,7 +123,12 @@ const V6 = rangeList(V6_RANGES, 'ipv6');
 export function classifyAddress(address: string): string | null {
   const family = isIP(address);
   if (family === 0) return 'invalid';
-  const normalized = family === 6 ? v6Groups(address).map((x) => x.toString(16)).join(':') : address;
+  const normalized =
+    family === 6
+      ? v6Groups(address)
+          .map((x) => x.toString(16))
+          .join(':')
+      : address;
   if (METADATA.some((m) => (isIP(m) === family ? sameAddress(m, normalized) : false))) return 'cloud metadata';
   if (family === 6) {
     const inner = embeddedIPv4(normalized);
@@ -226,11 +231,15 @@ export function createOutbound(opts: OutboundOptions = {}): Outbound {
     allowed,
     fetch(url, init = {}) {
       const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-      return undiciFetch(url, { redirect: 'manual', ...(init as object), signal, dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+      return undiciFetch(url, { redirect: 'manual', ...(init as object), signal, dispatcher } as Parameters<
+        typeof undiciFetch
+      >[1]) as unknown as Promise<Response>;
     },
     request(url, options: OutboundRequestOptions = {}) {
       const signal = options.signal ?? AbortSignal.timeout(timeoutMs);
-      return undiciRequest(url, { ...options, signal, dispatcher } as Parameters<typeof undiciRequest>[1]) as Promise<Dispatcher.ResponseData>;
+      return undiciRequest(url, { ...options, signal, dispatcher } as Parameters<
+        typeof undiciRequest
+      >[1]) as Promise<Dispatcher.ResponseData>;
     },
     close: () => dispatcher.close(),
   };
@@ -241,7 +250,7 @@ export function createOutbound(opts: OutboundOptions = {}): Outbound {
  * the rest, so a receiver cannot make Standin buffer an endless answer. Returns the text and whether it was cut.
  */
 export async function readCapped(
-  res: Response | { body: AsyncIterable<Uint8Array> & { destroy?(): void } | ReadableStream<Uint8Array> | null },
+  res: Response | { body: (AsyncIterable<Uint8Array> & { destroy?(): void }) | ReadableStream<Uint8Array> | null },
   maxBytes: number,
 ): Promise<{ text: string; truncated: boolean; bytes: number }> {
   const body = (res as { body: unknown }).body;

@@ -55,11 +55,18 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
   opts: PageOptions & { map: (row: O) => T },
 ): Promise<ListPage<T>> {
   const { limit, order, backwards, dir } = pageShape(params, opts);
-  const col = idColumn as any;
+  const col = sql.ref(idColumn);
   let q = query as SelectQueryBuilder<any, any, O>;
   if (params.after !== undefined) q = q.where(col, order === 'desc' ? '<' : '>', params.after);
   if (params.before !== undefined) q = q.where(col, order === 'desc' ? '>' : '<', params.before);
-  const { page, hasMore } = cut((await q.orderBy(col, dir).limit(limit + 1).execute()) as O[], limit, backwards);
+  const { page, hasMore } = cut(
+    (await q
+      .orderBy(col, dir)
+      .limit(limit + 1)
+      .execute()) as O[],
+    limit,
+    backwards,
+  );
   return {
     object: 'list',
     data: page.map(opts.map),

@@ -23,16 +23,14 @@ export const Deleted = (object: string) => Type.Object({ id: Type.String(), obje
 export const Metadata = Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]);
 
 /** The error envelope of `/v1`, `/ads/v1` and `/admin/v1`. */
-export const ErrorEnvelope = Type.Object(
-  {
-    error: Type.Object({
-      message: Type.String(),
-      type: Type.String(),
-      param: Type.Union([Type.String(), Type.Null()]),
-      code: Type.Union([Type.String(), Type.Null()]),
-    }),
-  },
-);
+export const ErrorEnvelope = Type.Object({
+  error: Type.Object({
+    message: Type.String(),
+    type: Type.String(),
+    param: Type.Union([Type.String(), Type.Null()]),
+    code: Type.Union([Type.String(), Type.Null()]),
+  }),
+});
 
 /** An object whose members this schema does not spell out (a config document, a passed-through JSON). */
 export const AnyObject = Type.Object({}, { additionalProperties: true });

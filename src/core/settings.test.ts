@@ -8,7 +8,11 @@ describe('settings', () => {
     expect(settings.databaseUrl).toBeUndefined();
   });
   it('reads STANDIN_* variables, and flags win', () => {
-    const { settings, rest } = readSettings(['serve', '--port', '9000', '--no-seed', '--vendor=openai'], { STANDIN_PORT: '7000', STANDIN_DATABASE_URL: 'postgres://x/y', STANDIN_SEED: 'true' });
+    const { settings, rest } = readSettings(['serve', '--port', '9000', '--no-seed', '--vendor=openai'], {
+      STANDIN_PORT: '7000',
+      STANDIN_DATABASE_URL: 'postgres://x/y',
+      STANDIN_SEED: 'true',
+    });
     expect(settings.port).toBe(9000);
     expect(settings.seed).toBe(false);
     expect(settings.vendor).toBe('openai');

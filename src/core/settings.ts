@@ -2,18 +2,25 @@
  * Process settings: every option is a `--flag` and a `STANDIN_*` environment variable (flags win).
  * Areas add their options to `OPTIONS`; the type follows from the table.
  */
-type Kind = 'string' | 'int' | 'bool';
+type Kind = 'string' | 'int' | 'bool' | 'port';
 interface OptionSpec<K extends Kind = Kind, D = unknown> {
   kind: K;
   default: D;
   help: string;
 }
 
-const opt = <K extends Kind, D extends (K extends 'int' ? number : K extends 'bool' ? boolean : string | undefined)>(kind: K, def: D, help: string): OptionSpec<K, D> => ({
+const opt = <K extends Kind, D extends (K extends 'int' | 'port' ? number : K extends 'bool' ? boolean : string | undefined)>(
+  kind: K,
+  def: D,
+  help: string,
+): OptionSpec<K, D> => ({
   kind,
   default: def,
   help,
 });
+
+/** A listener that is switched off (`--mtls-port off`); 0 asks for a free port, as `--port 0` does. */
+export const OFF = -1;
 
 export const OPTIONS = {
   host: opt('string', '127.0.0.1', 'address to listen on'),
@@ -22,6 +29,7 @@ export const OPTIONS = {
   databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL'),
   dbPoolSize: opt('int', 20, 'PostgreSQL connections per instance'),
   redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances'),
+  rateLimitOutage: opt('string', 'closed', "while Redis is unreachable: 'closed' answers 503 (retry), 'open' admits requests uncounted"),
   config: opt('string', undefined, 'declarative config file (YAML or JSON)'),
   seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),
   vendor: opt('string', 'vendor', "the host's name: window.<vendor>, <vendor>/outputTemplate, urn:<vendor>:params:…"),
@@ -29,8 +37,8 @@ export const OPTIONS = {
   logLevel: opt('string', 'warn', 'fatal, error, warn, info, debug or silent'),
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
-  mtlsPort: opt('int', 0, 'port of the mutual TLS token endpoint (0: off)'),
-  mtlsApiPort: opt('int', 0, 'port of the mutual TLS API listener (0: off)'),
+  mtlsPort: opt('port', OFF, "port of the mutual TLS token endpoint: 'off' (the default), a number, or 0 for a free one"),
+  mtlsApiPort: opt('port', OFF, "port of the mutual TLS API listener: 'off' (the default), a number, or 0 for a free one"),
   tlsCert: opt('string', undefined, 'PEM server certificate for the mTLS listeners (generated for local use when unset)'),
   tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
   widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
@@ -38,10 +46,20 @@ export const OPTIONS = {
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
   checkResponses: opt('bool', false, "hold every JSON reply against its route's response schema (a mismatch is a 500; for tests)"),
-  outboundAllow: opt('string', undefined, 'comma-separated CIDRs or host names outbound calls (webhooks, JWKS) may reach despite the SSRF guard'),
+  outboundAllow: opt(
+    'string',
+    undefined,
+    'comma-separated CIDRs or host names outbound calls (webhooks, JWKS, the app host) may reach despite the SSRF guard',
+  ),
 } as const;
 
-type ValueOf<S> = S extends { kind: 'int' } ? number : S extends { kind: 'bool' } ? boolean : S extends { default: string } ? string : string | undefined;
+type ValueOf<S> = S extends { kind: 'int' | 'port' }
+  ? number
+  : S extends { kind: 'bool' }
+    ? boolean
+    : S extends { default: string }
+      ? string
+      : string | undefined;
 export type Settings = { -readonly [K in keyof typeof OPTIONS]: ValueOf<(typeof OPTIONS)[K]> };
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -50,6 +68,12 @@ const envName = (s: string) => `STANDIN_${s.replace(/[A-Z]/g, (c) => `_${c}`).to
 function parseValue(name: string, kind: Kind, raw: string): string | number | boolean {
   if (kind === 'int') {
     if (!/^\d+$/.test(raw)) throw new Error(`--${kebab(name)} must be a whole number, got '${raw}'`);
+    return Number(raw);
+  }
+  if (kind === 'port') {
+    if (/^off$/i.test(raw)) return OFF;
+    if (!/^\d+$/.test(raw) || Number(raw) > 65535)
+      throw new Error(`--${kebab(name)} must be 'off' or a port from 0 (a free one) to 65535, got '${raw}'`);
     return Number(raw);
   }
   if (kind === 'bool') {
@@ -77,7 +101,8 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
       rest.push(arg);
       continue;
     }
-    let [flag, value] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const [flag, given] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    let value = given;
     let name = byFlag.get(flag);
     if (!name && flag.startsWith('no-') && byFlag.has(flag.slice(3))) {
       name = byFlag.get(flag.slice(3))!;
@@ -91,7 +116,11 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
     }
     const spec = OPTIONS[name as keyof typeof OPTIONS];
     if (value === undefined) {
-      if (spec.kind === 'bool' && (argv[i + 1] === undefined || argv[i + 1].startsWith('--') || !/^(1|0|true|false|yes|no|on|off)$/i.test(argv[i + 1]))) value = 'true';
+      if (
+        spec.kind === 'bool' &&
+        (argv[i + 1] === undefined || argv[i + 1].startsWith('--') || !/^(1|0|true|false|yes|no|on|off)$/i.test(argv[i + 1]))
+      )
+        value = 'true';
       else value = argv[++i];
     }
     if (value === undefined) throw new Error(`--${flag} needs a value`);

@@ -28,7 +28,11 @@ export interface CoreTables {
 export const coreMigrations: Record<string, Migration> = {
   '202611220000_core_init': {
     async up(db: Kysely<any>) {
-      await db.schema.createTable('settings').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
       await db.schema
         .createTable('jobs')
         .addColumn('id', 'text', (c) => c.primaryKey())

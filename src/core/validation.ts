@@ -8,7 +8,13 @@ import { ApiError, invalid } from './errors.js';
  * query strings and path parameters are coerced, because every value arrives there as text.
  */
 function makeAjv(coerce: boolean) {
-  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: false, coerceTypes: coerce ? 'array' : false, strict: false });
+  const ajv = new Ajv({
+    allErrors: false,
+    removeAdditional: false,
+    useDefaults: false,
+    coerceTypes: coerce ? 'array' : false,
+    strict: false,
+  });
   addFormats.default(ajv);
   return ajv;
 }
@@ -21,15 +27,54 @@ const paramAjv = makeAjv(true);
  */
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   let compiled: ValidateFunction | undefined;
+  const body = httpPart === 'body';
+  // Query and path values are text: a number must be written in decimal ('0x10' is not 16).
+  const numeric = numericMembers(body ? {} : schema);
   const validate = (data: unknown) => {
-    compiled ??= (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
+    for (const name of numeric) {
+      const v = (data as Record<string, unknown> | undefined)?.[name];
+      if (typeof v === 'string' && !DECIMAL.test(v)) {
+        validate.errors = [
+          { keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type: numeric.type(name) }, message: 'must be a number' },
+        ];
+        return false;
+      }
+    }
+    compiled ??= (body ? bodyAjv : paramAjv).compile(schema as object);
     const ok = compiled(data);
     validate.errors = compiled.errors;
     return ok;
   };
   validate.errors = null as ValidateFunction['errors'];
-  return validate as any;
+  return validate;
 };
+
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** The top-level members of a query or params schema that hold numbers, with their JSON type. */
+function numericMembers(schema: unknown): string[] & { type(name: string): string } {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const names = Object.keys(properties).filter((k) => properties[k].type === 'integer' || properties[k].type === 'number');
+  return Object.assign(names, { type: (name: string) => String(properties[name].type) });
+}
+
+/** For a route whose body is all optional: no body at all reads as `{}` (a preValidation hook). */
+export function absentBodyIsEmpty(request: { body?: unknown }, _reply: unknown, done: (err?: Error) => void): void {
+  request.body ??= {};
+  done();
+}
+
+/**
+ * For a route that takes no body (`POST …/cancel`): a body with members is refused, not silently ignored.
+ * No body, or `{}`, is fine.
+ */
+export function refuseBody(request: { body?: unknown }, _reply: unknown, done: (err?: Error) => void): void {
+  const body = request.body;
+  if (body === undefined || body === null) return done();
+  if (typeof body !== 'object' || Array.isArray(body)) return done(invalid('This endpoint takes no request body.', null, 'invalid_type'));
+  const first = Object.keys(body)[0];
+  done(first === undefined ? undefined : invalid(`Unrecognized request argument supplied: '${first}'.`, first, 'unknown_parameter'));
+}
 
 const replyAjv = makeAjv(false);
 
@@ -47,8 +92,15 @@ export function serializerCompiler(check: boolean): FastifySerializerCompiler<un
       if (!compiled(data)) {
         const e = compiled.errors?.[0];
         const at = pointerToParam(e?.instancePath ?? '') || '(the reply)';
-        const detail = e?.keyword === 'additionalProperties' ? `unexpected '${(e.params as { additionalProperty: string }).additionalProperty}'` : e?.message;
-        throw new ApiError('server_error', `The reply of ${method} ${url} (${httpStatus}) does not match its response schema: ${at} ${detail}.`, { code: 'response_schema_mismatch' });
+        const detail =
+          e?.keyword === 'additionalProperties'
+            ? `unexpected '${(e.params as { additionalProperty: string }).additionalProperty}'`
+            : e?.message;
+        throw new ApiError(
+          'server_error',
+          `The reply of ${method} ${url} (${httpStatus}) does not match its response schema: ${at} ${detail}.`,
+          { code: 'response_schema_mismatch' },
+        );
       }
       return JSON.stringify(data);
     };
@@ -70,74 +122,112 @@ const describe = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an a
 /** Turns the first ajv error into the platform's 400: a message naming the field and the rule, `param` its path. */
 export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unknown): ApiError {
   const base = pointerToParam(err.instancePath);
-  const prefix = where === 'body' ? '' : '';
-  const p = (name: string) => prefix + name;
+  const params = err.params as Record<string, unknown>;
   const valueAt = () => {
-    let v: any = data;
-    for (const part of err.instancePath.split('/').slice(1)) v = v?.[part];
+    let v: unknown = data;
+    for (const part of err.instancePath.split('/').slice(1)) v = (v as Record<string, unknown> | undefined)?.[part];
     return v;
   };
   switch (err.keyword) {
     case 'required': {
-      const name = base ? `${base}.${(err.params as any).missingProperty}` : (err.params as any).missingProperty;
-      return invalid(`Missing required parameter: '${p(name)}'.`, p(name), 'missing_required_parameter');
+      const name = base ? `${base}.${params.missingProperty}` : String(params.missingProperty);
+      return invalid(`Missing required parameter: '${name}'.`, name, 'missing_required_parameter');
     }
     case 'additionalProperties': {
-      const extra = (err.params as any).additionalProperty;
+      const extra = String(params.additionalProperty);
       const name = base ? `${base}.${extra}` : extra;
-      return invalid(`Unrecognized request argument supplied: '${p(name)}'.`, p(name), 'unknown_parameter');
+      return invalid(`Unrecognized request argument supplied: '${name}'.`, name, 'unknown_parameter');
     }
     case 'type':
-      return invalid(`Invalid type for '${p(base)}': expected ${typeName(String((err.params as any).type).split(',')[0])}, but got ${describe(valueAt())} instead.`, p(base), 'invalid_type');
+      return invalid(
+        `Invalid type for '${base}': expected ${typeName(String(params.type).split(',')[0])}, but got ${describe(valueAt())} instead.`,
+        base,
+        'invalid_type',
+      );
     case 'enum':
     case 'const': {
-      const allowed = ((err.params as any).allowedValues ?? [(err.params as any).allowedValue]) as unknown[];
-      return invalid(`Invalid value for '${p(base)}': ${JSON.stringify(valueAt())}. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`, p(base), 'invalid_value');
+      const allowed = (params.allowedValues ?? [params.allowedValue]) as unknown[];
+      return invalid(
+        `Invalid value for '${base}': ${JSON.stringify(valueAt())}. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`,
+        base,
+        'invalid_value',
+      );
     }
     case 'minLength':
-      return invalid(`'${p(base)}' must be at least ${(err.params as any).limit} characters.`, p(base), 'string_too_short');
+      return invalid(`'${base}' must be at least ${params.limit} characters.`, base, 'string_too_short');
     case 'maxLength':
-      return invalid(`'${p(base)}' must be at most ${(err.params as any).limit} characters.`, p(base), 'string_too_long');
+      return invalid(`'${base}' must be at most ${params.limit} characters.`, base, 'string_too_long');
     case 'minimum':
     case 'exclusiveMinimum':
-      return invalid(`'${p(base)}' must be ${err.keyword === 'minimum' ? 'at least' : 'greater than'} ${(err.params as any).limit}.`, p(base), 'invalid_value');
+      return invalid(
+        `'${base}' must be ${err.keyword === 'minimum' ? 'at least' : 'greater than'} ${params.limit}.`,
+        base,
+        'invalid_value',
+      );
     case 'maximum':
     case 'exclusiveMaximum':
-      return invalid(`'${p(base)}' must be ${err.keyword === 'maximum' ? 'at most' : 'less than'} ${(err.params as any).limit}.`, p(base), 'invalid_value');
+      return invalid(`'${base}' must be ${err.keyword === 'maximum' ? 'at most' : 'less than'} ${params.limit}.`, base, 'invalid_value');
     case 'minItems':
-      return invalid(`'${p(base)}' must have at least ${(err.params as any).limit} items.`, p(base), 'array_too_short');
+      return invalid(`'${base}' must have at least ${params.limit} items.`, base, 'array_too_short');
     case 'maxItems':
-      return invalid(`'${p(base)}' must have at most ${(err.params as any).limit} items.`, p(base), 'array_too_long');
+      return invalid(`'${base}' must have at most ${params.limit} items.`, base, 'array_too_long');
     case 'maxProperties':
-      return invalid(`'${p(base)}' must have at most ${(err.params as any).limit} entries.`, p(base), 'object_too_large');
+      return invalid(`'${base}' must have at most ${params.limit} entries.`, base, 'object_too_large');
     case 'pattern':
-      return invalid(`'${p(base)}' has an invalid format (must match ${(err.params as any).pattern}).`, p(base), 'invalid_value');
+      return invalid(`'${base}' has an invalid format (must match ${params.pattern}).`, base, 'invalid_value');
     case 'format':
-      return invalid(`'${p(base)}' must be a valid ${(err.params as any).format}.`, p(base), 'invalid_value');
+      return invalid(`'${base}' must be a valid ${params.format}.`, base, 'invalid_value');
     case 'anyOf':
     case 'oneOf':
-      return invalid(`Invalid value for '${p(base) || where}': it matches none of the allowed forms.`, p(base) || null, 'invalid_value');
+      return invalid(`Invalid value for '${base || where}': it matches none of the allowed forms.`, base || null, 'invalid_value');
     default:
-      return invalid(`Invalid value for '${p(base) || where}': ${err.message ?? 'invalid'}.`, p(base) || null, 'invalid_value');
+      return invalid(`Invalid value for '${base || where}': ${err.message ?? 'invalid'}.`, base || null, 'invalid_value');
   }
+}
+
+/** What keeps the store from writing, in words, when `err` says so (SQLite and PostgreSQL codes). */
+export function storageFailure(err: { code?: string }): string | undefined {
+  const code = String(err.code ?? '');
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100') return 'the disk is full';
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === '25006') return 'the store is read-only';
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return 'the disk failed a read or write';
+  return undefined;
 }
 
 /** Maps anything thrown in a handler to an ApiError; bad input never becomes a 500. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const e = error as FastifyError & { validation?: any[]; validationContext?: string; body?: unknown };
+  const e = error as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
   if (e.validation && e.validation.length) return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body');
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return invalid(`We could not parse the JSON body of your request. (${e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'invalid JSON')})`, null, 'invalid_json');
+      return invalid(
+        `We could not parse the JSON body of your request. (${e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'invalid JSON')})`,
+        null,
+        'invalid_json',
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('invalid_request_error', 'The request body is too large.', { status: 413, code: 'request_too_large' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('invalid_request_error', `Unsupported Content-Type; send 'application/json'.`, { status: 415, code: 'unsupported_media_type' });
+      return new ApiError('invalid_request_error', `Unsupported Content-Type; send 'application/json'.`, {
+        status: 415,
+        code: 'unsupported_media_type',
+      });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return invalid('The Content-Length header does not match the body.', null, 'invalid_content_length');
+    case 'FST_ERR_BAD_URL':
+      return invalid('The URL is not valid: it has a malformed percent-encoding.', null, 'invalid_url');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return invalid('The URL is not valid: a path parameter is longer than 500 characters.', null, 'invalid_url');
   }
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalid(e.message, null, e.code ?? null);
+  const storage = storageFailure(e);
+  if (storage)
+    return new ApiError(
+      'service_unavailable_error',
+      `Standin cannot write to its store: ${storage}. Reads still work; retry once it is fixed.`,
+      { code: 'storage_unavailable' },
+    );
   return new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: 'server_error' });
 }

@@ -1,13 +1,24 @@
 import { Type } from 'typebox';
 
-export const PermissionsSchema = Type.Record(Type.String({ pattern: '^[a-z_]+$' }), Type.Union([Type.Literal('none'), Type.Literal('read'), Type.Literal('write')]), {
-  description: 'Per resource group (models, assistants, threads, responses, files, webhooks …): none, read or write. Omitted: full access.',
-});
+export const PermissionsSchema = Type.Record(
+  Type.String({ pattern: '^[a-z_]+$' }),
+  Type.Union([Type.Literal('none'), Type.Literal('read'), Type.Literal('write')]),
+  {
+    description:
+      'Per resource group (models, assistants, threads, responses, files, webhooks …): none, read or write. Omitted: full access.',
+  },
+);
 
 export const ApiKeyConfig = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    value: Type.Optional(Type.String({ minLength: 20, maxLength: 200, description: 'A fixed key for local use; omitted, a random key is made and printed once.' })),
+    value: Type.Optional(
+      Type.String({
+        minLength: 20,
+        maxLength: 200,
+        description: 'A fixed key for local use; omitted, a random key is made and printed once.',
+      }),
+    ),
     permissions: Type.Optional(PermissionsSchema),
   },
   { additionalProperties: false },
@@ -48,3 +59,41 @@ export const CreateServiceAccountBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Path parameters of the control-plane routes. */
+export const OrgParams = Type.Object({ org_id: Type.String({ maxLength: 200 }) });
+export const ProjectParams = Type.Object({ project_id: Type.String({ maxLength: 200 }) });
+export const ProjectKeyParams = Type.Object({ project_id: Type.String({ maxLength: 200 }), key_id: Type.String({ maxLength: 200 }) });
+
+export const OrganizationObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('organization'),
+  name: Type.String(),
+  created_at: Type.Integer(),
+});
+export const ProjectObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('organization.project'),
+  organization_id: Type.String(),
+  name: Type.String(),
+  created_at: Type.Integer(),
+});
+export const ServiceAccountObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('organization.project.service_account'),
+  project_id: Type.String(),
+  name: Type.String(),
+  role: Type.String(),
+  created_at: Type.Integer(),
+});
+export const ApiKeyObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('organization.project.api_key'),
+  project_id: Type.String(),
+  service_account_id: Type.Union([Type.String(), Type.Null()]),
+  name: Type.String(),
+  redacted_value: Type.String(),
+  permissions: Type.Union([PermissionsSchema, Type.Null()]),
+  created_at: Type.Integer(),
+  value: Type.Optional(Type.String({ description: 'The key itself: only in the reply that created it.' })),
+});

@@ -4,10 +4,32 @@ import { invalid, notFound } from '../core/errors.js';
 import { newId, newSecret } from '../core/ids.js';
 import { hashSecret, redactSecret } from '../core/secrets.js';
 import { fromJson, toJson, type Exec } from '../store/db.js';
+import * as store from './store.js';
 
-export interface Organization { id: string; object: 'organization'; name: string; created_at: number }
-export interface Project { id: string; object: 'organization.project'; organization_id: string; name: string; created_at: number }
-export interface ServiceAccount { id: string; object: 'organization.project.service_account'; project_id: string; name: string; role: string; created_at: number }
+/** The token endpoint's RFC 6749 §5.2 error reply, for the composition root's error handler under `/oauth/`. */
+export { sendOAuthError } from './workload/errors.js';
+
+export interface Organization {
+  id: string;
+  object: 'organization';
+  name: string;
+  created_at: number;
+}
+export interface Project {
+  id: string;
+  object: 'organization.project';
+  organization_id: string;
+  name: string;
+  created_at: number;
+}
+export interface ServiceAccount {
+  id: string;
+  object: 'organization.project.service_account';
+  project_id: string;
+  name: string;
+  role: string;
+  created_at: number;
+}
 export interface ApiKey {
   id: string;
   object: 'organization.project.api_key';
@@ -23,54 +45,58 @@ export interface ApiKey {
 
 /** Creates an organization, or returns the existing one with that id (or, without an id, that name). */
 export async function upsertOrganization(ctx: Ctx, exec: Exec, input: { id?: string; name: string }): Promise<Organization> {
-  const existing = await exec
-    .selectFrom('organizations')
-    .selectAll()
-    .where(input.id ? 'id' : 'name', '=', input.id ?? input.name)
-    .executeTakeFirst();
+  const existing = await store.findOrganization(exec, input);
   if (existing) {
-    if (existing.name !== input.name) await exec.updateTable('organizations').set({ name: input.name }).where('id', '=', existing.id).execute();
+    if (existing.name !== input.name) await store.renameOrganization(exec, existing.id, input.name);
     return { id: existing.id, object: 'organization', name: input.name, created_at: existing.created_at };
   }
   const row = { id: input.id ?? newId('org', ctx.clock), name: input.name, created_at: ctx.clock.nowSeconds() };
-  await exec.insertInto('organizations').values(row).execute();
+  await store.insertOrganization(exec, row);
   return { ...row, object: 'organization' };
 }
 
 /** Creates a project in an organization, or returns the existing one with that id (or name). */
 export async function upsertProject(ctx: Ctx, exec: Exec, organizationId: string, input: { id?: string; name: string }): Promise<Project> {
-  let q = exec.selectFrom('projects').selectAll();
-  q = input.id ? q.where('id', '=', input.id) : q.where('organization_id', '=', organizationId).where('name', '=', input.name);
-  const existing = await q.executeTakeFirst();
+  const existing = await store.findProject(exec, { id: input.id, organizationId, name: input.name });
   if (existing) {
     if (existing.organization_id !== organizationId) throw invalid(`Project '${existing.id}' belongs to another organization.`, 'id');
-    if (existing.name !== input.name) await exec.updateTable('projects').set({ name: input.name }).where('id', '=', existing.id).execute();
-    return { id: existing.id, object: 'organization.project', organization_id: organizationId, name: input.name, created_at: existing.created_at };
+    if (existing.name !== input.name) await store.renameProject(exec, existing.id, input.name);
+    return {
+      id: existing.id,
+      object: 'organization.project',
+      organization_id: organizationId,
+      name: input.name,
+      created_at: existing.created_at,
+    };
   }
-  const row = { id: input.id ?? newId('proj', ctx.clock), organization_id: organizationId, name: input.name, created_at: ctx.clock.nowSeconds() };
-  await exec.insertInto('projects').values(row).execute();
+  const row = {
+    id: input.id ?? newId('proj', ctx.clock),
+    organization_id: organizationId,
+    name: input.name,
+    created_at: ctx.clock.nowSeconds(),
+  };
+  await store.insertProject(exec, row);
   return { ...row, object: 'organization.project' };
 }
 
 export async function getOrganization(exec: Exec, id: string): Promise<Organization> {
-  const row = await exec.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await store.findOrganization(exec, { id });
   if (!row) throw notFound('organization', id);
   return { ...row, object: 'organization' };
 }
 
 export async function getProject(exec: Exec, id: string): Promise<Project> {
-  const row = await exec.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await store.findProject(exec, { id });
   if (!row) throw notFound('project', id);
   return { ...row, object: 'organization.project' };
 }
 
 export async function listOrganizations(exec: Exec): Promise<Organization[]> {
-  return (await exec.selectFrom('organizations').selectAll().orderBy('id').execute()).map((r) => ({ ...r, object: 'organization' as const }));
+  return (await store.listOrganizations(exec)).map((r) => ({ ...r, object: 'organization' as const }));
 }
 
 export async function listProjects(exec: Exec, organizationId: string): Promise<Project[]> {
-  const rows = await exec.selectFrom('projects').selectAll().where('organization_id', '=', organizationId).orderBy('id').execute();
-  return rows.map((r) => ({ ...r, object: 'organization.project' as const }));
+  return (await store.listProjects(exec, organizationId)).map((r) => ({ ...r, object: 'organization.project' as const }));
 }
 
 const SERVICE_ACCOUNT_ROLES = ['owner', 'member', 'reader'] as const;
@@ -87,13 +113,11 @@ export async function upsertServiceAccount(
   if (!(SERVICE_ACCOUNT_ROLES as readonly string[]).includes(role)) {
     throw invalid(`'role' must be one of ${SERVICE_ACCOUNT_ROLES.join(', ')}.`, 'role', 'invalid_value');
   }
-  let q = exec.selectFrom('service_accounts').selectAll();
-  q = input.id ? q.where('id', '=', input.id) : q.where('project_id', '=', projectId).where('name', '=', input.name);
-  const existing = await q.executeTakeFirst();
+  const existing = await store.findServiceAccount(exec, { id: input.id, projectId, name: input.name });
   if (existing) {
     if (existing.project_id !== projectId) throw invalid(`Service account '${existing.id}' belongs to another project.`, 'id');
-    await exec.updateTable('service_accounts').set({ name: input.name, role }).where('id', '=', existing.id).execute();
-    return { ...existing, name: input.name, role, object: 'organization.project.service_account' };
+    await store.updateServiceAccount(exec, existing.id, { name: input.name, role });
+    return toServiceAccount({ ...existing, name: input.name, role });
   }
   const row = {
     id: input.id ?? newId('svc_acct', ctx.clock),
@@ -103,22 +127,39 @@ export async function upsertServiceAccount(
     role,
     created_at: ctx.clock.nowSeconds(),
   };
-  await exec.insertInto('service_accounts').values(row).execute();
-  return { id: row.id, project_id: projectId, name: row.name, role, created_at: row.created_at, object: 'organization.project.service_account' };
+  await store.insertServiceAccount(exec, row);
+  return toServiceAccount(row);
 }
 
+const toServiceAccount = (r: store.ServiceAccountRow): ServiceAccount => ({
+  id: r.id,
+  object: 'organization.project.service_account',
+  project_id: r.project_id,
+  name: r.name,
+  role: r.role,
+  created_at: r.created_at,
+});
+
+/** A service account with its organization (for the rules of other areas: roles, mappings). */
 export async function getServiceAccount(exec: Exec, id: string): Promise<ServiceAccount & { organization_id: string }> {
-  const row = await exec.selectFrom('service_accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await store.findServiceAccount(exec, { id });
   if (!row) throw notFound('service account', id);
-  return { ...row, object: 'organization.project.service_account' };
+  return { ...toServiceAccount(row), organization_id: row.organization_id };
 }
 
 export async function listServiceAccounts(exec: Exec, projectId: string): Promise<ServiceAccount[]> {
-  const rows = await exec.selectFrom('service_accounts').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
-  return rows.map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, role: r.role, created_at: r.created_at, object: 'organization.project.service_account' as const }));
+  return (await store.listServiceAccounts(exec, projectId)).map(toServiceAccount);
 }
 
-const toApiKey = (r: { id: string; project_id: string; service_account_id: string | null; name: string; redacted: string; permissions: string | null; created_at: number }): ApiKey => ({
+const toApiKey = (r: {
+  id: string;
+  project_id: string;
+  service_account_id: string | null;
+  name: string;
+  redacted: string;
+  permissions: string | null;
+  created_at: number;
+}): ApiKey => ({
   id: r.id,
   object: 'organization.project.api_key',
   project_id: r.project_id,
@@ -144,18 +185,20 @@ export async function createApiKey(
     const sa = await getServiceAccount(exec, input.serviceAccountId);
     if (sa.project_id !== project.id) throw invalid(`Service account '${sa.id}' is not in project '${project.id}'.`, 'service_account_id');
   }
-  if (input.value !== undefined && input.value.length < 20) throw invalid("A declared key 'value' must be at least 20 characters.", 'value');
+  if (input.value !== undefined && input.value.length < 20)
+    throw invalid("A declared key 'value' must be at least 20 characters.", 'value');
   const value = input.value ?? newSecret(input.serviceAccountId ? 'sk-svcacct-' : 'sk-proj-');
   const hash = hashSecret(value);
-  const existing = await exec.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+  const existing = await store.findApiKeyByHash(exec, hash);
   if (existing) {
     if (existing.project_id !== project.id) throw invalid('That key value is already used by another project.', 'value');
-    await exec
-      .updateTable('api_keys')
-      .set({ name: input.name, permissions: toJson(input.permissions ?? null), service_account_id: input.serviceAccountId ?? null })
-      .where('id', '=', existing.id)
-      .execute();
-    return toApiKey({ ...existing, name: input.name, permissions: toJson(input.permissions ?? null), service_account_id: input.serviceAccountId ?? null });
+    const columns = {
+      name: input.name,
+      permissions: toJson(input.permissions ?? null),
+      service_account_id: input.serviceAccountId ?? null,
+    };
+    await store.updateApiKey(exec, existing.id, columns);
+    return toApiKey({ ...existing, ...columns });
   }
   const row = {
     id: newId('key', ctx.clock),
@@ -168,22 +211,21 @@ export async function createApiKey(
     permissions: toJson(input.permissions ?? null),
     created_at: ctx.clock.nowSeconds(),
   };
-  await exec.insertInto('api_keys').values(row).execute();
+  await store.insertApiKey(exec, row);
   return { ...toApiKey(row), value };
 }
 
 export async function listApiKeys(exec: Exec, projectId: string): Promise<ApiKey[]> {
-  return (await exec.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).orderBy('id').execute()).map(toApiKey);
+  return (await store.listApiKeys(exec, projectId)).map(toApiKey);
 }
 
 export async function deleteApiKey(exec: Exec, projectId: string, keyId: string): Promise<void> {
-  const res = await exec.deleteFrom('api_keys').where('id', '=', keyId).where('project_id', '=', projectId).executeTakeFirst();
-  if (!res.numDeletedRows) throw notFound('API key', keyId);
+  if (!(await store.deleteApiKey(exec, projectId, keyId))) throw notFound('API key', keyId);
 }
 
 /** Resolves a platform API key to its principal, or null when no key has that value. */
 export async function resolveApiKey(exec: Exec, token: string): Promise<PlatformPrincipal | null> {
-  const row = await exec.selectFrom('api_keys').selectAll().where('hash', '=', hashSecret(token)).executeTakeFirst();
+  const row = await store.findApiKeyByHash(exec, hashSecret(token));
   if (!row) return null;
   return {
     kind: 'platform',

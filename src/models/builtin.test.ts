@@ -8,12 +8,25 @@ function provider(entry: Record<string, unknown> = {}) {
   return createBuiltinProvider(route.builtin!);
 }
 
-const weather = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } }, required: ['city', 'days'] } } };
+const weather = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } },
+      required: ['city', 'days'],
+    },
+  },
+};
 
 describe('builtin provider', () => {
   it('echoes the last user message by default and streams it in chunks', async () => {
     const seen: ChatChunk[] = [];
-    const r = await provider({ chunk_chars: 8 }).complete({ model: 'm', messages: [{ role: 'user', content: 'hello there, general' }] }, (c) => seen.push(c));
+    const r = await provider({ chunk_chars: 8 }).complete(
+      { model: 'm', messages: [{ role: 'user', content: 'hello there, general' }] },
+      (c) => seen.push(c),
+    );
     expect(r.content).toBe('You said: hello there, general');
     expect(r.finish_reason).toBe('stop');
     expect(seen.length).toBeGreaterThan(1);
@@ -23,14 +36,27 @@ describe('builtin provider', () => {
   });
 
   it('answers by rule: substring and regex, with {{input}}', async () => {
-    const p = provider({ rules: [{ match: 'PING', reply: 'pong ({{input}})' }, { regex: '/^bye\\b/i', reply: 'see you' }] });
+    const p = provider({
+      rules: [
+        { match: 'PING', reply: 'pong ({{input}})' },
+        { regex: '/^bye\\b/i', reply: 'see you' },
+      ],
+    });
     expect((await p.complete({ model: 'm', messages: [{ role: 'user', content: 'a ping!' }] })).content).toBe('pong (a ping!)');
     expect((await p.complete({ model: 'm', messages: [{ role: 'user', content: 'Bye now' }] })).content).toBe('see you');
     expect((await p.complete({ model: 'm', messages: [{ role: 'user', content: 'goodbye' }] })).content).toBe('You said: goodbye');
   });
 
   it('calls the tools a rule names, only when offered, then replies after the outputs', async () => {
-    const p = provider({ rules: [{ match: 'weather', tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], after_tool_outputs: 'Weather: {{output}}' }] });
+    const p = provider({
+      rules: [
+        {
+          match: 'weather',
+          tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+          after_tool_outputs: 'Weather: {{output}}',
+        },
+      ],
+    });
     const noTools = await p.complete({ model: 'm', messages: [{ role: 'user', content: 'weather?' }] });
     expect(noTools.tool_calls).toEqual([]);
     expect(noTools.content).toBe('You said: weather?');
@@ -54,7 +80,12 @@ describe('builtin provider', () => {
 
   it('builds arguments from the schema when a tool is forced', async () => {
     const p = provider();
-    const required = await p.complete({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [weather], tool_choice: 'required' });
+    const required = await p.complete({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [weather],
+      tool_choice: 'required',
+    });
     expect(JSON.parse(required.tool_calls[0].function.arguments)).toEqual({ city: 'example', days: 1 });
     const named = await p.complete({
       model: 'm',
@@ -64,7 +95,12 @@ describe('builtin provider', () => {
     });
     expect(named.tool_calls.map((c) => c.function.name)).toEqual(['other']);
     expect(named.tool_calls[0].function.arguments).toBe('{}');
-    const none = await p.complete({ model: 'm', messages: [{ role: 'user', content: 'use get_weather' }], tools: [weather], tool_choice: 'none' });
+    const none = await p.complete({
+      model: 'm',
+      messages: [{ role: 'user', content: 'use get_weather' }],
+      tools: [weather],
+      tool_choice: 'none',
+    });
     expect(none.tool_calls).toEqual([]);
     const mentioned = await p.complete({ model: 'm', messages: [{ role: 'user', content: 'use get_weather please' }], tools: [weather] });
     expect(mentioned.tool_calls[0].function.name).toBe('get_weather');
@@ -72,14 +108,23 @@ describe('builtin provider', () => {
 
   it('honours parallel_tool_calls=false', async () => {
     const p = provider({ rules: [{ match: 'two', tool_calls: [{ name: 'a' }, { name: 'b' }] }] });
-    const tools = [{ type: 'function' as const, function: { name: 'a' } }, { type: 'function' as const, function: { name: 'b' } }];
+    const tools = [
+      { type: 'function' as const, function: { name: 'a' } },
+      { type: 'function' as const, function: { name: 'b' } },
+    ];
     expect((await p.complete({ model: 'm', messages: [{ role: 'user', content: 'two' }], tools })).tool_calls).toHaveLength(2);
-    expect((await p.complete({ model: 'm', messages: [{ role: 'user', content: 'two' }], tools, parallel_tool_calls: false })).tool_calls).toHaveLength(1);
+    expect(
+      (await p.complete({ model: 'm', messages: [{ role: 'user', content: 'two' }], tools, parallel_tool_calls: false })).tool_calls,
+    ).toHaveLength(1);
   });
 
   it('cuts the reply at max_tokens with finish_reason length', async () => {
     const long = 'word '.repeat(600);
-    const r = await provider({ rules: [{ match: 'long', reply: long }] }).complete({ model: 'm', messages: [{ role: 'user', content: 'long' }], max_tokens: 256 });
+    const r = await provider({ rules: [{ match: 'long', reply: long }] }).complete({
+      model: 'm',
+      messages: [{ role: 'user', content: 'long' }],
+      max_tokens: 256,
+    });
     expect(r.finish_reason).toBe('length');
     expect(r.usage.completion_tokens).toBeLessThanOrEqual(256);
     expect(r.content!.length).toBeLessThan(long.length);
@@ -90,12 +135,22 @@ describe('builtin provider', () => {
     const obj = await p.complete({ model: 'm', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } });
     expect(JSON.parse(obj.content!)).toEqual({ reply: 'hi' });
     const schema = { type: 'object', properties: { n: { type: 'number' }, tag: { enum: ['a', 'b'] } }, required: ['n', 'tag'] };
-    const js = await p.complete({ model: 'm', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+    const js = await p.complete({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+    });
     expect(JSON.parse(js.content!)).toEqual({ n: 0, tag: 'a' });
   });
 
   it('reports content_filter and stops on abort', async () => {
-    const p = provider({ rules: [{ match: 'bad', finish_reason: 'content_filter', reply: '' }, { match: 'slow', reply: 'a b c d', delay: '50ms' }], chunk_chars: 1 });
+    const p = provider({
+      rules: [
+        { match: 'bad', finish_reason: 'content_filter', reply: '' },
+        { match: 'slow', reply: 'a b c d', delay: '50ms' },
+      ],
+      chunk_chars: 1,
+    });
     expect((await p.complete({ model: 'm', messages: [{ role: 'user', content: 'bad' }] })).finish_reason).toBe('content_filter');
     const ac = new AbortController();
     const pending = p.complete({ model: 'm', messages: [{ role: 'user', content: 'slow' }], signal: ac.signal } as ChatRequest, () => {});

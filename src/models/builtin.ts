@@ -48,7 +48,8 @@ export function createBuiltinProvider(opts: BuiltinOptions) {
       }
       if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
       const completion =
-        countTokens(content ?? '') + toolCalls.reduce((n, c) => n + countTokens(c.function.name) + countTokens(c.function.arguments) + 3, 0);
+        countTokens(content ?? '') +
+        toolCalls.reduce((n, c) => n + countTokens(c.function.name) + countTokens(c.function.arguments) + 3, 0);
       const prompt = countPrompt(request.messages, request.tools);
       return {
         content,
@@ -81,7 +82,8 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
   const outputs = toolOutputsSince(messages, lastUser);
   const rule = opts.rules.find((r) => r.test(input));
   const delayMs = rule?.delayMs ?? opts.delayMs;
-  const fill = (template: string) => template.replace(/\{\{\s*input\s*\}\}/g, input).replace(/\{\{\s*output\s*\}\}/g, outputs.map((o) => o.output).join('\n'));
+  const fill = (template: string) =>
+    template.replace(/\{\{\s*input\s*\}\}/g, input).replace(/\{\{\s*output\s*\}\}/g, outputs.map((o) => o.output).join('\n'));
 
   if (outputs.length) {
     const text = rule?.afterToolOutputs !== undefined ? fill(rule.afterToolOutputs) : summarize(outputs);
@@ -111,7 +113,16 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
   if (forcedTool) {
     return {
       content: null,
-      toolCalls: [{ id: callId(), type: 'function', function: { name: forcedTool.function.name, arguments: JSON.stringify(exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}) } }],
+      toolCalls: [
+        {
+          id: callId(),
+          type: 'function',
+          function: {
+            name: forcedTool.function.name,
+            arguments: JSON.stringify(exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
+          },
+        },
+      ],
       finishReason: 'stop',
       delayMs,
     };
@@ -133,7 +144,8 @@ function pickForced(request: ChatRequest, functions: ChatTool[], input: string):
   return functions.find((f) => mentions(input, f.function.name));
 }
 
-const mentions = (text: string, name: string) => new RegExp(`(^|[^A-Za-z0-9_-])${name.replace(/[-]/g, '\\-')}($|[^A-Za-z0-9_-])`).test(text);
+const mentions = (text: string, name: string) =>
+  new RegExp(`(^|[^A-Za-z0-9_-])${name.replace(/[-]/g, '\\-')}($|[^A-Za-z0-9_-])`).test(text);
 
 function defaultReply(request: ChatRequest, input: string, template: string | undefined): string {
   const format = request.response_format;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileModelsConfig } from './config.js';
-import { createModelRegistry, DEFAULT_CATALOGUE } from './providers.js';
+import { createModelRegistry, DEFAULT_CATALOG } from './providers.js';
 
 describe('models config', () => {
   it('routes exact names before patterns, patterns in file order, everything else to the builtin', () => {
@@ -20,20 +20,42 @@ describe('models config', () => {
     expect(ids).toContain('llama-3');
   });
 
-  it('lists the default catalogue while the rest goes to a builtin, not once an upstream catch-all takes over', () => {
-    expect(createModelRegistry().list().map((m) => m.id)).toEqual(DEFAULT_CATALOGUE);
-    expect(createModelRegistry({ '*': { provider: 'builtin', list: ['mine'] } }).list().map((m) => m.id)).toEqual(['mine', ...DEFAULT_CATALOGUE]);
-    expect(createModelRegistry({ '*': { provider: 'upstream', base_url: 'http://127.0.0.1:1/v1', list: ['only'] } }).list().map((m) => m.id)).toEqual(['only']);
+  it('lists the default catalog while the rest goes to a builtin, not once an upstream catch-all takes over', () => {
+    expect(
+      createModelRegistry()
+        .list()
+        .map((m) => m.id),
+    ).toEqual(DEFAULT_CATALOG);
+    expect(
+      createModelRegistry({ '*': { provider: 'builtin', list: ['mine'] } })
+        .list()
+        .map((m) => m.id),
+    ).toEqual(['mine', ...DEFAULT_CATALOG]);
+    expect(
+      createModelRegistry({ '*': { provider: 'upstream', base_url: 'http://127.0.0.1:1/v1', list: ['only'] } })
+        .list()
+        .map((m) => m.id),
+    ).toEqual(['only']);
   });
 
   it('refuses inconsistent entries with the path in the message', () => {
     expect(() => compileModelsConfig({ x: { provider: 'upstream' } })).toThrow("models.x: an upstream needs 'base_url'");
     expect(() => compileModelsConfig({ x: { provider: 'upstream', base_url: 'ftp://a' } })).toThrow('models.x.base_url');
-    expect(() => compileModelsConfig({ x: { provider: 'builtin', base_url: 'http://a' } })).toThrow('models.x.base_url: only for the upstream provider');
-    expect(() => compileModelsConfig({ x: { provider: 'builtin', rules: [{ reply: 'r' }] } })).toThrow("models.x.rules[0]: a rule needs 'match' or 'regex'");
-    expect(() => compileModelsConfig({ x: { provider: 'builtin', rules: [{ regex: '(', reply: 'r' }] } })).toThrow('models.x.rules[0].regex');
+    expect(() => compileModelsConfig({ x: { provider: 'builtin', base_url: 'http://a' } })).toThrow(
+      'models.x.base_url: only for the upstream provider',
+    );
+    expect(() => compileModelsConfig({ x: { provider: 'builtin', rules: [{ reply: 'r' }] } })).toThrow(
+      "models.x.rules[0]: a rule needs 'match' or 'regex'",
+    );
+    expect(() => compileModelsConfig({ x: { provider: 'builtin', rules: [{ regex: '(', reply: 'r' }] } })).toThrow(
+      'models.x.rules[0].regex',
+    );
     expect(() => compileModelsConfig({ x: { provider: 'builtin', delay: 'soon' } })).toThrow('models.x.delay');
-    expect(() => compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a', api_key_env: 'STANDIN_NOPE_UNSET' } }, {})).toThrow('STANDIN_NOPE_UNSET');
-    expect(compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a/v1/', api_key_env: 'K' } }, { K: 'sk' })[0].upstream).toMatchObject({ baseUrl: 'http://a/v1', apiKey: 'sk' });
+    expect(() => compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a', api_key_env: 'STANDIN_NOPE_UNSET' } }, {})).toThrow(
+      'STANDIN_NOPE_UNSET',
+    );
+    expect(
+      compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a/v1/', api_key_env: 'K' } }, { K: 'sk' })[0].upstream,
+    ).toMatchObject({ baseUrl: 'http://a/v1', apiKey: 'sk' });
   });
 });

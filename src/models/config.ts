@@ -87,7 +87,6 @@ export const EntrySchema = Type.Object(
 export const ModelsConfigSchema = Type.Record(Type.String({ minLength: 1, maxLength: 256 }), EntrySchema);
 
 export type RuleConfig = Static<typeof RuleSchema>;
-export type EntryConfig = Static<typeof EntrySchema>;
 export type ModelsConfig = Static<typeof ModelsConfigSchema>;
 
 /** A compiled rule of the built-in provider. */
@@ -143,7 +142,10 @@ export function parseRegex(text: string, where: string): RegExp {
 }
 
 function globToRegex(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 

@@ -10,7 +10,10 @@ afterAll(() => s?.close());
 
 describe('models module', () => {
   it('applies a models section; refuses a bad one with a 400 naming the problem', async () => {
-    const ok = await s.req('POST', '/admin/v1/config', { key: 'admin', body: { models: { 'local-*': { provider: 'upstream', base_url: 'http://127.0.0.1:11434/v1', list: ['local-llama'] } } } });
+    const ok = await s.req('POST', '/admin/v1/config', {
+      key: 'admin',
+      body: { models: { 'local-*': { provider: 'upstream', base_url: 'http://127.0.0.1:11434/v1', list: ['local-llama'] } } },
+    });
     expect(ok.status).toBe(200);
     const model = await s.req('GET', '/v1/models/local-llama', { key: 'platform' });
     expect(model.body).toEqual({ id: 'local-llama', object: 'model', created: 1700000000, owned_by: 'upstream' });
@@ -22,6 +25,16 @@ describe('models module', () => {
     expect(missing.body.error.message).toContain("an upstream needs 'base_url'");
     const unknown = await s.req('POST', '/admin/v1/config', { key: 'admin', body: { models: { x: { provider: 'magic' } } } });
     expect(unknown.status).toBe(400);
+  });
+
+  it('DELETE: a served model is not deletable (403), a name no provider serves is not found (404)', async () => {
+    const served = await s.req('DELETE', '/v1/models/gpt-4o', { key: 'platform' });
+    expect(served.status).toBe(403);
+    expect(served.body.error.code).toBe('model_not_deletable');
+    const unknown = await s.req('DELETE', `/v1/models/${'x'.repeat(300)}`, { key: 'platform' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('model_not_found');
+    expect((await s.req('DELETE', '/v1/models/gpt-4o')).status).toBe(401);
   });
 
   it('needs a key; an empty name is no model', async () => {

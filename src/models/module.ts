@@ -1,7 +1,9 @@
 import { invalid } from '../core/errors.js';
-import type { Module } from '../core/module.js';
-import { ModelsConfigSchema, type ModelsConfig } from './config.js';
+import { configSection, type Module } from '../core/module.js';
+import { ModelsConfigSchema } from './config.js';
 import { createModelRegistry, type ModelRegistry } from './providers.js';
+import { modelsRoutes } from './routes.js';
+import { warmTokenizer } from './tokens.js';
 
 declare module '../core/module.js' {
   interface Services {
@@ -9,11 +11,9 @@ declare module '../core/module.js' {
     models: ModelRegistry;
   }
 }
-import { modelsRoutes } from './routes.js';
-import { warmTokenizer } from './tokens.js';
 
 /**
- * Model providers, shared by runs and responses: `ctx.services.models` (a ModelProviders). Configured by
+ * Model providers, shared by runs and responses: `ctx.services.models` (a ModelRegistry). Configured by
  * the root `models` section of the config file; without it every model name is served by the built-in
  * deterministic provider. The section is held in memory: each instance reads the same config file.
  */
@@ -27,11 +27,11 @@ export const modelsModule: Module = {
     ctx.services.models = createModelRegistry();
   },
   config: [
-    {
+    configSection({
       at: 'root',
       key: 'models',
       schema: ModelsConfigSchema,
-      async apply(ctx, _tx, value: ModelsConfig) {
+      async apply(ctx, _tx, value) {
         try {
           ctx.services.models.configure(value);
         } catch (err) {
@@ -39,7 +39,7 @@ export const modelsModule: Module = {
           throw invalid(`the config is not valid: ${(err as Error).message}`, 'models', 'invalid_config');
         }
       },
-    },
+    }),
   ],
   routes(app, ctx) {
     modelsRoutes(app, ctx);

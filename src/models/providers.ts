@@ -10,7 +10,7 @@ interface Provider {
 }
 
 /** Names the default configuration advertises in `GET /v1/models` (all served by the built-in provider). */
-export const DEFAULT_CATALOGUE = ['gpt-5', 'gpt-5-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'gpt-4o-mini', 'gpt-3.5-turbo'];
+export const DEFAULT_CATALOG = ['gpt-5', 'gpt-5-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'gpt-4o-mini', 'gpt-3.5-turbo'];
 
 /** Extra, Standin-specific view of a model: where it is routed and its context window. */
 export interface ModelRoute {
@@ -42,7 +42,7 @@ export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
     builtin: { rules: [], chunkChars: 32, delayMs: 0 },
     contextWindow: DEFAULT_CONTEXT_WINDOW,
     ownedBy: 'standin',
-    list: DEFAULT_CATALOGUE,
+    list: DEFAULT_CATALOG,
   };
   const fallbackProvider = createBuiltinProvider(fallback.builtin!);
 
@@ -55,7 +55,8 @@ export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
     configure(next) {
       const compiled = compileModelsConfig(next);
       providers.clear();
-      for (const r of compiled) providers.set(r, r.provider === 'upstream' ? createUpstreamProvider(r.upstream!) : createBuiltinProvider(r.builtin!));
+      for (const r of compiled)
+        providers.set(r, r.provider === 'upstream' ? createUpstreamProvider(r.upstream!) : createBuiltinProvider(r.builtin!));
       routes = compiled;
     },
     has: (model) => typeof model === 'string' && model.length > 0 && model.length <= 256,
@@ -75,7 +76,7 @@ export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
         if (r.exact) add(r.key);
         r.list.forEach(add);
       }
-      // The default catalogue while the remaining names go to a built-in provider (not to an upstream).
+      // The default catalog while the remaining names go to a built-in provider (not to an upstream).
       if (find('\u0000any-model').route.provider === 'builtin') fallback.list.forEach(add);
       return [...seen.values()];
     },

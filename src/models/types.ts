@@ -37,8 +37,7 @@ export interface ChatRequest {
 
 /** A piece of a streamed completion. Tool call pieces carry the call's `index`; `id`/`name` come first. */
 export type ChatChunk =
-  | { type: 'text'; delta: string }
-  | { type: 'tool_call'; index: number; id?: string; name?: string; arguments?: string };
+  { type: 'text'; delta: string } | { type: 'tool_call'; index: number; id?: string; name?: string; arguments?: string };
 
 export interface ChatUsage {
   prompt_tokens: number;

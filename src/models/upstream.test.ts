@@ -19,7 +19,17 @@ const registry = () =>
 describe('upstream provider', () => {
   it('streams text deltas and reports the upstream usage', async () => {
     const seen: ChatChunk[] = [];
-    const r = await registry().complete({ model: 'up-1', messages: [{ role: 'system', content: 'be nice' }, { role: 'user', content: 'hello you' }], temperature: 0.5 }, (c) => seen.push(c));
+    const r = await registry().complete(
+      {
+        model: 'up-1',
+        messages: [
+          { role: 'system', content: 'be nice' },
+          { role: 'user', content: 'hello you' },
+        ],
+        temperature: 0.5,
+      },
+      (c) => seen.push(c),
+    );
     expect(r.content).toBe('Upstream says: hello you');
     expect(seen.filter((c) => c.type === 'text').length).toBeGreaterThan(1);
     expect(r.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
@@ -32,9 +42,14 @@ describe('upstream provider', () => {
   it('assembles tool-call deltas and passes them on with their index', async () => {
     const seen: ChatChunk[] = [];
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
-    const r = await registry().complete({ model: 'up-1', messages: [{ role: 'user', content: 'please call:lookup' }], tools, tool_choice: 'auto' }, (c) => seen.push(c));
+    const r = await registry().complete(
+      { model: 'up-1', messages: [{ role: 'user', content: 'please call:lookup' }], tools, tool_choice: 'auto' },
+      (c) => seen.push(c),
+    );
     expect(r.finish_reason).toBe('tool_calls');
-    expect(r.tool_calls).toEqual([{ id: 'call_up_1', type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ q: 'please call:lookup' }) } }]);
+    expect(r.tool_calls).toEqual([
+      { id: 'call_up_1', type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ q: 'please call:lookup' }) } },
+    ]);
     expect(seen.filter((c) => c.type === 'tool_call').every((c) => c.type === 'tool_call' && c.index === 0)).toBe(true);
     expect(server.requests.at(-1).body.tools).toEqual(tools);
   });
@@ -47,12 +62,22 @@ describe('upstream provider', () => {
 
   it('maps upstream failures to run error codes', async () => {
     const reg = registry();
-    await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'fail:429' }] })).rejects.toMatchObject({ code: 'rate_limit_exceeded', status: 429 });
-    await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'fail:400' }] })).rejects.toMatchObject({ code: 'invalid_prompt' });
+    await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'fail:429' }] })).rejects.toMatchObject({
+      code: 'rate_limit_exceeded',
+      status: 429,
+    });
+    await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'fail:400' }] })).rejects.toMatchObject({
+      code: 'invalid_prompt',
+    });
     await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'fail:503' }] })).rejects.toBeInstanceOf(ModelError);
-    await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'slow' }] })).rejects.toMatchObject({ code: 'server_error', message: expect.stringContaining('within 1000 ms') });
+    await expect(reg.complete({ model: 'up-1', messages: [{ role: 'user', content: 'slow' }] })).rejects.toMatchObject({
+      code: 'server_error',
+      message: expect.stringContaining('within 1000 ms'),
+    });
     const dead = createModelRegistry({ x: { provider: 'upstream', base_url: 'http://127.0.0.1:9/v1' } });
-    await expect(dead.complete({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ code: 'server_error' });
+    await expect(dead.complete({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({
+      code: 'server_error',
+    });
   });
 
   it('counts usage with the tokenizer when the upstream sends none, and stops on abort', async () => {

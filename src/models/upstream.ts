@@ -33,12 +33,22 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
       }
       const timeout = AbortSignal.timeout(opts.timeoutMs);
       const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: opts.stream ? 'text/event-stream' : 'application/json', ...opts.headers };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: opts.stream ? 'text/event-stream' : 'application/json',
+        ...opts.headers,
+      };
       if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
       let response: Awaited<ReturnType<typeof fetch>>;
       try {
-        response = await fetch(`${opts.baseUrl}/chat/completions`, { method: 'POST', headers, body: JSON.stringify(body), signal, dispatcher: agent });
+        response = await fetch(`${opts.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal,
+          dispatcher: agent,
+        });
       } catch (err) {
         throw failure(err, callerSignal, timeout, opts);
       }
@@ -51,7 +61,11 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
         } catch {
           /* not JSON: keep the text */
         }
-        throw new ModelError(codeForStatus(response.status), `The model upstream answered ${response.status}: ${message || response.statusText}`, response.status);
+        throw new ModelError(
+          codeForStatus(response.status),
+          `The model upstream answered ${response.status}: ${message || response.statusText}`,
+          response.status,
+        );
       }
       const acc = new Accumulator(onChunk);
       try {
@@ -120,7 +134,8 @@ class Accumulator {
   constructor(private onChunk?: (chunk: ChatChunk) => void) {}
 
   add(chunk: any) {
-    if (chunk?.error) throw new ModelError('server_error', `The model upstream failed: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+    if (chunk?.error)
+      throw new ModelError('server_error', `The model upstream failed: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
     if (chunk?.usage) this.usage = normalizeUsage(chunk.usage);
     const choice = chunk?.choices?.[0];
     if (!choice) return;
@@ -150,7 +165,15 @@ class Accumulator {
     if (!choice) throw new ModelError('server_error', 'The model upstream sent no choices.');
     const message = choice.message ?? {};
     this.add({
-      choices: [{ delta: { content: message.content ?? null, tool_calls: (message.tool_calls ?? []).map((c: any, index: number) => ({ ...c, index })) }, finish_reason: choice.finish_reason }],
+      choices: [
+        {
+          delta: {
+            content: message.content ?? null,
+            tool_calls: (message.tool_calls ?? []).map((c: any, index: number) => ({ ...c, index })),
+          },
+          finish_reason: choice.finish_reason,
+        },
+      ],
       usage: body.usage,
     });
   }
@@ -161,7 +184,8 @@ class Accumulator {
     let usage = this.usage;
     if (!usage) {
       const prompt = countPrompt(request.messages, request.tools);
-      const completion = countTokens(this.text) + calls.reduce((n, c) => n + countTokens(c.function.name) + countTokens(c.function.arguments), 0);
+      const completion =
+        countTokens(this.text) + calls.reduce((n, c) => n + countTokens(c.function.name) + countTokens(c.function.arguments), 0);
       usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
     }
     const finish = calls.length && this.finish === 'stop' ? 'tool_calls' : this.finish;

@@ -1,35 +1,120 @@
-import type { Clock } from '../core/clock.js';
-import { ApiError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
+import { ApiError, invalid, type ErrorType } from '../core/errors.js';
 import { retryHeaders } from './service.js';
 
-/** An injected failure: the next `remaining` requests matching `path` and `method` fail with `status`. */
+/**
+ * Injected failures: the next `remaining` requests matching `path` and `method` fail with `status`, in the
+ * error envelope of `type` and `code`. This file holds what is pure about them (validation, the error a
+ * fault answers with, matching); `fault-sync.ts` keeps every instance's table in step with the store.
+ */
 export interface Fault {
   id: string;
   object: 'admin.fault';
   path: string;
   method: string;
-  status: 429 | 503 | 500;
+  status: FaultStatus;
+  type: ErrorType;
+  code: string | null;
+  /** The error message; null: the platform's message for the type and code. */
+  message: string | null;
   remaining: number;
   /** Seconds, or null for no Retry-After. */
   retry_after: number | null;
   created_at: number;
 }
 
+export type FaultStatus = 429 | 503 | 500;
+
 export interface FaultInput {
   path: string;
   method?: string;
-  status: 429 | 503 | 500;
+  status?: FaultStatus;
+  type?: ErrorType;
+  code?: string | null;
+  message?: string;
   count?: number;
   retry_after?: number;
 }
 
-/** The error each status stands for: the platform's own 429 slow_down, 503 overload and 500. */
-const ERRORS = {
-  429: () => new ApiError('rate_limit_error', 'Your request rate rose too quickly. Reduce your request rate, then increase it gradually.', { code: 'slow_down' }),
-  503: () => new ApiError('service_unavailable_error', 'The model is currently overloaded with other requests. You can retry your request.', { code: 'server_is_overloaded' }),
-  500: () => new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: null }),
-} as const;
+/** Every error type of core/errors.ts (the compile-time check below keeps the list complete). */
+export const ERROR_TYPES = [
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'conflict_error',
+  'unprocessable_entity_error',
+  'rate_limit_error',
+  'insufficient_quota',
+  'server_error',
+  'service_unavailable_error',
+] as const satisfies readonly ErrorType[];
+type Unlisted = Exclude<ErrorType, (typeof ERROR_TYPES)[number]>;
+// A type added to ErrorType and not here fails to compile.
+const _everyTypeListed: [Unlisted] extends [never] ? true : Unlisted = true;
+
+export const FAULT_STATUSES: readonly FaultStatus[] = [429, 503, 500];
+
+/** The type a status stands for when the fault names none: the platform's 429 slow_down, 503 overload, 500. */
+const TYPE_OF_STATUS: Record<FaultStatus, ErrorType> = { 429: 'rate_limit_error', 503: 'service_unavailable_error', 500: 'server_error' };
+
+/** The code a type gets when the fault names none. */
+const DEFAULT_CODE: Partial<Record<ErrorType, string | null>> = {
+  rate_limit_error: 'slow_down',
+  insufficient_quota: 'insufficient_quota',
+  service_unavailable_error: 'server_is_overloaded',
+  server_error: null,
+  // The spec's earlier answer to video requests: 429 invalid_request_error rate_limit_exceeded.
+  invalid_request_error: 'rate_limit_exceeded',
+};
+
+/** The platform's messages for the codes a fault usually carries. */
+const MESSAGES: Record<string, string> = {
+  slow_down: 'Your request rate rose too quickly. Reduce your request rate, then increase it gradually.',
+  rate_limit_exceeded: 'Rate limit reached for requests. Please try again later.',
+  insufficient_quota: 'You exceeded your current quota, please check your plan and billing details.',
+  server_is_overloaded: 'The model is currently overloaded with other requests. You can retry your request.',
+};
+const SERVER_ERROR = 'The server had an error while processing your request. Sorry about that!';
+
+/** The status the error type table (core/errors.ts) gives a type. */
+const statusOfType = (type: ErrorType) => new ApiError(type, '').status;
+
+/**
+ * Resolves a fault's status, type and code, checked against the error type table: a type answers with its
+ * table status, which must be one a fault injects (429, 503, 500). One exception, from the spec: 429 with
+ * `invalid_request_error` (the platform's earlier `rate_limit_exceeded` answer to video requests).
+ */
+export function resolveFault(input: FaultInput): { status: FaultStatus; type: ErrorType; code: string | null } {
+  if (input.status === undefined && input.type === undefined)
+    throw invalid("A fault needs a 'status' (429, 503 or 500) or an error 'type'.", 'status');
+  const type = input.type ?? TYPE_OF_STATUS[input.status!];
+  const tableStatus = statusOfType(type);
+  const status = input.status ?? (tableStatus as FaultStatus);
+  const legacy = status === 429 && type === 'invalid_request_error';
+  if (!FAULT_STATUSES.includes(status) || (status !== tableStatus && !legacy)) {
+    const allowed = ERROR_TYPES.filter((t) => statusOfType(t) === status);
+    throw invalid(
+      input.status === undefined
+        ? `'type' ${type} answers ${tableStatus}; a fault injects 429, 503 or 500 (rate_limit_error, insufficient_quota, service_unavailable_error, server_error).`
+        : `'type' ${type} answers ${tableStatus}, not ${status}; with status ${status} use ${[...allowed, ...(status === 429 ? ['invalid_request_error'] : [])].join(' or ')}.`,
+      'type',
+      'invalid_value',
+    );
+  }
+  const code = input.code !== undefined ? input.code : (DEFAULT_CODE[type] ?? null);
+  return { status, type, code };
+}
+
+/** The error a fault answers with, headers included (`x-standin-fault`, Retry-After when set). */
+export function faultError(f: Fault): ApiError {
+  const message =
+    f.message ?? (f.code !== null ? MESSAGES[f.code] : undefined) ?? (f.status === 500 ? SERVER_ERROR : `Injected ${f.type}.`);
+  const headers: Record<string, string> = { 'x-standin-fault': f.id };
+  if (f.retry_after !== null) Object.assign(headers, retryHeaders(f.retry_after * 1000));
+  // A quota error is not cured by waiting: the openai SDK does not retry it (as the limiter's own).
+  if (f.type === 'insufficient_quota') headers['x-should-retry'] = 'false';
+  return new ApiError(f.type, message, { status: f.status, code: f.code, headers });
+}
 
 /** A path pattern: a glob when it has `*` (`*` within a segment, `**` across segments), else a prefix. */
 export function pathMatcher(pattern: string): (path: string) => boolean {
@@ -45,55 +130,31 @@ export function pathMatcher(pattern: string): (path: string) => boolean {
   return (path) => re.test(path);
 }
 
-/** The fault table of this process (faults are per instance: see docs/rate-limits.md). */
-export function createFaults(clock: Clock) {
-  const faults: (Fault & { match: (p: string) => boolean })[] = [];
-  const view = ({ match: _m, ...f }: Fault & { match: unknown }): Fault => f;
+/**
+ * One instance's view of the faults: replaced whole from the store, consulted synchronously by the edge
+ * check. `take` counts down locally at once and reports the use through `onTake`, which writes it back.
+ */
+export function createFaultTable(onTake: (id: string) => void = () => {}) {
+  let faults: (Fault & { match: (p: string) => boolean })[] = [];
   return {
-    add(input: FaultInput): Fault {
-      const f = {
-        id: newId('fault', clock),
-        object: 'admin.fault' as const,
-        path: input.path,
-        method: input.method ?? '*',
-        status: input.status,
-        remaining: input.count ?? 1,
-        retry_after: input.retry_after ?? null,
-        created_at: clock.nowSeconds(),
-        match: pathMatcher(input.path),
-      };
-      faults.push(f);
-      return view(f);
+    /** Replaces the view (oldest first), minus uses not yet written back (`unsynced` per fault id). */
+    replace(list: readonly Fault[], unsynced: ReadonlyMap<string, number> = new Map()) {
+      faults = list
+        .map((f) => ({ ...f, remaining: f.remaining - (unsynced.get(f.id) ?? 0), match: pathMatcher(f.path) }))
+        .filter((f) => f.remaining > 0);
     },
-    list: (): Fault[] => faults.map(view),
     size: () => faults.length,
-    get: (id: string) => {
-      const f = faults.find((x) => x.id === id);
-      return f ? view(f) : undefined;
-    },
-    remove(id: string): boolean {
-      const i = faults.findIndex((f) => f.id === id);
-      if (i < 0) return false;
-      faults.splice(i, 1);
-      return true;
-    },
-    clear() {
-      faults.length = 0;
-    },
+    list: (): Fault[] => faults.map(({ match: _m, ...f }) => f),
     /** The error for this request if a fault takes it (using up one of the fault's count), else null. */
     take(method: string, path: string): ApiError | null {
-      if (faults.length === 0) return null;
       for (let i = 0; i < faults.length; i++) {
         const f = faults[i];
         if ((f.method !== '*' && f.method !== method) || !f.match(path)) continue;
         if (--f.remaining <= 0) faults.splice(i, 1);
-        const err = ERRORS[f.status]();
-        Object.assign(err.headers, { 'x-standin-fault': f.id }, f.retry_after !== null ? retryHeaders(f.retry_after * 1000) : {});
-        return err;
+        onTake(f.id);
+        return faultError(f);
       }
       return null;
     },
   };
 }
-
-export type Faults = ReturnType<typeof createFaults>;

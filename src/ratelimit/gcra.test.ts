@@ -25,7 +25,14 @@ describe('GCRA buckets', () => {
 });
 
 describe('ramp detector', () => {
-  const spec = (tokens: number): RampSpec => ({ key: 'k', tokens, thresholdPerMin: 1_000_000, ratio: 1.5, windowMs: 60_000, lagMinutes: 15 });
+  const spec = (tokens: number): RampSpec => ({
+    key: 'k',
+    tokens,
+    thresholdPerMin: 1_000_000,
+    ratio: 1.5,
+    windowMs: 60_000,
+    lagMinutes: 15,
+  });
 
   /** Sends `rate(t)` input tokens per minute as one request every `stepMs`; returns the first refusal (minutes) or null. */
   function drive(rate: (minutes: number) => number, minutes: number, stepMs = 5_000, from?: { state: RampState; at: number }) {
@@ -64,7 +71,12 @@ describe('ramp detector', () => {
   });
 
   it('from a steady rate: +45 % at once passes; a doubling is refused, and waiting Retry-After admits the request', () => {
-    const warm = drive(() => 1_200_000, 30, 5_000, drive(() => 1_000_000, 20));
+    const warm = drive(
+      () => 1_200_000,
+      30,
+      5_000,
+      drive(() => 1_000_000, 20),
+    );
     expect(warm.refusedAt).toBeNull();
     expect(drive(() => 1_740_000, 15, 5_000, { state: copy(warm.state), at: warm.at }).refusedAt).toBeNull();
     const jump = drive(() => 2_400_000, 15, 5_000, { state: copy(warm.state), at: warm.at });

@@ -71,8 +71,30 @@ export interface Settlement {
   spend?: { key: string; amount: number; ttlMs: number };
 }
 
+/** How a backend is doing, for `/healthz`. */
+export interface BackendHealth {
+  status: 'ok' | 'down';
+  /** Why it is down (the first error of the outage). */
+  detail?: string;
+  /** Unix seconds (wall clock) since it is down. */
+  since?: number;
+}
+
+/**
+ * The backend cannot decide right now (Redis unreachable, frozen or refusing): the limiter answers by
+ * its outage policy instead of a 500. Thrown at once while an outage lasts, without waiting on Redis.
+ */
+export class BackendUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BackendUnavailable';
+  }
+}
+
 export interface LimiterBackend {
   readonly name: 'memory' | 'redis';
+  /** Cheap and synchronous: the state the backend last saw, never a round trip. */
+  health(): BackendHealth;
   admit(plan: AdmitPlan): Decision | Promise<Decision>;
   settle(settlement: Settlement): void | Promise<void>;
   /** Current spend of a month key (dollars). */

@@ -38,7 +38,8 @@ export function createMemoryBackend(clock: Clock): LimiterBackend {
         tat = refusalTat(tat, now, cost, b.limit, b.windowMs);
         tats.set(b.key, tat);
         // The wait includes this refused request's own charge.
-        if (refusal.kind === 'bucket' && refusal.index === i) refusal.retryAfterMs = nextTat(tat, now, cost, b.limit, b.windowMs) - b.windowMs - now;
+        if (refusal.kind === 'bucket' && refusal.index === i)
+          refusal.retryAfterMs = nextTat(tat, now, cost, b.limit, b.windowMs) - b.windowMs - now;
       }
       states[i] = bucketState(tat, now, b.limit, b.windowMs);
     }
@@ -47,6 +48,7 @@ export function createMemoryBackend(clock: Clock): LimiterBackend {
 
   return {
     name: 'memory',
+    health: () => ({ status: 'ok' }),
     admit(plan) {
       const now = clock.now() - EPOCH_BASE;
       if (++sinceSweep >= 10_000) {

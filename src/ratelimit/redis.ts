@@ -2,7 +2,15 @@ import type { Redis } from 'ioredis';
 import { lazy } from '../store/lazy.js';
 
 const ioredis = lazy<typeof import('ioredis')>('ioredis');
-import type { AdmitPlan, BucketState, Decision, LimiterBackend, Refusal, Settlement } from './interface.js';
+import {
+  BackendUnavailable,
+  type AdmitPlan,
+  type BucketState,
+  type Decision,
+  type LimiterBackend,
+  type Refusal,
+  type Settlement,
+} from './interface.js';
 import { EPOCH_BASE } from './gcra.js';
 
 /**
@@ -273,20 +281,156 @@ function decode(out: number[], at: number): Decision {
   if (out[at + 1] === 1) return { ok: true, states };
   const kind = KINDS[out[at + 2]];
   const refusal: Refusal =
-    kind === 'bucket' ? { kind, index: out[at + 3], retryAfterMs: out[at + 4], used: out[at + 5] } : kind === 'ramp' ? { kind, retryAfterMs: out[at + 4] } : { kind };
+    kind === 'bucket'
+      ? { kind, index: out[at + 3], retryAfterMs: out[at + 4], used: out[at + 5] }
+      : kind === 'ramp'
+        ? { kind, retryAfterMs: out[at + 4] }
+        : { kind };
   return { ok: false, states, refusal };
+}
+
+/** How long one Redis command may take before Redis counts as unreachable (a frozen or stalled server). */
+export const COMMAND_TIMEOUT_MS = 1_000;
+/** While Redis is unreachable, how often it is probed (one PING in flight at a time). */
+const PROBE_EVERY_MS = 250;
+/** How often the command watchdog looks for overdue commands. */
+const WATCH_EVERY_MS = 100;
+
+/** Errors that mean Redis answered: a bug or a bad request, not an outage (these propagate as they are). */
+const answered = (err: unknown) =>
+  err instanceof Error && err.name === 'ReplyError' && !/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN)\b/.test(err.message);
+
+export interface RedisBackendOptions {
+  /** Key prefix (tests and benchmarks isolate runs with it). */
+  prefix?: string;
+  /** Where the one line per outage (and the one when it ends) goes; silent without. */
+  log?: { error(obj: unknown, msg?: string): void; warn(obj: unknown, msg?: string): void };
+  commandTimeoutMs?: number;
 }
 
 /**
  * The Redis backend: counters shared by every instance pointing at one Redis. Decisions requested in
  * the same event-loop turn go to Redis together, in one script call; a batch goes out as soon as it is
  * full (MAX_BATCH), so Redis decides it while this process prepares the next.
+ *
+ * Outages are bounded: every command gives up after `COMMAND_TIMEOUT_MS` (a frozen Redis), a dropped
+ * connection fails what was in flight at once, and the first failure marks Redis down. While it is down,
+ * nothing is sent or queued: `admit` throws `BackendUnavailable` at once (the limiter answers by its
+ * outage policy), settlements are dropped (their counters are best effort), and a PING every 250 ms
+ * (one at a time) notices the recovery, as does a reconnect every ≤ 500 ms. One log line when an outage
+ * starts and one when it ends.
  */
-export function createRedisBackend(url: string, opts: { prefix?: string } = {}): LimiterBackend & { redis: Redis } {
+export function createRedisBackend(url: string, opts: RedisBackendOptions = {}): LimiterBackend & { redis: Redis } {
   const prefix = opts.prefix ?? 'standin:rl:';
-  const redis = new (ioredis().Redis)(url, { enableAutoPipelining: false, maxRetriesPerRequest: 2, lazyConnect: false }) as Scripted;
+  const redis = new (ioredis().Redis)(url, {
+    enableAutoPipelining: false,
+    lazyConnect: false,
+    // A dropped connection fails its commands at once instead of holding them for a later reconnect.
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    // Reconnect quickly and forever: back within a second of Redis.
+    retryStrategy: (times: number) => Math.min(times * 50, 500),
+  }) as Scripted;
   redis.defineCommand('rlAdmit', { lua: ADMIT });
   redis.defineCommand('rlSettle', { lua: SETTLE });
+
+  // Bounded waits: a watchdog fails every command (also one queued before the first connection) that has
+  // no answer after the timeout. Not ioredis' commandTimeout: its timers fire before the replies that
+  // arrived while the event loop was busy are read, so a stalled process would declare a healthy Redis down.
+  // The watchdog skips a round that comes late (the loop was stalled) and judges once replies were read.
+  const timeoutMs = opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
+  const waiting = new Set<{ at: number; fail(err: Error): void }>();
+  let lastWatch = performance.now();
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    const late = now - lastWatch > 2 * WATCH_EVERY_MS;
+    lastWatch = now;
+    if (late) return;
+    for (const w of waiting) {
+      if (now - w.at < timeoutMs) continue;
+      waiting.delete(w);
+      w.fail(new Error(`no answer from Redis within ${timeoutMs} ms`));
+    }
+  }, WATCH_EVERY_MS);
+  watchdog.unref();
+  function bounded<T>(pending: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const w = { at: performance.now(), fail: reject };
+      waiting.add(w);
+      pending.then(
+        (v) => {
+          waiting.delete(w);
+          resolve(v);
+        },
+        (err) => {
+          waiting.delete(w);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  // The outage state. `down` is read on every decision; everything else only when it changes.
+  let down = false;
+  let downSince = 0;
+  let downReason = '';
+  let refused = 0;
+  let dropped = 0;
+  let closing = false;
+  let probing = false;
+  let probeTimer: NodeJS.Timeout | undefined;
+
+  function markDown(err: unknown) {
+    if (down || closing) return;
+    down = true;
+    downSince = performance.now();
+    downReason = (err as Error)?.message ?? String(err);
+    refused = 0;
+    dropped = 0;
+    opts.log?.error(
+      { backend: 'redis', err: downReason },
+      'rate-limit backend (Redis) unreachable; deciding by the outage policy until it is back',
+    );
+    probeTimer = setInterval(probe, PROBE_EVERY_MS);
+    probeTimer.unref();
+  }
+
+  function markUp() {
+    if (!down) return;
+    down = false;
+    clearInterval(probeTimer);
+    probeTimer = undefined;
+    const seconds = Math.round((performance.now() - downSince) / 100) / 10;
+    opts.log?.warn(
+      { backend: 'redis', down_seconds: seconds, requests_decided_by_policy: refused, settlements_dropped: dropped },
+      `rate-limit backend (Redis) is back after ${seconds} s`,
+    );
+  }
+
+  function probe() {
+    if (probing || redis.status !== 'ready') return;
+    probing = true;
+    bounded(redis.ping())
+      .then(markUp, () => {})
+      .finally(() => (probing = false));
+  }
+
+  /** A command failed: an outage unless Redis itself answered with an error. */
+  function failed(err: unknown): unknown {
+    if (answered(err)) return err;
+    markDown(err);
+    return new BackendUnavailable(`Redis is unreachable: ${(err as Error)?.message ?? err}`);
+  }
+
+  // Connection errors arrive as events: handled here (no "Unhandled error event"), and logged once per outage.
+  redis.on('error', markDown);
+  redis.on('close', () => markDown(new Error('connection closed')));
+  redis.on('ready', markUp);
+
+  const unavailable = () => {
+    refused++;
+    return new BackendUnavailable(`Redis is unreachable: ${downReason}`);
+  };
 
   let queue: Waiting[] = [];
   let scheduled = false;
@@ -300,22 +444,38 @@ export function createRedisBackend(url: string, opts: { prefix?: string } = {}):
     settling = [];
     for (let i = 0; i < all.length; i += MAX_BATCH) {
       const batch = all.slice(i, i + MAX_BATCH);
+      if (down) {
+        dropped += batch.length;
+        batch.forEach((w) => w.resolve());
+        continue;
+      }
       const keys = batch.flatMap((w) => w.keys);
-      redis.rlSettle(keys.length, ...keys, JSON.stringify(batch.map((w) => w.plan))).then(
+      bounded(redis.rlSettle(keys.length, ...keys, JSON.stringify(batch.map((w) => w.plan)))).then(
         () => batch.forEach((w) => w.resolve()),
-        (err) => batch.forEach((w) => w.reject(err)),
+        (err) => {
+          const e = failed(err);
+          // Lost to an outage: released counters are best effort (docs/rate-limits.md, outages).
+          if (e instanceof BackendUnavailable) {
+            dropped += batch.length;
+            batch.forEach((w) => w.resolve());
+          } else batch.forEach((w) => w.reject(e));
+        },
       );
     }
   }
 
   function send(batch: Waiting[]) {
+    if (down) {
+      for (const w of batch) w.reject(unavailable());
+      return;
+    }
     const keys: string[] = [];
     const plans: Encoded[] = new Array(batch.length);
     for (let i = 0; i < batch.length; i++) {
       for (const k of batch[i].keys) keys.push(k);
       plans[i] = batch[i].plan;
     }
-    redis.rlAdmit(keys.length, ...keys, JSON.stringify(plans)).then(
+    bounded(redis.rlAdmit(keys.length, ...keys, JSON.stringify(plans))).then(
       (out) => {
         let at = 0;
         for (const w of batch) {
@@ -324,7 +484,9 @@ export function createRedisBackend(url: string, opts: { prefix?: string } = {}):
         }
       },
       (err) => {
-        for (const w of batch) w.reject(err);
+        const e = failed(err);
+        if (e instanceof BackendUnavailable) refused += batch.length;
+        for (const w of batch) w.reject(e);
       },
     );
   }
@@ -336,10 +498,26 @@ export function createRedisBackend(url: string, opts: { prefix?: string } = {}):
     for (let i = 0; i < all.length; i += MAX_BATCH) send(all.slice(i, i + MAX_BATCH));
   }
 
+  /** A plain command under the outage rules. */
+  async function command<T>(run: () => Promise<T>): Promise<T> {
+    if (down) throw unavailable();
+    try {
+      return await bounded(run());
+    } catch (err) {
+      throw failed(err);
+    }
+  }
+
   return {
     name: 'redis',
     redis,
+    health() {
+      if (!down) return { status: 'ok' };
+      return { status: 'down', detail: `Redis unreachable for ${Math.round((performance.now() - downSince) / 1000)} s: ${downReason}` };
+    },
     admit(plan: AdmitPlan): Promise<Decision> {
+      // During an outage nothing is sent or queued: the answer is immediate.
+      if (down) return Promise.reject(unavailable());
       const { keys, plan: encoded } = encode(plan, prefix);
       return new Promise<Decision>((resolve, reject) => {
         queue.push({ keys, plan: encoded, resolve, reject });
@@ -380,19 +558,26 @@ export function createRedisBackend(url: string, opts: { prefix?: string } = {}):
         }
       });
     },
-    async spend(key) {
-      return Number((await redis.get(prefix + key)) ?? 0);
+    spend(key) {
+      return command(async () => Number((await redis.get(prefix + key)) ?? 0));
     },
-    async reset() {
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (found.length) await redis.del(...found);
-      } while (cursor !== '0');
+    reset() {
+      return command(async () => {
+        let cursor = '0';
+        do {
+          const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+          cursor = next;
+          if (found.length) await redis.del(...found);
+        } while (cursor !== '0');
+      });
     },
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      closing = true;
+      clearInterval(probeTimer);
+      // QUIT waits for an answer a frozen Redis never gives: bounded by the command timeout, then dropped.
+      await bounded(redis.quit()).catch(() => {});
+      clearInterval(watchdog);
+      redis.disconnect();
     },
   };
 }

@@ -1,9 +1,11 @@
 import { Type } from 'typebox';
-import { TIERS } from './catalogue.js';
+import { AnyObject } from '../core/schemas.js';
+import { TIERS } from './catalog.js';
+import { ERROR_TYPES } from './faults.js';
 
 const positive = (description: string) => Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e15, description }));
 
-export const TierName = Type.Union(TIERS.map((t) => Type.Literal(t)));
+export const TierName = Type.Enum(TIERS);
 
 /** Limits of one model for one tier; a metric left out is not limited. */
 export const LimitsSchema = Type.Object(
@@ -35,10 +37,19 @@ const entryFields = {
   long_context: Type.Optional(
     Type.Object(
       { threshold_tokens: Type.Integer({ minimum: 1 }), tiers: TierLimits },
-      { additionalProperties: false, description: 'Requests with more estimated input tokens than the threshold count against these limits instead.' },
+      {
+        additionalProperties: false,
+        description: 'Requests with more estimated input tokens than the threshold count against these limits instead.',
+      },
     ),
   ),
-  concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'In-flight requests of this model across all organizations; beyond: 503 server_is_overloaded.' })),
+  concurrency: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description: 'In-flight requests of this model across all organizations; beyond: 503 server_is_overloaded.',
+    }),
+  ),
   price: Type.Optional(PriceSchema),
 };
 
@@ -70,7 +81,10 @@ export const RateLimitsConfigSchema = Type.Object(
             t,
             Type.Optional(
               Type.Object(
-                { qualification_usd: Type.Optional(Type.Number({ minimum: 0 })), usage_limit_usd: Type.Optional(Type.Number({ minimum: 0 })) },
+                {
+                  qualification_usd: Type.Optional(Type.Number({ minimum: 0 })),
+                  usage_limit_usd: Type.Optional(Type.Number({ minimum: 0 })),
+                },
                 { additionalProperties: false },
               ),
             ),
@@ -79,11 +93,19 @@ export const RateLimitsConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    models: Type.Optional(Type.Record(ModelName, Type.Object(entryFields, { additionalProperties: false }), { description: 'Per model (a name, `prefix*`, or `*` for any other model).' })),
-    groups: Type.Optional(
-      Type.Record(ModelName, Type.Object({ models: Type.Array(ModelName, { minItems: 1, maxItems: 1000 }), ...entryFields }, { additionalProperties: false }), {
-        description: 'Shared-limit groups: every model listed counts against one limit.',
+    models: Type.Optional(
+      Type.Record(ModelName, Type.Object(entryFields, { additionalProperties: false }), {
+        description: 'Per model (a name, `prefix*`, or `*` for any other model).',
       }),
+    ),
+    groups: Type.Optional(
+      Type.Record(
+        ModelName,
+        Type.Object({ models: Type.Array(ModelName, { minItems: 1, maxItems: 1000 }), ...entryFields }, { additionalProperties: false }),
+        {
+          description: 'Shared-limit groups: every model listed counts against one limit.',
+        },
+      ),
     ),
     organizations: Type.Optional(Type.Record(Type.String({ pattern: '^org_[A-Za-z0-9_-]+$' }), OrganizationLimitsSchema)),
     projects: Type.Optional(Type.Record(Type.String({ pattern: '^proj_[A-Za-z0-9_-]+$' }), ProjectLimitsSchema)),
@@ -112,7 +134,11 @@ export const RateLimitsConfigSchema = Type.Object(
                   t,
                   Type.Optional(
                     Type.Object(
-                      { max_active_jobs: Type.Integer({ minimum: 0 }), max_jobs_per_day: Type.Integer({ minimum: 0 }), max_training_tokens_per_day: Type.Integer({ minimum: 0 }) },
+                      {
+                        max_active_jobs: Type.Integer({ minimum: 0 }),
+                        max_jobs_per_day: Type.Integer({ minimum: 0 }),
+                        max_training_tokens_per_day: Type.Integer({ minimum: 0 }),
+                      },
                       { additionalProperties: false },
                     ),
                   ),
@@ -129,13 +155,94 @@ export const RateLimitsConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const faultStatus = (options: { description?: string } = {}) =>
+  Type.Union([Type.Literal(429), Type.Literal(503), Type.Literal(500)], options);
+const ErrorTypeSchema = Type.Enum(ERROR_TYPES, {
+  description:
+    "An error type of the error envelope; its status must be the fault's (429: rate_limit_error, insufficient_quota, or invalid_request_error as the platform once answered video requests; 503: service_unavailable_error; 500: server_error).",
+});
+
 export const FaultBody = Type.Object(
   {
-    path: Type.String({ minLength: 1, maxLength: 500, pattern: '^/', description: 'A path prefix (`/v1/responses`) or a glob (`/v1/threads/*/runs`; `*` within a segment, `**` across).' }),
+    path: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      pattern: '^/',
+      description: 'A path prefix (`/v1/responses`) or a glob (`/v1/threads/*/runs`; `*` within a segment, `**` across).',
+    }),
     method: Type.Optional(Type.Union(['*', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m)))),
-    status: Type.Union([Type.Literal(429), Type.Literal(503), Type.Literal(500)], { description: '429 slow_down, 503 server_is_overloaded or 500 server_error.' }),
-    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'How many matching requests fail (default 1).' })),
-    retry_after: Type.Optional(Type.Number({ minimum: 0, maximum: 60, description: 'Seconds sent as Retry-After / retry-after-ms; omitted: no Retry-After.' })),
+    status: Type.Optional(
+      faultStatus({
+        description:
+          '429, 503 or 500; taken from `type` when omitted. Without a type: 429 slow_down, 503 server_is_overloaded, 500 server_error.',
+      }),
+    ),
+    type: Type.Optional(ErrorTypeSchema),
+    code: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9_]+$' }), Type.Null()], {
+        description: 'The error code (e.g. rate_limit_exceeded, insufficient_quota); default: the usual code of the type.',
+      }),
+    ),
+    message: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1000, description: "The error message; default: the platform's message for the code." }),
+    ),
+    count: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100_000, description: 'How many matching requests fail (default 1), across all instances.' }),
+    ),
+    retry_after: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 60, description: 'Seconds sent as Retry-After / retry-after-ms; omitted: no Retry-After.' }),
+    ),
   },
   { additionalProperties: false },
 );
+
+export const FaultParams = Type.Object({ fault_id: Type.String({ maxLength: 100 }) });
+export const OrganizationParams = Type.Object({ org_id: Type.String({ maxLength: 200 }) });
+
+// Replies.
+
+export const FaultObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('admin.fault'),
+  path: Type.String(),
+  method: Type.String(),
+  status: faultStatus(),
+  type: ErrorTypeSchema,
+  code: Type.Union([Type.String(), Type.Null()]),
+  message: Type.Union([Type.String(), Type.Null()]),
+  remaining: Type.Integer(),
+  retry_after: Type.Union([Type.Number(), Type.Null()]),
+  created_at: Type.Integer(),
+});
+
+export const FaultsCleared = Type.Object({ object: Type.Literal('admin.faults.cleared'), deleted: Type.Integer() });
+
+export const RateLimitsView = Type.Object({
+  object: Type.Literal('admin.rate_limits'),
+  backend: Type.Union([Type.Literal('memory'), Type.Literal('redis')]),
+  config: AnyObject,
+});
+
+export const OrganizationRateLimitsView = Type.Object({
+  object: Type.Literal('admin.organization_rate_limits'),
+  organization_id: Type.String(),
+  tier: TierName,
+  usage_limit_usd: Type.Number(),
+  usage_this_month_usd: Type.Number(),
+  overrides: Type.Record(Type.String(), AnyObject),
+});
+
+export const RateLimitsReset = Type.Object({
+  object: Type.Literal('admin.rate_limits.reset'),
+  backend: Type.Union([Type.Literal('memory'), Type.Literal('redis')]),
+});
+
+/** One entry of GET /v1/fine_tuning/model_limits. */
+export const FineTuningModelLimit = Type.Object({
+  object: Type.Literal('fine_tuning.model_limit'),
+  model: Type.String(),
+  tier: TierName,
+  max_active_jobs: Type.Integer(),
+  max_jobs_per_day: Type.Integer(),
+  max_training_tokens_per_day: Type.Integer(),
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../core/errors.js';
-import { defaultConfig, mergeConfig, type RateLimitConfigInput } from './catalogue.js';
+import { defaultConfig, mergeConfig, type RateLimitConfigInput } from './catalog.js';
 import { createMemoryBackend } from './memory.js';
 import { createRateLimiter } from './service.js';
 import { fixedClock } from './testing.js';
@@ -14,7 +14,9 @@ function setup(input: RateLimitConfigInput) {
   return { clock, backend, limiter: createRateLimiter({ backend, clock, config }) };
 }
 
-const basic = (limits: Record<string, number>, extra: object = {}): RateLimitConfigInput => ({ models: { m: { tiers: { tier_1: limits }, ...extra } } });
+const basic = (limits: Record<string, number>, extra: object = {}): RateLimitConfigInput => ({
+  models: { m: { tiers: { tier_1: limits }, ...extra } },
+});
 
 async function refusal(p: Promise<unknown>): Promise<ApiError> {
   try {
@@ -75,7 +77,9 @@ describe('limits', () => {
     for (let i = 0; i < 3; i++) await limiter.admit(null, payer, { model: 'm', maxTokens: 10 });
     const e = await refusal(limiter.admit(null, payer, { model: 'm', maxTokens: 10 }));
     expect([e.status, e.type, e.code]).toEqual([429, 'rate_limit_error', 'rate_limit_exceeded']);
-    expect(e.message).toBe('Rate limit reached for m in organization org_a on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 40s.');
+    expect(e.message).toBe(
+      'Rate limit reached for m in organization org_a on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 40s.',
+    );
     // The refused request counted too: 20 s for the oldest request, 20 s for this one.
     expect(e.headers['retry-after']).toBe('40');
     expect(e.headers['retry-after-ms']).toBe('40000');
@@ -150,13 +154,20 @@ describe('limits', () => {
   it('counts images (IPM) and audio minutes per minute', async () => {
     const { limiter } = setup(basic({ ipm: 5, audio_mpm: 10 }));
     await limiter.admit(null, payer, { model: 'm', images: 4, audioMinutes: 2 });
-    expect((await refusal(limiter.admit(null, payer, { model: 'm', images: 2 }))).message).toContain('images per min (IPM): Limit 5, Used 4, Requested 2');
+    expect((await refusal(limiter.admit(null, payer, { model: 'm', images: 2 }))).message).toContain(
+      'images per min (IPM): Limit 5, Used 4, Requested 2',
+    );
     await limiter.admit(null, payer, { model: 'm', images: 1, audioMinutes: 8 });
-    expect((await refusal(limiter.admit(null, payer, { model: 'm', audioMinutes: 0.5 }))).message).toContain('audio minutes per min: Limit 10, Used 10');
+    expect((await refusal(limiter.admit(null, payer, { model: 'm', audioMinutes: 0.5 }))).message).toContain(
+      'audio minutes per min: Limit 10, Used 10',
+    );
   });
 
   it('models of a shared-limit group count against one limit; other models have their own', async () => {
-    const { limiter } = setup({ groups: { fam: { models: ['a', 'b'], tiers: { tier_1: { rpm: 2 } } } }, models: { '*': { tiers: { tier_1: { rpm: 2 } } } } });
+    const { limiter } = setup({
+      groups: { fam: { models: ['a', 'b'], tiers: { tier_1: { rpm: 2 } } } },
+      models: { '*': { tiers: { tier_1: { rpm: 2 } } } },
+    });
     await limiter.admit(null, payer, { model: 'a' });
     await limiter.admit(null, payer, { model: 'b' });
     expect((await refusal(limiter.admit(null, payer, { model: 'a' }))).message).toContain('Rate limit reached for a');
@@ -166,7 +177,9 @@ describe('limits', () => {
   });
 
   it('long-context requests count against the separate long-context limits', async () => {
-    const { limiter } = setup(basic({ rpm: 100, tpm: 1000 }, { long_context: { threshold_tokens: 500, tiers: { tier_1: { rpm: 1, tpm: 100_000 } } } }));
+    const { limiter } = setup(
+      basic({ rpm: 100, tpm: 1000 }, { long_context: { threshold_tokens: 500, tiers: { tier_1: { rpm: 1, tpm: 100_000 } } } }),
+    );
     const long = await limiter.admit(null, payer, { model: 'm', inputChars: 4 * 600 });
     expect(long.headers['x-ratelimit-limit-tokens']).toBe('100000');
     expect(long.headers['x-ratelimit-remaining-tokens']).toBe('99400');
@@ -240,14 +253,20 @@ describe('concurrency, monthly usage, ramp', () => {
   });
 
   it('the tier’s usage limit applies when the organization has none', async () => {
-    const { limiter } = setup({ ...basic({ rpm: 1000 }, { price: { input_per_million: 50_000_000 } }), organizations: { org_a: { tier: 'tier_1' } } });
+    const { limiter } = setup({
+      ...basic({ rpm: 1000 }, { price: { input_per_million: 50_000_000 } }),
+      organizations: { org_a: { tier: 'tier_1' } },
+    });
     const a = await limiter.admit(null, payer, { model: 'm' });
     await a.release({ inputTokens: 2 }); // $100: the tier_1 usage limit
     expect((await refusal(limiter.admit(null, payer, { model: 'm' }))).code).toBe('insufficient_quota');
   });
 
   it('slow_down when input tokens per minute jump far above the threshold and the recent baseline', async () => {
-    const { limiter, clock } = setup({ ...basic({ tpm: 100_000_000 }), ramp: { enabled: true, threshold_tpm: 10_000, growth: 0.5, period_ms: 900_000, window_ms: 60_000 } });
+    const { limiter, clock } = setup({
+      ...basic({ tpm: 100_000_000 }),
+      ramp: { enabled: true, threshold_tpm: 10_000, growth: 0.5, period_ms: 900_000, window_ms: 60_000 },
+    });
     // A steady 8,000 TPM for an hour (below the threshold).
     for (let i = 0; i < 60; i++) {
       await limiter.admit(null, payer, { model: 'm', inputChars: 4 * 8_000 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
-import { ApiError, type ErrorType } from '../core/errors.js';
+import { ApiError } from '../core/errors.js';
 import { queueReplyHeaders } from '../core/reply-headers.js';
 import {
   METRIC_TEXT,
@@ -16,9 +16,17 @@ import {
   type Price,
   type RateLimitConfig,
   type Tier,
-} from './catalogue.js';
+} from './catalog.js';
 import { formatDuration } from './duration.js';
-import type { AdmitPlan, BucketSpec, BucketState, Decision, LimiterBackend, RampSpec } from './interface.js';
+import {
+  BackendUnavailable,
+  type AdmitPlan,
+  type BucketSpec,
+  type BucketState,
+  type Decision,
+  type LimiterBackend,
+  type RampSpec,
+} from './interface.js';
 import { monthKey, msToMonthEnd } from './month.js';
 
 /** Who is charged: a platform principal fits (organization and project). */
@@ -83,7 +91,24 @@ export interface RateLimitService {
   setConfig(config: RateLimitConfig): void;
   /** This month's spend of an organization, dollars. */
   spend(organizationId: string): Promise<number>;
+  /** Forgets every counter (admin reset); a 503 while the backend is unreachable. */
+  reset(): Promise<void>;
   backend: LimiterBackend;
+}
+
+/**
+ * What the limiter does while its backend cannot decide (Redis unreachable): `closed` refuses with the
+ * platform's 503 (retry after a second), `open` admits uncounted (no `x-ratelimit-*` headers).
+ */
+export type OutagePolicy = 'open' | 'closed';
+export const OUTAGE_POLICIES: readonly OutagePolicy[] = ['closed', 'open'];
+
+/** The 503 of a request the limiter cannot decide (fail closed): the platform's overload answer, retried by SDKs. */
+export function backendDownError(): ApiError {
+  return new ApiError('service_unavailable_error', 'The service is temporarily unable to check rate limits. You can retry your request.', {
+    code: 'server_is_overloaded',
+    headers: retryHeaders(1_000),
+  });
 }
 
 /** Characters per token of the estimate (rule 3 counts an estimate from the character count). */
@@ -127,7 +152,11 @@ interface Template {
 
 const requestsHeaders = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'] as const;
 const tokensHeaders = ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'] as const;
-const projectHeaders = ['x-ratelimit-limit-project-tokens', 'x-ratelimit-remaining-project-tokens', 'x-ratelimit-reset-project-tokens'] as const;
+const projectHeaders = [
+  'x-ratelimit-limit-project-tokens',
+  'x-ratelimit-remaining-project-tokens',
+  'x-ratelimit-reset-project-tokens',
+] as const;
 
 /** `Retry-After` (whole seconds, rounded up) and `retry-after-ms`, both capped at 60 s. */
 export function retryHeaders(ms: number): Record<string, string> {
@@ -163,8 +192,14 @@ function tooLarge(b: BucketTemplate, cost: number, payer: Payer, model: string):
 }
 
 /** Builds the limiter on a backend; `clock` dates the monthly usage counters. */
-export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock; config: RateLimitConfig }): RateLimitService {
+export function createRateLimiter(opts: {
+  backend: LimiterBackend;
+  clock: Clock;
+  config: RateLimitConfig;
+  onOutage?: OutagePolicy;
+}): RateLimitService {
   const { backend, clock } = opts;
+  const failOpen = opts.onOutage === 'open';
   let config = opts.config;
   // organization → project → model → [normal, long-context]: nested maps, so no key is built per request.
   let templates = new Map<string, Map<string, Map<string, [Template?, Template?]>>>();
@@ -195,7 +230,16 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
     const add = (scope: BucketTemplate['scope'], owner: string, limits: Limits) => {
       for (const [metric, limit] of Object.entries(limits) as [Metric, number][]) {
         if (limit === undefined || limit === null || !(limit > 0)) continue;
-        buckets.push({ key: `${owner}:${lk}:${metric}`, hash: `${owner}:${lk}`, field: metric, metric, limit, windowMs: WINDOW[metric], scope, kind: COST_KIND[metric] });
+        buckets.push({
+          key: `${owner}:${lk}:${metric}`,
+          hash: `${owner}:${lk}`,
+          field: metric,
+          metric,
+          limit,
+          windowMs: WINDOW[metric],
+          scope,
+          kind: COST_KIND[metric],
+        });
       }
     };
     add('organization', payer.organizationId, organizationLimits(config, payer.organizationId, model, long));
@@ -211,7 +255,14 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
     const ramp = config.ramp;
     return {
       buckets,
-      specs: buckets.map((b) => ({ key: b.key, hash: b.hash, field: b.field, limit: b.limit, windowMs: b.windowMs, chargeOnRefusal: b.metric === 'rpm' })),
+      specs: buckets.map((b) => ({
+        key: b.key,
+        hash: b.hash,
+        field: b.field,
+        limit: b.limit,
+        windowMs: b.windowMs,
+        chargeOnRefusal: b.metric === 'rpm',
+      })),
       requestsAt: find('organization', 'rpm', 'rpd'),
       tokensAt: find('organization', 'tpm', 'tpd'),
       projectTokensAt: find('project', 'tpm', 'tpd'),
@@ -273,10 +324,14 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
           { code: 'slow_down', headers: { ...headers, ...retryHeaders(r.retryAfterMs) } },
         );
       case 'concurrency':
-        return new ApiError('service_unavailable_error', `The model ${model} is currently overloaded with other requests. You can retry your request.`, {
-          code: 'server_is_overloaded',
-          headers: { ...headers, ...retryHeaders(config.overload_retry_after_ms) },
-        });
+        return new ApiError(
+          'service_unavailable_error',
+          `The model ${model} is currently overloaded with other requests. You can retry your request.`,
+          {
+            code: 'server_is_overloaded',
+            headers: { ...headers, ...retryHeaders(config.overload_retry_after_ms) },
+          },
+        );
     }
   }
 
@@ -329,7 +384,18 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
       for (const k in headers) reply.header(k, headers[k]);
     },
     async spend(organizationId) {
-      return backend.spend(spendKey(organizationId));
+      try {
+        return await backend.spend(spendKey(organizationId));
+      } catch (err) {
+        throw err instanceof BackendUnavailable ? backendDownError() : err;
+      }
+    },
+    async reset() {
+      try {
+        await backend.reset();
+      } catch (err) {
+        throw err instanceof BackendUnavailable ? backendDownError() : err;
+      }
     },
     fineTuningLimits(organizationId) {
       const tier = tierOf(config, organizationId);
@@ -356,11 +422,32 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
       }
       const plan: AdmitPlan = { buckets: t.specs, costs, quota: { key: spendKey(payer.organizationId), limit: t.quota.limit } };
       const r = t.ramp;
-      if (r) plan.ramp = { key: r.key, tokens: inputTokens, thresholdPerMin: r.thresholdPerMin, ratio: r.ratio, windowMs: r.windowMs, lagMinutes: r.lagMinutes };
-      if (t.concurrency) plan.concurrency = { key: t.concurrency.key, max: t.concurrency.max, leaseId: randomUUID(), ttlMs: config.lease_ttl_ms };
+      if (r)
+        plan.ramp = {
+          key: r.key,
+          tokens: inputTokens,
+          thresholdPerMin: r.thresholdPerMin,
+          ratio: r.ratio,
+          windowMs: r.windowMs,
+          lagMinutes: r.lagMinutes,
+        };
+      if (t.concurrency)
+        plan.concurrency = { key: t.concurrency.key, max: t.concurrency.max, leaseId: randomUUID(), ttlMs: config.lease_ttl_ms };
 
-      const pending = backend.admit(plan);
-      const decision = pending instanceof Promise ? await pending : pending;
+      let decision: Decision;
+      try {
+        const pending = backend.admit(plan);
+        decision = pending instanceof Promise ? await pending : pending;
+      } catch (err) {
+        if (!(err instanceof BackendUnavailable)) throw err;
+        if (!failOpen) throw backendDownError();
+        // Fail open: admitted, counted nowhere, nothing to give back.
+        return {
+          headers: {},
+          ticket: { organizationId: payer.organizationId, model: input.model, inputTokens, buckets: [] },
+          release: () => Promise.resolve(),
+        };
+      }
       if (!decision.ok) throw quietly(() => refusalError(t, decision, payer, input.model, costs));
       const headers = headersOf(t, decision.states);
       if (request) queueReplyHeaders(request, headers);
@@ -372,7 +459,16 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
         ticket = { organizationId: payer.organizationId, model: input.model, inputTokens, buckets: [], concurrency, price: t.price };
         for (let i = 0; i < t.buckets.length; i++) {
           const b = t.buckets[i];
-          if (b.kind !== 0) ticket.buckets.push({ key: b.key, hash: b.hash, field: b.field, limit: b.limit, windowMs: b.windowMs, metric: b.metric, charged: costs[i] });
+          if (b.kind !== 0)
+            ticket.buckets.push({
+              key: b.key,
+              hash: b.hash,
+              field: b.field,
+              limit: b.limit,
+              windowMs: b.windowMs,
+              metric: b.metric,
+              charged: costs[i],
+            });
         }
         return ticket;
       };
@@ -391,4 +487,3 @@ export function createRateLimiter(opts: { backend: LimiterBackend; clock: Clock;
     },
   };
 }
-

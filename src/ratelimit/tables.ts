@@ -1,7 +1,24 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** The rate-limit catalogue as the config file declared it, so every instance on one database sees it. */
+/** What every instance on one database shares: the injected faults and the catalog as the config file declared it. */
 export interface RateLimitTables {
+  /** Injected faults, shared by every instance on the store (ratelimit/fault-sync.ts). */
+  rate_limit_faults: {
+    id: string;
+    path: string;
+    /** `*` or an HTTP method. */
+    method: string;
+    status: number;
+    type: string;
+    code: string | null;
+    message: string | null;
+    /** Requests still to fail; the row is deleted when it reaches 0. */
+    remaining: number;
+    retry_after_ms: number | null;
+    /** Standin clock, Unix seconds. */
+    created_at: number;
+  };
+  /** The config file's `rate_limits` sections. */
   rate_limit_config: {
     /** `root`, `organization:<id>` or `project:<id>`. */
     scope: string;
@@ -20,6 +37,23 @@ export const rateLimitMigrations: Record<string, Migration> = {
         .addColumn('scope', 'text', (c) => c.primaryKey())
         .addColumn('value', 'text', (c) => c.notNull())
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '202611230500_ratelimit_faults': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('rate_limit_faults')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('code', 'text')
+        .addColumn('message', 'text')
+        .addColumn('remaining', 'integer', (c) => c.notNull())
+        .addColumn('retry_after_ms', 'integer')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
     },
   },

@@ -11,6 +11,9 @@ export function fixedClock(startMs = 1_800_000_000_000): Clock & { set(ms: numbe
       t += ms;
     },
     setOffset() {},
+    reset(offsetMs = 0) {
+      t = startMs + offsetMs;
+    },
     onChange: () => () => {},
     set(ms) {
       t = ms;

@@ -1,28 +1,40 @@
 import type { Module } from '../core/module.js';
 import { responsesRoutes } from './routes.js';
-import { createFinishedResponse, defaultDeps, RUN_RESPONSE, runResponse, type ResponsesDeps } from './service.js';
+import { createFinishedResponse, RUN_RESPONSE, runResponse, type ResponsesRuntime, type RunResponseJob } from './service.js';
 import { responsesMigrations } from './tables.js';
 
-/** The Responses API; background responses run as jobs and feed the response.* webhook events. */
-export function createResponsesModule(deps?: (ctx: Parameters<typeof defaultDeps>[0]) => ResponsesDeps): Module {
-  const depsOf = deps ?? defaultDeps;
-  return {
-    name: 'responses',
-    migrations: responsesMigrations,
-    routes: (app, ctx) => responsesRoutes(app, ctx, depsOf(ctx)),
-    eventSamples: [
-      {
-        types: ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'],
-        async create(ctx, tx, { type, projectId }) {
-          const status = type.slice(type.indexOf('.') + 1) as 'completed' | 'failed' | 'cancelled' | 'incomplete';
-          return { id: (await createFinishedResponse(ctx, tx, projectId, status)).id };
-        },
-      },
-    ],
-    jobs: (ctx) => [
-      { kind: RUN_RESPONSE, concurrency: 8, visibilityMs: 10 * 60_000, handler: (payload) => runResponse(ctx, depsOf(ctx), payload) },
-    ],
-  };
+declare module '../core/module.js' {
+  interface Services {
+    /** The background responses this instance is running (service.ts). */
+    responses: ResponsesRuntime;
+  }
 }
 
-export const responsesModule = createResponsesModule();
+const FINISHED = ['completed', 'failed', 'cancelled', 'incomplete'] as const;
+const isFinished = (s: string): s is (typeof FINISHED)[number] => (FINISHED as readonly string[]).includes(s);
+
+/**
+ * The Responses API on `ctx.services.models` (read at each call, so a test may swap the providers);
+ * background responses run as jobs and feed the response.* webhook events.
+ */
+export const responsesModule: Module = {
+  name: 'responses',
+  migrations: responsesMigrations,
+  provide(ctx) {
+    ctx.services.responses = { running: new Map() };
+  },
+  routes: (app, ctx) => responsesRoutes(app, ctx),
+  eventSamples: [
+    {
+      types: FINISHED.map((s) => `response.${s}`),
+      async create(ctx, tx, { type, projectId }) {
+        const status = type.slice(type.indexOf('.') + 1);
+        if (!isFinished(status)) throw new Error(`no sample for ${type}`);
+        return { id: (await createFinishedResponse(ctx, tx, projectId, status)).id };
+      },
+    },
+  ],
+  jobs: (ctx) => [
+    { kind: RUN_RESPONSE, concurrency: 8, visibilityMs: 10 * 60_000, handler: (payload: RunResponseJob) => runResponse(ctx, payload) },
+  ],
+};

@@ -1,4 +1,8 @@
-import { Type } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
+import { Deleted } from '../core/schemas.js';
+
+/** Request and reply shapes of `/v1/responses` (CreateResponse and Response of the OpenAPI document). */
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 const Text = Type.String({ maxLength: 1_000_000 });
 const ContentPart = Type.Object(
@@ -20,7 +24,13 @@ const MessageItem = Type.Object(
   { additionalProperties: false },
 );
 const FunctionCallOutput = Type.Object(
-  { type: Type.Literal('function_call_output'), call_id: Type.String({ minLength: 1, maxLength: 200 }), output: Text, id: Type.Optional(Type.String({ maxLength: 200 })), status: Type.Optional(Type.String({ maxLength: 32 })) },
+  {
+    type: Type.Literal('function_call_output'),
+    call_id: Type.String({ minLength: 1, maxLength: 200 }),
+    output: Text,
+    id: Type.Optional(Type.String({ maxLength: 200 })),
+    status: Type.Optional(Type.String({ maxLength: 32 })),
+  },
   { additionalProperties: false },
 );
 const FunctionCall = Type.Object(
@@ -35,6 +45,7 @@ const FunctionCall = Type.Object(
   { additionalProperties: false },
 );
 export const InputItem = Type.Union([MessageItem, FunctionCallOutput, FunctionCall]);
+export type InputItem = Static<typeof InputItem>;
 
 const FunctionTool = Type.Object(
   {
@@ -64,6 +75,13 @@ const TextFormat = Type.Union([
   ),
 ]);
 
+const ToolChoice = Type.Union([
+  Type.Literal('none'),
+  Type.Literal('auto'),
+  Type.Literal('required'),
+  Type.Object({ type: Type.Literal('function'), name: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+]);
+
 /** The members of `CreateResponse` Standin acts on; unknown members are refused. */
 export const CreateResponseBody = Type.Object(
   {
@@ -79,22 +97,103 @@ export const CreateResponseBody = Type.Object(
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     previous_response_id: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     tools: Type.Optional(Type.Array(FunctionTool, { maxItems: 128 })),
-    tool_choice: Type.Optional(
-      Type.Union([
-        Type.Literal('none'),
-        Type.Literal('auto'),
-        Type.Literal('required'),
-        Type.Object({ type: Type.Literal('function'), name: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
-      ]),
-    ),
+    tool_choice: Type.Optional(ToolChoice),
     parallel_tool_calls: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-    text: Type.Optional(Type.Object({ format: Type.Optional(TextFormat), verbosity: Type.Optional(Type.String({ maxLength: 16 })) }, { additionalProperties: false })),
+    text: Type.Optional(
+      Type.Object(
+        { format: Type.Optional(TextFormat), verbosity: Type.Optional(Type.String({ maxLength: 16 })) },
+        { additionalProperties: false },
+      ),
+    ),
     user: Type.Optional(Type.String({ maxLength: 256 })),
     safety_identifier: Type.Optional(Type.String({ maxLength: 64 })),
     prompt_cache_key: Type.Optional(Type.String({ maxLength: 256 })),
-    service_tier: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('default'), Type.Literal('flex'), Type.Literal('scale'), Type.Literal('priority'), Type.Null()])),
+    service_tier: Type.Optional(
+      Type.Union([
+        Type.Literal('auto'),
+        Type.Literal('default'),
+        Type.Literal('flex'),
+        Type.Literal('scale'),
+        Type.Literal('priority'),
+        Type.Null(),
+      ]),
+    ),
     truncation: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('disabled'), Type.Null()])),
     reasoning: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
   },
   { additionalProperties: false },
 );
+export type CreateResponseRequest = Static<typeof CreateResponseBody>;
+
+export const ResponseParams = Type.Object({ response_id: Type.String({ maxLength: 200 }) });
+
+const OutputItem = Type.Union([
+  Type.Object({
+    id: Type.String(),
+    type: Type.Literal('message'),
+    status: Type.Enum(['in_progress', 'completed', 'incomplete']),
+    role: Type.Literal('assistant'),
+    content: Type.Array(
+      Type.Object({
+        type: Type.Literal('output_text'),
+        text: Type.String(),
+        annotations: Type.Array(Type.Unknown()),
+        logprobs: Type.Array(Type.Unknown()),
+      }),
+    ),
+  }),
+  Type.Object({
+    id: Type.String(),
+    type: Type.Literal('function_call'),
+    status: Type.Enum(['in_progress', 'completed', 'incomplete']),
+    call_id: Type.String(),
+    name: Type.String(),
+    arguments: Type.String(),
+  }),
+]);
+
+const ResponseStatus = Type.Enum(['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete']);
+export type ResponseStatus = Static<typeof ResponseStatus>;
+
+/** The response object: the members of the `Response` schema Standin fills. */
+export const ResponseObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('response'),
+  created_at: Type.Integer({ description: 'Unix seconds.' }),
+  status: ResponseStatus,
+  background: Type.Boolean(),
+  completed_at: Nullable(Type.Integer()),
+  error: Nullable(Type.Object({ code: Type.Enum(['server_error', 'rate_limit_exceeded', 'invalid_prompt']), message: Type.String() })),
+  incomplete_details: Nullable(Type.Object({ reason: Type.Enum(['max_output_tokens', 'content_filter']) })),
+  instructions: Nullable(Type.String()),
+  max_output_tokens: Nullable(Type.Integer()),
+  metadata: Type.Record(Type.String(), Type.String()),
+  model: Type.String(),
+  output: Type.Array(OutputItem),
+  parallel_tool_calls: Type.Boolean(),
+  previous_response_id: Nullable(Type.String()),
+  reasoning: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  service_tier: Type.String(),
+  store: Type.Boolean(),
+  temperature: Type.Number(),
+  text: Type.Object({ format: TextFormat }),
+  tool_choice: ToolChoice,
+  tools: Type.Array(FunctionTool),
+  top_p: Type.Number(),
+  truncation: Type.String(),
+  usage: Nullable(
+    Type.Object({
+      input_tokens: Type.Integer(),
+      input_tokens_details: Type.Object({ cached_tokens: Type.Integer() }),
+      output_tokens: Type.Integer(),
+      output_tokens_details: Type.Object({ reasoning_tokens: Type.Integer() }),
+      total_tokens: Type.Integer(),
+    }),
+  ),
+  user: Nullable(Type.String()),
+  safety_identifier: Nullable(Type.String()),
+  prompt_cache_key: Nullable(Type.String()),
+});
+export type ResponseObject = Static<typeof ResponseObject>;
+
+export const ResponseDeleted = Deleted('response');

@@ -3,6 +3,7 @@ import type { Ctx } from '../core/module.js';
 import { invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Exec } from '../store/db.js';
+import * as store from './store.js';
 
 /**
  * Safety cases and alerts. The spec names the endpoints and the events but not the shapes; Standin's
@@ -46,11 +47,19 @@ const pick = <T>(list: readonly T[]) => list[randomBytes(1)[0] % list.length];
 export async function createCase(
   ctx: Ctx,
   exec: Exec,
-  input: { organizationId: string; projectId: string; action: 'warning' | 'deactivation'; safety_identifier?: string; category?: string; description?: string },
+  input: {
+    organizationId: string;
+    projectId: string;
+    action: 'warning' | 'deactivation';
+    safety_identifier?: string;
+    category?: string;
+    description?: string;
+  },
 ): Promise<SafetyCase> {
   const now = ctx.clock.nowSeconds();
   const category = input.category ?? pick(SAFETY_CATEGORIES);
-  if (input.category !== undefined && (typeof input.category !== 'string' || input.category.length > 64)) throw invalid(`'category' must be a string of at most 64 characters.`, 'category');
+  if (input.category !== undefined && (typeof input.category !== 'string' || input.category.length > 64))
+    throw invalid(`'category' must be a string of at most 64 characters.`, 'category');
   const c: SafetyCase = {
     id: newId('safety_case', ctx.clock),
     object: 'safety.case',
@@ -68,7 +77,13 @@ export async function createCase(
     created_at: now,
     effective_at: input.action === 'deactivation' ? now + 86400 : null,
   };
-  await exec.insertInto('safety_cases').values({ id: c.id, organization_id: c.organization_id, project_id: c.project_id, payload: JSON.stringify(c), created_at: now }).execute();
+  await store.insertCase(exec, {
+    id: c.id,
+    organization_id: c.organization_id,
+    project_id: c.project_id,
+    payload: JSON.stringify(c),
+    created_at: now,
+  });
   return c;
 }
 
@@ -88,29 +103,32 @@ export async function createAlert(
     project_id: input.projectId,
     category,
     severity: input.severity ?? 'medium',
-    summary: input.summary ?? `Elevated ${category} activity was detected in traffic ${input.projectId ? 'of this project' : 'across the workspace'}; review the flagged requests.`,
+    summary:
+      input.summary ??
+      `Elevated ${category} activity was detected in traffic ${input.projectId ? 'of this project' : 'across the workspace'}; review the flagged requests.`,
     status: 'approved',
     created_at: now,
   };
-  await exec.insertInto('safety_alerts').values({ id: a.id, organization_id: a.organization_id, project_id: a.project_id, payload: JSON.stringify(a), created_at: now }).execute();
+  await store.insertAlert(exec, {
+    id: a.id,
+    organization_id: a.organization_id,
+    project_id: a.project_id,
+    payload: JSON.stringify(a),
+    created_at: now,
+  });
   return a;
 }
 
 /** A case visible to the caller: any project of the case's organization may read it. */
 export async function getCase(exec: Exec, organizationId: string, id: string): Promise<SafetyCase> {
-  const row = await exec.selectFrom('safety_cases').select('payload').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
-  if (!row) throw notFound('safety case', id);
-  return JSON.parse(row.payload);
+  const payload = await store.findCase(exec, organizationId, id);
+  if (payload === null) throw notFound('safety case', id);
+  return JSON.parse(payload) as SafetyCase;
 }
 
 /** An alert visible to the caller: its own project's alerts and its organization's workspace alerts. */
 export async function getAlert(exec: Exec, organizationId: string, projectId: string, id: string): Promise<SafetyAlert> {
-  const row = await exec
-    .selectFrom('safety_alerts')
-    .select(['payload', 'project_id'])
-    .where('id', '=', id)
-    .where('organization_id', '=', organizationId)
-    .executeTakeFirst();
+  const row = await store.findAlert(exec, organizationId, id);
   if (!row || (row.project_id !== null && row.project_id !== projectId)) throw notFound('safety alert', id);
-  return JSON.parse(row.payload);
+  return JSON.parse(row.payload) as SafetyAlert;
 }

@@ -1,21 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
+import { Type } from 'typebox';
 import { createAuth, declareAuthFields } from '../core/auth.js';
 import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
-import { createClock } from '../core/clock.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError } from '../core/errors.js';
+import { installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
-import { serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
+import { refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
+import { sendOAuthError } from '../identity/service.js';
 import { modules as defaultModules } from './modules.js';
 import { RequestLog, RequestLogController } from '../admin/request-log.js';
-import { CLOCK_KEY, saveClock } from '../admin/clock-store.js';
+import { followClock, loadClock, saveClock } from '../admin/clock-store.js';
 
 export interface Standin extends Instance {
   app: App;
@@ -29,6 +31,7 @@ export interface Standin extends Instance {
 const PLATFORM = '/v1/';
 /** The control plane's prefix: only the admin key reaches it. */
 const ADMIN = '/admin/v1';
+const API_PREFIXES = [PLATFORM, '/ads/v1/', `${ADMIN}/`];
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
@@ -36,13 +39,14 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data, poolSize: settings.dbPoolSize });
   await migrate(store, modules);
 
-  const saved = await store.db.selectFrom('settings').select('value').where('key', '=', CLOCK_KEY).executeTakeFirst();
-  const clock = createClock(saved ? Number(saved.value) : 0);
-
+  const { clock, clamped } = await loadClock(store);
   const requestLog = new RequestLog();
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
-    logger: { level: opts.logger === false ? 'silent' : settings.logLevel, redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'] },
+    logger: {
+      level: opts.logger === false ? 'silent' : settings.logLevel,
+      redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
+    },
     bodyLimit: settings.bodyLimit,
     genReqId: requestIds(),
     requestIdHeader: false,
@@ -53,14 +57,21 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     childLoggerFactory: (logger) => logger,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // A URL the router cannot read (bad percent-encoding, an over-long id) still meets the front door
+    // and answers in the envelope.
+    frameworkErrors: (error, request, reply) => framework.onError(error, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Set once the conventions are installed (they need ctx, which needs the app).
+  const framework = { onError: (_error: FastifyError, _request: FastifyRequest, _reply: FastifyReply): void => undefined };
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler(settings.checkResponses));
   declareAuthFields(app);
   // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
 
   const log = app.log;
+  if (clamped) log.warn('the stored clock offset was out of range (over 100 years); it is set to the largest allowed');
   const jobs = createJobQueue(store, clock, log);
   const ctx: Ctx = {
     settings: { ...settings },
@@ -72,6 +83,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     outbound: outboundFor(settings),
     edge: [],
     banner: [],
+    listeners: {},
     modules,
     // Filled by the modules' `provide` below; nothing reads it before.
     services: { requestLog } as Services,
@@ -84,7 +96,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   // The clock is shared through the store, so every instance (and a restart) sees the moved time.
   clock.onChange(() => void saveClock(ctx).catch((err) => log.error({ err }, 'saving the clock failed')));
 
-  installConventions(app, ctx);
+  framework.onError = installConventions(app, ctx);
 
   await app.register(swagger, {
     openapi: {
@@ -98,7 +110,20 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Modules report the backends they depend on (the rate limiter's Redis); any of them down: `degraded`.
+  const HealthReply = Type.Object({
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    checks: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('down')]), detail: Type.Optional(Type.String()) }),
+      ),
+    ),
+  });
+  app.get('/healthz', { schema: { hide: true, response: { 200: HealthReply } } }, async () => {
+    const checks = Object.fromEntries(modules.flatMap((m) => (m.health ? [[m.name, m.health(ctx)] as const] : [])));
+    return Object.values(checks).every((c) => c.status === 'ok') ? { status: 'ok' as const } : { status: 'degraded' as const, checks };
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const m of modules) await m.routes?.(app, ctx);
   await app.register(
@@ -110,20 +135,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   );
   await app.ready();
 
-  // With PostgreSQL, other instances may move the shared clock: follow them (time only moves forward).
-  let clockSync: NodeJS.Timeout | undefined;
-  const followClock = () => {
-    clockSync = setInterval(() => {
-      store.db
-        .selectFrom('settings')
-        .select('value')
-        .where('key', '=', CLOCK_KEY)
-        .executeTakeFirst()
-        .then((row) => row && clock.setOffset(Number(row.value)))
-        .catch(() => {});
-    }, 1000);
-    clockSync.unref();
-  };
+  // With PostgreSQL, other instances may move the shared clock: follow them.
+  let stopFollowing: (() => void) | undefined;
 
   return {
     app,
@@ -132,8 +145,11 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     requestLog,
     async listen() {
       const address = await app.listen({ host: settings.host, port: settings.port });
-      if (store.dialect === 'postgres') followClock();
+      ctx.listeners.http = address;
+      if (store.dialect === 'postgres') stopFollowing = followClock(ctx);
       if (settings.workers) {
+        // One serving process owns a SQLite folder's job queue: it may take back what a killed one had claimed.
+        store.claim?.();
         store.checkpointInBackground?.(log);
         jobs.start();
       }
@@ -141,7 +157,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       return address.replace('[::1]', 'localhost');
     },
     async close() {
-      if (clockSync) clearInterval(clockSync);
+      stopFollowing?.();
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
       await jobs.stop();
       await app.close();
@@ -167,21 +183,31 @@ function requestIds(): () => string {
 function installConventions(app: App, ctx: Ctx) {
   const { auth, edge } = ctx;
   declareQueuedHeaders(app);
-  app.addHook('onRequest', (request, reply, done) => {
+  const frontDoor = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     reply.header('x-request-id', request.id);
     for (const check of edge) {
       const refused = check(request);
       if (refused) return done(refused);
     }
     // Authentication comes before validation: without a valid key, a request learns nothing about the API.
+    if (request.url.includes('%00')) return auth.gate(request, (err) => done(err ?? nulInUrl(request.url)));
     auth.gate(request, done);
-  });
+  };
+  app.addHook('onRequest', frontDoor);
   const platformHeaders = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
     writePlatformHeaders(request, reply);
     done(null, payload);
   };
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(PLATFORM)) route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
+    // An action endpoint (`POST …/cancel`) refuses a body it would ignore: the platform refuses what it does not understand.
+    if (
+      (route.method === 'POST' || route.method === 'DELETE') &&
+      route.schema?.body === undefined &&
+      API_PREFIXES.some((p) => route.url.startsWith(p))
+    ) {
+      route.preValidation = [...(route.preValidation ? [route.preValidation].flat() : []), refuseBody];
+    }
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
@@ -189,17 +215,38 @@ function installConventions(app: App, ctx: Ctx) {
     reply.code(404).send(err.toBody());
   });
 
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+  const replyError = errorReplier();
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => replyError(request, reply, error));
+  // The front door first (a bad URL without a key is a 401, as any other), then the router's refusal.
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    frontDoor(request, reply, (err) => replyError(request, reply, err ?? error));
+}
+
+/**
+ * Answers an error in the envelope of the URL's API (RFC 6749 §5.2 under /oauth/). Server errors are
+ * logged; one of the store (a full disk) is logged once a minute with its cause, not once per request.
+ */
+function errorReplier() {
+  const lastLogged = new Map<string, number>();
+  return (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
-    for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
-    // An error of the 404 context (a 401 for an unknown /v1 URL) has no /v1 route to add these.
-    if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
-    if (request.url.startsWith('/oauth/')) {
-      // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
-      reply.header('cache-control', 'no-store');
-      return reply.code(apiError.status).send({ error: apiError.status >= 500 ? 'server_error' : 'invalid_request', error_description: apiError.message });
+    if (apiError.status >= 500) {
+      const cause = apiError.code === 'storage_unavailable' ? apiError.message : undefined;
+      const last = cause ? lastLogged.get(cause) : undefined;
+      if (!cause || last === undefined || performance.now() - last > 60_000) {
+        if (cause) lastLogged.set(cause, performance.now());
+        request.log.error({ err: error, reqId: request.id }, cause ? `${cause} (logged once a minute while it lasts)` : 'request failed');
+      }
     }
-    reply.code(apiError.status).send(apiError.toBody());
-  });
+    sendError(request, reply, apiError);
+  };
+}
+
+function sendError(request: FastifyRequest, reply: FastifyReply, apiError: ApiError) {
+  for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
+  // An error of the 404 context (a 401 for an unknown /v1 URL) has no /v1 route to add these.
+  if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
+  // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
+  if (request.url.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
+  reply.code(apiError.status).send(apiError.toBody());
 }

@@ -10,6 +10,7 @@ import { responsesModule } from '../responses/module.js';
 import { modelsModule } from '../models/module.js';
 import { assistantsModule } from '../assistants/module.js';
 import { safetyModule } from '../safety/module.js';
+import { imagesModule } from '../images/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -27,5 +28,6 @@ export const modules: Module[] = [
   assistantsModule,
   responsesModule,
   safetyModule,
+  imagesModule,
   appsModule,
 ];

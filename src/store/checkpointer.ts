@@ -25,7 +25,12 @@ export interface Checkpointer {
  * own connection runs a passive checkpoint (it never blocks readers or the writer) every `everyMs`. If the
  * worker fails, the writer checkpoints itself again.
  */
-export function startCheckpointer(writer: SQLite.Database, file: string, log: { warn(o: unknown, msg: string): void }, everyMs = 500): Checkpointer {
+export function startCheckpointer(
+  writer: SQLite.Database,
+  file: string,
+  log: { warn(o: unknown, msg: string): void },
+  everyMs = 500,
+): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER, { eval: true, workerData: { file, driver, everyMs } });
   worker.unref();

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { claimFolder, folderError, prepareFolder } from './folder.js';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
@@ -21,6 +21,8 @@ export interface Store {
   pgPool?: pg.Pool;
   /** SQLite on disk: moves WAL checkpoints to a worker thread (store/checkpointer.ts) until close. */
   checkpointInBackground?(log: { warn(o: unknown, msg: string): void }): void;
+  /** SQLite on disk: claims the folder for this process's workers until close (store/folder.ts). */
+  claim?(): void;
   close(): Promise<void>;
 }
 
@@ -36,8 +38,13 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
   }
-  const file = opts.dataDir === ':memory:' ? ':memory:' : join(ensureDir(opts.dataDir), 'standin.db');
-  const sqlite = new SQLite(file);
+  const file = opts.dataDir === ':memory:' ? ':memory:' : join(prepareFolder(opts.dataDir), 'standin.db');
+  let sqlite: SQLite.Database;
+  try {
+    sqlite = new SQLite(file);
+  } catch (err) {
+    throw folderError(opts.dataDir, err);
+  }
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
@@ -52,20 +59,28 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, reader.end) }) });
   readers.set(db, reader);
   let checkpointer: Checkpointer | undefined;
+  let release: (() => void) | undefined;
   return {
     db,
     dialect: 'sqlite',
     checkpointInBackground(log) {
       checkpointer ??= startCheckpointer(sqlite, file, log);
     },
+    claim() {
+      release ??= claimFolder(opts.dataDir);
+    },
     async close() {
       // The writer closes last: as the last connection it checkpoints and removes the WAL.
       await checkpointer?.stop();
+      release?.();
       reader.close();
       await db.destroy();
     },
   };
 }
+
+/** A statement that does nothing, for a ROLLBACK SQLite already did. */
+const NO_OP = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }), all: () => [] } as unknown as SQLite.Statement;
 
 /** The read connection of each SQLite store (store/reader.ts). */
 const readers = new WeakMap<object, SnapshotReader>();
@@ -81,6 +96,9 @@ function withStatementCache(sqlite: SQLite.Database, beforeStatement?: () => voi
     get(target, prop) {
       if (prop === 'prepare') {
         return (source: string) => {
+          // SQLite rolls a transaction back itself on some errors (SQLITE_FULL, SQLITE_IOERR). Kysely's
+          // ROLLBACK after that would fail with "no transaction is active" and hide the real cause.
+          if (source === 'rollback' && !target.inTransaction) return NO_OP;
           beforeStatement?.();
           let stmt = cache.get(source);
           if (!stmt) {
@@ -97,11 +115,6 @@ function withStatementCache(sqlite: SQLite.Database, beforeStatement?: () => voi
   });
 }
 
-function ensureDir(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
-
 /** JSON columns are text in both stores: one code path, and SQLite has no json type. */
 export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 export const fromJson = <T>(v: string | null | undefined): T | null => (v == null ? null : (JSON.parse(v) as T));
@@ -114,7 +127,10 @@ export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
  * a SELECT on SQLite runs synchronously on the store's read connection (store/reader.ts), off the
  * writer's queue; in a transaction, or a write, it runs through Kysely on the transaction's connection.
  */
-export function precompiled<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
+export function precompiled<A extends Record<string, unknown>, R>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<R>,
+) {
   const prepare = compiledOnce(names, build);
   return async (exec: Exec, args: A): Promise<R[]> => {
     const { compiled, parameters, reader } = prepare(exec, args);
@@ -124,7 +140,10 @@ export function precompiled<A extends Record<string, unknown>, R>(names: readonl
 }
 
 /** Like `precompiled`, for a query of one column: its values, row by row (shared: not to be changed). */
-export function precompiledColumn<A extends Record<string, unknown>, V>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<Record<string, V>>) {
+export function precompiledColumn<A extends Record<string, unknown>, V>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<Record<string, V>>,
+) {
   const prepare = compiledOnce(names, build);
   return async (exec: Exec, args: A): Promise<readonly V[]> => {
     const { compiled, parameters, reader } = prepare(exec, args);
@@ -134,7 +153,10 @@ export function precompiledColumn<A extends Record<string, unknown>, V>(names: r
 }
 
 /** Builds and compiles a query once per store; per call, its parameters and, for a SELECT on SQLite's database itself, the read connection. */
-function compiledOnce<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (db: Db, args: A) => Compilable<R>) {
+function compiledOnce<A extends Record<string, unknown>, R>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<R>,
+) {
   // Each compiled parameter is a named argument, or a constant the builder wrote in.
   type Slot = { name: keyof A } | { value: unknown };
   // Keyed by the dialect adapter, which a database shares with its transactions.
@@ -146,6 +168,7 @@ function compiledOnce<A extends Record<string, unknown>, R>(names: readonly (key
       const sentinels = Object.fromEntries(names.map((n, i) => [n, `\u0000param${i}\u0000`])) as unknown as A;
       const compiled = build(exec as Db, sentinels).compile();
       const order = compiled.parameters.map((p): Slot => {
+        // eslint-disable-next-line no-control-regex -- the sentinels are NUL-delimited so no real value can match
         const m = typeof p === 'string' ? /^\u0000param(\d+)\u0000$/.exec(p) : null;
         return m ? { name: names[Number(m[1])] } : { value: p };
       });

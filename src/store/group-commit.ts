@@ -22,7 +22,9 @@ export function groupCommit<T>(db: () => Db, write: BatchWrite<T>, maxBatch = 12
   let commits = 0;
 
   const commit = async (items: T[]) => {
-    await db().transaction().execute((tx) => write(tx, items));
+    await db()
+      .transaction()
+      .execute((tx) => write(tx, items));
     commits++;
   };
 

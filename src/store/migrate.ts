@@ -15,7 +15,8 @@ export async function migrate(store: Store, modules: readonly { migrations?: Rec
   }
   const provider: MigrationProvider = { getMigrations: async () => all };
   // Kysely looks for its bookkeeping tables across all schemas; pin them to ours (PostgreSQL search_path).
-  const schema = store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
+  const schema =
+    store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
   const migrator = new Migrator({ db: store.db, provider, allowUnorderedMigrations: true, migrationTableSchema: schema });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();

@@ -7,18 +7,32 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
     const s = await startTestStandin({ dialect, seed: false });
     try {
       const db = s.ctx.store.db;
-      await db.insertInto('settings').values([{ key: 'a', value: '1' }, { key: 'b', value: '2' }]).execute();
-      const get = precompiled(['key'] as const, (k, a: { key: string }) => k.selectFrom('settings').select('value').where('key', '=', a.key));
-      const set = precompiled(['key', 'value'] as const, (k, a: { key: string; value: string }) => k.updateTable('settings').set({ value: a.value }).where('key', '=', a.key));
+      await db
+        .insertInto('settings')
+        .values([
+          { key: 'a', value: '1' },
+          { key: 'b', value: '2' },
+        ])
+        .execute();
+      const get = precompiled(['key'] as const, (k, a: { key: string }) =>
+        k.selectFrom('settings').select('value').where('key', '=', a.key),
+      );
+      const set = precompiled(['key', 'value'] as const, (k, a: { key: string; value: string }) =>
+        k.updateTable('settings').set({ value: a.value }).where('key', '=', a.key),
+      );
       expect(await get(db, { key: 'a' })).toEqual([{ value: '1' }]);
       expect(await get(db, { key: 'b' })).toEqual([{ value: '2' }]);
       await db.transaction().execute((tx) => set(tx, { key: 'b', value: '3' }));
       expect(await get(db, { key: 'b' })).toEqual([{ value: '3' }]);
       expect(await get(db, { key: 'zz' })).toEqual([]);
-      const mixed = precompiled(['value'] as const, (k, a: { value: string }) => k.selectFrom('settings').select('key').where('key', '=', 'a').where('value', '=', a.value));
+      const mixed = precompiled(['value'] as const, (k, a: { value: string }) =>
+        k.selectFrom('settings').select('key').where('key', '=', 'a').where('value', '=', a.value),
+      );
       expect(await mixed(db, { value: '1' })).toEqual([{ key: 'a' }]);
       expect(await mixed(db, { value: '3' })).toEqual([]);
-      const values = precompiledColumn(['min'] as const, (k, a: { min: string }) => k.selectFrom('settings').select('value').where('key', '>=', a.min).orderBy('key'));
+      const values = precompiledColumn(['min'] as const, (k, a: { min: string }) =>
+        k.selectFrom('settings').select('value').where('key', '>=', a.min).orderBy('key'),
+      );
       expect(await values(db, { min: 'a' })).toEqual(['1', '3']);
       expect(await db.transaction().execute((tx) => values(tx, { min: 'b' }))).toEqual(['3']);
       expect(await values(db, { min: 'zz' })).toEqual([]);
@@ -31,7 +45,9 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
     const s = await startTestStandin({ dialect, seed: false });
     try {
       const db = s.ctx.store.db;
-      const get = precompiled(['key'] as const, (k, a: { key: string }) => k.selectFrom('settings').select('value').where('key', '=', a.key));
+      const get = precompiled(['key'] as const, (k, a: { key: string }) =>
+        k.selectFrom('settings').select('value').where('key', '=', a.key),
+      );
       let release!: () => void;
       const open = new Promise<void>((r) => (release = r));
       let inside!: () => void;

@@ -16,10 +16,16 @@ afterEach(async () => {
 async function open() {
   dir = mkdtempSync(join(tmpdir(), 'standin-reader-'));
   store = openStore({ dataDir: dir });
-  await store.db.schema.createTable('kv').addColumn('k', 'text', (c) => c.primaryKey()).addColumn('v', 'text').execute();
+  await store.db.schema
+    .createTable('kv')
+    .addColumn('k', 'text', (c) => c.primaryKey())
+    .addColumn('v', 'text')
+    .execute();
 }
 const get = precompiled(['k'] as const, (db, a: { k: string }) => (db as any).selectFrom('kv').select('v').where('k', '=', a.k));
-const values = precompiledColumn(['k'] as const, (db, a: { k: string }) => (db as any).selectFrom('kv').select('v').where('k', '>=', a.k).orderBy('k'));
+const values = precompiledColumn(['k'] as const, (db, a: { k: string }) =>
+  (db as any).selectFrom('kv').select('v').where('k', '>=', a.k).orderBy('k'),
+);
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
 describe('snapshot reader (SQLite)', () => {
@@ -77,8 +83,16 @@ describe('snapshot reader (SQLite)', () => {
 
     it('tell parameters apart by type', async () => {
       await open();
-      await (store.db as any).insertInto('kv').values([{ k: '1', v: 'text' }, { k: 'null', v: 'n' }]).execute();
-      const byKey = precompiledColumn(['k'] as const, (db, a: { k: unknown }) => (db as any).selectFrom('kv').select('v').where('k', '=', a.k));
+      await (store.db as any)
+        .insertInto('kv')
+        .values([
+          { k: '1', v: 'text' },
+          { k: 'null', v: 'n' },
+        ])
+        .execute();
+      const byKey = precompiledColumn(['k'] as const, (db, a: { k: unknown }) =>
+        (db as any).selectFrom('kv').select('v').where('k', '=', a.k),
+      );
       expect(await byKey(store.db, { k: 'null' })).toEqual(['n']);
       expect(await byKey(store.db, { k: null })).toEqual([]);
       expect(await byKey(store.db, { k: '1' })).toEqual(['text']);

@@ -16,7 +16,13 @@ export function retryDelayMs(failures: number, random: () => number = Math.rando
  * When to try again after a failure at `now`, or null when the window is over. The last attempt is made
  * at the window's end when the backoff would overshoot it, so every delivery gets the full 72 hours.
  */
-export function nextAttemptAt(firstAttemptAt: number, now: number, failures: number, random: () => number = Math.random, windowMs = RETRY_WINDOW_MS): number | null {
+export function nextAttemptAt(
+  firstAttemptAt: number,
+  now: number,
+  failures: number,
+  random: () => number = Math.random,
+  windowMs = RETRY_WINDOW_MS,
+): number | null {
   const deadline = firstAttemptAt + windowMs;
   if (now >= deadline) return null;
   return Math.min(now + retryDelayMs(failures, random), deadline);

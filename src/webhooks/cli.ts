@@ -1,4 +1,5 @@
-import type { CliEnv } from '../core/module.js';
+import type { CliEnv, Ctx } from '../core/module.js';
+import { listOrganizations, listProjects } from '../identity/service.js';
 import { EVENT_TYPES } from './catalog.js';
 import { triggerEvent, type TriggerData } from './trigger.js';
 
@@ -13,6 +14,13 @@ same flags as 'standin serve'). A running Standin on that store delivers it: at 
 event types:
   ${EVENT_TYPES.join('\n  ')}
 `;
+
+/** The store's only project, or proj_demo when there are several (or none). */
+async function onlyProject(ctx: Ctx): Promise<string> {
+  const projects = [];
+  for (const org of await listOrganizations(ctx.store.db)) projects.push(...(await listProjects(ctx.store.db, org.id)));
+  return projects.length === 1 ? projects[0].id : 'proj_demo';
+}
 
 /** `standin trigger <type>`: writes the event (and the object behind it) straight into the store. Returns the exit code. */
 export async function runTriggerCli(args: string[], env: CliEnv): Promise<number> {
@@ -46,10 +54,7 @@ export async function runTriggerCli(args: string[], env: CliEnv): Promise<number
   }
   const standin = await env.boot({ ...env.settings, workers: false, logLevel: 'silent' }, { logger: false });
   try {
-    if (!projectId) {
-      const projects = await standin.ctx.store.db.selectFrom('projects').select('id').orderBy('id').limit(2).execute();
-      projectId = projects.length === 1 ? projects[0].id : 'proj_demo';
-    }
+    projectId ??= await onlyProject(standin.ctx);
     const event = await triggerEvent(standin.ctx, projectId, type, data);
     process.stdout.write(JSON.stringify(event, null, 2) + '\n');
     return 0;

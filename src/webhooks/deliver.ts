@@ -1,3 +1,4 @@
+import { wallNow } from '../core/clock.js';
 import type { Ctx } from '../core/module.js';
 import { newId } from '../core/ids.js';
 import { readCapped, type Outbound } from '../core/outbound.js';
@@ -5,7 +6,7 @@ import { nextAttemptAt, RETRY_WINDOW_MS } from './backoff.js';
 import { signatureHeader } from './signing.js';
 import { DELIVER } from './service.js';
 import type { Recorder } from './recorder.js';
-import { precompiled } from '../store/db.js';
+import * as store from './store.js';
 import type { WebhookTables } from './tables.js';
 
 /** Bytes of a receiver's answer kept with an attempt. */
@@ -33,7 +34,14 @@ interface AttemptResult {
 }
 
 /** One POST: the envelope as stored, signed for this attempt. Never throws; every outcome is a result. */
-export async function attempt(opts: DeliverOptions, url: string, eventId: string, body: string, secrets: string[], timestampSeconds: number): Promise<AttemptResult> {
+export async function attempt(
+  opts: DeliverOptions,
+  url: string,
+  eventId: string,
+  body: string,
+  secrets: string[],
+  timestampSeconds: number,
+): Promise<AttemptResult> {
   const headers = {
     'user-agent': USER_AGENT,
     'content-type': 'application/json',
@@ -54,7 +62,13 @@ export async function attempt(opts: DeliverOptions, url: string, eventId: string
   } catch (err) {
     const e = err as Error & { code?: string; cause?: { code?: string } };
     let error: string;
-    if (signal.aborted || e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+    if (
+      signal.aborted ||
+      e.name === 'TimeoutError' ||
+      e.name === 'AbortError' ||
+      e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      e.code === 'UND_ERR_BODY_TIMEOUT'
+    ) {
       error = `no answer within ${opts.timeoutMs} ms`;
     } else if (e.code === 'ERR_SSRF_BLOCKED') {
       error = e.message;
@@ -79,32 +93,32 @@ type DeliveryRow = {
   payload: string;
 };
 
-/** Deliveries with what an attempt needs (endpoint, secrets, the stored envelope). */
-function deliveryQuery(ctx: Ctx) {
-  return ctx.store.db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .innerJoin('events as v', 'v.id', 'd.event_id')
-    .select(['d.id', 'd.status', 'd.attempt_count', 'd.created_at', 'd.event_id', 'e.url', 'e.enabled', 'e.secret', 'e.previous_secret', 'e.previous_secret_expires_at', 'v.payload']);
-}
-
 /**
  * Makes one attempt of a pending delivery and records it with the delivery's new state, in one
  * transaction (shared with other attempts finishing at the same time); `create` is a delivery that is
  * written only now, with its first attempt. With `scheduleRetry`, a failure also enqueues the `webhook.deliver` job of the next
  * attempt in that transaction (the fan-out makes first attempts inline). Returns the retry time, if any.
  */
-async function attemptDelivery(ctx: Ctx, opts: DeliverOptions, row: DeliveryRow, scheduleRetry: boolean, create?: NewDelivery): Promise<number | null> {
+async function attemptDelivery(
+  ctx: Ctx,
+  opts: DeliverOptions,
+  row: DeliveryRow,
+  scheduleRetry: boolean,
+  create?: NewDelivery,
+): Promise<number | null> {
   const now = ctx.clock.now();
   if (!row.enabled) {
     // Disabled after the delivery was queued: it ends without an attempt; resend it once the endpoint is enabled.
-    await ctx.store.db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null, completed_at: now }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+    await store.failPendingDelivery(ctx.store.db, row.id, now);
     return null;
   }
   const secrets = [row.secret];
-  if (row.previous_secret && row.previous_secret_expires_at !== null && Number(row.previous_secret_expires_at) > now) secrets.push(row.previous_secret);
+  if (row.previous_secret && row.previous_secret_expires_at !== null && Number(row.previous_secret_expires_at) > now)
+    secrets.push(row.previous_secret);
 
-  const result = await attempt(opts, row.url, row.event_id, row.payload, secrets, ctx.clock.nowSeconds());
+  // Signed with the real time of this attempt: receivers check it against their own clock (Standard
+  // Webhooks: 5 minutes), and the Standin clock may have been moved. Scheduling stays on the Standin clock.
+  const result = await attempt(opts, row.url, row.event_id, row.payload, secrets, Math.floor(wallNow() / 1000));
   const n = row.attempt_count + 1;
   const after = ctx.clock.now();
   const retryAt = result.ok ? null : nextAttemptAt(Number(row.created_at), after, n, opts.random, opts.windowMs ?? RETRY_WINDOW_MS);
@@ -123,9 +137,18 @@ async function attemptDelivery(ctx: Ctx, opts: DeliverOptions, row: DeliveryRow,
       response_excerpt: result.excerpt,
       response_truncated: result.truncated ? 1 : 0,
     },
-    delivery: { id: row.id, status, attempt_count: n, last_attempt_at: now, last_status_code: result.statusCode, next_attempt_at: retryAt, completed_at: status === 'pending' ? null : after },
+    delivery: {
+      id: row.id,
+      status,
+      attempt_count: n,
+      last_attempt_at: now,
+      last_status_code: result.statusCode,
+      next_attempt_at: retryAt,
+      completed_at: status === 'pending' ? null : after,
+    },
     create,
-    retry: scheduleRetry && retryAt !== null ? { kind: DELIVER, deliveryId: row.id, runAt: retryAt, jobId: `job_${row.id}_${n}` } : undefined,
+    retry:
+      scheduleRetry && retryAt !== null ? { kind: DELIVER, deliveryId: row.id, runAt: retryAt, jobId: `job_${row.id}_${n}` } : undefined,
   });
   return retryAt;
 }
@@ -137,21 +160,11 @@ async function attemptDelivery(ctx: Ctx, opts: DeliverOptions, row: DeliveryRow,
  * least once; `webhook-id` lets receivers drop the duplicate).
  */
 export async function deliver(ctx: Ctx, opts: DeliverOptions, payload: { deliveryId: string }): Promise<void | { retryAt: number }> {
-  const row = await deliveryQuery(ctx).where('d.id', '=', payload.deliveryId).executeTakeFirst();
+  const row = await store.deliveryToAttempt(ctx.store.db, payload.deliveryId);
   if (!row || row.status !== 'pending') return;
   const retryAt = await attemptDelivery(ctx, opts, row, false);
   if (retryAt !== null) return { retryAt };
 }
-
-/** The enabled endpoints of an event's project, with the event (one query per event; precompiled). */
-const endpointsOfEvent = precompiled(['eventId'], (db, a: { eventId: string }) =>
-  db
-    .selectFrom('events as v')
-    .innerJoin('webhook_endpoints as e', 'e.project_id', 'v.project_id')
-    .select(['e.id', 'e.event_types', 'e.url', 'e.enabled', 'e.secret', 'e.previous_secret', 'e.previous_secret_expires_at', 'v.type', 'v.payload', 'v.project_id'])
-    .where('v.id', '=', a.eventId)
-    .where('e.enabled', '=', 1),
-);
 
 type NewDelivery = WebhookTables['webhook_deliveries'];
 
@@ -164,22 +177,47 @@ type NewDelivery = WebhookTables['webhook_deliveries'];
  */
 export async function fanout(ctx: Ctx, opts: DeliverOptions, payload: { eventId: string }, job: { attempts: number }): Promise<void> {
   const db = ctx.store.db;
-  const endpoints = await endpointsOfEvent(db, { eventId: payload.eventId });
+  const endpoints = await store.endpointsOfEvent(db, { eventId: payload.eventId });
   const targets = endpoints.filter((e) => (JSON.parse(e.event_types) as string[]).includes(e.type));
   if (targets.length === 0) return;
   // Only a run after a crash can find deliveries of this event already there.
-  const existing = job.attempts > 1 ? await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id', 'status', 'attempt_count', 'created_at']).where('event_id', '=', payload.eventId).execute() : [];
+  const existing = job.attempts > 1 ? await store.deliveriesOfEvent(db, payload.eventId) : [];
   const byEndpoint = new Map(existing.map((d) => [d.endpoint_id, d]));
   const now = ctx.clock.now();
   const fresh = targets
     .filter((e) => !byEndpoint.has(e.id))
-    .map((e) => ({ id: newId('whdel', ctx.clock), project_id: e.project_id, endpoint_id: e.id, event_id: payload.eventId, event_type: e.type, status: 'pending', attempt_count: 0, created_at: now, next_attempt_at: now, last_attempt_at: null, last_status_code: null, completed_at: null }));
+    .map((e) => ({
+      id: newId('whdel', ctx.clock),
+      project_id: e.project_id,
+      endpoint_id: e.id,
+      event_id: payload.eventId,
+      event_type: e.type,
+      status: 'pending',
+      attempt_count: 0,
+      created_at: now,
+      next_attempt_at: now,
+      last_attempt_at: null,
+      last_status_code: null,
+      completed_at: null,
+    }));
   const work: Promise<unknown>[] = [];
   for (const e of targets) {
     const created = fresh.find((f) => f.endpoint_id === e.id);
     const d = byEndpoint.get(e.id) ?? created!;
     if (d.status !== 'pending' || d.attempt_count !== 0) continue;
-    const row: DeliveryRow = { id: d.id, status: d.status, attempt_count: 0, created_at: d.created_at, event_id: payload.eventId, url: e.url, enabled: e.enabled, secret: e.secret, previous_secret: e.previous_secret, previous_secret_expires_at: e.previous_secret_expires_at, payload: e.payload };
+    const row: DeliveryRow = {
+      id: d.id,
+      status: d.status,
+      attempt_count: 0,
+      created_at: d.created_at,
+      event_id: payload.eventId,
+      url: e.url,
+      enabled: e.enabled,
+      secret: e.secret,
+      previous_secret: e.previous_secret,
+      previous_secret_expires_at: e.previous_secret_expires_at,
+      payload: e.payload,
+    };
     work.push(attemptDelivery(ctx, opts, row, true, created));
   }
   await Promise.all(work);

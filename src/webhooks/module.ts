@@ -1,10 +1,10 @@
 import { EVENT_FANOUT } from '../core/events.js';
-import type { Module } from '../core/module.js';
+import { configSection, type Module } from '../core/module.js';
 import { deliver, fanout, type DeliverOptions } from './deliver.js';
 import { createRecorder } from './recorder.js';
 import { webhookAdminRoutes, webhookPages } from './routes.js';
 import { WebhooksConfig } from './schemas.js';
-import { createEndpoint, DELIVER, listEndpoints } from './service.js';
+import { declareEndpoints, DELIVER } from './service.js';
 import { webhookMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -41,28 +41,18 @@ export const webhooksModule: Module = {
     },
   ],
   config: [
-    {
+    configSection({
       at: 'project',
       key: 'webhooks',
       schema: WebhooksConfig,
-      async apply(ctx, tx, endpoints: any[], { projectId }) {
-        const existing = new Map((await listEndpoints(ctx, tx, projectId!)).map((e) => [e.name, e]));
-        for (const e of endpoints) {
-          const found = existing.get(e.name);
-          if (!found) {
-            // A config file mirrors an existing setup, so it may keep a live.call.incoming subscription.
-            const created = await createEndpoint(ctx, tx, projectId!, e, { allowDeprecated: true, outbound: ctx.outbound });
-            if (!e.secret) ctx.log.warn({ project: projectId, endpoint: created.id }, `webhook endpoint '${e.name}' signing secret: ${created.secret} (shown once)`);
-            continue;
-          }
-          await tx
-            .updateTable('webhook_endpoints')
-            .set({ url: e.url, event_types: JSON.stringify([...new Set(e.event_types)]), enabled: e.enabled === false ? 0 : 1, ...(e.secret ? { secret: e.secret } : {}), updated_at: ctx.clock.nowSeconds() })
-            .where('id', '=', found.id)
-            .execute();
+      async apply(ctx, tx, endpoints, { projectId }) {
+        for (const created of await declareEndpoints(ctx, tx, projectId!, endpoints)) {
+          ctx.log.warn(
+            { project: projectId, endpoint: created.id },
+            `webhook endpoint '${created.name}' signing secret: ${created.secret} (shown once)`,
+          );
         }
       },
-    },
+    }),
   ],
-
 };

@@ -1,16 +1,14 @@
-import type { Selectable } from 'kysely';
 import { isIP } from 'node:net';
 import type { Ctx } from '../core/module.js';
 import { invalid, notFound } from '../core/errors.js';
 import type { EventEnvelope } from '../core/events.js';
 import { newId } from '../core/ids.js';
 import type { ListParams } from '../core/pagination.js';
-import { paginate } from '../core/pagination.js';
 import { fromJson, type Exec } from '../store/db.js';
 import { DEPRECATED_EVENT_TYPE, EVENT_TYPES, isEventType } from './catalog.js';
 import { isWebhookSecret, newWebhookSecret } from './signing.js';
-import type { WebhookTables } from './tables.js';
 import type { Outbound } from '../core/outbound.js';
+import * as store from './store.js';
 
 /** How long the old secret keeps signing after a rotation, unless the request says otherwise. */
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
@@ -35,7 +33,7 @@ export interface WebhookEndpoint {
   secret?: string;
 }
 
-type EndpointRow = Selectable<WebhookTables['webhook_endpoints']>;
+type EndpointRow = store.EndpointRow;
 
 const hint = (secret: string) => `whsec_…${secret.slice(-4)}`;
 
@@ -70,7 +68,11 @@ export function checkUrl(raw: string, outbound?: Pick<Outbound, 'allowed'>): str
   if (raw.length > 2048) throw invalid(`'url' must be at most 2048 characters.`, 'url', 'invalid_url');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (outbound && isIP(host) && !outbound.allowed(host)) {
-    throw invalid(`'url' points at ${host}, an address Standin does not deliver to (private, link-local, metadata or loopback); allow-list it with --outbound-allow for local work.`, 'url', 'invalid_url');
+    throw invalid(
+      `'url' points at ${host}, an address Standin does not deliver to (private, link-local, metadata or loopback); allow-list it with --outbound-allow for local work.`,
+      'url',
+      'invalid_url',
+    );
   }
   return url.toString();
 }
@@ -83,9 +85,14 @@ export function checkEventTypes(types: string[], existing: string[] = [], allowD
   if (!Array.isArray(types) || types.length === 0) throw invalid(`'event_types' must list at least one event type.`, 'event_types');
   const out: string[] = [];
   types.forEach((t, i) => {
-    if (!isEventType(t)) throw invalid(`'event_types[${i}]' must be one of ${EVENT_TYPES.join(', ')}; got '${t}'.`, `event_types[${i}]`, 'invalid_value');
+    if (!isEventType(t))
+      throw invalid(`'event_types[${i}]' must be one of ${EVENT_TYPES.join(', ')}; got '${t}'.`, `event_types[${i}]`, 'invalid_value');
     if (t === DEPRECATED_EVENT_TYPE && !existing.includes(t) && !allowDeprecated) {
-      throw invalid(`'event_types[${i}]': live.call.incoming is deprecated and open to existing subscriptions only; subscribe to live.transport.incoming.`, `event_types[${i}]`, 'deprecated_event_type');
+      throw invalid(
+        `'event_types[${i}]': live.call.incoming is deprecated and open to existing subscriptions only; subscribe to live.transport.incoming.`,
+        `event_types[${i}]`,
+        'deprecated_event_type',
+      );
     }
     if (!out.includes(t)) out.push(t);
   });
@@ -93,7 +100,7 @@ export function checkEventTypes(types: string[], existing: string[] = [], allowD
 }
 
 async function projectEndpoint(exec: Exec, projectId: string, id: string): Promise<EndpointRow> {
-  const row = await exec.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+  const row = await store.getEndpoint(exec, projectId, id);
   if (!row) throw notFound('webhook endpoint', id);
   return row;
 }
@@ -115,9 +122,10 @@ export async function createEndpoint(
   input: EndpointInput,
   opts: { allowDeprecated?: boolean; outbound?: Pick<Outbound, 'allowed'> } = {},
 ): Promise<WebhookEndpoint> {
-  const count = await exec.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
-  if (Number(count.n) >= MAX_ENDPOINTS) throw invalid(`A project has at most ${MAX_ENDPOINTS} webhook endpoints.`, null, 'limit_exceeded');
-  if (input.secret !== undefined && !isWebhookSecret(input.secret)) throw invalid(`'secret' must be 'whsec_' followed by the base64 of 24 to 64 bytes.`, 'secret', 'invalid_value');
+  if ((await store.countEndpoints(exec, projectId)) >= MAX_ENDPOINTS)
+    throw invalid(`A project has at most ${MAX_ENDPOINTS} webhook endpoints.`, null, 'limit_exceeded');
+  if (input.secret !== undefined && !isWebhookSecret(input.secret))
+    throw invalid(`'secret' must be 'whsec_' followed by the base64 of 24 to 64 bytes.`, 'secret', 'invalid_value');
   const now = ctx.clock.nowSeconds();
   const row: EndpointRow = {
     id: newId('whep', ctx.clock),
@@ -132,18 +140,18 @@ export async function createEndpoint(
     created_at: now,
     updated_at: now,
   };
-  await exec.insertInto('webhook_endpoints').values(row).execute();
+  await store.insertEndpoint(exec, row);
   return { ...toEndpoint(ctx, row), secret: row.secret };
 }
 
 function checkName(name: string): string {
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) throw invalid(`'name' must be 1 to 200 characters.`, 'name');
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200)
+    throw invalid(`'name' must be 1 to 200 characters.`, 'name');
   return name;
 }
 
 export async function listEndpoints(ctx: Ctx, exec: Exec, projectId: string): Promise<WebhookEndpoint[]> {
-  const rows = await exec.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
-  return rows.map((r) => toEndpoint(ctx, r));
+  return (await store.listEndpoints(exec, projectId)).map((r) => toEndpoint(ctx, r));
 }
 
 export async function getEndpoint(ctx: Ctx, exec: Exec, projectId: string, id: string): Promise<WebhookEndpoint> {
@@ -163,34 +171,75 @@ export async function updateEndpoint(
   const next = { ...row, updated_at: ctx.clock.nowSeconds() };
   if (patch.name !== undefined) next.name = checkName(patch.name);
   if (patch.url !== undefined) next.url = checkUrl(patch.url, opts.outbound);
-  if (patch.event_types !== undefined) next.event_types = JSON.stringify(checkEventTypes(patch.event_types, fromJson<string[]>(row.event_types) ?? []));
+  if (patch.event_types !== undefined)
+    next.event_types = JSON.stringify(checkEventTypes(patch.event_types, fromJson<string[]>(row.event_types) ?? []));
   if (patch.enabled !== undefined) next.enabled = patch.enabled ? 1 : 0;
-  await exec
-    .updateTable('webhook_endpoints')
-    .set({ name: next.name, url: next.url, event_types: next.event_types, enabled: next.enabled, updated_at: next.updated_at })
-    .where('id', '=', id)
-    .execute();
+  await store.updateEndpoint(exec, id, {
+    name: next.name,
+    url: next.url,
+    event_types: next.event_types,
+    enabled: next.enabled,
+    updated_at: next.updated_at,
+  });
   return toEndpoint(ctx, next);
 }
 
-/** Deletes an endpoint with its deliveries and attempts (their jobs find nothing and end). */
-export async function deleteEndpoint(exec: Exec, projectId: string, id: string): Promise<void> {
-  await projectEndpoint(exec, projectId, id);
-  const deliveries = exec.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
-  await exec.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).execute();
-  await exec.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
-  await exec.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+/** Deletes an endpoint with its deliveries and attempts, in one transaction (their jobs find nothing and end). */
+export async function deleteEndpoint(ctx: Pick<Ctx, 'store'>, projectId: string, id: string): Promise<void> {
+  await ctx.store.db.transaction().execute(async (tx) => {
+    await projectEndpoint(tx, projectId, id);
+    await store.deleteEndpoint(tx, id);
+  });
+}
+
+/**
+ * The config file's endpoints of a project, matched by name: new ones are created (a config file mirrors
+ * an existing setup, so it may keep a live.call.incoming subscription), declared ones updated in place.
+ * Returns the endpoints created with a generated secret (to show once).
+ */
+export async function declareEndpoints(
+  ctx: Ctx,
+  tx: Exec,
+  projectId: string,
+  endpoints: readonly EndpointInput[],
+): Promise<WebhookEndpoint[]> {
+  const existing = new Map((await listEndpoints(ctx, tx, projectId)).map((e) => [e.name, e]));
+  const generated: WebhookEndpoint[] = [];
+  for (const e of endpoints) {
+    const found = existing.get(e.name);
+    if (!found) {
+      const created = await createEndpoint(ctx, tx, projectId, e, { allowDeprecated: true, outbound: ctx.outbound });
+      if (!e.secret) generated.push(created);
+      continue;
+    }
+    await store.updateEndpoint(tx, found.id, {
+      url: e.url,
+      event_types: JSON.stringify([...new Set(e.event_types)]),
+      enabled: e.enabled === false ? 0 : 1,
+      ...(e.secret ? { secret: e.secret } : {}),
+      updated_at: ctx.clock.nowSeconds(),
+    });
+  }
+  return generated;
 }
 
 /**
  * Replaces the signing secret. The old one keeps signing (both signatures in `webhook-signature`) for
  * `graceSeconds`; 0 retires it at once. The answer carries the new secret, shown this once.
  */
-export async function rotateSecret(ctx: Ctx, exec: Exec, projectId: string, id: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS, secret?: string): Promise<WebhookEndpoint> {
+export async function rotateSecret(
+  ctx: Ctx,
+  exec: Exec,
+  projectId: string,
+  id: string,
+  graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+  secret?: string,
+): Promise<WebhookEndpoint> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > 7 * 86400) {
     throw invalid(`'grace_period_seconds' must be an integer from 0 to 604800 (7 days).`, 'grace_period_seconds', 'invalid_value');
   }
-  if (secret !== undefined && !isWebhookSecret(secret)) throw invalid(`'secret' must be 'whsec_' followed by the base64 of 24 to 64 bytes.`, 'secret', 'invalid_value');
+  if (secret !== undefined && !isWebhookSecret(secret))
+    throw invalid(`'secret' must be 'whsec_' followed by the base64 of 24 to 64 bytes.`, 'secret', 'invalid_value');
   const row = await projectEndpoint(exec, projectId, id);
   const next: EndpointRow = {
     ...row,
@@ -199,11 +248,12 @@ export async function rotateSecret(ctx: Ctx, exec: Exec, projectId: string, id: 
     previous_secret_expires_at: graceSeconds > 0 ? ctx.clock.now() + graceSeconds * 1000 : null,
     updated_at: ctx.clock.nowSeconds(),
   };
-  await exec
-    .updateTable('webhook_endpoints')
-    .set({ secret: next.secret, previous_secret: next.previous_secret, previous_secret_expires_at: next.previous_secret_expires_at, updated_at: next.updated_at })
-    .where('id', '=', id)
-    .execute();
+  await store.updateEndpoint(exec, id, {
+    secret: next.secret,
+    previous_secret: next.previous_secret,
+    previous_secret_expires_at: next.previous_secret_expires_at,
+    updated_at: next.updated_at,
+  });
   return { ...toEndpoint(ctx, next), secret: next.secret };
 }
 
@@ -238,14 +288,14 @@ export interface WebhookDelivery {
 
 const sec = (ms: number | null) => (ms === null ? null : Math.floor(Number(ms) / 1000));
 
-function toDelivery(row: any): WebhookDelivery {
+function toDelivery(row: store.DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     object: 'webhook_delivery',
     endpoint_id: row.endpoint_id,
     event_id: row.event_id,
     event_type: row.event_type,
-    status: row.status,
+    status: row.status as WebhookDelivery['status'],
     attempt_count: Number(row.attempt_count),
     created_at: sec(row.created_at)!,
     next_attempt_at: sec(row.next_attempt_at),
@@ -258,17 +308,15 @@ function toDelivery(row: any): WebhookDelivery {
 /** Deliveries of one endpoint, newest first (cursor paged). */
 export async function listDeliveries(exec: Exec, projectId: string, endpointId: string, params: ListParams & { status?: string }) {
   await projectEndpoint(exec, projectId, endpointId);
-  let q = exec.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
-  if (params.status) q = q.where('status', '=', params.status);
-  return paginate(q, 'id', params, { defaultLimit: 20, maxLimit: 100, map: toDelivery });
+  return store.listDeliveries(exec, endpointId, params, toDelivery);
 }
 
 /** One delivery with its attempts and the event it carries. */
 export async function getDelivery(exec: Exec, projectId: string, id: string): Promise<WebhookDelivery> {
-  const row = await exec.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+  const row = await store.getDelivery(exec, projectId, id);
   if (!row) throw notFound('webhook delivery', id);
-  const attempts = await exec.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('attempt').execute();
-  const event = await exec.selectFrom('events').select('payload').where('id', '=', row.event_id).executeTakeFirst();
+  const attempts = await store.listAttempts(exec, id);
+  const event = await store.eventPayload(exec, row.event_id);
   return {
     ...toDelivery(row),
     attempts: attempts.map((a) => ({
@@ -282,7 +330,7 @@ export async function getDelivery(exec: Exec, projectId: string, id: string): Pr
       response_excerpt: a.response_excerpt,
       response_truncated: a.response_truncated === 1,
     })),
-    event: event ? JSON.parse(event.payload) : undefined,
+    event: event ? (JSON.parse(event) as EventEnvelope) : undefined,
   };
 }
 
@@ -290,21 +338,44 @@ export async function getDelivery(exec: Exec, projectId: string, id: string): Pr
 export const DELIVER = 'webhook.deliver';
 
 /** Creates a pending delivery and its job, in the caller's transaction. */
-export async function enqueueDelivery(ctx: Ctx, exec: Exec, projectId: string, endpointId: string, eventId: string, eventType: string): Promise<string> {
+export async function enqueueDelivery(
+  ctx: Ctx,
+  exec: Exec,
+  projectId: string,
+  endpointId: string,
+  eventId: string,
+  eventType: string,
+): Promise<string> {
   const id = newId('whdel', ctx.clock);
   const now = ctx.clock.now();
-  await exec
-    .insertInto('webhook_deliveries')
-    .values({ id, project_id: projectId, endpoint_id: endpointId, event_id: eventId, event_type: eventType, status: 'pending', attempt_count: 0, created_at: now, next_attempt_at: now, last_attempt_at: null, last_status_code: null, completed_at: null })
-    .execute();
+  await store.insertDeliveries(exec, [
+    {
+      id,
+      project_id: projectId,
+      endpoint_id: endpointId,
+      event_id: eventId,
+      event_type: eventType,
+      status: 'pending',
+      attempt_count: 0,
+      created_at: now,
+      next_attempt_at: now,
+      last_attempt_at: null,
+      last_status_code: null,
+      completed_at: null,
+    },
+  ]);
   await ctx.jobs.enqueue(exec, DELIVER, { deliveryId: id }, { id: `job_${id}` });
   return id;
 }
 
 /** Sends an event again to one endpoint: a new delivery (same event, so the same `webhook-id`) with a fresh 72-hour window. */
-export async function resendDelivery(ctx: Ctx, exec: Exec, projectId: string, deliveryId: string): Promise<WebhookDelivery> {
-  const row = await exec.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).where('project_id', '=', projectId).executeTakeFirst();
-  if (!row) throw notFound('webhook delivery', deliveryId);
-  const id = await enqueueDelivery(ctx, exec, projectId, row.endpoint_id, row.event_id, row.event_type);
-  return getDelivery(exec, projectId, id);
+export async function resendDelivery(ctx: Ctx, projectId: string, deliveryId: string): Promise<WebhookDelivery> {
+  const delivery = await ctx.store.db.transaction().execute(async (tx) => {
+    const row = await store.getDelivery(tx, projectId, deliveryId);
+    if (!row) throw notFound('webhook delivery', deliveryId);
+    const id = await enqueueDelivery(ctx, tx, projectId, row.endpoint_id, row.event_id, row.event_type);
+    return getDelivery(tx, projectId, id);
+  });
+  ctx.jobs.wake();
+  return delivery;
 }

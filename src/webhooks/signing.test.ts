@@ -21,7 +21,14 @@ describe('signing', () => {
 
   it('matches the standardwebhooks reference signer', () => {
     const secret = newWebhookSecret();
-    const body = JSON.stringify({ id: 'evt_1', object: 'event', type: 'batch.completed', created_at: 1, data: { id: 'batch_1' }, note: 'ünïcode' });
+    const body = JSON.stringify({
+      id: 'evt_1',
+      object: 'event',
+      type: 'batch.completed',
+      created_at: 1,
+      data: { id: 'batch_1' },
+      note: 'ünïcode',
+    });
     const ts = wall.nowSeconds(); // receivers check the timestamp against their wall clock
     expect(sign(secret, 'evt_1', ts, body)).toBe(new Webhook(secret).sign('evt_1', new Date(ts * 1000), body));
   });
@@ -31,7 +38,11 @@ describe('signing', () => {
     const newSecret = newWebhookSecret(48);
     const body = JSON.stringify({ id: 'evt_2', object: 'event', type: 'response.completed', created_at: 2, data: { id: 'resp_1' } });
     const ts = wall.nowSeconds(); // receivers check the timestamp against their wall clock
-    const headers = { 'webhook-id': 'evt_2', 'webhook-timestamp': String(ts), 'webhook-signature': signatureHeader([newSecret, oldSecret], 'evt_2', ts, body) };
+    const headers = {
+      'webhook-id': 'evt_2',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': signatureHeader([newSecret, oldSecret], 'evt_2', ts, body),
+    };
     const client = new OpenAI({ apiKey: 'x' });
     for (const secret of [oldSecret, newSecret]) {
       expect(new Webhook(secret).verify(body, headers)).toMatchObject({ id: 'evt_2' });

@@ -4,27 +4,31 @@ import { invalid } from '../core/errors.js';
 import { emitEvent, type EventEnvelope } from '../core/events.js';
 import { getProject } from '../identity/service.js';
 import type { Exec } from '../store/db.js';
-import { EVENT_TYPES, isEventType, mediaSecurity, sampleIds, sampleSipInvite, sanitizeSipHeaders, type EventType, type SipHeader } from './catalog.js';
+import {
+  EVENT_TYPES,
+  isEventType,
+  mediaSecurity,
+  sampleIds,
+  sampleSipInvite,
+  sanitizeSipHeaders,
+  type EventType,
+  type SipHeader,
+} from './catalog.js';
+import type { TriggerData } from './schemas.js';
 import { enqueueDelivery, getEndpoint } from './service.js';
 
 /** What a caller may pin in a triggered event's data; the rest is made up realistically. */
-export interface TriggerData {
-  id?: string;
-  call_id?: string;
-  session_id?: string;
-  sip_headers?: SipHeader[];
-  sip_media_security?: string;
-  safety_identifier?: string;
-  category?: string;
-}
+export type { TriggerData };
 
 function checkType(type: string): EventType {
   if (!isEventType(type)) throw invalid(`'type' must be one of ${EVENT_TYPES.join(', ')}; got '${type}'.`, 'type', 'invalid_value');
   return type;
 }
 
+/** `standin trigger --event-data` is JSON no route schema has checked: SIP headers are checked here. */
 function checkSipHeaders(headers: unknown): SipHeader[] {
-  if (!Array.isArray(headers) || headers.length > 200) throw invalid(`'data.sip_headers' must be an array of at most 200 {name, value} objects.`, 'data.sip_headers');
+  if (!Array.isArray(headers) || headers.length > 200)
+    throw invalid(`'data.sip_headers' must be an array of at most 200 {name, value} objects.`, 'data.sip_headers');
   headers.forEach((h, i) => {
     if (!h || typeof h.name !== 'string' || typeof h.value !== 'string' || h.name.length > 256 || h.value.length > 8192) {
       throw invalid(`'data.sip_headers[${i}]' must be {name: string (≤256), value: string (≤8192)}.`, `data.sip_headers[${i}]`);
@@ -38,7 +42,9 @@ function sipData(type: EventType, input: TriggerData): Record<string, unknown> {
   const headers = sanitizeSipHeaders(input.sip_headers !== undefined ? checkSipHeaders(input.sip_headers) : sampleSipInvite());
   const security = mediaSecurity(input.sip_media_security === undefined ? 'srtp' : input.sip_media_security);
   const data: Record<string, unknown> =
-    type === 'realtime.call.incoming' ? { call_id: input.call_id ?? sampleIds.realtimeCall() } : { session_id: input.session_id ?? sampleIds.liveSession() };
+    type === 'realtime.call.incoming'
+      ? { call_id: input.call_id ?? sampleIds.realtimeCall() }
+      : { session_id: input.session_id ?? sampleIds.liveSession() };
   data.sip_headers = headers;
   if (type === 'live.transport.incoming') data.type = 'sip';
   if (security) data.sip_media_security = security;
@@ -53,7 +59,8 @@ export function sampleData(type: EventType, input: TriggerData = {}): Record<str
   if (type.startsWith('batch.')) return { id: sampleIds.batch() };
   if (type.startsWith('fine_tuning.')) return { id: sampleIds.fineTuningJob() };
   if (type.startsWith('eval.')) return { id: sampleIds.evalRun() };
-  if (type === 'safety.alert.created' || type === 'safety.org_alert.created') return { id: `safety_alert_${randomBytes(12).toString('hex')}` };
+  if (type === 'safety.alert.created' || type === 'safety.org_alert.created')
+    return { id: `safety_alert_${randomBytes(12).toString('hex')}` };
   return { id: `safety_case_${randomBytes(12).toString('hex')}` };
 }
 
@@ -65,13 +72,22 @@ export function sampleData(type: EventType, input: TriggerData = {}): Record<str
 export async function triggerEvent(ctx: Ctx, projectId: string, rawType: string, input: TriggerData = {}): Promise<EventEnvelope> {
   const type = checkType(rawType);
   const project = await getProject(ctx.store.db, projectId);
-  const event = await ctx.store.db.transaction().execute(async (tx) => emitEvent(ctx, tx, projectId, type, await objectFor(ctx, tx, project.organization_id, projectId, type, input)));
+  const event = await ctx.store.db
+    .transaction()
+    .execute(async (tx) => emitEvent(ctx, tx, projectId, type, await objectFor(ctx, tx, project.organization_id, projectId, type, input)));
   ctx.jobs.wake();
   return event;
 }
 
 /** The event's data: a real object made by the area that owns the type (`Module.eventSamples`), or sample data. */
-async function objectFor(ctx: Ctx, tx: Exec, organizationId: string, projectId: string, type: EventType, input: TriggerData): Promise<Record<string, unknown>> {
+async function objectFor(
+  ctx: Ctx,
+  tx: Exec,
+  organizationId: string,
+  projectId: string,
+  type: EventType,
+  input: TriggerData,
+): Promise<Record<string, unknown>> {
   const sample = input.id ? undefined : ctx.modules.flatMap((m) => m.eventSamples ?? []).find((s) => s.types.includes(type));
   if (sample) return sample.create(ctx, tx, { type, organizationId, projectId, input: { ...input } });
   return sampleData(type, input);

@@ -5,14 +5,26 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { coreMigrations } from '../../src/core/tables.js';
 import { appsModule } from '../../src/apps/module.js';
+import type { Settings } from '../../src/core/settings.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 /** Builds dist/web (the host page and the bridge) once per test file. */
 export async function buildWeb() {
   // `npm test` builds first; rebuilding here while another test file reads dist/web would race.
-  if (existsSync(new URL('../../dist/web/apps/host.js', import.meta.url)) && existsSync(new URL('../../dist/web/apps/bridge.js', import.meta.url))) return;
+  if (
+    existsSync(new URL('../../dist/web/apps/host.js', import.meta.url)) &&
+    existsSync(new URL('../../dist/web/apps/bridge.js', import.meta.url))
+  )
+    return;
   const script: string = new URL('../../scripts/build-web.mjs', import.meta.url).href;
   await import(script);
 }
@@ -22,11 +34,23 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** Runs the bridge tour example over HTTP; resolves with its /mcp URL. */
-export async function startTour(extraArgs: string[] = [], vendor = 'vendor'): Promise<{ url: string; base: string; proc: ChildProcess; stop(): Promise<void> }> {
-  const proc = spawn(process.execPath, ['examples/bridge-tour/server.mjs', '--http', '0', '--vendor', vendor, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startTour(extraArgs: string[] = [], vendor = 'vendor'): Promise<McpHttpServer> {
+  return startMcpServer('examples/bridge-tour/server.mjs', ['--vendor', vendor, ...extraArgs]);
+}
+
+export interface McpHttpServer {
+  url: string;
+  base: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Runs an MCP server script with `--http 0`; resolves with the /mcp URL it prints. */
+export async function startMcpServer(script: string, extraArgs: string[] = []): Promise<McpHttpServer> {
+  const proc = spawn(process.execPath, [script, '--http', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`the tour did not start: ${out}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${script} did not start: ${out}`)), 15_000);
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out);
@@ -36,7 +60,7 @@ export async function startTour(extraArgs: string[] = [], vendor = 'vendor'): Pr
       }
     });
     proc.stderr!.on('data', (d) => (out += d));
-    proc.once('exit', (code) => reject(new Error(`the tour exited (${code}): ${out}`)));
+    proc.once('exit', (code) => reject(new Error(`${script} exited (${code}): ${out}`)));
   });
   return {
     url,
@@ -52,8 +76,12 @@ export async function startTour(extraArgs: string[] = [], vendor = 'vendor'): Pr
 }
 
 /** A Standin listening on a free port with the core and the apps module only (the host needs nothing else). */
-export async function startHost(vendor = 'vendor'): Promise<TestStandin & { url: string }> {
-  const s = await startTestStandin({ settings: { vendor, widgetPort: 0 }, seed: false, modules: [{ name: 'core', migrations: coreMigrations }, appsModule] });
+export async function startHost(vendor = 'vendor', settings: Partial<Settings> = {}): Promise<TestStandin & { url: string }> {
+  const s = await startTestStandin({
+    settings: { vendor, widgetPort: 0, ...settings },
+    seed: false,
+    modules: [{ name: 'core', migrations: coreMigrations }, appsModule],
+  });
   const url = await s.listen();
   return Object.assign(s, { url });
 }

@@ -38,7 +38,10 @@ const transcript = (page: Page) => page.locator('#transcript').innerText();
 describe('globals', () => {
   it('gives the component every global of the spec, with the tool output and widget-only metadata', async () => {
     const { page, frame } = await board();
-    const g = await inFrame<any>(frame, `return JSON.parse(JSON.stringify(Object.fromEntries(['toolInput','toolOutput','toolResponseMetadata','widgetState','theme','displayMode','maxHeight','safeArea','view','userAgent','locale'].map(k => [k, api[k]]))));`);
+    const g = await inFrame<any>(
+      frame,
+      `return JSON.parse(JSON.stringify(Object.fromEntries(['toolInput','toolOutput','toolResponseMetadata','widgetState','theme','displayMode','maxHeight','safeArea','view','userAgent','locale'].map(k => [k, api[k]]))));`,
+    );
     expect(g.toolInput).toEqual({ board: 'team' });
     expect(g.toolOutput.board).toBe('team');
     expect(g.toolOutput.cards.length).toBeGreaterThanOrEqual(1);
@@ -64,7 +67,8 @@ describe('globals', () => {
     expect(t).toContain('A kanban board');
     // Client metadata reached the server with the call.
     const received = meta.mcp_tool_result._meta.receivedMeta;
-    for (const k of ['vendor/locale', 'vendor/userAgent', 'vendor/userLocation', 'vendor/subject', 'vendor/session']) expect(received[k], k).toBeDefined();
+    for (const k of ['vendor/locale', 'vendor/userAgent', 'vendor/userLocation', 'vendor/subject', 'vendor/session'])
+      expect(received[k], k).toBeDefined();
     expect(received['vendor/userLocation'].timezone).toBeTruthy();
     await page.close();
   });
@@ -91,11 +95,23 @@ describe('methods', () => {
     expect(r._meta['vendor/widgetSessionId']).toBe(await inFrame(frame, `return api.toolResponseMetadata['vendor/widgetSessionId'];`));
     // App-only tools are callable by the component, model-only tools are not.
     expect((await inFrame<any>(frame, `return await api.callTool('refresh_board', {});`)).structuredContent.board).toBe('team');
-    expect(await inFrame<string>(frame, `try { await api.callTool('board_stats', {}); return 'called'; } catch (e) { return e.message; }`)).toMatch(/visibility/);
+    expect(
+      await inFrame<string>(frame, `try { await api.callTool('board_stats', {}); return 'called'; } catch (e) { return e.message; }`),
+    ).toMatch(/visibility/);
     expect(await transcript(page)).toContain('Tool call from the component: add_card');
     // The host, acting as the model, cannot call the app-only tool.
     expect(await page.locator('details.tool[data-tool="refresh_board"] button[type="submit"]').isDisabled()).toBe(true);
-    const res = await page.evaluate(async (conn) => (await fetch('/apps/api/call', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ connection: conn, name: 'refresh_board', arguments: {}, caller: 'model' }) })).status, await page.evaluate(() => (window as any).__standinHost.connection.id));
+    const res = await page.evaluate(
+      async (conn) =>
+        (
+          await fetch('/apps/api/call', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ connection: conn, name: 'refresh_board', arguments: {}, caller: 'model' }),
+          })
+        ).status,
+      await page.evaluate(() => (window as any).__standinHost.connection.id),
+    );
     expect(res).toBe(403);
     await page.close();
   });
@@ -103,16 +119,26 @@ describe('methods', () => {
   it('setWidgetState stores at once and the state comes back on re-render, with a new widgetSessionId', async () => {
     const { page, frame } = await board();
     const before = await inFrame<string>(frame, `return api.toolResponseMetadata['vendor/widgetSessionId'];`);
-    const now = await inFrame<any>(frame, `api.setWidgetState({ modelContent: { selected: 'c2' }, privateContent: { scroll: 3 }, imageIds: ['img_1'] }); return api.widgetState;`);
+    const now = await inFrame<any>(
+      frame,
+      `api.setWidgetState({ modelContent: { selected: 'c2' }, privateContent: { scroll: 3 }, imageIds: ['img_1'] }); return api.widgetState;`,
+    );
     expect(now.modelContent).toEqual({ selected: 'c2' });
     await page.waitForFunction(() => document.querySelector('#transcript')!.textContent!.includes('Widget state'));
     const t = await transcript(page);
     expect(t).toContain('img_1');
     expect(t).not.toContain('scroll'); // privateContent stays private
     await page.click('article.turn[data-tool="show_board"] button.rerender');
-    await page.waitForFunction((old) => Array.from(document.querySelectorAll("iframe")).some((f) => f.dataset.widgetSession !== old), before);
+    await page.waitForFunction(
+      (old) => Array.from(document.querySelectorAll('iframe')).some((f) => f.dataset.widgetSession !== old),
+      before,
+    );
     const again = await widgetFrame(page, 'show_board');
-    expect(await inFrame<any>(again, `return api.widgetState;`)).toEqual({ modelContent: { selected: 'c2' }, privateContent: { scroll: 3 }, imageIds: ['img_1'] });
+    expect(await inFrame<any>(again, `return api.widgetState;`)).toEqual({
+      modelContent: { selected: 'c2' },
+      privateContent: { scroll: 3 },
+      imageIds: ['img_1'],
+    });
     expect(await inFrame<string>(again, `return api.toolResponseMetadata['vendor/widgetSessionId'];`)).not.toBe(before);
     await page.close();
   });
@@ -146,13 +172,18 @@ describe('methods', () => {
     await page.close();
   });
 
-  it('notifyIntrinsicHeight sizes the inline frame', async () => {
+  it('notifyIntrinsicHeight sizes the inline frame; past maxHeight the frame is shown up to it and scrolls', async () => {
     const { page, frame } = await board();
     await inFrame(frame, `await api.notifyIntrinsicHeight(300);`);
     const iframe = page.locator('article.turn[data-tool="show_board"] iframe');
     await expect.poll(async () => (await iframe.boundingBox())!.height).toBe(300);
     await inFrame(frame, `await api.notifyIntrinsicHeight(5000);`);
-    await expect.poll(async () => (await iframe.boundingBox())!.height).toBe(480); // capped at maxHeight
+    // The frame takes the whole height (nothing is cut off); the box around it shows maxHeight and scrolls.
+    await expect.poll(async () => (await iframe.boundingBox())!.height).toBe(5000);
+    const cap = await inFrame<number>(frame, `return api.maxHeight;`);
+    const box = page.locator('article.turn[data-tool="show_board"] .frame-scroll');
+    expect((await box.boundingBox())!.height).toBe(cap);
+    expect(await box.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
     await page.close();
   });
 
@@ -170,7 +201,12 @@ describe('methods', () => {
     expect(await inFrame(frame, `return await api.requestModal({ template: 'ui://tour/ext-app.html' });`)).toEqual({});
     await page.locator('#modal-root .modal').waitFor();
     await page.click('#modal-root .modal-close');
-    expect(await inFrame<string>(frame, `try { await api.requestModal({ template: 'ui://elsewhere/x.html' }); return 'opened'; } catch (e) { return e.message; }`)).toMatch(/could not be read/);
+    expect(
+      await inFrame<string>(
+        frame,
+        `try { await api.requestModal({ template: 'ui://elsewhere/x.html' }); return 'opened'; } catch (e) { return e.message; }`,
+      ),
+    ).toMatch(/could not be read/);
     await page.close();
   });
 
@@ -198,7 +234,12 @@ describe('methods', () => {
     expect(await box.getAttribute('data-last-external')).toBe(approved.toString());
     expect((await open(`{ href: 'https://redirect.example/checkout', redirectUrl: false }`)).searchParams.has('redirectUrl')).toBe(false);
     expect((await open(`{ href: 'https://other.example/page' }`)).searchParams.has('redirectUrl')).toBe(false);
-    expect(await inFrame<string>(frame, `try { await api.openExternal({ href: 'javascript:alert(1)' }); return 'opened'; } catch (e) { return e.message; }`)).toMatch(/http/);
+    expect(
+      await inFrame<string>(
+        frame,
+        `try { await api.openExternal({ href: 'javascript:alert(1)' }); return 'opened'; } catch (e) { return e.message; }`,
+      ),
+    ).toMatch(/http/);
     await page.close();
   });
 
@@ -273,7 +314,10 @@ describe('files', () => {
     await frame.waitForFunction(() => (window as any).__tour.results.upload);
     const up = await frame.evaluate(() => (window as any).__tour.results.upload);
     expect(up.fileId).toMatch(/^file_/);
-    const dl = await inFrame<any>(frame, `const { downloadUrl } = await api.getFileDownloadUrl({ fileId: '${up.fileId}' }); return { downloadUrl, text: await (await fetch(downloadUrl)).text() };`);
+    const dl = await inFrame<any>(
+      frame,
+      `const { downloadUrl } = await api.getFileDownloadUrl({ fileId: '${up.fileId}' }); return { downloadUrl, text: await (await fetch(downloadUrl)).text() };`,
+    );
     expect(dl.text).toBe('hello files');
     expect(dl.downloadUrl).toContain('expires=');
     // A tampered URL is refused.
@@ -291,7 +335,9 @@ describe('files', () => {
     await openHost(page, host.url, tour.url);
     const tool = page.locator('details.tool[data-tool="describe_file"]');
     await tool.locator('summary').first().click();
-    await tool.locator('input[type="file"][name="file"]').setInputFiles({ name: 'photo.txt', mimeType: 'text/plain', buffer: Buffer.from('12345') });
+    await tool
+      .locator('input[type="file"][name="file"]')
+      .setInputFiles({ name: 'photo.txt', mimeType: 'text/plain', buffer: Buffer.from('12345') });
     await tool.locator('textarea').fill('{}');
     await tool.locator('button[type="submit"]').click();
     await expect.poll(() => transcript(page)).toContain('"size": 5');
@@ -306,9 +352,12 @@ describe('security', () => {
   it('enforces the CSP: a declared connect domain is reachable, an undeclared one is blocked', async () => {
     const { page, frame } = await board();
     expect(await inFrame(frame, `return await (await fetch('${allowed.origin}/ok')).text();`)).toBe('echo');
-    const r = await inFrame<string>(frame, `
+    const r = await inFrame<string>(
+      frame,
+      `
       const violation = new Promise((resolve) => document.addEventListener('securitypolicyviolation', (e) => resolve(e.violatedDirective), { once: true }));
-      try { await fetch('${blocked.origin}/leak'); return 'fetched'; } catch { return 'blocked:' + (await violation); }`);
+      try { await fetch('${blocked.origin}/leak'); return 'fetched'; } catch { return 'blocked:' + (await violation); }`,
+    );
     expect(r).toBe('blocked:connect-src');
     expect(blocked.hits).toEqual([]);
     expect(allowed.hits).toContain('/ok');
@@ -342,8 +391,18 @@ describe('security', () => {
     expect(sandbox).not.toContain('allow-top-navigation');
     expect(sandbox).toContain('allow-scripts');
     // Messages from another window claiming to be the bridge are ignored.
-    await page.evaluate(() => window.postMessage({ jsonrpc: '2.0', id: 98, method: 'ui/message', params: { role: 'user', content: { type: 'text', text: 'spoofed' } } }, '*'));
-    await frame.evaluate(() => window.parent.postMessage({ jsonrpc: '2.0', id: 99, method: 'ui/message', params: { role: 'user', content: { type: 'text', text: 'from the frame' } } }, '*'));
+    await page.evaluate(() =>
+      window.postMessage(
+        { jsonrpc: '2.0', id: 98, method: 'ui/message', params: { role: 'user', content: { type: 'text', text: 'spoofed' } } },
+        '*',
+      ),
+    );
+    await frame.evaluate(() =>
+      window.parent.postMessage(
+        { jsonrpc: '2.0', id: 99, method: 'ui/message', params: { role: 'user', content: { type: 'text', text: 'from the frame' } } },
+        '*',
+      ),
+    );
     await expect.poll(() => transcript(page)).toContain('from the frame'); // from the real frame: accepted
     expect(await transcript(page)).not.toContain('spoofed'); // posted earlier by another window: ignored
     await page.close();
@@ -377,7 +436,13 @@ describe('MCP Apps standard (ext-apps App class)', () => {
     await frame.waitForFunction(() => (window as any).__extApp?.connected && (window as any).__extApp.result);
     const s = await frame.evaluate(() => {
       const x = (window as any).__extApp;
-      return { input: x.input, result: x.result.structuredContent, session: x.result._meta?.['vendor/widgetSessionId'], context: x.context, errors: x.errors };
+      return {
+        input: x.input,
+        result: x.result.structuredContent,
+        session: x.result._meta?.['vendor/widgetSessionId'],
+        context: x.context,
+        errors: x.errors,
+      };
     });
     expect(s.errors).toEqual([]);
     expect(s.input).toEqual({ greeting: 'bonjour' });
@@ -385,8 +450,12 @@ describe('MCP Apps standard (ext-apps App class)', () => {
     expect(s.session).toMatch(/^ws_/);
     expect(s.context.displayMode).toBe('inline');
     expect(s.context.toolInfo.tool.name).toBe('ext_app_demo');
+    // The tool the component provides is listed beside the transcript.
+    await page.locator('#app-tools details.app-tool[data-tool="current_greeting"]').waitFor();
     // Display modes: only those the app declared (inline, fullscreen).
-    expect(await frame.evaluate(() => (window as any).__extApp.app.requestDisplayMode({ mode: 'fullscreen' }))).toEqual({ mode: 'fullscreen' });
+    expect(await frame.evaluate(() => (window as any).__extApp.app.requestDisplayMode({ mode: 'fullscreen' }))).toEqual({
+      mode: 'fullscreen',
+    });
     expect(await frame.evaluate(() => (window as any).__extApp.app.requestDisplayMode({ mode: 'pip' }))).toEqual({ mode: 'fullscreen' });
     await frame.waitForFunction(() => (window as any).__extApp.context.displayMode === 'fullscreen');
     // host-context-changed on a theme switch.
@@ -408,7 +477,9 @@ describe('MCP Apps standard (ext-apps App class)', () => {
       await app.updateModelContext({ structuredContent: { picked: 'c1' } });
       const link = await app.openLink({ url: 'https://tour.example/docs' });
       await app.sendLog({ level: 'info', data: 'log line from ext-apps' });
-      const download = await app.downloadFile({ contents: [{ type: 'resource', resource: { uri: 'file:///report.txt', mimeType: 'text/plain', text: 'report body' } }] });
+      const download = await app.downloadFile({
+        contents: [{ type: 'resource', resource: { uri: 'file:///report.txt', mimeType: 'text/plain', text: 'report body' } }],
+      });
       return { board: ok.structuredContent.board, refused, mime: res.contents[0].mimeType, link, download };
     });
     expect(calls.board).toBe('team');

@@ -31,7 +31,9 @@ export async function startChatServer(opts: { usage?: boolean } = {}): Promise<C
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     const fail = /fail:(\d{3})/.exec(lastUser);
     if (fail && last?.role !== 'tool') {
-      res.writeHead(Number(fail[1]), { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `failing as asked (${fail[1]})`, type: 'test' } }));
+      res
+        .writeHead(Number(fail[1]), { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `failing as asked (${fail[1]})`, type: 'test' } }));
       return;
     }
     if (/slow/.test(lastUser)) await new Promise((r) => setTimeout(r, 3000));
@@ -46,9 +48,15 @@ export async function startChatServer(opts: { usage?: boolean } = {}): Promise<C
     else text = `Upstream says: ${lastUser}`;
     if (!body.stream) {
       const message: any = { role: 'assistant', content: text };
-      if (toolCall) message.tool_calls = [{ id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: toolCall.args } }];
+      if (toolCall)
+        message.tool_calls = [{ id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: toolCall.args } }];
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ id, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: toolCall ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } }),
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          choices: [{ index: 0, message, finish_reason: toolCall ? 'tool_calls' : 'stop' }],
+          usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+        }),
       );
       return;
     }
@@ -67,12 +75,32 @@ export async function startChatServer(opts: { usage?: boolean } = {}): Promise<C
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     } else if (toolCall) {
       const half = Math.floor(toolCall.args.length / 2);
-      frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: '' } }] }, finish_reason: null }] });
-      frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: toolCall.args.slice(0, half) } }] }, finish_reason: null }] });
-      frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: toolCall.args.slice(half) } }] }, finish_reason: null }] });
+      frames.push({
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: '' } }] },
+            finish_reason: null,
+          },
+        ],
+      });
+      frames.push({
+        ...base,
+        choices: [
+          { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: toolCall.args.slice(0, half) } }] }, finish_reason: null },
+        ],
+      });
+      frames.push({
+        ...base,
+        choices: [
+          { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: toolCall.args.slice(half) } }] }, finish_reason: null },
+        ],
+      });
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
     }
-    if (opts.usage !== false && body.stream_options?.include_usage) frames.push({ ...base, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
+    if (opts.usage !== false && body.stream_options?.include_usage)
+      frames.push({ ...base, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (const f of frames) {
       res.write(`data: ${JSON.stringify(f)}\n\n`);

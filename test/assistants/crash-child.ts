@@ -13,7 +13,8 @@ const [dir, workers, models] = process.argv.slice(2);
 const { settings } = readSettings([], {});
 Object.assign(settings, { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, workers: workers === 'true' });
 const standin = await createStandin(settings, { logger: false });
-if (await seedDemo(standin.ctx, standin.modules)) await createApiKey(standin.ctx, standin.ctx.store.db, { projectId: 'proj_demo', name: 'test', value: TEST_KEYS.platform });
+if (await seedDemo(standin.ctx, standin.modules))
+  await createApiKey(standin.ctx, standin.ctx.store.db, { projectId: 'proj_demo', name: 'test', value: TEST_KEYS.platform });
 await applyConfig(standin.ctx, standin.modules, { models: JSON.parse(models) });
 const url = await standin.listen();
 process.stdout.write(`${JSON.stringify({ url })}\n`);

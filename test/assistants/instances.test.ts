@@ -20,7 +20,14 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('several instances on one 
     a = await startTestStandin({ dialect: 'postgres', settings: { workers: false } });
     await applyConfig(a.ctx, a.modules, { models: TEST_MODELS });
     const { settings } = readSettings([], {});
-    Object.assign(settings, { data: a.ctx.settings.data, databaseUrl: a.ctx.settings.databaseUrl, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, workers: true });
+    Object.assign(settings, {
+      data: a.ctx.settings.data,
+      databaseUrl: a.ctx.settings.databaseUrl,
+      port: 0,
+      logLevel: 'silent',
+      adminKey: TEST_KEYS.admin,
+      workers: true,
+    });
     b = await createStandin(settings, { logger: false });
     await applyConfig(b.ctx, b.modules, { models: TEST_MODELS });
     const urlA = await a.listen();
@@ -49,7 +56,10 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('several instances on one 
     const assistant = await client.beta.assistants.create({ model: 'slow-model' });
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'a long reply to cancel from the other instance' }] });
     const run = await client.beta.threads.runs.create(t.id, { assistant_id: assistant.id });
-    await until(() => client.beta.threads.messages.list(t.id, { run_id: run.id }), (p) => p.data.length === 1);
+    await until(
+      () => client.beta.threads.messages.list(t.id, { run_id: run.id }),
+      (p) => p.data.length === 1,
+    );
     await client.beta.threads.runs.cancel(run.id, { thread_id: t.id });
     const ended = await client.beta.threads.runs.poll(run.id, { thread_id: t.id }, { pollIntervalMs: 20 });
     expect(ended.status).toBe('cancelled');
@@ -61,14 +71,24 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('several instances on one 
     a.ctx.jobs.start();
     const assistant = await client.beta.assistants.create({ model: 'gpt-4o' });
     const runs = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 ? client : clientB).beta.threads.createAndRun({ assistant_id: assistant.id, thread: { messages: [{ role: 'user', content: `n${i}` }] } })),
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? client : clientB).beta.threads.createAndRun({
+          assistant_id: assistant.id,
+          thread: { messages: [{ role: 'user', content: `n${i}` }] },
+        }),
+      ),
     );
     for (const r of runs) {
       const done = await client.beta.threads.runs.poll(r.id, { thread_id: r.thread_id }, { pollIntervalMs: 20 });
       expect(done.status).toBe('completed');
       const messages = await client.beta.threads.messages.list(r.thread_id, { run_id: r.id });
       expect(messages.data).toHaveLength(1);
-      const starts = await a.ctx.store.db.selectFrom('run_events').select('seq').where('run_id', '=', r.id).where('event', '=', 'thread.run.in_progress').execute();
+      const starts = await a.ctx.store.db
+        .selectFrom('run_events')
+        .select('seq')
+        .where('run_id', '=', r.id)
+        .where('event', '=', 'thread.run.in_progress')
+        .execute();
       expect(starts).toHaveLength(1);
     }
   });

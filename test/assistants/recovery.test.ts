@@ -19,7 +19,16 @@ const CHILD = join(process.cwd(), 'node_modules/.cache/standin-test/crash-child.
 const models = { 'glacial-*': { provider: 'builtin', delay: '2s', chunk_chars: 4 }, ...TEST_MODELS };
 
 beforeAll(async () => {
-  await build({ entryPoints: ['test/assistants/crash-child.ts'], outfile: CHILD, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+  await build({
+    entryPoints: ['test/assistants/crash-child.ts'],
+    outfile: CHILD,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
 });
 
 async function startChild(dir: string, workers: boolean): Promise<{ child: ChildProcess; client: OpenAI }> {
@@ -56,20 +65,34 @@ describe('a process killed mid-run (sqlite)', () => {
     const assistant = await client.beta.assistants.create({ model: 'glacial-model' });
     const thread = await client.beta.threads.create({ messages: [{ role: 'user', content: 'a reply that takes a long time to write' }] });
     const run = await client.beta.threads.runs.create(thread.id, { assistant_id: assistant.id });
-    await until(() => client.beta.threads.messages.list(thread.id, { run_id: run.id }), (p) => p.data.length === 1, 10_000);
+    await until(
+      () => client.beta.threads.messages.list(thread.id, { run_id: run.id }),
+      (p) => p.data.length === 1,
+      10_000,
+    );
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
 
     const { standin, client: again } = await restart(dir);
     try {
-      const ended = await until(() => again.beta.threads.runs.retrieve(run.id, { thread_id: thread.id }), (r) => r.status !== 'in_progress', 10_000);
+      const ended = await until(
+        () => again.beta.threads.runs.retrieve(run.id, { thread_id: thread.id }),
+        (r) => r.status !== 'in_progress',
+        10_000,
+      );
       expect(ended).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
       const [m] = (await again.beta.threads.messages.list(thread.id, { run_id: run.id })).data;
       expect(m).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'run_failed' } });
       const [s] = (await again.beta.threads.runs.steps.list(run.id, { thread_id: thread.id })).data;
       expect(s).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
       // The thread is free again.
-      expect((await again.beta.threads.runs.createAndPoll(thread.id, { assistant_id: (await again.beta.assistants.create({ model: 'gpt-4o' })).id })).status).toBe('completed');
+      expect(
+        (
+          await again.beta.threads.runs.createAndPoll(thread.id, {
+            assistant_id: (await again.beta.assistants.create({ model: 'gpt-4o' })).id,
+          })
+        ).status,
+      ).toBe('completed');
     } finally {
       await standin.close();
     }
@@ -80,7 +103,10 @@ describe('a process killed mid-run (sqlite)', () => {
     dirs.push(dir);
     const { child, client } = await startChild(dir, false);
     const assistant = await client.beta.assistants.create({ model: 'gpt-4o' });
-    const run = await client.beta.threads.createAndRun({ assistant_id: assistant.id, thread: { messages: [{ role: 'user', content: 'queued before the crash' }] } });
+    const run = await client.beta.threads.createAndRun({
+      assistant_id: assistant.id,
+      thread: { messages: [{ role: 'user', content: 'queued before the crash' }] },
+    });
     expect(run.status).toBe('queued');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));

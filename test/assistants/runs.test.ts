@@ -7,7 +7,13 @@ describe.each(dialects())('runs (%s)', (dialect) => {
   let assistantId: string;
   beforeAll(async () => {
     env = await startEnv(dialect);
-    assistantId = (await env.client.beta.assistants.create({ model: 'gpt-4o', instructions: 'Be brief.', tools: [weatherTool, timeTool, { type: 'code_interpreter' }] })).id;
+    assistantId = (
+      await env.client.beta.assistants.create({
+        model: 'gpt-4o',
+        instructions: 'Be brief.',
+        tools: [weatherTool, timeTool, { type: 'code_interpreter' }],
+      })
+    ).id;
   });
   afterAll(() => env?.s.close());
 
@@ -20,7 +26,16 @@ describe.each(dialects())('runs (%s)', (dialect) => {
     expect(created.data.expires_at).toBe(created.data.created_at + 600);
     expect(created.response.headers.get('openai-poll-after-ms')).toBeTruthy();
     const run = await client.beta.threads.runs.poll(created.data.id, { thread_id: thread.id });
-    expect(run).toMatchObject({ status: 'completed', instructions: 'Be brief.', model: 'gpt-4o', metadata: { n: '1' }, expires_at: null, last_error: null, tool_choice: 'auto', parallel_tool_calls: true });
+    expect(run).toMatchObject({
+      status: 'completed',
+      instructions: 'Be brief.',
+      model: 'gpt-4o',
+      metadata: { n: '1' },
+      expires_at: null,
+      last_error: null,
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+    });
     expect(run.started_at).not.toBeNull();
     expect(run.completed_at).not.toBeNull();
     expect(run.usage!.total_tokens).toBe(run.usage!.prompt_tokens + run.usage!.completion_tokens);
@@ -28,12 +43,27 @@ describe.each(dialects())('runs (%s)', (dialect) => {
 
     const messages = await client.beta.threads.messages.list(thread.id, { run_id: run.id });
     expect(messages.data).toHaveLength(1);
-    expect(messages.data[0]).toMatchObject({ role: 'assistant', run_id: run.id, assistant_id: assistantId, status: 'completed', content: [{ type: 'text', text: { value: 'You said: hello there', annotations: [] } }] });
+    expect(messages.data[0]).toMatchObject({
+      role: 'assistant',
+      run_id: run.id,
+      assistant_id: assistantId,
+      status: 'completed',
+      content: [{ type: 'text', text: { value: 'You said: hello there', annotations: [] } }],
+    });
     const steps = await client.beta.threads.runs.steps.list(run.id, { thread_id: thread.id });
     expect(steps.data).toHaveLength(1);
-    expect(steps.data[0]).toMatchObject({ object: 'thread.run.step', type: 'message_creation', status: 'completed', step_details: { type: 'message_creation', message_creation: { message_id: messages.data[0].id } } });
+    expect(steps.data[0]).toMatchObject({
+      object: 'thread.run.step',
+      type: 'message_creation',
+      status: 'completed',
+      step_details: { type: 'message_creation', message_creation: { message_id: messages.data[0].id } },
+    });
     expect(steps.data[0].usage!.total_tokens).toBeGreaterThan(0);
-    const step = await client.beta.threads.runs.steps.retrieve(steps.data[0].id, { thread_id: thread.id, run_id: run.id, include: ['step_details.tool_calls[*].file_search.results[*].content'] });
+    const step = await client.beta.threads.runs.steps.retrieve(steps.data[0].id, {
+      thread_id: thread.id,
+      run_id: run.id,
+      include: ['step_details.tool_calls[*].file_search.results[*].content'],
+    });
     expect(step).toEqual(steps.data[0]);
     const runs = await client.beta.threads.runs.list(thread.id);
     expect(runs.data.map((r) => r.id)).toEqual([run.id]);
@@ -108,27 +138,43 @@ describe.each(dialects())('runs (%s)', (dialect) => {
     expect(run.status).toBe('requires_action');
     expect(run.usage).toBeNull();
     const calls = run.required_action!.submit_tool_outputs.tool_calls;
-    expect(calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    expect(calls).toEqual([
+      { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ]);
     const pending = (await client.beta.threads.runs.steps.list(run.id, { thread_id: t.id })).data[0];
     expect(pending).toMatchObject({ type: 'tool_calls', status: 'in_progress', usage: null });
-    expect((pending.step_details as any).tool_calls[0]).toMatchObject({ id: calls[0].id, type: 'function', function: { name: 'get_weather', output: null } });
+    expect((pending.step_details as any).tool_calls[0]).toMatchObject({
+      id: calls[0].id,
+      type: 'function',
+      function: { name: 'get_weather', output: null },
+    });
 
     const partial = await client.beta.threads.runs.submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [] }).catch((e) => e);
     expect(partial.status).toBe(400);
     expect(partial.error.message).toContain(calls[0].id);
-    const unknown = await client.beta.threads.runs.submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: 'call_other', output: 'x' }] }).catch((e) => e);
+    const unknown = await client.beta.threads.runs
+      .submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: 'call_other', output: 'x' }] })
+      .catch((e) => e);
     expect(unknown.status).toBe(400);
 
-    const done = await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: calls[0].id, output: 'sunny, 21°C' }] });
+    const done = await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, {
+      thread_id: t.id,
+      tool_outputs: [{ tool_call_id: calls[0].id, output: 'sunny, 21°C' }],
+    });
     expect(done.status).toBe('completed');
     expect(done.required_action).toBeNull();
     const steps = (await client.beta.threads.runs.steps.list(run.id, { thread_id: t.id, order: 'asc' })).data;
-    expect(steps.map((s) => [s.type, s.status])).toEqual([['tool_calls', 'completed'], ['message_creation', 'completed']]);
+    expect(steps.map((s) => [s.type, s.status])).toEqual([
+      ['tool_calls', 'completed'],
+      ['message_creation', 'completed'],
+    ]);
     expect((steps[0].step_details as any).tool_calls[0].function.output).toBe('sunny, 21°C');
     expect(steps[0].usage).not.toBeNull();
     const [reply] = (await client.beta.threads.messages.list(t.id, { run_id: run.id })).data;
     expect((reply.content[0] as any).text.value).toBe('The weather is sunny, 21°C.');
-    const again = await client.beta.threads.runs.submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: calls[0].id, output: 'x' }] }).catch((e) => e);
+    const again = await client.beta.threads.runs
+      .submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: calls[0].id, output: 'x' }] })
+      .catch((e) => e);
     expect(again.status).toBe(400);
     expect(again.error.message).toBe('Runs in status "completed" do not accept tool outputs.');
   });
@@ -139,7 +185,9 @@ describe.each(dialects())('runs (%s)', (dialect) => {
     const run = await client.beta.threads.runs.createAndPoll(t.id, { assistant_id: assistantId });
     const calls = run.required_action!.submit_tool_outputs.tool_calls;
     expect(calls.map((c) => c.function.name)).toEqual(['get_weather', 'get_time']);
-    const one = await client.beta.threads.runs.submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: calls[0].id, output: 'a' }] }).catch((e) => e);
+    const one = await client.beta.threads.runs
+      .submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: calls[0].id, output: 'a' }] })
+      .catch((e) => e);
     expect(one.status).toBe(400);
     expect(one.error.message).toMatch(/^Expected tool outputs for call_ids/);
     const done = await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, {
@@ -155,10 +203,16 @@ describe.each(dialects())('runs (%s)', (dialect) => {
   it('tool_choice required and a named function force calls with schema-built arguments', async () => {
     const { client } = env;
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'anything' }] });
-    const run = await client.beta.threads.runs.createAndPoll(t.id, { assistant_id: assistantId, tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    const run = await client.beta.threads.runs.createAndPoll(t.id, {
+      assistant_id: assistantId,
+      tool_choice: { type: 'function', function: { name: 'get_time' } },
+    });
     expect(run.required_action!.submit_tool_outputs.tool_calls[0].function).toEqual({ name: 'get_time', arguments: '{"tz":"example"}' });
     await client.beta.threads.runs.cancel(run.id, { thread_id: t.id });
-    await until(() => client.beta.threads.runs.retrieve(run.id, { thread_id: t.id }), (r) => r.status === 'cancelled');
+    await until(
+      () => client.beta.threads.runs.retrieve(run.id, { thread_id: t.id }),
+      (r) => r.status === 'cancelled',
+    );
   });
 
   it('thread lock: no messages or runs while a run is active, with the platform message', async () => {
@@ -172,11 +226,19 @@ describe.each(dialects())('runs (%s)', (dialect) => {
     const second = await client.beta.threads.runs.create(t.id, { assistant_id: assistantId }).catch((e) => e);
     expect(second.status).toBe(400);
     expect(second.error.message).toBe(`Thread ${t.id} already has an active run ${run.id}.`);
-    const withMessages = await client.beta.threads.runs.create(t.id, { assistant_id: assistantId, additional_messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const withMessages = await client.beta.threads.runs
+      .create(t.id, { assistant_id: assistantId, additional_messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(withMessages.status).toBe(400);
-    await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: run.required_action!.submit_tool_outputs.tool_calls[0].id, output: 'ok' }] });
+    await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, {
+      thread_id: t.id,
+      tool_outputs: [{ tool_call_id: run.required_action!.submit_tool_outputs.tool_calls[0].id, output: 'ok' }],
+    });
     expect((await client.beta.threads.messages.create(t.id, { role: 'user', content: 'more' })).role).toBe('user');
-    const next = await client.beta.threads.runs.createAndPoll(t.id, { assistant_id: assistantId, additional_messages: [{ role: 'user', content: 'bye' }] });
+    const next = await client.beta.threads.runs.createAndPoll(t.id, {
+      assistant_id: assistantId,
+      additional_messages: [{ role: 'user', content: 'bye' }],
+    });
     expect(next.status).toBe('completed');
   });
 
@@ -186,7 +248,10 @@ describe.each(dialects())('runs (%s)', (dialect) => {
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'tell me something quite long please' }] });
     const run = await client.beta.threads.runs.create(t.id, { assistant_id: slow.id });
     // Wait until the reply has started (the message exists), then cancel.
-    await until(() => client.beta.threads.messages.list(t.id, { run_id: run.id }), (p) => p.data.length === 1);
+    await until(
+      () => client.beta.threads.messages.list(t.id, { run_id: run.id }),
+      (p) => p.data.length === 1,
+    );
     const cancelling = await client.beta.threads.runs.cancel(run.id, { thread_id: t.id });
     expect(cancelling.status).toBe('cancelling');
     const ended = await client.beta.threads.runs.poll(run.id, { thread_id: t.id }, { pollIntervalMs: 10 });
@@ -231,7 +296,12 @@ describe.each(dialects())('runs (%s)', (dialect) => {
     const [step] = (await client.beta.threads.runs.steps.list(run.id, { thread_id: t.id })).data;
     expect(step.status).toBe('expired');
     expect(step.expired_at).not.toBeNull();
-    const late = await client.beta.threads.runs.submitToolOutputs(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: run.required_action!.submit_tool_outputs.tool_calls[0].id, output: 'x' }] }).catch((e) => e);
+    const late = await client.beta.threads.runs
+      .submitToolOutputs(run.id, {
+        thread_id: t.id,
+        tool_outputs: [{ tool_call_id: run.required_action!.submit_tool_outputs.tool_calls[0].id, output: 'x' }],
+      })
+      .catch((e) => e);
     expect(late.status).toBe(400);
     expect(late.error.message).toBe('Runs in status "expired" do not accept tool outputs.');
     await client.beta.threads.messages.create(t.id, { role: 'user', content: 'unlocked' });
@@ -263,7 +333,9 @@ describe.each(dialects())('runs (%s)', (dialect) => {
   it('max_prompt_tokens: auto truncation drops middle messages; a prompt that cannot fit ends incomplete', async () => {
     const { client } = env;
     const filler = 'lorem ipsum dolor sit amet '.repeat(40);
-    const t = await client.beta.threads.create({ messages: Array.from({ length: 6 }, (_, i) => ({ role: 'user' as const, content: `${i}: ${filler}` })) });
+    const t = await client.beta.threads.create({
+      messages: Array.from({ length: 6 }, (_, i) => ({ role: 'user' as const, content: `${i}: ${filler}` })),
+    });
     const fits = await client.beta.threads.runs.createAndPoll(t.id, { assistant_id: assistantId, max_prompt_tokens: 1000, tools: [] });
     expect(fits.status).toBe('completed');
     expect(fits.usage!.prompt_tokens).toBeLessThanOrEqual(1000);
@@ -284,7 +356,10 @@ describe.each(dialects())('runs (%s)', (dialect) => {
 
   it('deleting a thread takes its runs; reading them is a 404', async () => {
     const { client } = env;
-    const run = await client.beta.threads.createAndRunPoll({ assistant_id: assistantId, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    const run = await client.beta.threads.createAndRunPoll({
+      assistant_id: assistantId,
+      thread: { messages: [{ role: 'user', content: 'hi' }] },
+    });
     await client.beta.threads.delete(run.thread_id);
     await expect(client.beta.threads.runs.retrieve(run.id, { thread_id: run.thread_id })).rejects.toMatchObject({ status: 404 });
     await expect(client.beta.threads.runs.steps.list(run.id, { thread_id: run.thread_id })).rejects.toMatchObject({ status: 404 });

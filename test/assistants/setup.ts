@@ -9,8 +9,18 @@ export const TEST_MODELS = {
   '*': {
     provider: 'builtin',
     rules: [
-      { match: 'weather', tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], after_tool_outputs: 'The weather is {{output}}.' },
-      { match: 'both tools', tool_calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'get_time', arguments: { tz: 'UTC' } }] },
+      {
+        match: 'weather',
+        tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+        after_tool_outputs: 'The weather is {{output}}.',
+      },
+      {
+        match: 'both tools',
+        tool_calls: [
+          { name: 'get_weather', arguments: { city: 'Oslo' } },
+          { name: 'get_time', arguments: { tz: 'UTC' } },
+        ],
+      },
       { match: 'long story', reply: 'once upon a time '.repeat(300) },
       { match: 'filtered', reply: 'I cannot say that.', finish_reason: 'content_filter' },
     ],
@@ -43,9 +53,16 @@ export async function startEnv(dialect: TestDialect, models: Record<string, unkn
 
 export const weatherTool = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
-export const timeTool = { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object', properties: { tz: { type: 'string' } }, required: ['tz'] } } };
+export const timeTool = {
+  type: 'function' as const,
+  function: { name: 'get_time', parameters: { type: 'object', properties: { tz: { type: 'string' } }, required: ['tz'] } },
+};
 
 /** Polls until `check` holds (bounded; for states reached by background work). */
 export async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 5000): Promise<T> {

@@ -9,7 +9,13 @@ function frames(body: string): { event: string | null; data: string }[] {
     .filter((f) => f.trim())
     .map((f) => {
       const lines = f.split('\n');
-      return { event: lines.find((l) => l.startsWith('event: '))?.slice(7) ?? null, data: lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n') };
+      return {
+        event: lines.find((l) => l.startsWith('event: '))?.slice(7) ?? null,
+        data: lines
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n'),
+      };
     });
 }
 
@@ -98,11 +104,19 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
       'thread.run.step.delta',
       'thread.run.requires_action',
     ]);
-    expect(toolDeltas[0]).toMatchObject({ index: 0, type: 'function', id: expect.stringMatching(/^call_/), function: { name: 'get_weather' } });
+    expect(toolDeltas[0]).toMatchObject({
+      index: 0,
+      type: 'function',
+      id: expect.stringMatching(/^call_/),
+      function: { name: 'get_weather' },
+    });
     const run = await first.finalRun();
     expect(run.status).toBe('requires_action');
     const call = run.required_action!.submit_tool_outputs.tool_calls[0];
-    const second = client.beta.threads.runs.submitToolOutputsStream(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: call.id, output: 'rainy' }] });
+    const second = client.beta.threads.runs.submitToolOutputsStream(run.id, {
+      thread_id: t.id,
+      tool_outputs: [{ tool_call_id: call.id, output: 'rainy' }],
+    });
     const after: string[] = [];
     for await (const e of second) after.push(e.event);
     expect(after.filter((e) => e !== 'thread.message.delta')).toEqual([
@@ -164,7 +178,10 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
       headers: { authorization: `Bearer ${s.keys.platform}`, 'content-type': 'application/json' },
       body: JSON.stringify({ assistant_id: slow.id, stream: true }),
     });
-    await until(() => client.beta.threads.runs.list(t.id), (p) => p.data[0]?.status === 'in_progress');
+    await until(
+      () => client.beta.threads.runs.list(t.id),
+      (p) => p.data[0]?.status === 'in_progress',
+    );
     await client.beta.threads.delete(t.id);
     const all = frames(await res.text());
     const last = all.at(-1)!;

@@ -10,7 +10,9 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
   let assistantId: string;
   beforeAll(async () => {
     chat = await startChatServer();
-    env = await startEnv(dialect, { 'up-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', model: 'served-model', timeout: '1500ms' } });
+    env = await startEnv(dialect, {
+      'up-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', model: 'served-model', timeout: '1500ms' },
+    });
     assistantId = (await env.client.beta.assistants.create({ model: 'up-1', instructions: 'You are upstream.', tools: [weatherTool] })).id;
   });
   afterAll(async () => {
@@ -32,7 +34,13 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     expect((m.content[0] as any).text.value).toBe('Upstream says: hello upstream world');
     const sent = chat.requests.at(-1);
     expect(sent.headers.authorization).toBe('Bearer sk-upstream');
-    expect(sent.body).toMatchObject({ model: 'served-model', stream: true, temperature: 0.4, tool_choice: 'auto', parallel_tool_calls: true });
+    expect(sent.body).toMatchObject({
+      model: 'served-model',
+      stream: true,
+      temperature: 0.4,
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+    });
     expect(sent.body.messages).toEqual([
       { role: 'system', content: 'You are upstream.' },
       { role: 'user', content: 'hello upstream world' },
@@ -46,14 +54,31 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     const run = await client.beta.threads.runs.createAndPoll(t.id, { assistant_id: assistantId });
     expect(run.status).toBe('requires_action');
     const [call] = run.required_action!.submit_tool_outputs.tool_calls;
-    expect(call).toEqual({ id: 'call_up_1', type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ q: 'please call:get_weather' }) } });
-    const done = await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, { thread_id: t.id, tool_outputs: [{ tool_call_id: call.id, output: '18C' }] });
+    expect(call).toEqual({
+      id: 'call_up_1',
+      type: 'function',
+      function: { name: 'get_weather', arguments: JSON.stringify({ q: 'please call:get_weather' }) },
+    });
+    const done = await client.beta.threads.runs.submitToolOutputsAndPoll(run.id, {
+      thread_id: t.id,
+      tool_outputs: [{ tool_call_id: call.id, output: '18C' }],
+    });
     expect(done.status).toBe('completed');
     expect(done.usage).toEqual({ prompt_tokens: 22, completion_tokens: 14, total_tokens: 36 });
     const sent = chat.requests.at(-1).body.messages;
     expect(sent.slice(-3)).toEqual([
       { role: 'user', content: 'please call:get_weather' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ q: 'please call:get_weather' }) } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_up_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: JSON.stringify({ q: 'please call:get_weather' }) },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_up_1', content: '18C' },
     ]);
     const [m] = (await client.beta.threads.messages.list(t.id, { run_id: run.id })).data;
@@ -62,8 +87,15 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
 
   it('truncation_strategy last_messages shapes what is sent; max_completion_tokens becomes max_tokens', async () => {
     const { client } = env;
-    const t = await client.beta.threads.create({ messages: ['one', 'two', 'three', 'four'].map((content) => ({ role: 'user' as const, content })) });
-    const run = await client.beta.threads.runs.createAndPoll(t.id, { assistant_id: assistantId, truncation_strategy: { type: 'last_messages', last_messages: 2 }, max_completion_tokens: 300, tool_choice: 'none' });
+    const t = await client.beta.threads.create({
+      messages: ['one', 'two', 'three', 'four'].map((content) => ({ role: 'user' as const, content })),
+    });
+    const run = await client.beta.threads.runs.createAndPoll(t.id, {
+      assistant_id: assistantId,
+      truncation_strategy: { type: 'last_messages', last_messages: 2 },
+      max_completion_tokens: 300,
+      tool_choice: 'none',
+    });
     expect(run.status).toBe('completed');
     const body = chat.requests.at(-1).body;
     expect(body.messages.map((m: any) => m.content)).toEqual(['You are upstream.', 'three', 'four']);
@@ -98,6 +130,8 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     const timedOut = await client.beta.threads.runs.createAndPoll(t2.id, { assistant_id: assistantId });
     expect(timedOut).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
     const t3 = await client.beta.threads.create({ messages: [{ role: 'user', content: 'fail:400' }] });
-    expect((await client.beta.threads.runs.createAndPoll(t3.id, { assistant_id: assistantId })).last_error).toMatchObject({ code: 'invalid_prompt' });
+    expect((await client.beta.threads.runs.createAndPoll(t3.id, { assistant_id: assistantId })).last_error).toMatchObject({
+      code: 'invalid_prompt',
+    });
   });
 });

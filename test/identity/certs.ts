@@ -33,7 +33,12 @@ function algorithm(alg: KeyAlg): { gen: EcKeyGenParams | RsaHashedKeyGenParams |
     case 'rsa-2048':
     case 'rsa-1024':
       return {
-        gen: { name: 'RSASSA-PKCS1-v1_5', modulusLength: alg === 'rsa-2048' ? 2048 : 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+        gen: {
+          name: 'RSASSA-PKCS1-v1_5',
+          modulusLength: alg === 'rsa-2048' ? 2048 : 1024,
+          publicExponent: new Uint8Array([1, 0, 1]),
+          hash: 'SHA-256',
+        },
         sign: { name: 'RSASSA-PKCS1-v1_5' },
       };
     case 'ed25519':
@@ -47,7 +52,10 @@ async function keyPair(alg: KeyAlg): Promise<CryptoKeyPair> {
 
 async function finish(cert: x509.X509Certificate, keys: CryptoKeyPair, alg: KeyAlg): Promise<Issued> {
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const keyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+  const keyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END PRIVATE KEY-----\n`;
   return { cert, keys, pem: `${cert.toString('pem').trim()}\n`, der: Buffer.from(cert.rawData), keyPem, alg };
 }
 
@@ -77,7 +85,13 @@ export async function makeRoot(name = 'Test Root', opts: CertOptions = {}): Prom
   return finish(cert, keys, alg);
 }
 
-async function signedBy(issuer: Issued, name: string, keys: CryptoKeyPair, extensions: x509.Extension[], opts: CertOptions): Promise<x509.X509Certificate> {
+async function signedBy(
+  issuer: Issued,
+  name: string,
+  keys: CryptoKeyPair,
+  extensions: x509.Extension[],
+  opts: CertOptions,
+): Promise<x509.X509Certificate> {
   return x509.X509CertificateGenerator.create({
     subject: name,
     issuer: issuer.cert.subject,
@@ -102,7 +116,10 @@ export async function makeIntermediate(issuer: Issued, name = 'Test Intermediate
     issuer,
     `CN=${name}, O=Standin Tests`,
     keys,
-    [new x509.BasicConstraintsExtension(true, 0, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true)],
+    [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    ],
     { notAfter: new Date(Date.now() + 365 * DAY), ...opts },
   );
   return finish(cert, keys, alg);
@@ -130,7 +147,10 @@ export async function makeLeaf(issuer: Issued, opts: LeafOptions = {}): Promise<
   if (ku !== null) ext.push(new x509.KeyUsagesExtension(ku, true));
   const eku = opts.eku === undefined ? [x509.ExtendedKeyUsage.clientAuth] : opts.eku;
   if (eku !== null) ext.push(new x509.ExtendedKeyUsageExtension(eku, false));
-  const names: x509.JsonGeneralName[] = [...(opts.uris ?? []).map((value) => ({ type: 'url' as const, value })), ...(opts.dns ?? []).map((value) => ({ type: 'dns' as const, value }))];
+  const names: x509.JsonGeneralName[] = [
+    ...(opts.uris ?? []).map((value) => ({ type: 'url' as const, value })),
+    ...(opts.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+  ];
   if (names.length) ext.push(new x509.SubjectAlternativeNameExtension(names, false));
   const ou = (opts.ou ?? []).map((u) => `, OU=${u}`).join('');
   const cert = await signedBy(issuer, `CN=${opts.cn ?? 'worker-1'}${ou}, O=Acme`, keys, ext, opts);

@@ -34,8 +34,21 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       attribute_mapping: { 'vendor.subject': 'assertion.sub', 'attribute.repo': 'assertion.repo', 'attribute.ref': 'assertion.ref' },
       attribute_condition: 'assertion.repo.startsWith("acme/")',
       mappings: [
-        { id: 'idpmap_main', name: 'main', service_account_id: f.sa, project_id: f.projectId, attribute_match: { 'attribute.ref': 'refs/heads/main' }, permissions: { threads: 'write', models: 'read' } },
-        { id: 'idpmap_any', name: 'any-branch', service_account_id: f.reader, project_id: f.projectId, attribute_match: { 'attribute.repo': 'acme/api' } },
+        {
+          id: 'idpmap_main',
+          name: 'main',
+          service_account_id: f.sa,
+          project_id: f.projectId,
+          attribute_match: { 'attribute.ref': 'refs/heads/main' },
+          permissions: { threads: 'write', models: 'read' },
+        },
+        {
+          id: 'idpmap_any',
+          name: 'any-branch',
+          service_account_id: f.reader,
+          project_id: f.projectId,
+          attribute_match: { 'attribute.repo': 'acme/api' },
+        },
       ],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -72,7 +85,8 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
     expect(Object.keys(res.body).sort()).toEqual(['error', 'error_description']);
     expect(res.body.error).toBe(code);
     expect(res.headers['cache-control']).toBe('no-store');
-    if (typeof body !== 'string' && typeof body.subject_token === 'string') expect(JSON.stringify(res.body)).not.toContain(body.subject_token);
+    if (typeof body !== 'string' && typeof body.subject_token === 'string')
+      expect(JSON.stringify(res.body)).not.toContain(body.subject_token);
     return res.body.error_description as string;
   }
 
@@ -151,7 +165,11 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       const token = await idp.sign(good());
       await refused(request(token, { identity_provider_id: 'not an id' }), 'invalid_request');
       await refused(request(token, { identity_provider_id: 'idp_nope' }), 'invalid_grant');
-      const x = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers`, { id: 'idp_certs', kind: 'x509', name: 'certs' });
+      const x = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers`, {
+        id: 'idp_certs',
+        kind: 'x509',
+        name: 'certs',
+      });
       expect(x.status, JSON.stringify(x.body)).toBe(201);
       await refused(request(token, { identity_provider_id: 'idp_certs' }), 'invalid_grant');
       const off = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers`, {
@@ -177,15 +195,21 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       expect(await refused(request(await idp.sign(claims, { kid: null })), 'invalid_subject_token', 401)).toMatch(/kid/);
       const signed = await idp.sign(claims);
       const [, payload, sig] = signed.split('.');
-      expect(await refused(request(`${b64(JSON.stringify({ alg: 'RS256', kid: 'ghost' }))}.${payload}.${sig}`), 'invalid_subject_token', 401)).toMatch(/kid/);
+      expect(
+        await refused(request(`${b64(JSON.stringify({ alg: 'RS256', kid: 'ghost' }))}.${payload}.${sig}`), 'invalid_subject_token', 401),
+      ).toMatch(/kid/);
       const other = await idp.sign(good({ sub: 'someone-else' }));
-      expect(await refused(request(`${signed.split('.')[0]}.${other.split('.')[1]}.${sig}`), 'invalid_subject_token', 401)).toMatch(/signature/);
+      expect(await refused(request(`${signed.split('.')[0]}.${other.split('.')[1]}.${sig}`), 'invalid_subject_token', 401)).toMatch(
+        /signature/,
+      );
       await refused(request('garbage'), 'invalid_subject_token', 401);
     });
 
     it('JWT verification: expired, iat in the future, wrong aud or iss, a missing claim', async () => {
       await refused(request(await idp.sign(good({ iat: nowS() - 1000, exp: nowS() - 100 }))), 'invalid_subject_token', 401);
-      expect(await refused(request(await idp.sign(good({ iat: nowS() + 3600, exp: nowS() + 7200 }))), 'invalid_subject_token', 401)).toMatch(/iat/);
+      expect(
+        await refused(request(await idp.sign(good({ iat: nowS() + 3600, exp: nowS() + 7200 }))), 'invalid_subject_token', 401),
+      ).toMatch(/iat/);
       expect(await refused(request(await idp.sign(good({ aud: 'other-api' }))), 'invalid_subject_token', 401)).toMatch(/aud/);
       expect(await refused(request(await idp.sign(good({ iss: 'https://evil.example' }))), 'invalid_subject_token', 401)).toMatch(/iss/);
       const noIat = good() as Record<string, unknown>;
@@ -224,7 +248,13 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       expect((await f.admin('POST', `${base}/idpmap_main`, { enabled: false })).status).toBe(200);
       expect(await refused(request(await idp.sign(good())), 'invalid_grant')).toMatch(/disabled/);
       expect((await f.admin('POST', `${base}/idpmap_main`, { enabled: true })).status).toBe(200);
-      const twin = await f.admin('POST', base, { id: 'idpmap_twin', name: 'twin', service_account_id: f.sa, project_id: f.projectId, attribute_match: { 'assertion.repo': 'acme/api' } });
+      const twin = await f.admin('POST', base, {
+        id: 'idpmap_twin',
+        name: 'twin',
+        service_account_id: f.sa,
+        project_id: f.projectId,
+        attribute_match: { 'assertion.repo': 'acme/api' },
+      });
       expect(twin.status, JSON.stringify(twin.body)).toBe(201);
       expect(await refused(request(await idp.sign(good())), 'invalid_grant')).toMatch(/exactly one/);
       expect((await f.admin('DELETE', `${base}/idpmap_twin`)).status).toBe(200);
@@ -243,7 +273,13 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       const token = await mint();
       const ok = await f.t.req('POST', '/v1/_probe/threads', { key: token });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-      expect(ok.body.principal).toMatchObject({ credentialType: 'workload_token', serviceAccountId: f.sa, projectId: f.projectId, organizationId: f.orgId, via: 'jwt' });
+      expect(ok.body.principal).toMatchObject({
+        credentialType: 'workload_token',
+        serviceAccountId: f.sa,
+        projectId: f.projectId,
+        organizationId: f.orgId,
+        via: 'jwt',
+      });
       expect((await f.t.req('GET', '/v1/_probe/models', { key: token })).status).toBe(200);
       const denied = await f.t.req('POST', '/v1/_probe/models', { key: token });
       expect(denied.status).toBe(403);
@@ -275,13 +311,16 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       // Standin trains no models: a served base model is not deletable (403), an unknown one is not found (404).
       expect([403, 404], JSON.stringify(delKey.body)).toContain(delKey.status);
       expect(['model_not_deletable', 'model_not_found']).toContain(delKey.body.error.code);
-      const auditKey = await f.t.req('POST', '/v1/images/request_audit', { key: 'platform', body: { reason: 'check', image_ids: ['img_1'] } });
+      const auditKey = await f.t.req('POST', '/v1/images/request_audit', {
+        key: 'platform',
+        body: { reason: 'check', image_ids: ['img_1'] },
+      });
       expect(auditKey.status, JSON.stringify(auditKey.body)).toBe(201);
       expect(auditKey.body).toMatchObject({ object: 'image.audit_request', status: 'received', image_ids: ['img_1'] });
       expect((await f.t.req('POST', '/v1/images/request_audit', { key: 'platform', body: { reason: 'x', extra: 1 } })).status).toBe(400);
     });
 
-    it('a token past its life is refused; disabling the mapping revokes tokens', async () => {
+    it('a token past its life is refused; disabling the mapping revokes tokens for good', async () => {
       const token = await mint();
       f.t.ctx.clock.advance(601_000);
       const late = await f.t.req('GET', '/v1/_probe/models', { key: token });
@@ -295,17 +334,31 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       expect(revoked.status).toBe(401);
       expect(revoked.body.error.code).toBe('token_revoked');
       await f.admin('POST', base, { enabled: true });
-      expect((await f.t.req('GET', '/v1/_probe/models', { key: fresh })).status).toBe(200);
+      // Enabling the mapping again revives none of the tokens it minted before; a new exchange works.
+      const still = await f.t.req('GET', '/v1/_probe/models', { key: fresh });
+      expect(still.status).toBe(401);
+      expect(still.body.error.code).toBe('token_revoked');
+      expect((await f.t.req('GET', '/v1/_probe/models', { key: await mint() })).status).toBe(200);
     });
 
     it('DELETE /v1/models needs the owner role for service account keys', async () => {
       const db = f.t.ctx.store.db;
-      await createApiKey(f.t.ctx, db, { projectId: f.projectId, name: 'member key', serviceAccountId: f.sa, value: `sk-svcacct-member-${dialect}-0000000000` });
+      await createApiKey(f.t.ctx, db, {
+        projectId: f.projectId,
+        name: 'member key',
+        serviceAccountId: f.sa,
+        value: `sk-svcacct-member-${dialect}-0000000000`,
+      });
       const member = await f.t.req('DELETE', '/v1/models/ft:x', { key: `sk-svcacct-member-${dialect}-0000000000` });
       expect(member.status).toBe(403);
       expect(member.body.error.code).toBe('insufficient_role');
       const owner = await upsertServiceAccount(f.t.ctx, db, f.projectId, { id: 'svc_acct_owner', name: 'owner', role: 'owner' });
-      await createApiKey(f.t.ctx, db, { projectId: f.projectId, name: 'owner key', serviceAccountId: owner.id, value: `sk-svcacct-owner-${dialect}-00000000000` });
+      await createApiKey(f.t.ctx, db, {
+        projectId: f.projectId,
+        name: 'owner key',
+        serviceAccountId: owner.id,
+        value: `sk-svcacct-owner-${dialect}-00000000000`,
+      });
       const res = await f.t.req('DELETE', '/v1/models/ft:x', { key: `sk-svcacct-owner-${dialect}-00000000000` });
       expect(['model_not_deletable', 'model_not_found']).toContain(res.body.error.code);
     });
@@ -332,7 +385,12 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
         expect(res.body.error.code).toBe('ip_not_allowed');
         expect(res.body.error.message).toContain('127.0.0.1');
       }
-      const inside = await f.t.app.inject({ method: 'GET', url: '/v1/_probe/models', headers: { authorization: `Bearer ${token}` }, remoteAddress: '203.0.113.9' });
+      const inside = await f.t.app.inject({
+        method: 'GET',
+        url: '/v1/_probe/models',
+        headers: { authorization: `Bearer ${token}` },
+        remoteAddress: '203.0.113.9',
+      });
       expect(inside.statusCode).toBe(200);
       expect((await f.admin('PUT', `/admin/v1/projects/${f.projectId}/ip_allowlist`, { cidrs: ['nope/99'] })).status).toBe(400);
       await f.admin('PUT', `/admin/v1/projects/${f.projectId}/ip_allowlist`, { cidrs: [] });
@@ -351,10 +409,18 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
         audiences: ['standin'],
         jwks: idp.jwks,
         spiffe_trust_domain: 'acme.test',
-        mappings: [{ name: 'api', service_account_id: f.sa, project_id: f.projectId, attribute_match: { 'vendor.subject': 'spiffe://acme.test/ns/prod/sa/api' } }],
+        mappings: [
+          {
+            name: 'api',
+            service_account_id: f.sa,
+            project_id: f.projectId,
+            attribute_match: { 'vendor.subject': 'spiffe://acme.test/ns/prod/sa/api' },
+          },
+        ],
       });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
-      const svid = (sub: string) => idp.sign({ iss: 'https://spire.acme.test', aud: 'standin', sub, iat: nowS(), exp: nowS() + 300 }, { typ: 'JWT' });
+      const svid = (sub: string) =>
+        idp.sign({ iss: 'https://spire.acme.test', aud: 'standin', sub, iat: nowS(), exp: nowS() + 300 }, { typ: 'JWT' });
       const body = async (sub: string) => request(await svid(sub), { identity_provider_id: 'idp_spire' });
       expect((await exchange(await body('spiffe://acme.test/ns/prod/sa/api'))).status).toBe(200);
       await refused(await body('spiffe://other.test/ns/prod/sa/api'), 'invalid_subject_token', 401);
@@ -366,7 +432,14 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
     it('refuses bad provider configuration naming the field', async () => {
       const url = `/admin/v1/organizations/${f.orgId}/identity_providers`;
       const bad = async (body: Record<string, unknown>, param: string) => {
-        const res = await f.admin('POST', url, { kind: 'jwt', name: `bad-${Math.random()}`, issuer: 'https://x', audiences: ['a'], jwks: idp.jwks, ...body });
+        const res = await f.admin('POST', url, {
+          kind: 'jwt',
+          name: `bad-${Math.random()}`,
+          issuer: 'https://x',
+          audiences: ['a'],
+          jwks: idp.jwks,
+          ...body,
+        });
         expect(res.status, JSON.stringify(res.body)).toBe(400);
         expect(res.body.error.param).toBe(param);
       };
@@ -409,7 +482,10 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
 
       const first = (await f.admin('GET', url)).body.data[0].id;
       const murl = `${url}/${first}/mappings`;
-      for (let i = 0; i < 50; i++) expect((await f.admin('POST', murl, { name: `m${i}`, service_account_id: f.other.sa, project_id: f.other.projectId })).status).toBe(201);
+      for (let i = 0; i < 50; i++)
+        expect((await f.admin('POST', murl, { name: `m${i}`, service_account_id: f.other.sa, project_id: f.other.projectId })).status).toBe(
+          201,
+        );
       const overM = await f.admin('POST', murl, { name: 'm50', service_account_id: f.other.sa, project_id: f.other.projectId });
       expect(overM.status).toBe(400);
       expect(overM.body.error.code).toBe('limit_exceeded');
@@ -422,8 +498,20 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       const res = await f.admin('GET', `/admin/v1/organizations/${f.orgId}/workload_identity/exchanges?limit=5`);
       expect(res.status).toBe(200);
       const [refusedEntry, issued] = res.body.data;
-      expect(refusedEntry).toMatchObject({ outcome: 'refused', provider_id: PROVIDER, error: 'invalid_subject_token', category: 'jwt_verification', reason: 'audience_mismatch' });
-      expect(issued).toMatchObject({ outcome: 'issued', provider_id: PROVIDER, mapping_id: 'idpmap_main', subject: 'repo:acme/api:ref:refs/heads/main', via: 'jwt' });
+      expect(refusedEntry).toMatchObject({
+        outcome: 'refused',
+        provider_id: PROVIDER,
+        error: 'invalid_subject_token',
+        category: 'jwt_verification',
+        reason: 'audience_mismatch',
+      });
+      expect(issued).toMatchObject({
+        outcome: 'issued',
+        provider_id: PROVIDER,
+        mapping_id: 'idpmap_main',
+        subject: 'repo:acme/api:ref:refs/heads/main',
+        via: 'jwt',
+      });
       const text = JSON.stringify(res.body);
       expect(text).not.toContain(token);
       expect(text).not.toContain(ok.body.access_token);
@@ -454,7 +542,9 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
           {
             id: 'org_cfg',
             name: 'Configured',
-            projects: [{ id: 'proj_cfg', name: 'cfg', service_accounts: [{ id: 'svc_acct_cfg', name: 'deployer' }], ip_allowlist: ['10.0.0.0/8'] }],
+            projects: [
+              { id: 'proj_cfg', name: 'cfg', service_accounts: [{ id: 'svc_acct_cfg', name: 'deployer' }], ip_allowlist: ['10.0.0.0/8'] },
+            ],
             mtls_roots: [{ id: 'mtlsroot_cfg', name: 'cfg root', certificate: root.pem, admission: { max_chain_depth: 1 } }],
             identity_providers: [
               {
@@ -464,7 +554,15 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
                 issuer: idp.issuer,
                 audiences: ['standin'],
                 jwks_url: jwksUrl,
-                mappings: [{ id: 'idpmap_cfg', name: 'deploy', service_account_id: 'svc_acct_cfg', project_id: 'proj_cfg', permissions: { models: 'read' } }],
+                mappings: [
+                  {
+                    id: 'idpmap_cfg',
+                    name: 'deploy',
+                    service_account_id: 'svc_acct_cfg',
+                    project_id: 'proj_cfg',
+                    permissions: { models: 'read' },
+                  },
+                ],
               },
             ],
           },
@@ -479,7 +577,11 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       expect((await f.admin('GET', '/admin/v1/projects/proj_cfg/ip_allowlist')).body.cidrs).toEqual(['10.0.0.0/8']);
       const roots = (await f.admin('GET', '/admin/v1/organizations/org_cfg/mtls_roots')).body.data;
       expect(roots).toHaveLength(1);
-      expect(roots[0]).toMatchObject({ id: 'mtlsroot_cfg', status: 'active', admission: { max_chain_depth: 1, require_digital_signature: true } });
+      expect(roots[0]).toMatchObject({
+        id: 'mtlsroot_cfg',
+        status: 'active',
+        admission: { max_chain_depth: 1, require_digital_signature: true },
+      });
       const res = await exchange(request(await idp.sign(good()), { identity_provider_id: 'idp_cfg', service_account_id: 'svc_acct_cfg' }));
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.scope).toBe('models.read');

@@ -33,7 +33,11 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
     inter = await makeIntermediate(root, 'Acme Issuing');
     otherRoot = await makeRoot('Other Root');
     otherInter = await makeIntermediate(otherRoot, 'Other Issuing');
-    const r1 = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots`, { id: 'mtlsroot_acme', name: 'acme', certificate: root.pem });
+    const r1 = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots`, {
+      id: 'mtlsroot_acme',
+      name: 'acme',
+      certificate: root.pem,
+    });
     expect(r1.status, JSON.stringify(r1.body)).toBe(201);
     const r2 = await f.admin('POST', `/admin/v1/organizations/${f.other.orgId}/mtls_roots`, { name: 'other', certificate: otherRoot.pem });
     expect(r2.status, JSON.stringify(r2.body)).toBe(201);
@@ -41,10 +45,20 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
       id: PROVIDER,
       kind: 'x509',
       name: 'workers',
-      attribute_mapping: { 'vendor.subject': 'assertion.subject.dn.cn', 'attribute.spiffe': 'assertion.san.uris.size() > 0 ? assertion.san.uris[0] : ""' },
+      attribute_mapping: {
+        'vendor.subject': 'assertion.subject.dn.cn',
+        'attribute.spiffe': 'assertion.san.uris.size() > 0 ? assertion.san.uris[0] : ""',
+      },
       attribute_condition: 'assertion.subject.dn.o == "Acme"',
       mappings: [
-        { id: 'idpmap_workers', name: 'workers', service_account_id: f.sa, project_id: f.projectId, attribute_match: { 'attribute.spiffe': 'spiffe://acme.test/worker' }, permissions: { threads: 'write' } },
+        {
+          id: 'idpmap_workers',
+          name: 'workers',
+          service_account_id: f.sa,
+          project_id: f.projectId,
+          attribute_match: { 'attribute.spiffe': 'spiffe://acme.test/worker' },
+          permissions: { threads: 'write' },
+        },
       ],
     });
     expect(p.status, JSON.stringify(p.body)).toBe(201);
@@ -60,7 +74,8 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
     service_account_id: f.sa,
     ...extra,
   });
-  const worker = (opts: Parameters<typeof makeLeaf>[1] = {}) => makeLeaf(inter, { cn: 'worker-1', uris: ['spiffe://acme.test/worker'], ...opts });
+  const worker = (opts: Parameters<typeof makeLeaf>[1] = {}) =>
+    makeLeaf(inter, { cn: 'worker-1', uris: ['spiffe://acme.test/worker'], ...opts });
 
   async function exchangeWith(leaf: Issued | null, pem: string | undefined, extra: Record<string, unknown> = {}) {
     return tlsRequest({ port: authPort, ca, body: body(extra), cert: pem, key: leaf?.keyPem });
@@ -138,7 +153,9 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
       await refused(serverOnly, chain(serverOnly, inter), 'invalid_subject_token');
       const weak = await worker({ alg: 'rsa-1024' });
       await refused(weak, chain(weak, inter), 'invalid_subject_token');
-      const tight = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots/mtlsroot_acme`, { admission: { max_chain_depth: 0 } });
+      const tight = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots/mtlsroot_acme`, {
+        admission: { max_chain_depth: 0 },
+      });
       expect(tight.status, JSON.stringify(tight.body)).toBe(200);
       const leaf = await worker();
       await refused(leaf, chain(leaf, inter), 'invalid_subject_token');
@@ -150,10 +167,14 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
       const leaf = await worker({ uris: ['spiffe://acme.test/batch'] });
       await refused(leaf, chain(leaf, inter), 'invalid_grant');
       // O=Acme is set by the factory; a provider condition on another O rejects.
-      await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers/${PROVIDER}`, { attribute_condition: 'assertion.subject.dn.o == "Initech"' });
+      await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers/${PROVIDER}`, {
+        attribute_condition: 'assertion.subject.dn.o == "Initech"',
+      });
       const ok = await worker();
       await refused(ok, chain(ok, inter), 'invalid_grant');
-      await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers/${PROVIDER}`, { attribute_condition: 'assertion.subject.dn.o == "Acme"' });
+      await f.admin('POST', `/admin/v1/organizations/${f.orgId}/identity_providers/${PROVIDER}`, {
+        attribute_condition: 'assertion.subject.dn.o == "Acme"',
+      });
       expect((await exchangeWith(ok, chain(ok, inter))).status).toBe(200);
     });
 
@@ -163,7 +184,13 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
       await f.admin('POST', `${base}/idpmap_workers`, { enabled: false });
       await refused(leaf, chain(leaf, inter), 'invalid_grant');
       await f.admin('POST', `${base}/idpmap_workers`, { enabled: true });
-      const twin = await f.admin('POST', base, { id: 'idpmap_twin', name: 'twin', service_account_id: f.sa, project_id: f.projectId, attribute_match: { 'vendor.subject': 'worker-1' } });
+      const twin = await f.admin('POST', base, {
+        id: 'idpmap_twin',
+        name: 'twin',
+        service_account_id: f.sa,
+        project_id: f.projectId,
+        attribute_match: { 'vendor.subject': 'worker-1' },
+      });
       expect(twin.status, JSON.stringify(twin.body)).toBe(201);
       await refused(leaf, chain(leaf, inter), 'invalid_grant');
       await f.admin('DELETE', `${base}/idpmap_twin`);
@@ -184,7 +211,11 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
       await refused(pLeaf, chain(pLeaf), 'invalid_subject_token');
       const proj = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/projects`, { id: 'proj_side', name: 'side' });
       expect([200, 201]).toContain(proj.status);
-      const scoped = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots`, { name: 'side', certificate: newRoot.pem, project_id: 'proj_side' });
+      const scoped = await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots`, {
+        name: 'side',
+        certificate: newRoot.pem,
+        project_id: 'proj_side',
+      });
       expect(scoped.status, JSON.stringify(scoped.body)).toBe(201);
       await refused(pLeaf, chain(pLeaf), 'invalid_subject_token');
       await f.admin('POST', `/admin/v1/organizations/${f.orgId}/mtls_roots/${scoped.body.id}`, { project_id: f.projectId });
@@ -198,7 +229,8 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
       expect(issued).toMatchObject({ via: 'x509', subject: 'worker-1', mapping_id: 'idpmap_workers' });
       expect(issued.certificate_sha256).toMatch(/^[0-9a-f]{64}$/);
       const reasons = new Set(res.body.data.map((e: any) => e.reason));
-      for (const r of ['untrusted_chain', 'expired', 'not_yet_valid', 'admission', 'condition_false', 'mapping_disabled', 'ambiguous']) expect(reasons, r).toContain(r);
+      for (const r of ['untrusted_chain', 'expired', 'not_yet_valid', 'admission', 'condition_false', 'mapping_disabled', 'ambiguous'])
+        expect(reasons, r).toContain(r);
       expect(JSON.stringify(res.body)).not.toMatch(/BEGIN CERTIFICATE/);
     });
   });
@@ -214,20 +246,50 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
     });
 
     it('are accepted with an accepted client certificate (any, not bound to the one used)', async () => {
-      const res = await tlsRequest({ port: apiPort, ca, method: 'POST', path: '/v1/_probe/threads', headers: { authorization: `Bearer ${token}` }, cert: chain(leaf, inter), key: leaf.keyPem });
+      const res = await tlsRequest({
+        port: apiPort,
+        ca,
+        method: 'POST',
+        path: '/v1/_probe/threads',
+        headers: { authorization: `Bearer ${token}` },
+        cert: chain(leaf, inter),
+        key: leaf.keyPem,
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.principal).toMatchObject({ credentialType: 'workload_token', via: 'x509', serviceAccountId: f.sa });
       const another = await makeLeaf(inter, { cn: 'worker-2' });
-      const res2 = await tlsRequest({ port: apiPort, ca, method: 'GET', path: '/v1/_probe/threads', headers: { authorization: `Bearer ${token}` }, cert: chain(another, inter), key: another.keyPem });
+      const res2 = await tlsRequest({
+        port: apiPort,
+        ca,
+        method: 'GET',
+        path: '/v1/_probe/threads',
+        headers: { authorization: `Bearer ${token}` },
+        cert: chain(another, inter),
+        key: another.keyPem,
+      });
       expect(res2.status, JSON.stringify(res2.body)).toBe(200);
     });
 
     it('are refused without a certificate, with a foreign one, and on the HTTP listener', async () => {
-      const none = await tlsRequest({ port: apiPort, ca, method: 'GET', path: '/v1/_probe/threads', headers: { authorization: `Bearer ${token}` } });
+      const none = await tlsRequest({
+        port: apiPort,
+        ca,
+        method: 'GET',
+        path: '/v1/_probe/threads',
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(none.status).toBe(401);
       expect(none.body.error.code).toBe('invalid_client_certificate');
       const foreign = await makeLeaf(otherInter);
-      const bad = await tlsRequest({ port: apiPort, ca, method: 'GET', path: '/v1/_probe/threads', headers: { authorization: `Bearer ${token}` }, cert: chain(foreign, otherInter), key: foreign.keyPem });
+      const bad = await tlsRequest({
+        port: apiPort,
+        ca,
+        method: 'GET',
+        path: '/v1/_probe/threads',
+        headers: { authorization: `Bearer ${token}` },
+        cert: chain(foreign, otherInter),
+        key: foreign.keyPem,
+      });
       expect(bad.status).toBe(401);
       const plain = await f.t.req('GET', '/v1/_probe/threads', { key: token });
       expect(plain.status).toBe(401);
@@ -235,9 +297,23 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
     });
 
     it('the mTLS API listener serves /v1 only, and API keys work there too', async () => {
-      const admin = await tlsRequest({ port: apiPort, ca, method: 'GET', path: '/admin/v1/organizations', headers: { authorization: `Bearer ${f.t.keys.admin}` }, cert: chain(leaf, inter), key: leaf.keyPem });
+      const admin = await tlsRequest({
+        port: apiPort,
+        ca,
+        method: 'GET',
+        path: '/admin/v1/organizations',
+        headers: { authorization: `Bearer ${f.t.keys.admin}` },
+        cert: chain(leaf, inter),
+        key: leaf.keyPem,
+      });
       expect(admin.status).toBe(404);
-      const key = await tlsRequest({ port: apiPort, ca, method: 'GET', path: '/v1/_probe/threads', headers: { authorization: `Bearer ${f.t.keys.platform}` } });
+      const key = await tlsRequest({
+        port: apiPort,
+        ca,
+        method: 'GET',
+        path: '/v1/_probe/threads',
+        headers: { authorization: `Bearer ${f.t.keys.platform}` },
+      });
       expect(key.status).toBe(200);
     });
   });

@@ -37,11 +37,14 @@ async function sdk(s: TestStandin, maxRetries = 2) {
   return { client, statuses, waits };
 }
 
-const admin = (s: TestStandin) => ({ key: 'admin' as const });
+const admin = (_s: TestStandin) => ({ key: 'admin' as const });
 
 describe('rate limits over HTTP', () => {
   it('sets the x-ratelimit-* headers on the reply of an admitted request', async () => {
-    const s = await start({ models: { m: { tiers: { tier_1: { rpm: 10, tpm: 10_000 } } } }, projects: { proj_demo: { models: { m: { tpm: 5_000 } } } } });
+    const s = await start({
+      models: { m: { tiers: { tier_1: { rpm: 10, tpm: 10_000 } } } },
+      projects: { proj_demo: { models: { m: { tpm: 5_000 } } } },
+    });
     const res = await s.req('POST', '/v1/probe', { key: 'platform', body: { model: 'm', max_tokens: 1_000 } });
     expect(res.status).toBe(200);
     expect(res.headers['x-ratelimit-limit-requests']).toBe('10');
@@ -72,7 +75,9 @@ describe('rate limits over HTTP', () => {
     const res = await s.req('POST', '/v1/probe', { key: 'platform', body: { model: 'm' } });
     expect(res.status).toBe(429);
     expect(res.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null });
-    expect(res.body.error.message).toMatch(/^Rate limit reached for m in organization org_demo on requests per min \(RPM\): Limit 1, Used 1, Requested 1\. Please try again in (1m\d+(\.\d+)?s|60s)\.$/);
+    expect(res.body.error.message).toMatch(
+      /^Rate limit reached for m in organization org_demo on requests per min \(RPM\): Limit 1, Used 1, Requested 1\. Please try again in (1m\d+(\.\d+)?s|60s)\.$/,
+    );
     expect(res.headers['retry-after']).toBe('60');
     expect(res.headers['retry-after-ms']).toBe('60000');
     expect(res.headers['x-ratelimit-remaining-requests']).toBe('0');
@@ -90,7 +95,10 @@ describe('rate limits over HTTP', () => {
   });
 
   it('the monthly usage limit: the SDK does not retry (x-should-retry: false)', async () => {
-    const s = await start({ models: { m: { tiers: { tier_1: { rpm: 100 } }, price: { input_per_million: 1_000_000 } } }, organizations: { org_demo: { usage_limit_usd: 1 } } });
+    const s = await start({
+      models: { m: { tiers: { tier_1: { rpm: 100 } }, price: { input_per_million: 1_000_000 } } },
+      organizations: { org_demo: { usage_limit_usd: 1 } },
+    });
     const { client, statuses } = await sdk(s);
     await client.post('/probe', { body: { model: 'm', usage: { inputTokens: 1, outputTokens: 0 } } });
     const err: any = await client.post('/probe', { body: { model: 'm' } }).catch((e: unknown) => e);
@@ -105,7 +113,16 @@ describe('rate limits over HTTP', () => {
   it('per-organization and per-project sections of the config file', async () => {
     const s = await start(
       { models: { m: { tiers: { tier_1: { rpm: 10 }, tier_4: { rpm: 40 } } } } },
-      { organizations: [{ id: 'org_demo', name: 'Demo', rate_limits: { tier: 'tier_4' }, projects: [{ id: 'proj_demo', name: 'Demo', rate_limits: { models: { m: { tpm: 777 } } } }] }] },
+      {
+        organizations: [
+          {
+            id: 'org_demo',
+            name: 'Demo',
+            rate_limits: { tier: 'tier_4' },
+            projects: [{ id: 'proj_demo', name: 'Demo', rate_limits: { models: { m: { tpm: 777 } } } }],
+          },
+        ],
+      },
     );
     const res = await s.req('POST', '/v1/probe', { key: 'platform', body: { model: 'm' } });
     expect(res.headers['x-ratelimit-limit-requests']).toBe('40');
@@ -117,7 +134,10 @@ describe('rate limits over HTTP', () => {
 describe('fault injection', () => {
   it('the SDK retries through injected 503s, honouring retry-after-ms', async () => {
     const s = await start({});
-    const f = await s.req('POST', '/admin/v1/faults', { key: 'admin', body: { path: '/v1/probe', method: 'POST', status: 503, count: 2, retry_after: 0.2 } });
+    const f = await s.req('POST', '/admin/v1/faults', {
+      key: 'admin',
+      body: { path: '/v1/probe', method: 'POST', status: 503, count: 2, retry_after: 0.2 },
+    });
     expect(f.status).toBe(201);
     expect(f.body).toMatchObject({ object: 'admin.fault', path: '/v1/probe', method: 'POST', status: 503, remaining: 2, retry_after: 0.2 });
     const { client, statuses, waits } = await sdk(s);
@@ -155,7 +175,11 @@ describe('fault injection', () => {
     const b = (await s.req('POST', '/admin/v1/faults', { ...admin(s), body: { path: '/v1/y', status: 500 } })).body;
     expect((await s.req('GET', '/admin/v1/faults', admin(s))).body.data.map((f: any) => f.id)).toEqual([a.id, b.id]);
     expect((await s.req('GET', `/admin/v1/faults/${a.id}`, admin(s))).body.remaining).toBe(5);
-    expect((await s.req('DELETE', `/admin/v1/faults/${a.id}`, admin(s))).body).toEqual({ id: a.id, object: 'admin.fault.deleted', deleted: true });
+    expect((await s.req('DELETE', `/admin/v1/faults/${a.id}`, admin(s))).body).toEqual({
+      id: a.id,
+      object: 'admin.fault.deleted',
+      deleted: true,
+    });
     expect((await s.req('DELETE', `/admin/v1/faults/${a.id}`, admin(s))).status).toBe(404);
     expect((await s.req('DELETE', '/admin/v1/faults', admin(s))).body.deleted).toBe(1);
     expect((await s.req('GET', '/v1/y', { key: 'platform' })).status).toBe(404);
@@ -167,7 +191,8 @@ describe('OpenAPI', () => {
     const s = await start({});
     const doc = await s.req('GET', '/openapi.json');
     expect(doc.status).toBe(200);
-    for (const path of ['/v1/fine_tuning/model_limits', '/admin/v1/faults', '/admin/v1/faults/{fault_id}', '/admin/v1/rate_limits']) expect(Object.keys(doc.body.paths)).toContain(path);
+    for (const path of ['/v1/fine_tuning/model_limits', '/admin/v1/faults', '/admin/v1/faults/{fault_id}', '/admin/v1/rate_limits'])
+      expect(Object.keys(doc.body.paths)).toContain(path);
   });
 });
 
@@ -178,7 +203,14 @@ describe('GET /v1/fine_tuning/model_limits', () => {
     expect(res.status).toBe(200);
     expect(res.body.object).toBe('list');
     expect(res.body.has_more).toBe(false);
-    expect(res.body.data[0]).toEqual({ object: 'fine_tuning.model_limit', model: 'gpt-4o-2024-08-06', tier: 'tier_2', max_active_jobs: 5, max_jobs_per_day: 100, max_training_tokens_per_day: 20_000_000 });
+    expect(res.body.data[0]).toEqual({
+      object: 'fine_tuning.model_limit',
+      model: 'gpt-4o-2024-08-06',
+      tier: 'tier_2',
+      max_active_jobs: 5,
+      max_jobs_per_day: 100,
+      max_training_tokens_per_day: 20_000_000,
+    });
     expect((await s.req('GET', '/v1/fine_tuning/model_limits', {})).status).toBe(401);
   });
 });

@@ -16,7 +16,13 @@ describe.runIf(url)('two Standin instances on one Redis', () => {
   it('never exceed a limit together, and report one shared count', async () => {
     // A model name of this run's own keeps parallel runs on the same Redis apart.
     const model = `m-${randomUUID()}`;
-    const config = { rate_limits: { replace_defaults: true, ramp: { enabled: false }, models: { [model]: { tiers: { tier_1: { rpd: 50, tpd: 1_000_000 } } } } } };
+    const config = {
+      rate_limits: {
+        replace_defaults: true,
+        ramp: { enabled: false },
+        models: { [model]: { tiers: { tier_1: { rpd: 50, tpd: 1_000_000 } } } },
+      },
+    };
     for (let i = 0; i < 2; i++) {
       const s = await startTestStandin({ modules: all, settings: { redisUrl: url } });
       running.push(s);

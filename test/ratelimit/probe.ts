@@ -1,5 +1,17 @@
+import { Type } from 'typebox';
 import type { Module } from '../../src/core/module.js';
-import type { RateLimitService, Usage } from '../../src/ratelimit/service.js';
+import { AnyObject } from '../../src/core/schemas.js';
+
+const ProbeBody = Type.Object(
+  {
+    model: Type.String(),
+    max_tokens: Type.Optional(Type.Integer()),
+    input: Type.Optional(Type.String()),
+    images: Type.Optional(Type.Integer()),
+    usage: Type.Optional(AnyObject),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * A model-consuming route of the tests' own, wired the way the lead wires runs and responses:
@@ -8,17 +20,21 @@ import type { RateLimitService, Usage } from '../../src/ratelimit/service.js';
 export const probeModule: Module = {
   name: 'ratelimit-probe',
   routes(app, ctx) {
-    app.post('/v1/probe', async (request) => {
-      const principal = await ctx.auth.platform(request, { group: 'responses', access: 'write' });
-      const body = request.body as { model: string; max_tokens?: number; input?: string; images?: number; usage?: Usage };
-      const admission = await (ctx.services.ratelimit as RateLimitService).admit(request, principal, {
-        model: body.model,
-        maxTokens: body.max_tokens,
-        inputText: body.input,
-        images: body.images,
-      });
-      await admission.release(body.usage);
-      return { object: 'probe', ok: true };
-    });
+    app.post(
+      '/v1/probe',
+      { schema: { body: ProbeBody, response: { 200: Type.Object({ object: Type.Literal('probe'), ok: Type.Boolean() }) } } },
+      async (request) => {
+        const principal = await ctx.auth.platform(request, { group: 'responses', access: 'write' });
+        const body = request.body;
+        const admission = await ctx.services.ratelimit.admit(request, principal, {
+          model: body.model,
+          maxTokens: body.max_tokens,
+          inputText: body.input,
+          images: body.images,
+        });
+        await admission.release(body.usage);
+        return { object: 'probe' as const, ok: true };
+      },
+    );
   },
 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
-import { defaultConfig, mergeConfig, type RateLimitConfigInput } from '../../src/ratelimit/catalogue.js';
+import { defaultConfig, mergeConfig, type RateLimitConfigInput } from '../../src/ratelimit/catalog.js';
 import type { LimiterBackend } from '../../src/ratelimit/interface.js';
 import { createRedisBackend } from '../../src/ratelimit/redis.js';
 import { createRateLimiter } from '../../src/ratelimit/service.js';
@@ -31,7 +31,9 @@ function instances(n: number, input: RateLimitConfigInput) {
 }
 
 const payer = { organizationId: 'org_a', projectId: 'proj_a' };
-const basic = (limits: Record<string, number>, extra: object = {}): RateLimitConfigInput => ({ models: { m: { tiers: { tier_1: limits }, ...extra } } });
+const basic = (limits: Record<string, number>, extra: object = {}): RateLimitConfigInput => ({
+  models: { m: { tiers: { tier_1: limits }, ...extra } },
+});
 
 async function outcome(p: Promise<unknown>): Promise<'ok' | string> {
   try {
@@ -54,7 +56,9 @@ describe.runIf(url)('Redis backend', () => {
 
   it('all or nothing across metrics: the tokens of refused requests are never charged', async () => {
     const [a, b] = instances(2, basic({ rpd: 1_000, tpd: 10_000 }));
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => outcome((i % 2 ? a : b).admit(null, payer, { model: 'm', maxTokens: 1_000 }))));
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => outcome((i % 2 ? a : b).admit(null, payer, { model: 'm', maxTokens: 1_000 }))),
+    );
     expect(results.filter((r) => r === 'ok').length).toBe(10);
     const next = await outcome(a.admit(null, payer, { model: 'm', maxTokens: 1 }));
     expect(next).toBe('429 rate_limit_exceeded');
@@ -100,7 +104,10 @@ describe.runIf(url)('Redis backend', () => {
   });
 
   it('the script reads the ramp baseline from the minute slots of one period ago', async () => {
-    const [a] = instances(1, { ...basic({ tpm: 100_000_000 }), ramp: { enabled: true, threshold_tpm: 10_000, growth: 0.5, period_ms: 900_000, window_ms: 60_000 } });
+    const [a] = instances(1, {
+      ...basic({ tpm: 100_000_000 }),
+      ramp: { enabled: true, threshold_tpm: 10_000, growth: 0.5, period_ms: 900_000, window_ms: 60_000 },
+    });
     const redis = backends.at(-1)!.redis;
     // 20,000 input tokens per minute (100,000 per 5-minute slot) from 10 to 20 minutes ago, in a ring of 6 slots.
     const [sec, micro] = (await redis.time()).map(Number);
@@ -112,15 +119,27 @@ describe.runIf(url)('Redis backend', () => {
       state[`s${u % 6}`] = 100_000;
     }
     // The state key holds a MessagePack map (see redis.ts).
-    await redis.eval("redis.call('SET', KEYS[1], cmsgpack.pack(cjson.decode(ARGV[1])), 'PX', 600000)", 1, `${keyPrefixOf(a)}org_a:m`, JSON.stringify(state));
+    await redis.eval(
+      "redis.call('SET', KEYS[1], cmsgpack.pack(cjson.decode(ARGV[1])), 'PX', 600000)",
+      1,
+      `${keyPrefixOf(a)}org_a:m`,
+      JSON.stringify(state),
+    );
     // Ceiling 1.5 × 20,000 = 30,000 for org_a; an organization without history has the threshold, 10,000.
     await a.admit(null, payer, { model: 'm', inputChars: 4 * 25_000 });
-    expect((await a.admit(null, payer, { model: 'm', inputChars: 4 * 6_000 }).catch((e: ApiError) => e.code))).toBe('slow_down');
-    expect((await a.admit(null, { organizationId: 'org_b', projectId: 'proj_b' }, { model: 'm', inputChars: 4 * 25_000 }).catch((e: ApiError) => e.code))).toBe('slow_down');
+    expect(await a.admit(null, payer, { model: 'm', inputChars: 4 * 6_000 }).catch((e: ApiError) => e.code)).toBe('slow_down');
+    expect(
+      await a
+        .admit(null, { organizationId: 'org_b', projectId: 'proj_b' }, { model: 'm', inputChars: 4 * 25_000 })
+        .catch((e: ApiError) => e.code),
+    ).toBe('slow_down');
   });
 
   it('the ramp detector runs in the script as well', async () => {
-    const [a, b] = instances(2, { ...basic({ tpm: 100_000_000 }), ramp: { enabled: true, threshold_tpm: 10_000, growth: 0.5, period_ms: 900_000, window_ms: 60_000 } });
+    const [a, b] = instances(2, {
+      ...basic({ tpm: 100_000_000 }),
+      ramp: { enabled: true, threshold_tpm: 10_000, growth: 0.5, period_ms: 900_000, window_ms: 60_000 },
+    });
     await a.admit(null, payer, { model: 'm', inputChars: 4 * 9_000 });
     const e = (await b.admit(null, payer, { model: 'm', inputChars: 4 * 3_000 }).catch((err) => err)) as ApiError;
     expect([e.status, e.code]).toEqual([429, 'slow_down']);

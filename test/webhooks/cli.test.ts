@@ -10,7 +10,10 @@ describe('standin trigger', () => {
   beforeAll(async () => {
     s = await startTestStandin();
     rx = await startReceiver();
-    await s.req('POST', '/admin/v1/projects/proj_demo/webhook_endpoints', { key: 'admin', body: { name: 'cli', url: rx.url, event_types: ['safety.deactivation_issued', 'realtime.call.incoming'] } });
+    await s.req('POST', '/admin/v1/projects/proj_demo/webhook_endpoints', {
+      key: 'admin',
+      body: { name: 'cli', url: rx.url, event_types: ['safety.deactivation_issued', 'realtime.call.incoming'] },
+    });
   });
   afterAll(async () => {
     await rx?.close();
@@ -35,7 +38,11 @@ describe('standin trigger', () => {
     const r = await run(['safety.deactivation_issued', '--project', 'proj_demo', '--event-data', '{"safety_identifier":"user_cli"}']);
     expect(r.code, r.err).toBe(0);
     const event = JSON.parse(r.out);
-    expect(event).toMatchObject({ object: 'event', type: 'safety.deactivation_issued', data: { id: expect.stringMatching(/^safety_case_/) } });
+    expect(event).toMatchObject({
+      object: 'event',
+      type: 'safety.deactivation_issued',
+      data: { id: expect.stringMatching(/^safety_case_/) },
+    });
     await s.ctx.jobs.drain();
     expect(JSON.parse(rx.received.at(-1)!.body)).toEqual(event);
     const c = await s.req('GET', `/v1/safety/cases/${event.data.id}`, { key: 'platform' });
@@ -43,7 +50,11 @@ describe('standin trigger', () => {
   });
 
   it('takes SIP headers and drops authorization ones', async () => {
-    const headers = [{ name: 'From', value: 'a' }, { name: 'Authorization', value: 'x' }, { name: 'From', value: 'b' }];
+    const headers = [
+      { name: 'From', value: 'a' },
+      { name: 'Authorization', value: 'x' },
+      { name: 'From', value: 'b' },
+    ];
     const r = await run(['realtime.call.incoming', `--event-data=${JSON.stringify({ sip_headers: headers })}`]);
     expect(r.code, r.err).toBe(0);
     expect(JSON.parse(r.out).data.sip_headers).toEqual([headers[0], headers[2]]);

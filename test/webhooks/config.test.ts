@@ -18,7 +18,13 @@ describe('config file section `webhooks`', () => {
   });
 
   const config = (event_types: string[]) => ({
-    organizations: [{ id: 'org_demo', name: 'Demo organization', projects: [{ id: 'proj_demo', name: 'Demo project', webhooks: [{ name: 'legacy', url: rx.url, event_types, secret }] }] }],
+    organizations: [
+      {
+        id: 'org_demo',
+        name: 'Demo organization',
+        projects: [{ id: 'proj_demo', name: 'Demo project', webhooks: [{ name: 'legacy', url: rx.url, event_types, secret }] }],
+      },
+    ],
   });
 
   it('declares endpoints (keeping an existing live.call.incoming subscription), idempotently', async () => {
@@ -30,18 +36,42 @@ describe('config file section `webhooks`', () => {
     for (let i = 0; i < 2; i++) expect((await s.req('POST', '/admin/v1/config', { key: 'admin', body: doc })).status).toBe(200);
     const list = (await s.req('GET', '/admin/v1/projects/proj_demo/webhook_endpoints', { key: 'admin' })).body.data;
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ name: 'legacy', event_types: ['live.call.incoming', 'live.transport.incoming'], secret_hint: `whsec_…${secret.slice(-4)}` });
+    expect(list[0]).toMatchObject({
+      name: 'legacy',
+      event_types: ['live.call.incoming', 'live.transport.incoming'],
+      secret_hint: `whsec_…${secret.slice(-4)}`,
+    });
     // The existing subscription keeps receiving the deprecated event, signed with the declared secret.
     await s.req('POST', '/admin/v1/projects/proj_demo/events', { key: 'admin', body: { type: 'live.call.incoming' } });
     await s.ctx.jobs.drain();
     const event = new Webhook(secret).verify(rx.received[0].body, rx.received[0].headers as Record<string, string>) as any;
-    expect(event).toMatchObject({ type: 'live.call.incoming', data: { session_id: expect.stringMatching(/^live_/), sip_headers: expect.any(Array) } });
+    expect(event).toMatchObject({
+      type: 'live.call.incoming',
+      data: { session_id: expect.stringMatching(/^live_/), sip_headers: expect.any(Array) },
+    });
     expect(event.data.type).toBeUndefined();
     // It may be kept through updates but not added again once removed.
     const id = list[0].id;
-    expect((await s.req('POST', `/admin/v1/projects/proj_demo/webhook_endpoints/${id}`, { key: 'admin', body: { name: 'renamed', event_types: ['live.call.incoming'] } })).status).toBe(200);
-    expect((await s.req('POST', `/admin/v1/projects/proj_demo/webhook_endpoints/${id}`, { key: 'admin', body: { event_types: ['live.transport.incoming'] } })).status).toBe(200);
-    const again = await s.req('POST', `/admin/v1/projects/proj_demo/webhook_endpoints/${id}`, { key: 'admin', body: { event_types: ['live.call.incoming'] } });
+    expect(
+      (
+        await s.req('POST', `/admin/v1/projects/proj_demo/webhook_endpoints/${id}`, {
+          key: 'admin',
+          body: { name: 'renamed', event_types: ['live.call.incoming'] },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await s.req('POST', `/admin/v1/projects/proj_demo/webhook_endpoints/${id}`, {
+          key: 'admin',
+          body: { event_types: ['live.transport.incoming'] },
+        })
+      ).status,
+    ).toBe(200);
+    const again = await s.req('POST', `/admin/v1/projects/proj_demo/webhook_endpoints/${id}`, {
+      key: 'admin',
+      body: { event_types: ['live.call.incoming'] },
+    });
     expect(again.status).toBe(400);
     expect(again.body.error.code).toBe('deprecated_event_type');
   });

@@ -13,7 +13,10 @@ describe('dashboard: project settings › webhooks', () => {
     s = await startTestStandin({ settings: { workers: true } });
     rx = await startReceiver((n) => (n === 1 ? { status: 500, body: 'first try fails' } : { status: 200, body: 'ok' }));
     url = await s.listen();
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -40,7 +43,9 @@ describe('dashboard: project settings › webhooks', () => {
     await page.click('#send-test');
     await page.locator('#deliveries tr', { hasText: 'realtime.call.incoming' }).waitFor();
     expect(rx.received).toHaveLength(1);
-    expect(new Webhook(secret!).verify(rx.received[0].body, rx.received[0].headers as Record<string, string>)).toMatchObject({ type: 'realtime.call.incoming' });
+    expect(new Webhook(secret!).verify(rx.received[0].body, rx.received[0].headers as Record<string, string>)).toMatchObject({
+      type: 'realtime.call.incoming',
+    });
     await page.getByRole('button', { name: 'Attempts' }).click();
     await page.locator('#attempts td', { hasText: 'first try fails' }).waitFor();
     expect(await page.locator('#attempts').textContent()).toContain('500');

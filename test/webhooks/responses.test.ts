@@ -37,7 +37,11 @@ describe.each(dialects())('responses and their webhook events (%s)', (dialect) =
     client = new OpenAI({ apiKey: s.keys.platform, baseURL: `${url}/v1`, maxRetries: 0 });
     const ep = await s.req('POST', '/admin/v1/projects/proj_demo/webhook_endpoints', {
       key: 'admin',
-      body: { name: 'responses', url: rx.url, event_types: ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'] },
+      body: {
+        name: 'responses',
+        url: rx.url,
+        event_types: ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'],
+      },
     });
     secret = ep.body.secret;
   });
@@ -83,13 +87,20 @@ describe.each(dialects())('responses and their webhook events (%s)', (dialect) =
     const cut = await client.responses.create({ model: 'fake-model', input: 'long', background: true, max_output_tokens: 16 });
     expect((await eventFor(failed.id)).type).toBe('response.failed');
     expect((await eventFor(cut.id)).type).toBe('response.incomplete');
-    expect(await client.responses.retrieve(failed.id)).toMatchObject({ status: 'failed', error: { code: 'server_error', message: 'upstream exploded' } });
-    expect(await client.responses.retrieve(cut.id)).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(await client.responses.retrieve(failed.id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'server_error', message: 'upstream exploded' },
+    });
+    expect(await client.responses.retrieve(cut.id)).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
   });
 
   it('cancels a running background response: response.cancelled, once', async () => {
     const r = await client.responses.create({ model: 'fake-model', input: 'slow', background: true });
-    for (let i = 0; i < 200 && (await client.responses.retrieve(r.id)).status === 'queued'; i++) await new Promise((res) => setTimeout(res, 10));
+    for (let i = 0; i < 200 && (await client.responses.retrieve(r.id)).status === 'queued'; i++)
+      await new Promise((res) => setTimeout(res, 10));
     const cancelled = await client.responses.cancel(r.id);
     expect(cancelled.status).toBe('cancelled');
     expect((await eventFor(r.id)).type).toBe('response.cancelled');
@@ -103,11 +114,20 @@ describe.each(dialects())('responses and their webhook events (%s)', (dialect) =
   it('is rate limited: x-ratelimit headers on every create, and a background admission is released when its job ends', async () => {
     const { data, response } = await client.responses.create({ model: 'fake-model', input: 'count me' }).withResponse();
     expect(data.status).toBe('completed');
-    for (const h of ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens']) {
+    for (const h of [
+      'x-ratelimit-limit-requests',
+      'x-ratelimit-remaining-requests',
+      'x-ratelimit-reset-requests',
+      'x-ratelimit-limit-tokens',
+      'x-ratelimit-remaining-tokens',
+      'x-ratelimit-reset-tokens',
+    ]) {
       expect(response.headers.get(h), h).toBeTruthy();
     }
     // A background response is charged its max_output_tokens at admission and reconciled to its real usage (8) when its job ends.
-    const bg = await client.responses.create({ model: 'fake-model', input: 'settle me', background: true, max_output_tokens: 20_000 }).withResponse();
+    const bg = await client.responses
+      .create({ model: 'fake-model', input: 'settle me', background: true, max_output_tokens: 20_000 })
+      .withResponse();
     const before = Number(bg.response.headers.get('x-ratelimit-remaining-tokens'));
     await eventFor(bg.data.id);
     const after = await client.responses.create({ model: 'fake-model', input: 'x', max_output_tokens: 16 }).withResponse();
@@ -136,9 +156,15 @@ describe('responses on the built-in model provider', () => {
   it('answers in the foreground and in the background, with the response.completed event in the outbox', async () => {
     const fg = await s.req('POST', '/v1/responses', { key: 'platform', body: { model: 'gpt-4.1-mini', input: 'Say hello' } });
     expect(fg.status).toBe(200);
-    expect(fg.body).toMatchObject({ status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text' }] }] });
+    expect(fg.body).toMatchObject({
+      status: 'completed',
+      output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text' }] }],
+    });
     expect(fg.body.usage.total_tokens).toBeGreaterThan(0);
-    const bg = await s.req('POST', '/v1/responses', { key: 'platform', body: { model: 'gpt-4.1-mini', input: 'Say hello', background: true } });
+    const bg = await s.req('POST', '/v1/responses', {
+      key: 'platform',
+      body: { model: 'gpt-4.1-mini', input: 'Say hello', background: true },
+    });
     expect(bg.body.status).toBe('queued');
     await s.ctx.jobs.drain();
     expect((await s.req('GET', `/v1/responses/${bg.body.id}`, { key: 'platform' })).body.status).toBe('completed');

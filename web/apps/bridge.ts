@@ -51,23 +51,30 @@ interface Init {
       notify('bridge/setWidgetState', { state });
       return Promise.resolve();
     },
-    sendFollowUpMessage: (args: { prompt: string; scrollToBottom?: boolean }) => request('bridge/sendFollowUpMessage', { prompt: args?.prompt, scrollToBottom: args?.scrollToBottom ?? true }),
+    sendFollowUpMessage: (args: { prompt: string; scrollToBottom?: boolean }) =>
+      request('bridge/sendFollowUpMessage', { prompt: args?.prompt, scrollToBottom: args?.scrollToBottom ?? true }),
     uploadFile: async (file: File, opts: { library?: boolean } = {}) => {
       if (!(file instanceof Blob)) throw new TypeError('uploadFile needs a File');
       const bytes = await file.arrayBuffer();
-      return request('bridge/uploadFile', { name: (file as File).name ?? 'file', type: file.type, library: opts?.library === true, bytes }, [bytes]);
+      return request(
+        'bridge/uploadFile',
+        { name: (file as File).name ?? 'file', type: file.type, library: opts?.library === true, bytes },
+        [bytes],
+      );
     },
     selectFiles: () => request('bridge/selectFiles'),
     getFileDownloadUrl: (args: { fileId: string }) => request('bridge/getFileDownloadUrl', { fileId: args?.fileId }),
     requestDisplayMode: (args: { mode: string }) => request('ui/request-display-mode', { mode: args?.mode }),
-    requestModal: (args: { params?: unknown; template?: string } = {}) => request('bridge/requestModal', { params: args?.params ?? null, template: args?.template ?? null }),
+    requestModal: (args: { params?: unknown; template?: string } = {}) =>
+      request('bridge/requestModal', { params: args?.params ?? null, template: args?.template ?? null }),
     requestClose: () => request('bridge/requestClose'),
     notifyIntrinsicHeight: (arg: number | { height: number }) => {
       const height = typeof arg === 'number' ? arg : arg?.height;
       notify('bridge/intrinsicHeight', { height });
       return Promise.resolve();
     },
-    openExternal: (args: { href: string; redirectUrl?: boolean | string }) => request('bridge/openExternal', { href: args?.href, redirectUrl: args?.redirectUrl }),
+    openExternal: (args: { href: string; redirectUrl?: boolean | string }) =>
+      request('bridge/openExternal', { href: args?.href, redirectUrl: args?.redirectUrl }),
     setOpenInAppUrl: (args: { href: string }) => request('bridge/setOpenInAppUrl', { href: args?.href }),
   };
   Object.assign(api, globals);
@@ -129,8 +136,14 @@ interface Init {
 
   // Size: reported on every change so the host can fit the frame (notifyIntrinsicHeight overrides it).
   let lastHeight = -1;
+  // The content's height, even where the page is pinned to its frame (`html, body { height: 100% }`): measured at
+  // max-content, as the MCP Apps SDK measures what it reports, and put back before the browser paints.
   const measure = () => {
-    const h = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    const root = document.documentElement;
+    const pinned = root.style.height;
+    root.style.height = 'max-content';
+    const h = Math.ceil(root.getBoundingClientRect().height);
+    root.style.height = pinned;
     if (h !== lastHeight) {
       lastHeight = h;
       notify('bridge/size', { height: h });
@@ -138,7 +151,9 @@ interface Init {
   };
   addEventListener('DOMContentLoaded', () => {
     measure();
-    new ResizeObserver(measure).observe(document.documentElement);
+    const observer = new ResizeObserver(measure);
+    observer.observe(document.documentElement);
+    if (document.body) observer.observe(document.body);
     report('load');
   });
 

@@ -27,10 +27,21 @@ const vendor = document.body.dataset.vendor || 'vendor';
 const V = (k: string) => `${vendor}/${k}`;
 const PROTOCOL_VERSION = '2026-01-26';
 const MODES: DisplayMode[] = ['inline', 'pip', 'fullscreen'];
+/**
+ * The tallest an inline frame is shown. The frame follows the height its component reports (MCP Apps
+ * size-changed, or notifyIntrinsicHeight) up to this, and scrolls beyond it, so nothing is cut off.
+ */
+const inlineCap = () => Math.max(600, innerHeight - 120);
+/** A bound on a frame's height, so a component whose content grows with its frame cannot grow it forever. */
+const MAX_FRAME_HEIGHT = 10_000;
 
 // ------------------------------------------------------------------------------------------------ helpers
 
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, any> = {}, ...children: (Node | string | null | undefined | false)[]): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, any> = {},
+  ...children: (Node | string | null | undefined | false)[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
@@ -43,11 +54,27 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, 
   return el;
 }
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
-const rid = (prefix: string) => `${prefix}_${Array.from(crypto.getRandomValues(new Uint8Array(9)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
+const rid = (prefix: string) =>
+  `${prefix}_${Array.from(crypto.getRandomValues(new Uint8Array(9)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
+
+// Off loopback the host API needs the admin key: the page asks for it once per tab (sessionStorage) and sends it
+// with every API request.
+const needsKey = document.body.dataset.needsKey === 'true';
+const KEY_ITEM = 'standin.adminKey';
+function authHeaders(): Record<string, string> {
+  const key = sessionStorage.getItem(KEY_ITEM);
+  return key ? { 'x-admin-key': key } : {};
+}
 
 async function api<T = Json>(path: string, body?: unknown): Promise<T> {
-  const r = await fetch(path, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(
+    path,
+    body === undefined
+      ? { headers: authHeaders() }
+      : { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body: JSON.stringify(body) },
+  );
   const data = await r.json().catch(() => ({}));
+  if (r.status === 401) askForKey();
   if (!r.ok) throw Object.assign(new Error(data?.error?.message ?? `HTTP ${r.status}`), { status: r.status, body: data });
   return data as T;
 }
@@ -58,7 +85,14 @@ const settings = {
   theme: (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light') as 'light' | 'dark',
   locale: navigator.language || 'en-US',
   userAgent: navigator.userAgent,
-  userLocation: { city: '', region: '', country: '', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone, latitude: null as number | null, longitude: null as number | null },
+  userLocation: {
+    city: '',
+    region: '',
+    country: '',
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    latitude: null as number | null,
+    longitude: null as number | null,
+  },
   subject: localStorage.getItem('standin.subject') || rid('v1'),
   session: rid('conv'),
   organization: '',
@@ -71,12 +105,26 @@ const instances = new Set<Widget>();
 const timings: Record<string, number> = {};
 /** Answers to ui/resource-teardown, for inspection (the frame is gone afterwards). */
 const teardowns: { widgetSessionId: string; reason: string; response: Json }[] = [];
-(window as any).__standinHost = { timings, instances, settings, teardowns, get connection() { return conn; } };
+(window as any).__standinHost = {
+  timings,
+  instances,
+  settings,
+  teardowns,
+  get connection() {
+    return conn;
+  },
+};
 
 /** The client metadata of the spec, sent on every tool call. */
 function clientMeta(): Record<string, unknown> {
   const loc = Object.fromEntries(Object.entries(settings.userLocation).filter(([, v]) => v !== '' && v !== null));
-  const meta: Record<string, unknown> = { [V('locale')]: settings.locale, [V('userAgent')]: settings.userAgent, [V('userLocation')]: loc, [V('subject')]: settings.subject, [V('session')]: settings.session };
+  const meta: Record<string, unknown> = {
+    [V('locale')]: settings.locale,
+    [V('userAgent')]: settings.userAgent,
+    [V('userLocation')]: loc,
+    [V('subject')]: settings.subject,
+    [V('session')]: settings.session,
+  };
   if (settings.organization) meta[V('organization')] = settings.organization;
   return meta;
 }
@@ -86,20 +134,56 @@ function clientMeta(): Record<string, unknown> {
 const root = document.getElementById('app')!;
 root.removeAttribute('aria-busy');
 root.textContent = '';
-const serverInput = h('input', { id: 'server', type: 'text', placeholder: 'http://localhost:3000/mcp or a command given to standin apps open', 'aria-label': 'MCP server', size: 50 });
+const serverInput = h('input', {
+  id: 'server',
+  type: 'text',
+  placeholder: 'http://localhost:3000/mcp or a command given to standin apps open',
+  'aria-label': 'MCP server',
+  size: 50,
+});
 const connectBtn = h('button', { id: 'connect', type: 'submit' }, 'Connect');
-const themeSelect = h('select', { id: 'theme', 'aria-label': 'Theme' }, h('option', { value: 'light' }, 'light'), h('option', { value: 'dark' }, 'dark'));
+const themeSelect = h(
+  'select',
+  { id: 'theme', 'aria-label': 'Theme' },
+  h('option', { value: 'light' }, 'light'),
+  h('option', { value: 'dark' }, 'dark'),
+);
 themeSelect.value = settings.theme;
 const localeInput = h('input', { id: 'locale', type: 'text', value: settings.locale, size: 8, 'aria-label': 'Locale' });
 const metaDetails = h(
   'details',
   { id: 'client-meta' },
   h('summary', {}, 'Client metadata'),
-  field('userAgent', 'User agent', () => settings.userAgent, (v) => (settings.userAgent = v)),
-  field('userLocation', 'User location (JSON)', () => JSON.stringify(settings.userLocation), (v) => (settings.userLocation = JSON.parse(v))),
-  field('subject', 'Subject', () => settings.subject, (v) => (settings.subject = v)),
-  field('session', 'Session', () => settings.session, (v) => (settings.session = v)),
-  field('organization', 'Organization', () => settings.organization, (v) => (settings.organization = v)),
+  field(
+    'userAgent',
+    'User agent',
+    () => settings.userAgent,
+    (v) => (settings.userAgent = v),
+  ),
+  field(
+    'userLocation',
+    'User location (JSON)',
+    () => JSON.stringify(settings.userLocation),
+    (v) => (settings.userLocation = JSON.parse(v)),
+  ),
+  field(
+    'subject',
+    'Subject',
+    () => settings.subject,
+    (v) => (settings.subject = v),
+  ),
+  field(
+    'session',
+    'Session',
+    () => settings.session,
+    (v) => (settings.session = v),
+  ),
+  field(
+    'organization',
+    'Organization',
+    () => settings.organization,
+    (v) => (settings.organization = v),
+  ),
 );
 function field(name: string, label: string, get: () => string, set: (v: string) => void) {
   const input = h('input', { name, value: get(), size: 40 });
@@ -113,25 +197,66 @@ function field(name: string, label: string, get: () => string, set: (v: string) 
   });
   return h('label', {}, label, ' ', input);
 }
+const keyInput = h('input', { id: 'admin-key', type: 'password', autocomplete: 'off', size: 24, 'aria-label': 'Admin key' });
+const signIn = h(
+  'form',
+  { id: 'sign-in', hidden: true, onsubmit: (e: Event) => (e.preventDefault(), void useKey()) },
+  h('label', {}, 'Admin key ', keyInput),
+  h('button', { type: 'submit' }, 'Sign in'),
+  h('small', { className: 'muted' }, ' Standin does not listen on loopback: the host needs its admin key (kept in this tab only).'),
+);
 const statusLine = h('p', { id: 'status', role: 'status' });
-const toolsPane = h('aside', { id: 'tools', 'aria-label': 'Tools' }, h('p', { className: 'muted' }, 'Connect to a server to list its tools.'));
+const toolsPane = h(
+  'aside',
+  { id: 'tools', 'aria-label': 'Tools' },
+  h('p', { className: 'muted' }, 'Connect to a server to list its tools.'),
+);
 const conversation = h('section', { id: 'conversation', 'aria-label': 'Conversation' });
 const transcriptList = h('ol', { id: 'transcript-entries' });
-const transcript = h('aside', { id: 'transcript', 'aria-label': 'Transcript' }, h('h2', {}, 'Transcript'), h('p', { className: 'muted' }, 'What the model sees: tool calls, structuredContent and content (never _meta), widget descriptions, follow-ups, widget state.'), transcriptList);
+const appToolsList = h('div', { className: 'app-tools-list' });
+const appToolsPane = h(
+  'section',
+  { id: 'app-tools', 'aria-label': 'Tools of the components', hidden: true },
+  h('h2', {}, 'Tools of the components'),
+  h('p', { className: 'muted' }, 'Tools a mounted component provides (MCP Apps app-provided tools): the model may call them.'),
+  appToolsList,
+);
+const transcript = h(
+  'aside',
+  { id: 'transcript', 'aria-label': 'Transcript' },
+  appToolsPane,
+  h('h2', {}, 'Transcript'),
+  h(
+    'p',
+    { className: 'muted' },
+    'What the model sees: tool calls, structuredContent and content (never _meta), widget descriptions, follow-ups, widget state.',
+  ),
+  transcriptList,
+);
 const modalRoot = h('div', { id: 'modal-root' });
+/** Approval prompts float here, above every frame and modal, while something covers the page. */
+const approvalDock = h('div', { id: 'approval-dock', role: 'region', 'aria-label': 'Approvals' });
 
 root.append(
   h(
     'header',
     {},
-    h('form', { id: 'connect-form', onsubmit: (e: Event) => (e.preventDefault(), void connect(serverInput.value)) }, h('strong', {}, 'Standin app host'), serverInput, connectBtn),
+    h(
+      'form',
+      { id: 'connect-form', onsubmit: (e: Event) => (e.preventDefault(), void connect(serverInput.value)) },
+      h('strong', {}, 'Standin app host'),
+      serverInput,
+      connectBtn,
+    ),
     h('label', {}, 'Theme ', themeSelect),
     h('label', {}, 'Locale ', localeInput),
     metaDetails,
+    signIn,
   ),
   statusLine,
   h('main', {}, toolsPane, conversation, transcript),
   modalRoot,
+  approvalDock,
 );
 document.documentElement.dataset.theme = settings.theme;
 themeSelect.addEventListener('change', () => {
@@ -144,6 +269,30 @@ localeInput.addEventListener('change', () => {
   for (const w of instances) w.contextChanged({ locale: settings.locale });
 });
 
+/** Shows the admin key field (the API answered 401, or the page knows the API needs the key). */
+function askForKey() {
+  signIn.hidden = false;
+  if (!sessionStorage.getItem(KEY_ITEM)) keyInput.focus();
+}
+
+/** Set while the page start waits for the key (a deep link runs once it is given). */
+let onKey: (() => void) | null = null;
+
+async function useKey() {
+  const key = keyInput.value.trim();
+  if (!key) return setStatus('Enter the admin key of this Standin.', 'error');
+  sessionStorage.setItem(KEY_ITEM, key);
+  keyInput.value = '';
+  signIn.hidden = true;
+  setStatus('Signed in for this tab.');
+  if (onKey) {
+    const go = onKey;
+    onKey = null;
+    return go();
+  }
+  if (serverInput.value.trim()) await connect(serverInput.value);
+}
+
 function setStatus(text: string, kind: 'info' | 'error' = 'info') {
   statusLine.textContent = text;
   statusLine.dataset.kind = kind;
@@ -153,7 +302,12 @@ function setStatus(text: string, kind: 'info' | 'error' = 'info') {
 function addTranscript(kind: string, title: string, body?: unknown) {
   // Links opened, files moved and logs are host events: shown for debugging, marked as not seen by the model.
   const hostOnly = ['link', 'file', 'log'].includes(kind);
-  const li = h('li', { dataset: { kind, model: String(!hostOnly) }, className: hostOnly ? 'host-only' : '' }, hostOnly ? h('small', {}, '[host only] ') : null, h('strong', {}, title));
+  const li = h(
+    'li',
+    { dataset: { kind, model: String(!hostOnly) }, className: hostOnly ? 'host-only' : '' },
+    hostOnly ? h('small', {}, '[host only] ') : null,
+    h('strong', {}, title),
+  );
   if (body !== undefined) li.append(h('pre', {}, typeof body === 'string' ? body : pretty(body)));
   transcriptList.append(li);
   li.scrollIntoView({ block: 'nearest' });
@@ -161,19 +315,25 @@ function addTranscript(kind: string, title: string, body?: unknown) {
 
 // ------------------------------------------------------------------------------------------------ connect & tools
 
+/** The HTTP status of the last failed connect (401: the admin key is missing or wrong). */
+let lastConnectStatus = 0;
+
 async function connect(server: string): Promise<boolean> {
   server = server.trim();
-  if (!server) return setStatus('Enter the URL of an MCP server (or a command started with standin apps open).', 'error'), false;
+  if (!server) return (setStatus('Enter the URL of an MCP server (or a command started with standin apps open).', 'error'), false);
   setStatus(`Connecting to ${server}…`);
   connectBtn.disabled = true;
   try {
     conn = await api<Connection>('/apps/api/connect', { server, locale: settings.locale, refresh: true });
     serverInput.value = server;
     const errors = conn.findings.filter((f) => f.severity === 'error').length;
-    setStatus(`Connected to ${conn.serverInfo?.name ?? server}: ${conn.tools.length} tool(s), ${errors} lint error(s), ${conn.findings.length - errors} warning(s).`);
+    setStatus(
+      `Connected to ${conn.serverInfo?.name ?? server}: ${conn.tools.length} tool(s), ${errors} lint error(s), ${conn.findings.length - errors} warning(s).`,
+    );
     renderTools();
     return true;
   } catch (err) {
+    lastConnectStatus = (err as { status?: number }).status ?? 0;
     setStatus((err as Error).message, 'error');
     return false;
   } finally {
@@ -184,7 +344,9 @@ async function connect(server: string): Promise<boolean> {
 function findingsFor(index: number): Finding[] {
   if (!conn) return [];
   const uri = conn.tools[index].templateUri;
-  return conn.findings.filter((f) => f.path.startsWith(`$.tools[${index}]`) || (uri && f.path.startsWith(`$.resources[${JSON.stringify(uri)}]`)));
+  return conn.findings.filter(
+    (f) => f.path.startsWith(`$.tools[${index}]`) || (uri && f.path.startsWith(`$.resources[${JSON.stringify(uri)}]`)),
+  );
 }
 
 function renderTools() {
@@ -209,7 +371,14 @@ function renderTools() {
     const item = h(
       'details',
       { className: 'tool', dataset: { tool: d.name } },
-      h('summary', {}, h('code', {}, d.name), ' ', ...badges.map((b) => h('span', { className: 'badge' }, b)), fs.length ? h('span', { className: errors ? 'badge error' : 'badge warning' }, `${fs.length} finding(s)`) : null),
+      h(
+        'summary',
+        {},
+        h('code', {}, d.name),
+        ' ',
+        ...badges.map((b) => h('span', { className: 'badge' }, b)),
+        fs.length ? h('span', { className: errors ? 'badge error' : 'badge warning' }, `${fs.length} finding(s)`) : null,
+      ),
       d.description ? h('p', {}, d.description) : null,
       toolForm(t),
       fs.length ? findingList(fs) : null,
@@ -220,7 +389,23 @@ function renderTools() {
 }
 
 function findingList(fs: Finding[]) {
-  return h('ul', { className: 'findings' }, ...fs.map((f) => h('li', { className: f.severity, dataset: { rule: f.rule } }, h('b', {}, f.severity), ' ', h('code', {}, f.path), ' ', f.message, ' ', h('small', {}, `[${f.rule}]`))));
+  return h(
+    'ul',
+    { className: 'findings' },
+    ...fs.map((f) =>
+      h(
+        'li',
+        { className: f.severity, dataset: { rule: f.rule } },
+        h('b', {}, f.severity),
+        ' ',
+        h('code', {}, f.path),
+        ' ',
+        f.message,
+        ' ',
+        h('small', {}, `[${f.rule}]`),
+      ),
+    ),
+  );
 }
 
 /** A starting value for the arguments form: defaults, else examples, else empty values of required fields. */
@@ -230,7 +415,17 @@ function exampleArgs(schema: Json): Record<string, unknown> {
   for (const [k, p] of Object.entries<any>(props)) {
     if (p?.default !== undefined) out[k] = p.default;
     else if (Array.isArray(p?.examples) && p.examples.length) out[k] = p.examples[0];
-    else if ((schema.required ?? []).includes(k)) out[k] = p?.type === 'number' || p?.type === 'integer' ? 0 : p?.type === 'boolean' ? false : p?.type === 'array' ? [] : p?.type === 'object' ? {} : '';
+    else if ((schema.required ?? []).includes(k))
+      out[k] =
+        p?.type === 'number' || p?.type === 'integer'
+          ? 0
+          : p?.type === 'boolean'
+            ? false
+            : p?.type === 'array'
+              ? []
+              : p?.type === 'object'
+                ? {}
+                : '';
   }
   return out;
 }
@@ -240,13 +435,19 @@ function toolForm(t: ToolEntry) {
   const fileParams: string[] = Array.isArray(d._meta?.[V('fileParams')]) ? d._meta[V('fileParams')] : [];
   const args = h('textarea', { name: 'arguments', rows: 5, cols: 40, 'aria-label': `Arguments of ${d.name}` });
   args.value = pretty(Object.fromEntries(Object.entries(exampleArgs(d.inputSchema)).filter(([k]) => !fileParams.includes(k))));
-  const fileInputs = fileParams.map((p) => h('input', { type: 'file', name: p, multiple: d.inputSchema?.properties?.[p]?.type === 'array', 'aria-label': `File for ${p}` }));
+  const fileInputs = fileParams.map((p) =>
+    h('input', { type: 'file', name: p, multiple: d.inputSchema?.properties?.[p]?.type === 'array', 'aria-label': `File for ${p}` }),
+  );
   const form = h(
     'form',
     { className: 'call-form' },
     h('label', {}, 'Arguments (JSON)', args),
     ...fileInputs.map((input) => h('label', {}, `File input ${input.name} `, input)),
-    h('button', { type: 'submit', disabled: !t.visibility.model, title: t.visibility.model ? '' : 'hidden from the model (visibility)' }, `Call ${d.name}`),
+    h(
+      'button',
+      { type: 'submit', disabled: !t.visibility.model, title: t.visibility.model ? '' : 'hidden from the model (visibility)' },
+      `Call ${d.name}`,
+    ),
   );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -274,9 +475,16 @@ function toolForm(t: ToolEntry) {
 async function uploadBlob(data: Blob | ArrayBuffer, name: string, library: boolean, type?: string) {
   const r = await fetch('/apps/api/files', {
     method: 'POST',
-    headers: { 'content-type': 'application/octet-stream', 'x-file-name': encodeURIComponent(name), 'x-file-type': type ?? (data instanceof Blob ? data.type : '') ?? '', 'x-file-library': String(library) },
+    headers: {
+      'content-type': 'application/octet-stream',
+      'x-file-name': encodeURIComponent(name),
+      'x-file-type': type ?? (data instanceof Blob ? data.type : '') ?? '',
+      'x-file-library': String(library),
+      ...authHeaders(),
+    },
     body: data,
   });
+  if (r.status === 401) askForKey();
   const body = await r.json();
   if (!r.ok) throw new Error(body?.error?.message ?? `upload failed (${r.status})`);
   return body as { fileId: string; fileName: string; mimeType: string };
@@ -298,8 +506,10 @@ async function callAsModel(name: string, args: Record<string, unknown>) {
   const gated = d.annotations?.destructiveHint === true;
   let widget: Widget | null = null;
   if (gated) {
+    // The prompt exists before the component loads, so nothing the component asks for can come first.
+    const approval = turn.askApproval(`'${name}' may delete or overwrite data. The host asks before calling it.`, args);
     if (entry.templateUri) widget = await turn.mount({ toolInput: null });
-    const ok = await turn.askApproval(`'${name}' may delete or overwrite data. The host asks before calling it.`, args);
+    const ok = await approval;
     if (!ok) {
       turn.setStatus('Denied: the tool was not called.');
       widget?.cancelled('the user denied the call');
@@ -323,7 +533,9 @@ async function callAsModel(name: string, args: Record<string, unknown>) {
   }
   let result: Json;
   try {
-    result = (await api<{ result: Json }>('/apps/api/call', { connection: conn.id, name, arguments: args, _meta: clientMeta(), caller: 'model' })).result;
+    result = (
+      await api<{ result: Json }>('/apps/api/call', { connection: conn.id, name, arguments: args, _meta: clientMeta(), caller: 'model' })
+    ).result;
   } catch (err) {
     turn.setStatus(`Failed: ${(err as Error).message}`, 'error');
     widget?.cancelled((err as Error).message);
@@ -350,6 +562,48 @@ function modelView(result: Json) {
   return out;
 }
 
+// ------------------------------------------------------------------------------------------------ approvals
+
+/** Pending approval prompts and their turns. */
+const approvals = new Map<HTMLElement, Turn>();
+let idleWaiters: (() => void)[] = [];
+
+/**
+ * Resolves once no approval is pending. A component's requests that change what covers the page (display
+ * mode, modal) wait for it: a fullscreen frame or a modal must not hide the prompt it is waiting on.
+ */
+function approvalsIdle(): Promise<void> {
+  return approvals.size === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+}
+
+function approvalSettled() {
+  syncApprovals();
+  if (approvals.size) return;
+  const waiting = idleWaiters;
+  idleWaiters = [];
+  for (const wake of waiting) wake();
+}
+
+/**
+ * Keeps every pending prompt visible and usable: in its turn while nothing covers the page, in the dock above
+ * every frame and modal while a frame is fullscreen or picture-in-picture or a modal is open (the user may
+ * switch a frame's mode; a frame already fullscreen may ask for a destructive call).
+ */
+function syncApprovals() {
+  const covered = document.querySelector('.frame-box.mode-fullscreen, .frame-box.mode-pip, #modal-root > .modal') !== null;
+  for (const [bar, turn] of approvals) {
+    if (!covered) turn.homeOf(bar);
+    else if (bar.parentElement !== approvalDock) approvalDock.append(bar);
+  }
+}
+// Frames change mode and modals open and close in many places: follow the page instead of each of them.
+new MutationObserver(() => syncApprovals()).observe(document.body, {
+  subtree: true,
+  childList: true,
+  attributes: true,
+  attributeFilter: ['class'],
+});
+
 class Turn {
   readonly key = rid('turn');
   readonly el: HTMLElement;
@@ -359,7 +613,13 @@ class Turn {
   lastInit: { toolInput: unknown; result?: Json } = { toolInput: null };
 
   constructor(readonly entry: ToolEntry) {
-    this.el = h('article', { className: 'turn', dataset: { tool: entry.descriptor.name, turn: this.key } }, h('h3', {}, entry.descriptor.title ?? entry.descriptor.name), this.status, this.body);
+    this.el = h(
+      'article',
+      { className: 'turn', dataset: { tool: entry.descriptor.name, turn: this.key } },
+      h('h3', {}, entry.descriptor.title ?? entry.descriptor.name),
+      this.status,
+      this.body,
+    );
     conversation.append(this.el);
   }
 
@@ -368,13 +628,35 @@ class Turn {
     this.status.dataset.kind = kind;
   }
 
+  /** Asks the user; the prompt stays above every frame and modal until answered (see syncApprovals). */
   askApproval(text: string, args: unknown): Promise<boolean> {
     return new Promise((resolve) => {
-      const bar = h('div', { className: 'approval', role: 'alertdialog', 'aria-label': 'Approval' }, h('p', {}, text), h('pre', {}, pretty(args)));
-      const done = (ok: boolean) => (bar.remove(), resolve(ok));
-      bar.append(h('button', { type: 'button', className: 'approve', onclick: () => done(true) }, 'Approve'), ' ', h('button', { type: 'button', onclick: () => done(false) }, 'Deny'));
+      const bar = h(
+        'div',
+        { className: 'approval', role: 'alertdialog', 'aria-label': 'Approval', dataset: { turn: this.key } },
+        h('p', {}, h('strong', {}, `${this.entry.descriptor.title ?? this.entry.descriptor.name}: `), text),
+        h('pre', {}, pretty(args)),
+      );
+      const done = (ok: boolean) => {
+        bar.remove();
+        approvals.delete(bar);
+        resolve(ok);
+        approvalSettled();
+      };
+      bar.append(
+        h('button', { type: 'button', className: 'approve', onclick: () => done(true) }, 'Approve'),
+        ' ',
+        h('button', { type: 'button', onclick: () => done(false) }, 'Deny'),
+      );
+      approvals.set(bar, this);
       this.el.insertBefore(bar, this.body);
+      syncApprovals();
     });
+  }
+
+  /** Where this turn's prompts sit while nothing covers them. */
+  homeOf(bar: HTMLElement) {
+    if (bar.parentElement !== this.el) this.el.insertBefore(bar, this.body);
   }
 
   showChallenge(result: Json) {
@@ -382,7 +664,13 @@ class Turn {
     if (!c) return;
     const list = Array.isArray(c) ? c : [c];
     this.el.insertBefore(
-      h('div', { className: 'challenge', role: 'alert' }, h('strong', {}, 'Sign-in required'), h('p', {}, 'The tool asks for OAuth (WWW-Authenticate):'), ...list.map((x: string) => h('pre', {}, String(x)))),
+      h(
+        'div',
+        { className: 'challenge', role: 'alert' },
+        h('strong', {}, 'Sign-in required'),
+        h('p', {}, 'The tool asks for OAuth (WWW-Authenticate):'),
+        ...list.map((x: string) => h('pre', {}, String(x))),
+      ),
       this.body,
     );
   }
@@ -394,7 +682,15 @@ class Turn {
   async mount(init: { toolInput: unknown; result?: Json }): Promise<Widget | null> {
     this.lastInit = init;
     this.body.textContent = '';
-    const w = new Widget({ turn: this, entry: this.entry, uri: null, view: { mode: 'inline', params: null }, toolInput: init.toolInput, result: init.result, container: this.body });
+    const w = new Widget({
+      turn: this,
+      entry: this.entry,
+      uri: null,
+      view: { mode: 'inline', params: null },
+      toolInput: init.toolInput,
+      result: init.result,
+      container: this.body,
+    });
     this.widget = w;
     try {
       await w.mount();
@@ -439,6 +735,8 @@ class Widget {
   iframe!: HTMLIFrameElement;
   origin = '';
   frameBox = h('div', { className: 'frame-box' });
+  /** Holds the iframe: inline, at most inlineCap() tall, scrolling when the component reports more. */
+  private frameScroll = h('div', { className: 'frame-scroll' });
   private chrome = h('div', { className: 'frame-chrome' });
   private navPath = h('code', { className: 'nav-path' }, '/');
   private backBtn = h('button', { type: 'button', className: 'nav-back', disabled: true }, '← Back');
@@ -446,8 +744,12 @@ class Widget {
   private initialized = false;
   private pendingToMcp: Json[] = [];
   private seq = 0;
-  private waiting = new Map<number, (m: Json) => void>();
+  private waiting = new Map<string, (m: Json) => void>();
   private appModes: string[] | null = null;
+  /** The view declared `appCapabilities.tools`: it provides tools the host lists and may call. */
+  private providesTools = false;
+  /** The tools the view provides (its `tools/list`). */
+  appTools: Json[] = [];
   private openInAppUrl: string | null = null;
   private currentHref = '';
   private redirectDomains: string[] = [];
@@ -455,7 +757,10 @@ class Widget {
   /** A `text/html+skybridge` document: its component may never send ui/initialize, so notifications go straight to it. */
   private skybridge = false;
   private sentDirect = new Set<string>();
+  /** The height the component asked for (MCP Apps size-changed, notifyIntrinsicHeight). */
   private explicitHeight: number | null = null;
+  /** The height the bridge measured (used while the component asks for none). */
+  private measuredHeight: number | null = null;
   result: Json | undefined;
   displayMode: DisplayMode = 'inline';
   globals: Record<string, unknown>;
@@ -480,7 +785,14 @@ class Widget {
   }
 
   private maxHeight(mode: DisplayMode) {
-    return mode === 'fullscreen' ? Math.max(200, innerHeight - 48) : mode === 'pip' ? 400 : 480;
+    return mode === 'fullscreen' ? Math.max(200, innerHeight - 48) : mode === 'pip' ? 400 : inlineCap();
+  }
+
+  /** The window changed size: the inline cap (maxHeight, containerDimensions) with it. */
+  resized() {
+    this.fit();
+    const maxHeight = this.maxHeight(this.displayMode);
+    if (maxHeight !== this.globals.maxHeight) this.contextChanged({ maxHeight });
   }
 
   private responseMetadata(result: Json) {
@@ -508,7 +820,15 @@ class Widget {
     this.origin = r.origin;
     this.redirectDomains = r.csp.redirectDomains ?? [];
     this.skybridge = r.mimeType === 'text/html+skybridge';
-    this.sandboxInfo = { permissions: r.permissions, csp: { connectDomains: r.csp.connectDomains, resourceDomains: r.csp.resourceDomains, frameDomains: r.csp.frameDomains, baseUriDomains: r.csp.baseUriDomains } };
+    this.sandboxInfo = {
+      permissions: r.permissions,
+      csp: {
+        connectDomains: r.csp.connectDomains,
+        resourceDomains: r.csp.resourceDomains,
+        frameDomains: r.csp.frameDomains,
+        baseUriDomains: r.csp.baseUriDomains,
+      },
+    };
     this.iframe = h('iframe', {
       src: r.url,
       title: `Component of ${this.o.entry.descriptor.name}`,
@@ -517,14 +837,15 @@ class Widget {
       referrerpolicy: 'no-referrer',
       dataset: { widgetSession: this.sessionId, origin: r.origin },
     });
-    this.iframe.style.height = '320px';
     this.backBtn.addEventListener('click', () => this.notifyBridge('bridge/navigate', { action: 'back' }));
     const openInApp = h('a', { className: 'open-in-app', target: '_blank', rel: 'noopener' }, 'Open in app');
     openInApp.addEventListener('click', () => (openInApp.href = this.openInAppUrl ?? this.currentHref));
     const exit = h('button', { type: 'button', className: 'exit-mode', onclick: () => this.setDisplayMode('inline', 'host') }, 'Exit');
     this.chrome.append(h('span', { className: 'nav' }, this.backBtn, ' ', this.navPath), openInApp, exit);
     this.frameBox.className = `frame-box mode-inline${r.prefersBorder === false ? ' borderless' : ' bordered'}`;
-    this.frameBox.append(this.chrome, this.iframe);
+    this.frameScroll.append(this.iframe);
+    this.frameBox.append(this.chrome, this.frameScroll);
+    this.fit();
     this.o.container.append(this.frameBox);
     addEventListener('message', this.onWindowMessage);
     instances.add(this);
@@ -544,9 +865,15 @@ class Widget {
 
   private async handleBridge(m: Json) {
     if (!m || m.jsonrpc !== '2.0' || typeof m.method !== 'string') return;
-    this.log.push({ via: 'bridge', method: m.method, params: m.params instanceof Object && 'bytes' in m.params ? { ...m.params, bytes: `[${m.params.bytes?.byteLength} bytes]` } : m.params });
+    this.log.push({
+      via: 'bridge',
+      method: m.method,
+      params:
+        m.params instanceof Object && 'bytes' in m.params ? { ...m.params, bytes: `[${m.params.bytes?.byteLength} bytes]` } : m.params,
+    });
     const reply = (result: unknown) => m.id !== undefined && this.port?.postMessage({ jsonrpc: '2.0', id: m.id, result });
-    const fail = (code: number, message: string) => m.id !== undefined && this.port?.postMessage({ jsonrpc: '2.0', id: m.id, error: { code, message } });
+    const fail = (code: number, message: string) =>
+      m.id !== undefined && this.port?.postMessage({ jsonrpc: '2.0', id: m.id, error: { code, message } });
     try {
       const p = m.params ?? {};
       switch (m.method) {
@@ -557,10 +884,11 @@ class Widget {
           return;
         case 'bridge/intrinsicHeight':
           this.explicitHeight = Number(p.height) || null;
-          this.fit(this.explicitHeight ?? 0);
+          this.fit();
           return;
         case 'bridge/size':
-          if (this.explicitHeight === null) this.fit(Number(p.height) || 0);
+          this.measuredHeight = Number(p.height) || null;
+          this.fit();
           return;
         case 'bridge/navigation':
           this.currentHref = p.href;
@@ -576,7 +904,7 @@ class Widget {
           if (p.scrollToBottom !== false) transcriptList.lastElementChild?.scrollIntoView({ block: 'end' });
           return reply({});
         case 'ui/request-display-mode':
-          return reply({ mode: this.setDisplayMode(p.mode, 'component') });
+          return reply({ mode: await this.componentMode(p.mode) });
         case 'bridge/uploadFile': {
           const up = await uploadBlob(p.bytes, p.name, p.library === true, p.type);
           addTranscript('file', `File uploaded by the component: ${up.fileName}`, { fileId: up.fileId, mimeType: up.mimeType });
@@ -590,6 +918,8 @@ class Widget {
           return reply({ downloadUrl: r.downloadUrl });
         }
         case 'bridge/requestModal':
+          // A modal covers the page: it waits for pending approvals like a display mode change.
+          await approvalsIdle();
           await this.openModal(p.template ?? null, p.params ?? null);
           return reply({});
         case 'bridge/requestClose':
@@ -628,7 +958,8 @@ class Widget {
     if (typeof href !== 'string' || !/^https?:\/\//i.test(href)) throw new Error('href must be an absolute http(s) URL');
     const url = new URL(href);
     const approved = this.redirectDomains.some((d) => originMatches(url, d));
-    if (approved && redirectUrl !== false) url.searchParams.set('redirectUrl', typeof redirectUrl === 'string' ? redirectUrl : location.href);
+    if (approved && redirectUrl !== false)
+      url.searchParams.set('redirectUrl', typeof redirectUrl === 'string' ? redirectUrl : location.href);
     const final = url.toString();
     this.frameBox.dataset.lastExternal = final;
     addTranscript('link', 'Opened in the browser', final);
@@ -649,7 +980,15 @@ class Widget {
       container: box,
       onClose: () => dialog.remove(),
     });
-    dialog.append(h('div', { className: 'modal-head' }, h('strong', {}, 'Modal'), h('button', { type: 'button', className: 'modal-close', onclick: () => void modal.close('the user closed the modal') }, 'Close')), box);
+    dialog.append(
+      h(
+        'div',
+        { className: 'modal-head' },
+        h('strong', {}, 'Modal'),
+        h('button', { type: 'button', className: 'modal-close', onclick: () => void modal.close('the user closed the modal') }, 'Close'),
+      ),
+      box,
+    );
     modalRoot.append(dialog);
     try {
       await modal.mount();
@@ -659,10 +998,31 @@ class Widget {
     }
   }
 
-  private fit(height: number) {
-    if (this.displayMode !== 'inline' && this.o.view.mode !== 'modal') return;
-    const max = this.o.view.mode === 'modal' ? innerHeight - 120 : this.maxHeight('inline');
-    this.iframe.style.height = `${Math.max(40, Math.min(height, max))}px`;
+  /**
+   * Sizes the frame as MCP Apps hosts do with flexible dimensions: the iframe takes the height the component
+   * reports. Inline, the box around it shows at most inlineCap() and scrolls beyond; in a modal the modal scrolls.
+   * Fullscreen and picture-in-picture are fixed containers the component fills.
+   */
+  private fit() {
+    if (!this.iframe) return;
+    if (this.displayMode !== 'inline' && this.o.view.mode !== 'modal') {
+      this.iframe.style.height = '';
+      this.frameScroll.style.maxHeight = '';
+      delete this.frameBox.dataset.scrolls;
+      return;
+    }
+    const height = Math.max(40, Math.min(this.explicitHeight ?? this.measuredHeight ?? 320, MAX_FRAME_HEIGHT));
+    this.iframe.style.height = `${height}px`;
+    if (this.o.view.mode === 'modal') return;
+    const cap = inlineCap();
+    this.frameScroll.style.maxHeight = `${cap}px`;
+    this.frameBox.dataset.scrolls = String(height > cap);
+  }
+
+  /** A display mode the component asks for: granted (or not) once no approval is pending, which it could cover. */
+  private async componentMode(mode: unknown): Promise<DisplayMode> {
+    await approvalsIdle();
+    return this.setDisplayMode(mode, 'component');
   }
 
   /** Changes the display mode (host buttons or the component's request); returns the resulting mode. */
@@ -676,8 +1036,7 @@ class Widget {
     this.frameBox.classList.remove(...MODES.map((x) => `mode-${x}`));
     this.frameBox.classList.add(`mode-${m}`);
     this.frameBox.dataset.mode = m;
-    if (m !== 'inline') this.iframe.style.height = '';
-    else this.fit(this.explicitHeight ?? 320);
+    this.fit();
     this.contextChanged({ displayMode: m, maxHeight: this.maxHeight(m) });
     return m;
   }
@@ -779,16 +1138,26 @@ class Widget {
       return;
     }
     const reply = (result: unknown) => m.id !== undefined && this.postToFrame({ jsonrpc: '2.0', id: m.id, result });
-    const fail = (code: number, message: string) => m.id !== undefined && this.postToFrame({ jsonrpc: '2.0', id: m.id, error: { code, message } });
+    const fail = (code: number, message: string) =>
+      m.id !== undefined && this.postToFrame({ jsonrpc: '2.0', id: m.id, error: { code, message } });
     const p = m.params ?? {};
     try {
       switch (m.method) {
         case 'ui/initialize':
           this.appModes = Array.isArray(p.appCapabilities?.availableDisplayModes) ? p.appCapabilities.availableDisplayModes : null;
+          this.providesTools = typeof p.appCapabilities?.tools === 'object' && p.appCapabilities.tools !== null;
           return reply({
             protocolVersion: typeof p.protocolVersion === 'string' ? p.protocolVersion : PROTOCOL_VERSION,
             hostInfo: { name: 'standin', version: '0.1.0' },
-            hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, updateModelContext: {}, message: {}, sandbox: this.sandboxInfo },
+            hostCapabilities: {
+              openLinks: {},
+              serverTools: {},
+              serverResources: {},
+              logging: {},
+              updateModelContext: {},
+              message: {},
+              sandbox: this.sandboxInfo,
+            },
             hostContext: this.hostContext(),
           });
         case 'ui/notifications/initialized': {
@@ -796,16 +1165,27 @@ class Widget {
           timings.initializedAt = performance.timeOrigin + performance.now();
           const queued = this.pendingToMcp.splice(0).filter((q) => !this.sentDirect.has(q.method));
           // tool-input comes first (the spec requires it before tool-result), whatever order the host queued.
-          const hasInput = queued.some((q) => q.method === 'ui/notifications/tool-input') || this.sentDirect.has('ui/notifications/tool-input');
-          if (!hasInput && this.globals.toolInput !== null) this.postToFrame({ jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: { arguments: this.globals.toolInput } });
+          const hasInput =
+            queued.some((q) => q.method === 'ui/notifications/tool-input') || this.sentDirect.has('ui/notifications/tool-input');
+          if (!hasInput && this.globals.toolInput !== null)
+            this.postToFrame({ jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: { arguments: this.globals.toolInput } });
           for (const q of queued) this.postToFrame(q);
-          if (this.result && !queued.some((q) => q.method === 'ui/notifications/tool-result') && !this.sentDirect.has('ui/notifications/tool-result')) this.postToFrame({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: this.withSession(this.result) });
+          if (
+            this.result &&
+            !queued.some((q) => q.method === 'ui/notifications/tool-result') &&
+            !this.sentDirect.has('ui/notifications/tool-result')
+          )
+            this.postToFrame({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: this.withSession(this.result) });
+          if (this.providesTools) void this.listAppTools();
           return;
         }
+        case 'notifications/tools/list_changed':
+          if (this.providesTools) void this.listAppTools();
+          return;
         case 'ui/notifications/size-changed':
-          if (typeof p.height === 'number') {
-            this.explicitHeight = p.height;
-            this.fit(p.height);
+          if (typeof p.height === 'number' && p.height >= 0) {
+            this.explicitHeight = Math.ceil(p.height);
+            this.fit();
           }
           return;
         case 'ui/message': {
@@ -820,7 +1200,7 @@ class Widget {
           window.open(p.url, '_blank', 'noopener,noreferrer');
           return reply({});
         case 'ui/request-display-mode':
-          return reply({ mode: this.setDisplayMode(p.mode, 'component') });
+          return reply({ mode: await this.componentMode(p.mode) });
         case 'ui/update-model-context':
           addTranscript('context', 'Model context from the component', { content: p.content, structuredContent: p.structuredContent });
           return reply({});
@@ -838,8 +1218,17 @@ class Widget {
               names.push(c.uri);
             } else if (c?.type === 'resource' && c.resource) {
               const r = c.resource;
-              const bytes = typeof r.blob === 'string' ? Uint8Array.from(atob(r.blob), (ch) => ch.charCodeAt(0)) : new TextEncoder().encode(String(r.text ?? ''));
-              const a = h('a', { href: URL.createObjectURL(new Blob([bytes], { type: r.mimeType ?? 'application/octet-stream' })), download: String(r.uri ?? 'download').split('/').pop() || 'download' });
+              const bytes =
+                typeof r.blob === 'string'
+                  ? Uint8Array.from(atob(r.blob), (ch) => ch.charCodeAt(0))
+                  : new TextEncoder().encode(String(r.text ?? ''));
+              const a = h('a', {
+                href: URL.createObjectURL(new Blob([bytes], { type: r.mimeType ?? 'application/octet-stream' })),
+                download:
+                  String(r.uri ?? 'download')
+                    .split('/')
+                    .pop() || 'download',
+              });
               a.click();
               names.push(String(r.uri));
             }
@@ -864,19 +1253,36 @@ class Widget {
   private request(method: string, params: unknown, timeoutMs: number): Promise<Json | null> {
     const id = `host-${++this.seq}`;
     return new Promise((resolve) => {
-      const t = setTimeout(() => (this.waiting.delete(id as any), resolve(null)), timeoutMs);
-      this.waiting.set(id as any, (m) => (clearTimeout(t), resolve(m)));
+      const t = setTimeout(() => (this.waiting.delete(id), resolve(null)), timeoutMs);
+      this.waiting.set(id, (m) => (clearTimeout(t), resolve(m)));
       this.postToFrame({ jsonrpc: '2.0', id, method, params });
     });
   }
 
+  /** Asks the view for the tools it provides (`tools/list` host → view) and shows them beside the transcript. */
+  private async listAppTools() {
+    const m = await this.request('tools/list', {}, 10_000);
+    this.appTools = Array.isArray(m?.result?.tools) ? m.result.tools.filter((t: Json) => typeof t?.name === 'string') : [];
+    renderAppTools();
+  }
+
+  /** Calls a tool the view provides (`tools/call` host → view); rejects with the view's error. */
+  async callAppTool(name: string, args: Record<string, unknown>): Promise<Json> {
+    const m = await this.request('tools/call', { name, arguments: args }, 60_000);
+    if (!m) throw new Error(`the component did not answer the call of '${name}'`);
+    if (m.error) throw new Error(m.error.message ?? `the component refused the call of '${name}'`);
+    return m.result;
+  }
+
   /** Sends ui/resource-teardown (and waits briefly for the answer), then removes the frame. */
   async teardown(reason: string) {
-    if (this.initialized) teardowns.push({ widgetSessionId: this.sessionId, reason, response: await this.request('ui/resource-teardown', { reason }, 2000) });
+    if (this.initialized)
+      teardowns.push({ widgetSessionId: this.sessionId, reason, response: await this.request('ui/resource-teardown', { reason }, 2000) });
     removeEventListener('message', this.onWindowMessage);
     this.port?.close();
     this.frameBox.remove();
     instances.delete(this);
+    if (this.appTools.length) renderAppTools();
   }
 
   async close(reason: string) {
@@ -886,9 +1292,65 @@ class Widget {
   }
 }
 
+// ------------------------------------------------------------------------------------------------ app-provided tools
+
+/** Lists the tools of every mounted component that provides some, each with a form the model's calls go through. */
+function renderAppTools() {
+  appToolsList.textContent = '';
+  for (const w of instances) for (const t of w.appTools) appToolsList.append(appToolForm(w, t));
+  appToolsPane.hidden = appToolsList.childElementCount === 0;
+}
+
+function appToolForm(w: Widget, t: Json) {
+  const owner = w.o.entry.descriptor.name;
+  const args = h('textarea', { name: 'arguments', rows: 3, cols: 30, 'aria-label': `Arguments of ${t.name}` });
+  args.value = pretty(exampleArgs(t.inputSchema));
+  const form = h(
+    'form',
+    { className: 'call-form' },
+    h('label', {}, 'Arguments (JSON)', args),
+    h('button', { type: 'submit' }, `Call ${t.name}`),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(args.value || '{}');
+    } catch (err) {
+      return setStatus(`The arguments are not JSON: ${(err as Error).message}`, 'error');
+    }
+    if (
+      t.annotations?.destructiveHint === true &&
+      !(await w.o.turn.askApproval(`The model wants to call '${t.name}' of the component, which may delete or overwrite data.`, parsed))
+    ) {
+      addTranscript('cancel', `Denied: ${t.name} (tool of the ${owner} component)`);
+      return;
+    }
+    addTranscript('call', `Tool call: ${t.name} (tool of the ${owner} component)`, parsed);
+    try {
+      addTranscript('result', `Result of ${t.name}`, modelView(await w.callAppTool(t.name, parsed)));
+    } catch (err) {
+      addTranscript('error', `The call of ${t.name} failed`, (err as Error).message);
+    }
+  });
+  return h(
+    'details',
+    { className: 'tool app-tool', dataset: { tool: t.name, widgetSession: w.sessionId } },
+    h('summary', {}, h('code', {}, t.name), ' ', h('span', { className: 'badge' }, `${owner} component`)),
+    t.description ? h('p', {}, t.description) : null,
+    form,
+    h('details', {}, h('summary', {}, 'Descriptor'), h('pre', {}, pretty(t))),
+  );
+}
+
+addEventListener('resize', () => {
+  for (const w of instances) w.resized();
+});
+
 /** The structured widget state form shows the model only modelContent and imageIds. */
 function modelStateView(state: Json) {
-  if (state && typeof state === 'object' && ('modelContent' in state || 'privateContent' in state)) return { modelContent: state.modelContent ?? null, imageIds: state.imageIds ?? [] };
+  if (state && typeof state === 'object' && ('modelContent' in state || 'privateContent' in state))
+    return { modelContent: state.modelContent ?? null, imageIds: state.imageIds ?? [] };
   return state;
 }
 
@@ -908,10 +1370,19 @@ async function pickFiles(): Promise<{ fileId: string; fileName: string; mimeType
       'div',
       { className: 'modal picker', role: 'dialog', 'aria-label': 'Select files' },
       h('div', { className: 'modal-head' }, h('strong', {}, 'Select files from your library')),
-      data.length ? h('ul', {}, ...data.map((f, i) => h('li', {}, h('label', {}, boxes[i], ` ${f.fileName} (${f.mimeType})`)))) : h('p', {}, 'The library is empty.'),
+      data.length
+        ? h('ul', {}, ...data.map((f, i) => h('li', {}, h('label', {}, boxes[i], ` ${f.fileName} (${f.mimeType})`))))
+        : h('p', {}, 'The library is empty.'),
     );
-    const done = (files: typeof data) => (dialog.remove(), resolve(files.map((f) => ({ fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType }))));
-    dialog.append(h('button', { type: 'button', className: 'select', onclick: () => done(data.filter((_, i) => boxes[i].checked)) }, 'Select'), ' ', h('button', { type: 'button', onclick: () => done([]) }, 'Cancel'));
+    const done = (files: typeof data) => (
+      dialog.remove(),
+      resolve(files.map((f) => ({ fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType })))
+    );
+    dialog.append(
+      h('button', { type: 'button', className: 'select', onclick: () => done(data.filter((_, i) => boxes[i].checked)) }, 'Select'),
+      ' ',
+      h('button', { type: 'button', onclick: () => done([]) }, 'Cancel'),
+    );
     modalRoot.append(dialog);
   });
 }
@@ -922,11 +1393,23 @@ async function boot() {
   // Interactive: the page is built and its controls work (a deep link's call may still be running).
   timings.interactiveAt = performance.now();
   document.body.dataset.interactive = 'true';
+  const keyGiven = () => new Promise<void>((resolve) => (onKey = resolve));
+  if (needsKey && !sessionStorage.getItem(KEY_ITEM)) {
+    askForKey();
+    setStatus('Enter the admin key of this Standin to use the host.');
+    await keyGiven();
+  }
   const q = new URLSearchParams(location.search);
   const server = q.get('server');
   if (server) {
     serverInput.value = server;
-    if (await connect(server)) {
+    let connected = await connect(server);
+    // A deep link waits for the right key: each new key retries it.
+    while (!connected && needsKey && lastConnectStatus === 401) {
+      await keyGiven();
+      connected = await connect(server);
+    }
+    if (connected) {
       const tool = q.get('tool');
       if (tool) {
         let args: Record<string, unknown> = {};

@@ -13,7 +13,9 @@ const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' &&
 /** Keeps only entries that are one CSP source (no spaces, quotes, commas or semicolons that would add directives). */
 function sources(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
-  return list.filter((d): d is string => typeof d === 'string' && /^[a-z][a-z0-9+.-]*:\/\/[^\s;,'"]+$/i.test(d)).map((d) => d.replace(/\/$/, ''));
+  return list
+    .filter((d): d is string => typeof d === 'string' && /^[a-z][a-z0-9+.-]*:\/\/[^\s;,'"]+$/i.test(d))
+    .map((d) => d.replace(/\/$/, ''));
 }
 
 /** Reads the effective CSP from a template's `_meta`. */

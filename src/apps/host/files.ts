@@ -30,7 +30,14 @@ export class FileStore {
   /** Stores bytes; returns the file's record. */
   put(bytes: Buffer, fileName: string, mimeType: string, library: boolean): StoredFile {
     const fileId = `file_${randomBytes(12).toString('hex')}`;
-    const f: StoredFile = { fileId, fileName: fileName || 'file', mimeType: mimeType || 'application/octet-stream', size: bytes.length, library, bytes };
+    const f: StoredFile = {
+      fileId,
+      fileName: fileName || 'file',
+      mimeType: mimeType || 'application/octet-stream',
+      size: bytes.length,
+      library,
+      bytes,
+    };
     this.files.set(fileId, f);
     this.total += bytes.length;
     for (const [id, old] of this.files) {

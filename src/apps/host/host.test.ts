@@ -1,7 +1,10 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClock } from '../../core/clock.js';
 import { coreMigrations } from '../../core/tables.js';
 import { startTestStandin, type TestStandin } from '../../../test/helpers.js';
+import { startMcpServer, type McpHttpServer } from '../../../test/apps/harness.js';
 import { appsModule, type AppsServices } from '../module.js';
 import { buildCspHeader, effectiveCsp, originAllowed } from './csp.js';
 import { DOWNLOAD_TTL_MS, FileStore } from './files.js';
@@ -17,7 +20,19 @@ describe('CSP', () => {
     expect(h).toContain("base-uri 'self'");
   });
   it('builds connect, resource, frame and base-uri sources from ui.csp, plus the host origins', () => {
-    const csp = effectiveCsp({ ui: { csp: { connectDomains: ['https://api.x.example'], resourceDomains: ['https://cdn.x.example'], frameDomains: ['https://www.youtube.com'], baseUriDomains: ['https://base.x.example'] } } }, 'vendor');
+    const csp = effectiveCsp(
+      {
+        ui: {
+          csp: {
+            connectDomains: ['https://api.x.example'],
+            resourceDomains: ['https://cdn.x.example'],
+            frameDomains: ['https://www.youtube.com'],
+            baseUriDomains: ['https://base.x.example'],
+          },
+        },
+      },
+      'vendor',
+    );
     const h = buildCspHeader(csp, ['http://127.0.0.1:8080']);
     expect(h).toContain("connect-src 'self' https://api.x.example http://127.0.0.1:8080");
     expect(h).toContain("script-src 'self' 'unsafe-inline' https://cdn.x.example");
@@ -26,11 +41,30 @@ describe('CSP', () => {
     expect(h).toContain('base-uri https://base.x.example');
   });
   it('falls back field by field to the legacy widgetCSP, whose redirect_domains only it has', () => {
-    const csp = effectiveCsp({ ui: { csp: { connectDomains: ['https://a.example'] } }, 'openai/widgetCSP': { connect_domains: ['https://b.example'], resource_domains: ['https://c.example'], redirect_domains: ['https://r.example'] } }, 'openai');
-    expect(csp).toEqual({ connectDomains: ['https://a.example'], resourceDomains: ['https://c.example'], frameDomains: [], baseUriDomains: [], redirectDomains: ['https://r.example'] });
+    const csp = effectiveCsp(
+      {
+        ui: { csp: { connectDomains: ['https://a.example'] } },
+        'openai/widgetCSP': {
+          connect_domains: ['https://b.example'],
+          resource_domains: ['https://c.example'],
+          redirect_domains: ['https://r.example'],
+        },
+      },
+      'openai',
+    );
+    expect(csp).toEqual({
+      connectDomains: ['https://a.example'],
+      resourceDomains: ['https://c.example'],
+      frameDomains: [],
+      baseUriDomains: [],
+      redirectDomains: ['https://r.example'],
+    });
   });
   it('drops entries that would inject directives', () => {
-    const csp = effectiveCsp({ ui: { csp: { connectDomains: ["https://a.example; script-src 'unsafe-eval'", 'https://ok.example', 42] } } }, 'vendor');
+    const csp = effectiveCsp(
+      { ui: { csp: { connectDomains: ["https://a.example; script-src 'unsafe-eval'", 'https://ok.example', 42] } } },
+      'vendor',
+    );
     expect(csp.connectDomains).toEqual(['https://ok.example']);
   });
   it('matches origins with wildcard subdomains and ports', () => {
@@ -46,7 +80,10 @@ describe('visibility', () => {
   const tool = (meta: Record<string, unknown>) => ({ name: 't', _meta: meta });
   it('defaults to model and app', () => expect(visibilityOf(tool({}), 'vendor')).toEqual({ model: true, app: true }));
   it('ui.visibility wins over the compatibility keys', () => {
-    expect(visibilityOf(tool({ ui: { visibility: ['app'] }, 'vendor/visibility': 'public' }), 'vendor')).toEqual({ model: false, app: true });
+    expect(visibilityOf(tool({ ui: { visibility: ['app'] }, 'vendor/visibility': 'public' }), 'vendor')).toEqual({
+      model: false,
+      app: true,
+    });
   });
   it('without ui.visibility, private hides from the model and widgetAccessible false from the component', () => {
     expect(visibilityOf(tool({ 'vendor/visibility': 'private' }), 'vendor')).toEqual({ model: false, app: true });
@@ -56,7 +93,11 @@ describe('visibility', () => {
 
 describe('injectBridge', () => {
   it('puts the inert init JSON and the bridge script first in head, escaping </script>', () => {
-    const out = injectBridge('<!doctype html><html><head><title>x</title></head><body><script>app()</script></body></html>', { a: '</script><script>alert(1)</script>' }, 'bridge("</script>")');
+    const out = injectBridge(
+      '<!doctype html><html><head><title>x</title></head><body><script>app()</script></body></html>',
+      { a: '</script><script>alert(1)</script>' },
+      'bridge("</script>")',
+    );
     expect(out.indexOf('__standin_init')).toBeLessThan(out.indexOf('<title>'));
     expect(out.indexOf('bridge(')).toBeLessThan(out.indexOf('app()'));
     expect(out).toContain('bridge("<\\/script>")');
@@ -142,16 +183,30 @@ describe('routes', () => {
     expect(again.body.id).toBe(r.body.id);
     expect(again.body.tools).toHaveLength(2);
     // Its template is not a component: rendering says why.
-    const render = await s.req('POST', '/apps/api/render', { body: { connection: r.body.id, tool: 'upload_photo', globals: {}, widgetSessionId: 'ws_1' } });
+    const render = await s.req('POST', '/apps/api/render', {
+      body: { connection: r.body.id, tool: 'upload_photo', globals: {}, widgetSessionId: 'ws_1' },
+    });
     expect(render.status).toBe(400);
     expect(render.body.error.message).toContain('text/html;profile=mcp-app');
-    const noUi = await s.req('POST', '/apps/api/render', { body: { connection: r.body.id, tool: 'list_items', globals: {}, widgetSessionId: 'ws_1' } });
+    const noUi = await s.req('POST', '/apps/api/render', {
+      body: { connection: r.body.id, tool: 'list_items', globals: {}, widgetSessionId: 'ws_1' },
+    });
     expect(noUi.status).toBe(400);
     expect(noUi.body.error.param).toBe('tool');
   });
 
   it('stores uploads and serves them through temporary URLs', async () => {
-    const up = await s.app.inject({ method: 'POST', url: '/apps/api/files', headers: { 'content-type': 'application/octet-stream', 'x-file-name': 'n%C3%B8.txt', 'x-file-type': 'text/plain', 'x-file-library': 'true' }, payload: Buffer.from('bytes') });
+    const up = await s.app.inject({
+      method: 'POST',
+      url: '/apps/api/files',
+      headers: {
+        'content-type': 'application/octet-stream',
+        'x-file-name': 'n%C3%B8.txt',
+        'x-file-type': 'text/plain',
+        'x-file-library': 'true',
+      },
+      payload: Buffer.from('bytes'),
+    });
     expect(up.statusCode).toBe(200);
     const f = up.json();
     expect(f.fileName).toBe('nø.txt');
@@ -164,5 +219,133 @@ describe('routes', () => {
     s.ctx.clock.advance(DOWNLOAD_TTL_MS + 2000);
     expect((await s.app.inject({ method: 'GET', url: path })).statusCode).toBe(403);
     expect((await s.req('POST', '/apps/api/files/file_nope/url', { body: {} })).status).toBe(404);
+  });
+
+  it('refuses a badly encoded file name with a 400 naming the header', async () => {
+    const up = await s.app.inject({
+      method: 'POST',
+      url: '/apps/api/files',
+      headers: { 'content-type': 'application/octet-stream', 'x-file-name': '%E0%A4%A' },
+      payload: Buffer.from('x'),
+    });
+    expect(up.statusCode).toBe(400);
+    expect(up.json().error.param).toBe('x-file-name');
+  });
+});
+
+describe('outbound connections and credentials (SSRF)', () => {
+  const modules = [{ name: 'core', migrations: coreMigrations }, appsModule];
+  // The client picks the Host header: a loopback name was all the API checked before.
+  const LOOPBACK_HOST = { host: '127.0.0.1:8080' };
+  let mcp: McpHttpServer;
+  let internal: Server;
+  let internalUrl = '';
+  const internalHits: string[] = [];
+  let exposed: TestStandin;
+  let local: TestStandin;
+
+  beforeAll(async () => {
+    mcp = await startMcpServer('test/apps/fixtures/budget-server.mjs');
+    // Something on loopback that is not for the outside: it must never be reached, nor its answer shown.
+    internal = createServer((req, res) => {
+      internalHits.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('internal-secret-token');
+    });
+    await new Promise<void>((r) => internal.listen(0, '127.0.0.1', () => r()));
+    internalUrl = `http://127.0.0.1:${(internal.address() as AddressInfo).port}/mcp`;
+    exposed = await startTestStandin({ seed: false, modules, settings: { host: '0.0.0.0' } });
+    // The admin module sets the key in a full Standin; these carry only the core and the apps module.
+    exposed.ctx.auth.setAdminKey(exposed.keys.admin);
+    local = await startTestStandin({ seed: false, modules });
+  });
+  afterAll(async () => {
+    await exposed?.close();
+    await local?.close();
+    await mcp?.stop();
+    internal?.close();
+  });
+
+  it('off loopback, the API needs the admin key, and the page asks for it', async () => {
+    const r = await exposed.req('POST', '/apps/api/connect', { body: { server: mcp.url }, headers: LOOPBACK_HOST });
+    expect(r.status).toBe(401);
+    expect(r.body.error.code).toBe('invalid_admin_key');
+    expect((await exposed.req('GET', '/apps/api/files', { headers: LOOPBACK_HOST })).status).toBe(401);
+    expect((await exposed.req('POST', '/apps/api/files/file_x/url', { body: {}, headers: LOOPBACK_HOST, key: 'not-the-key' })).status).toBe(
+      401,
+    );
+    expect((await exposed.app.inject({ method: 'GET', url: '/apps', headers: LOOPBACK_HOST })).body).toContain('data-needs-key="true"');
+    // On loopback nothing changes: no key, and the page does not ask.
+    expect((await local.req('GET', '/apps/api/files', { headers: LOOPBACK_HOST })).status).toBe(200);
+    expect((await local.app.inject({ method: 'GET', url: '/apps' })).body).not.toContain('data-needs-key');
+  });
+
+  it('with the key, the host reaches only what the outbound guard allows, and says no more than "could not connect"', async () => {
+    const hitsBefore = internalHits.length;
+    const connect = (server: string) =>
+      exposed.req('POST', '/apps/api/connect', { key: 'admin', body: { server }, headers: LOOPBACK_HOST });
+    const answers = await Promise.all([
+      connect(mcp.url),
+      connect(internalUrl),
+      connect('http://127.0.0.1:9/mcp'),
+      connect('http://169.254.169.254/mcp'),
+      connect('http://localhost:9/mcp'),
+    ]);
+    for (const a of answers) {
+      expect(a.status, JSON.stringify(a.body)).toBe(502);
+      expect(a.body.error.code).toBe('server_unreachable');
+      expect(a.body.error.param).toBe('server');
+    }
+    // The same words whatever happened (refused, closed, not MCP), and nothing of the upstream's answer.
+    const texts = answers.map((a, i) =>
+      a.body.error.message.replace(
+        [mcp.url, internalUrl, 'http://127.0.0.1:9/mcp', 'http://169.254.169.254/mcp', 'http://localhost:9/mcp'][i],
+        '<server>',
+      ),
+    );
+    expect(new Set(texts).size).toBe(1);
+    expect(texts[0]).toMatch(/^'server': could not connect to <server>\./);
+    expect(texts[0]).not.toMatch(/ECONN|refusing|allow-list it|fetch failed|internal-secret|HTTP \d{3}|SSE error|Non-200/);
+    expect(internalHits.length).toBe(hitsBefore);
+  });
+
+  it('on loopback, loopback servers work but the answer of something else is not echoed', async () => {
+    expect((await local.req('POST', '/apps/api/connect', { body: { server: mcp.url } })).status).toBe(200);
+    const r = await local.req('POST', '/apps/api/connect', { body: { server: internalUrl } });
+    expect(r.status).toBe(502);
+    expect(r.body.error.message).toBe(
+      `'server': could not connect to ${internalUrl}. Check that it is an MCP server (Streamable HTTP or SSE) and that Standin may reach it: private and loopback addresses only while Standin listens on loopback, or with --outbound-allow.`,
+    );
+    // Private and metadata addresses stay refused even on loopback (no connection is attempted).
+    expect((await local.req('POST', '/apps/api/connect', { body: { server: 'http://169.254.169.254/latest/meta-data' } })).status).toBe(
+      502,
+    );
+  });
+
+  it('--outbound-allow lets an exposed Standin reach a server on a private or loopback address', async () => {
+    const allowed = await startTestStandin({ seed: false, modules, settings: { host: '0.0.0.0', outboundAllow: '127.0.0.1' } });
+    allowed.ctx.auth.setAdminKey(allowed.keys.admin);
+    try {
+      const r = await allowed.req('POST', '/apps/api/connect', { key: 'admin', body: { server: mcp.url }, headers: LOOPBACK_HOST });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.tools.map((t: { descriptor: { name: string } }) => t.descriptor.name)).toEqual([
+        'show-budget',
+        'commit-budget',
+        'show-budget-classic',
+      ]);
+      const call = await allowed.req('POST', '/apps/api/call', {
+        key: 'admin',
+        body: { connection: r.body.id, name: 'show-budget', arguments: {}, caller: 'model' },
+        headers: LOOPBACK_HOST,
+      });
+      expect(call.body.result.structuredContent.categories).toHaveLength(3);
+    } finally {
+      await allowed.close();
+    }
+  });
+
+  it('stdio commands stay limited to the allow-list, with or without the key', async () => {
+    const r = await exposed.req('POST', '/apps/api/connect', { key: 'admin', body: { server: 'node -e 1' }, headers: LOOPBACK_HOST });
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe('command_not_allowed');
   });
 });

@@ -1,5 +1,5 @@
-/** The host page shell; the UI is built by /apps/assets/host.js. */
-export function hostPage(vendor: string): string {
+/** The host page shell; the UI is built by /apps/assets/host.js. `needsKey`: the API asks for the admin key. */
+export function hostPage(vendor: string, needsKey = false): string {
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   return `<!doctype html>
 <html lang="en">
@@ -11,7 +11,7 @@ export function hostPage(vendor: string): string {
 <link rel="stylesheet" href="/apps/assets/host.css">
 <script type="module" src="/apps/assets/host.js"></script>
 </head>
-<body data-vendor="${esc(vendor)}">
+<body data-vendor="${esc(vendor)}"${needsKey ? ' data-needs-key="true"' : ''}>
 <div id="app" aria-busy="true">Loading the app host…</div>
 </body>
 </html>`;

@@ -1,12 +1,32 @@
-import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
 import { ApiError, invalid } from '../../core/errors.js';
+import type { App, Ctx } from '../../core/module.js';
+import { isLoopback } from '../../core/settings.js';
 import { asset } from './assets.js';
 import { MAX_FILE_BYTES } from './files.js';
 import { hostPage } from './page.js';
+import {
+  AssetParams,
+  CallBody,
+  CallReply,
+  ConnectBody,
+  ConnectionReply,
+  Document,
+  DownloadQuery,
+  DownloadUrlReply,
+  FileIdParams,
+  LibraryReply,
+  PrefetchBody,
+  PrefetchReply,
+  RenderBody,
+  RenderReply,
+  ResourceBody,
+  ResourceReply,
+  UploadReply,
+} from './schemas.js';
 import type { HostService } from './service.js';
 
-const Meta = Type.Record(Type.String(), Type.Unknown());
+const ANY = ['0.0.0.0', '::'];
 
 /**
  * Whether a request's Host header names this Standin. The API can reach any URL and call tools, so a page on
@@ -14,125 +34,159 @@ const Meta = Type.Record(Type.String(), Type.Unknown());
  */
 export function hostAllowed(hostHeader: string | undefined, allowed: string[]): boolean {
   if (!hostHeader) return false;
-  const name = hostHeader.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
+  const name = hostHeader
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
   return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name) || allowed.includes(name);
 }
 
-/** The host page, its assets and its API under `/apps`. `allowedHosts`: host names besides loopback. */
-export async function hostRoutes(app: FastifyInstance, service: HostService, vendor: string, allowedHosts: () => string[] = () => []) {
-  app.get('/apps', { schema: { hide: true } }, async (_req, reply) => {
+/** The host names of this Standin besides loopback: `--host` (unless it is a wildcard) and the `--public-url` host. */
+function ownHostNames(ctx: Ctx): string[] {
+  const { host, publicUrl } = ctx.settings;
+  return [host, publicUrl ? new URL(publicUrl).hostname : ''].filter((h) => h && !ANY.includes(h)).map((h) => h.toLowerCase());
+}
+
+/** The host page, its assets and its API under `/apps`. */
+export async function hostRoutes(app: App, ctx: Ctx) {
+  const service = ctx.services.apps.host;
+  // Off loopback, anyone who reaches the listener could make Standin connect and call tools: the API then
+  // needs the admin key, which the page asks for.
+  const needsKey = !isLoopback(ctx.settings.host);
+
+  app.get('/apps', { schema: { hide: true, response: { 200: Document } } }, async (_req, reply) => {
     reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
     // The host page embeds nothing from servers; components live on the widget origin.
-    reply.header('content-security-policy', "default-src 'self'; frame-src *; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'");
-    return hostPage(vendor);
+    reply.header(
+      'content-security-policy',
+      "default-src 'self'; frame-src *; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'",
+    );
+    return hostPage(ctx.settings.vendor, needsKey);
   });
 
-  app.get('/apps/assets/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ pattern: '^[a-z0-9-]+\\.(js|css|map)$' }) }) } }, async (req, reply) => {
-    const { file } = req.params as { file: string };
+  app.get('/apps/assets/:file', { schema: { hide: true, params: AssetParams, response: { 200: Document } } }, async (req, reply) => {
+    const { file } = req.params;
     let body: Buffer;
     try {
       body = asset(`apps/${file}`);
     } catch (err) {
       throw new ApiError('not_found_error', (err as Error).message, { code: 'asset_missing' });
     }
-    reply.header('content-type', file.endsWith('.css') ? 'text/css; charset=utf-8' : file.endsWith('.map') ? 'application/json' : 'text/javascript; charset=utf-8');
+    reply.header(
+      'content-type',
+      file.endsWith('.css') ? 'text/css; charset=utf-8' : file.endsWith('.map') ? 'application/json' : 'text/javascript; charset=utf-8',
+    );
     reply.header('cache-control', 'no-cache');
     return body;
   });
 
   // Signed download URLs: fetched by components and by MCP servers under whatever name reaches Standin.
-  app.get('/apps/files/:id', { schema: { hide: true, params: Type.Object({ id: Type.String() }), querystring: Type.Object({ expires: Type.Optional(Type.String()), sig: Type.Optional(Type.String()) }) } }, async (req, reply) => {
-    const { id } = req.params as { id: string };
-    const q = req.query as { expires?: string; sig?: string };
-    const f = service.files.check(id, q.expires, q.sig);
-    reply.header('access-control-allow-origin', '*');
-    if (f === 'expired') throw new ApiError('permission_error', 'This download URL has expired; ask for a new one with getFileDownloadUrl.', { code: 'url_expired' });
-    if (f === 'invalid') throw new ApiError('not_found_error', 'No file at this URL (the signature does not match).', { code: 'invalid_signature' });
-    reply.header('content-type', f.mimeType).header('content-disposition', `inline; filename="${f.fileName.replace(/["\\\r\n]/g, '_')}"`).header('cache-control', 'private, max-age=60');
-    reply.header('x-content-type-options', 'nosniff');
-    return f.bytes;
-  });
+  app.get(
+    '/apps/files/:id',
+    { schema: { hide: true, params: FileIdParams, querystring: DownloadQuery, response: { 200: Document } } },
+    async (req, reply) => {
+      const f = service.files.check(req.params.id, req.query.expires, req.query.sig);
+      reply.header('access-control-allow-origin', '*');
+      if (f === 'expired')
+        throw new ApiError('permission_error', 'This download URL has expired; ask for a new one with getFileDownloadUrl.', {
+          code: 'url_expired',
+        });
+      if (f === 'invalid')
+        throw new ApiError('not_found_error', 'No file at this URL (the signature does not match).', { code: 'invalid_signature' });
+      reply
+        .header('content-type', f.mimeType)
+        .header('content-disposition', `inline; filename="${f.fileName.replace(/["\\\r\n]/g, '_')}"`)
+        .header('cache-control', 'private, max-age=60');
+      reply.header('x-content-type-options', 'nosniff');
+      return f.bytes;
+    },
+  );
 
-  await app.register(async (api) => apiRoutes(api, service, allowedHosts));
+  await app.register(async (api) => {
+    api.addHook('onRequest', async (req) => {
+      if (!hostAllowed(req.headers.host, ownHostNames(ctx)))
+        throw new ApiError(
+          'permission_error',
+          `The app host API answers only on this Standin's own host names, not '${req.headers.host}'.`,
+          { code: 'host_not_allowed' },
+        );
+      if (needsKey) ctx.auth.admin(req);
+    });
+    await apiRoutes(api, service);
+  });
 }
 
-async function apiRoutes(app: FastifyInstance, service: HostService, allowedHosts: () => string[]) {
-  app.addHook('onRequest', async (req) => {
-    if (!hostAllowed(req.headers.host, allowedHosts())) throw new ApiError('permission_error', `The app host API answers only on this Standin's own host names, not '${req.headers.host}'.`, { code: 'host_not_allowed' });
+async function apiRoutes(app: App, service: HostService) {
+  app.post('/apps/api/connect', { schema: { hide: true, body: ConnectBody, response: { 200: ConnectionReply } } }, async (req) => {
+    const { server, refresh, locale } = req.body;
+    return service.describe(await service.connect(server, { refresh, locale }));
   });
 
-  app.post(
-    '/apps/api/connect',
-    { schema: { hide: true, body: Type.Object({ server: Type.String({ minLength: 1, maxLength: 4000 }), refresh: Type.Optional(Type.Boolean()), locale: Type.Optional(Type.String({ maxLength: 100 })) }, { additionalProperties: false }) } },
-    async (req) => {
-      const body = req.body as { server: string; refresh?: boolean; locale?: string };
-      return service.describe(await service.connect(body.server, { refresh: body.refresh, locale: body.locale }));
-    },
-  );
-
-  app.post(
-    '/apps/api/call',
-    {
-      schema: {
-        hide: true,
-        body: Type.Object(
-          { connection: Type.String(), name: Type.String({ minLength: 1 }), arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())), _meta: Type.Optional(Meta), caller: Type.Union([Type.Literal('model'), Type.Literal('app')]) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (req) => {
-      const b = req.body as { connection: string; name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; caller: 'model' | 'app' };
-      return { result: await service.callTool(b.connection, b.name, b.arguments ?? {}, b._meta ?? {}, b.caller) };
-    },
-  );
-
-  app.post(
-    '/apps/api/render',
-    {
-      schema: {
-        hide: true,
-        body: Type.Object(
-          { connection: Type.String(), tool: Type.Optional(Type.String()), uri: Type.Optional(Type.String({ maxLength: 2000 })), globals: Type.Record(Type.String(), Type.Unknown()), widgetSessionId: Type.String({ minLength: 1, maxLength: 200 }) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (req) => service.render(req.body as any),
-  );
-
-  app.post('/apps/api/prefetch', { schema: { hide: true, body: Type.Object({ connection: Type.String(), tool: Type.String({ minLength: 1 }) }, { additionalProperties: false }) } }, async (req) => {
-    const b = req.body as { connection: string; tool: string };
-    return service.prefetch(b.connection, b.tool);
+  app.post('/apps/api/call', { schema: { hide: true, body: CallBody, response: { 200: CallReply } } }, async (req) => {
+    const b = req.body;
+    return { result: await service.callTool(b.connection, b.name, b.arguments ?? {}, b._meta ?? {}, b.caller) };
   });
 
-  app.post('/apps/api/resource', { schema: { hide: true, body: Type.Object({ connection: Type.String(), uri: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false }) } }, async (req) => {
-    const b = req.body as { connection: string; uri: string };
-    return service.readResource(b.connection, b.uri);
-  });
+  app.post('/apps/api/render', { schema: { hide: true, body: RenderBody, response: { 200: RenderReply } } }, async (req) =>
+    service.render(req.body),
+  );
+
+  app.post('/apps/api/prefetch', { schema: { hide: true, body: PrefetchBody, response: { 200: PrefetchReply } } }, async (req) =>
+    service.prefetch(req.body.connection, req.body.tool),
+  );
+
+  app.post('/apps/api/resource', { schema: { hide: true, body: ResourceBody, response: { 200: ResourceReply } } }, async (req) =>
+    service.readResource(req.body.connection, req.body.uri),
+  );
 
   // Uploads: raw bytes, the name and type in headers, so no multipart parser is needed.
   await app.register(async (scope) => {
-    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: MAX_FILE_BYTES }, (_req, body, done) => done(null, body));
-    scope.post('/apps/api/files', { schema: { hide: true } }, async (req) => {
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: MAX_FILE_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
+    scope.post('/apps/api/files', { schema: { hide: true, response: { 200: UploadReply } } }, async (req) => {
       if (!Buffer.isBuffer(req.body)) throw invalid("send the file's bytes with content-type application/octet-stream", 'body');
-      const name = decodeURIComponent(String(req.headers['x-file-name'] ?? 'file')).slice(0, 255);
-      const mime = String(req.headers['x-file-type'] ?? 'application/octet-stream').slice(0, 200);
-      const library = req.headers['x-file-library'] === 'true';
+      const name = fileName(header(req, 'x-file-name'));
+      const mime = (header(req, 'x-file-type') ?? 'application/octet-stream').slice(0, 200);
+      const library = header(req, 'x-file-library') === 'true';
       const f = service.files.put(req.body, name, mime, library);
       return { fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType, size: f.size, library: f.library };
     });
   });
 
-  app.get('/apps/api/files', { schema: { hide: true } }, async () => ({
+  app.get('/apps/api/files', { schema: { hide: true, response: { 200: LibraryReply } } }, async () => ({
     data: service.files.library().map((f) => ({ fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType, size: f.size })),
   }));
 
-  app.post('/apps/api/files/:id/url', { schema: { hide: true, params: Type.Object({ id: Type.String() }) } }, async (req) => {
-    const { id } = req.params as { id: string };
-    const f = service.files.get(id);
-    if (!f) throw new ApiError('not_found_error', `No file found with id '${id}'.`, { param: 'fileId' });
-    return { downloadUrl: service.files.downloadUrl(service.opts.publicUrl(), id), fileId: id, fileName: f.fileName, mimeType: f.mimeType };
-  });
+  app.post(
+    '/apps/api/files/:id/url',
+    { schema: { hide: true, params: FileIdParams, response: { 200: DownloadUrlReply } } },
+    async (req) => {
+      const { id } = req.params;
+      const f = service.files.get(id);
+      if (!f) throw new ApiError('not_found_error', `No file found with id '${id}'.`, { param: 'fileId' });
+      return {
+        downloadUrl: service.files.downloadUrl(service.opts.publicUrl(), id),
+        fileId: id,
+        fileName: f.fileName,
+        mimeType: f.mimeType,
+      };
+    },
+  );
+}
 
+/** The `x-file-name` header: percent-encoded UTF-8 (a bad encoding is refused, not a 500). */
+function fileName(raw: string | undefined): string {
+  if (raw === undefined) return 'file';
+  try {
+    return decodeURIComponent(raw).slice(0, 255);
+  } catch {
+    throw invalid("'x-file-name' must be the file name, percent-encoded (encodeURIComponent)", 'x-file-name');
+  }
+}
+
+/** A request header as one string (the first, when sent twice). */
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
 }

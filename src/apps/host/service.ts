@@ -1,10 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ApiError, invalid, notFound } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
-import { lintDescriptors, UI_MIME_TYPES, type ResourceContent, type ToolDescriptor } from '../lint/descriptor.js';
-import type { Finding } from '../lint/findings.js';
-import { callToolRaw, connectServer, listAllTools, parseServerSpec, readTemplate, templateUri, type ServerSpec } from '../mcp.js';
+import { UI_MIME_TYPES, type ResourceContent, type ToolDescriptor } from '../lint/descriptor.js';
+import { sortFindings, type Finding } from '../lint/findings.js';
+import { lintServer } from '../lint/server.js';
+import { callToolRaw, connectServer, parseServerSpec, readTemplate, templateUri, type ServerSpec } from '../mcp.js';
 import { buildCspHeader, effectiveCsp, type EffectiveCsp } from './csp.js';
 import { asset } from './assets.js';
 import { FileStore } from './files.js';
@@ -31,10 +33,13 @@ interface Connection {
   server: string;
   spec: ServerSpec;
   client: Client;
+  /** The locale sent on initialize and with the lint's sample calls. */
+  locale: string;
   tools: ToolDescriptor[];
   findings: Finding[];
   templates: Record<string, { contents?: ResourceContent[]; error?: string }>;
-  serverInfo: unknown;
+  /** The server's name and version from initialize. */
+  serverInfo: object | undefined;
 }
 
 /** A component document waiting on the widget origin. */
@@ -81,9 +86,22 @@ export interface HostOptions {
   widgetOrigin: () => string;
   /** Whether per-app origins under `*.localhost` work (the host listens on loopback). */
   loopback: boolean;
-  /** Audit trail of the CSP each component gets (the MCP Apps spec asks hosts to log it). */
+  /** Audit trail of the CSP each component gets (the MCP Apps spec asks hosts to log it), and why connections failed. */
   log?: (obj: unknown, msg: string) => void;
+  /** The fetch of URL transports: through the SSRF-guarded outbound client, like webhooks and JWKS. */
+  fetch?: FetchLike;
 }
+
+/**
+ * What a failed connection tells the client, whatever the cause: the same words for a closed port, a refused
+ * address and a server that answered something else, so the host cannot be used to map a network.
+ */
+const unreachable = (server: string) =>
+  new ApiError(
+    'invalid_request_error',
+    `'server': could not connect to ${server}. Check that it is an MCP server (Streamable HTTP or SSE) and that Standin may reach it: private and loopback addresses only while Standin listens on loopback, or with --outbound-allow.`,
+    { status: 502, param: 'server', code: 'server_unreachable' },
+  );
 
 const MAX_DOCS = 300;
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -117,7 +135,11 @@ export class HostService {
       throw invalid(`'server' ${(err as Error).message}`, 'server');
     }
     if (spec.kind === 'stdio' && !this.allowedCommands.has(key)) {
-      throw new ApiError('permission_error', `'server': the host page may only run commands given on the command line; start it with: standin apps open '${key}'`, { param: 'server', code: 'command_not_allowed' });
+      throw new ApiError(
+        'permission_error',
+        `'server': the host page may only run commands given on the command line; start it with: standin apps open '${key}'`,
+        { param: 'server', code: 'command_not_allowed' },
+      );
     }
     const existing = this.byServer.get(key);
     if (existing) {
@@ -131,20 +153,31 @@ export class HostService {
         /* the connection failed or died: connect again below */
       }
     }
-    const p = this.open(key, spec, opts.locale);
+    const p = this.open(key, spec, opts.locale ?? 'en-US');
     this.byServer.set(key, p);
     p.catch(() => this.byServer.delete(key));
     return p;
   }
 
-  private async open(server: string, spec: ServerSpec, locale?: string): Promise<Connection> {
+  private async open(server: string, spec: ServerSpec, locale: string): Promise<Connection> {
     let client: Client;
     try {
-      client = await connectServer(spec, { vendor: this.opts.vendor, locale, stderr: 'ignore' });
+      client = await connectServer(spec, { vendor: this.opts.vendor, locale, stderr: 'ignore', fetch: this.opts.fetch });
     } catch (err) {
-      throw new ApiError('invalid_request_error', `'server': could not connect to ${server}: ${(err as Error).message}`, { status: 502, param: 'server', code: 'server_unreachable' });
+      this.opts.log?.({ server, err: (err as Error).message }, 'app host: could not connect to an MCP server');
+      throw unreachable(server);
     }
-    const c: Connection = { id: `conn_${randomBytes(8).toString('hex')}`, server, spec, client, tools: [], findings: [], templates: {}, serverInfo: client.getServerVersion() };
+    const c: Connection = {
+      id: `conn_${randomBytes(8).toString('hex')}`,
+      server,
+      spec,
+      client,
+      locale,
+      tools: [],
+      findings: [],
+      templates: {},
+      serverInfo: client.getServerVersion(),
+    };
     try {
       await this.load(c);
     } catch (err) {
@@ -159,22 +192,22 @@ export class HostService {
     return c;
   }
 
-  /** Lists tools, reads their templates and lints them (at connect and on refresh). */
+  /**
+   * Lists tools, reads their templates and lints them (at connect and on refresh) with the lint of `standin apps
+   * lint` and its defaults (submission rules, automatic sample calls), so the page and the CLI report the same.
+   */
   private async load(c: Connection) {
-    let tools: ToolDescriptor[];
+    const v = this.opts.vendor;
+    let r: Awaited<ReturnType<typeof lintServer>>;
     try {
-      tools = await listAllTools(c.client);
+      r = await lintServer(c.client, { vendor: v, submission: true, autoSamples: true, callMeta: { [`${v}/locale`]: c.locale } });
     } catch (err) {
-      throw new ApiError('invalid_request_error', `'server': ${c.server} did not list its tools: ${(err as Error).message}`, { status: 502, param: 'server', code: 'server_unreachable' });
+      this.opts.log?.({ server: c.server, err: (err as Error).message }, 'app host: the MCP server did not list its tools');
+      throw unreachable(c.server);
     }
-    const templates: Connection['templates'] = {};
-    for (const t of tools) {
-      const uri = templateUri(t, this.opts.vendor);
-      if (uri && !templates[uri]) templates[uri] = await readTemplate(c.client, uri);
-    }
-    c.tools = tools;
-    c.templates = templates;
-    c.findings = lintDescriptors({ tools, resources: templates }, { vendor: this.opts.vendor, submission: true });
+    c.tools = r.tools;
+    c.templates = r.input.resources ?? {};
+    c.findings = sortFindings(r.findings);
   }
 
   /** A connection by id, or a 404 naming the field. */
@@ -190,7 +223,11 @@ export class HostService {
       id: c.id,
       server: c.server,
       serverInfo: c.serverInfo,
-      tools: c.tools.map((t) => ({ descriptor: t, visibility: visibilityOf(t, this.opts.vendor), templateUri: templateUri(t, this.opts.vendor) ?? null })),
+      tools: c.tools.map((t) => ({
+        descriptor: t,
+        visibility: visibilityOf(t, this.opts.vendor),
+        templateUri: templateUri(t, this.opts.vendor) ?? null,
+      })),
       findings: c.findings,
     };
   }
@@ -199,18 +236,37 @@ export class HostService {
    * Calls a tool as the model (`caller: 'model'`) or from a component (`caller: 'app'`), refusing what the tool's
    * visibility does not allow, and completing file inputs given by file id into the spec's file objects.
    */
-  async callTool(connectionId: string, name: string, args: Record<string, unknown>, meta: Record<string, unknown>, caller: 'model' | 'app') {
+  async callTool(
+    connectionId: string,
+    name: string,
+    args: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    caller: 'model' | 'app',
+  ) {
     const c = this.get(connectionId);
     const tool = c.tools.find((t) => t.name === name);
     if (!tool) throw invalid(`'name': the server has no tool '${name}'`, 'name');
     const vis = visibilityOf(tool, this.opts.vendor);
-    if (caller === 'app' && !vis.app) throw new ApiError('permission_error', `'name': the tool '${name}' is not callable from the component: its visibility does not include "app"`, { param: 'name', code: 'tool_not_visible' });
-    if (caller === 'model' && !vis.model) throw new ApiError('permission_error', `'name': the tool '${name}' is hidden from the model: its visibility does not include "model"`, { param: 'name', code: 'tool_not_visible' });
+    if (caller === 'app' && !vis.app)
+      throw new ApiError(
+        'permission_error',
+        `'name': the tool '${name}' is not callable from the component: its visibility does not include "app"`,
+        { param: 'name', code: 'tool_not_visible' },
+      );
+    if (caller === 'model' && !vis.model)
+      throw new ApiError(
+        'permission_error',
+        `'name': the tool '${name}' is hidden from the model: its visibility does not include "model"`,
+        { param: 'name', code: 'tool_not_visible' },
+      );
     const resolved = this.resolveFileParams(tool, args);
     try {
       return await callToolRaw(c.client, name, resolved, meta);
     } catch (err) {
-      throw new ApiError('invalid_request_error', `the server failed the call of '${name}': ${(err as Error).message}`, { status: 502, code: 'tool_call_failed' });
+      throw new ApiError('invalid_request_error', `the server failed the call of '${name}': ${(err as Error).message}`, {
+        status: 502,
+        code: 'tool_call_failed',
+      });
     }
   }
 
@@ -225,9 +281,16 @@ export class HostService {
       const f = typeof id === 'string' ? this.files.get(id) : undefined;
       if (!f) return v;
       const { fileId: _drop, ...rest } = v;
-      return { ...rest, file_id: f.fileId, download_url: this.files.downloadUrl(this.opts.publicUrl(), f.fileId), mime_type: f.mimeType, file_name: f.fileName };
+      return {
+        ...rest,
+        file_id: f.fileId,
+        download_url: this.files.downloadUrl(this.opts.publicUrl(), f.fileId),
+        mime_type: f.mimeType,
+        file_name: f.fileName,
+      };
     };
-    for (const p of params) if (typeof p === 'string' && p in out) out[p] = Array.isArray(out[p]) ? (out[p] as unknown[]).map(one) : one(out[p]);
+    for (const p of params)
+      if (typeof p === 'string' && p in out) out[p] = Array.isArray(out[p]) ? (out[p] as unknown[]).map(one) : one(out[p]);
     return out;
   }
 
@@ -237,7 +300,10 @@ export class HostService {
     try {
       return await c.client.readResource({ uri });
     } catch (err) {
-      throw new ApiError('not_found_error', `'uri': the server could not read ${uri}: ${(err as Error).message}`, { param: 'uri', code: 'resource_not_found' });
+      throw new ApiError('not_found_error', `'uri': the server could not read ${uri}: ${(err as Error).message}`, {
+        param: 'uri',
+        code: 'resource_not_found',
+      });
     }
   }
 
@@ -245,7 +311,12 @@ export class HostService {
   originFor(domain: string | null): string {
     const base = this.opts.widgetOrigin();
     if (!domain || !this.opts.loopback) return base;
-    const slug = domain.replace(/^https?:\/\//, '').replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase().slice(0, 50);
+    const slug = domain
+      .replace(/^https?:\/\//, '')
+      .replace(/[^a-z0-9]+/gi, '-')
+      .replace(/^-|-$/g, '')
+      .toLowerCase()
+      .slice(0, 50);
     const port = new URL(base).port;
     return `http://${slug || createHash('sha256').update(domain).digest('hex').slice(0, 16)}.localhost:${port}`;
   }
@@ -281,10 +352,18 @@ export class HostService {
     const pre = this.prefetched.get(key);
     this.prefetched.delete(key);
     const read = pre && this.opts.clock.now() - pre.at <= 30_000 ? await pre.read : await readTemplate(c.client, uri);
-    if (read.error || !read.contents?.length) throw new ApiError('not_found_error', `'uri': the template ${uri} could not be read: ${read.error ?? 'no contents'}`, { param: 'uri', code: 'template_not_found' });
+    if (read.error || !read.contents?.length)
+      throw new ApiError('not_found_error', `'uri': the template ${uri} could not be read: ${read.error ?? 'no contents'}`, {
+        param: 'uri',
+        code: 'template_not_found',
+      });
     const content = read.contents[0];
     const mimeType = String(content.mimeType ?? '').replace(/\s+/g, '');
-    if (!UI_MIME_TYPES.includes(mimeType)) throw invalid(`'uri': ${uri} has mimeType ${JSON.stringify(content.mimeType)}; a component must be ${UI_MIME_TYPES.join(' or ')}`, 'uri');
+    if (!UI_MIME_TYPES.includes(mimeType))
+      throw invalid(
+        `'uri': ${uri} has mimeType ${JSON.stringify(content.mimeType)}; a component must be ${UI_MIME_TYPES.join(' or ')}`,
+        'uri',
+      );
     const html = typeof content.text === 'string' ? content.text : Buffer.from(content.blob ?? '', 'base64').toString('utf8');
     const meta = isObj(content._meta) ? content._meta : {};
     const v = this.opts.vendor;
@@ -296,7 +375,12 @@ export class HostService {
     const requested = isObj(meta.ui?.permissions) ? meta.ui.permissions : {};
     const permissions: Record<string, object> = {};
     const allow: string[] = [];
-    for (const [key, feature] of [['camera', 'camera'], ['microphone', 'microphone'], ['geolocation', 'geolocation'], ['clipboardWrite', 'clipboard-write']]) {
+    for (const [key, feature] of [
+      ['camera', 'camera'],
+      ['microphone', 'microphone'],
+      ['geolocation', 'geolocation'],
+      ['clipboardWrite', 'clipboard-write'],
+    ]) {
       if (isObj(requested[key])) {
         permissions[key] = {};
         allow.push(feature);
@@ -306,10 +390,28 @@ export class HostService {
     const cspHeader = buildCspHeader(csp, [publicOrigin]);
     const id = randomBytes(12).toString('hex');
     const init = { vendor: v, widgetSessionId: req.widgetSessionId, globals: req.globals, hostOrigin: publicOrigin };
-    this.docs.set(id, { id, html: injectBridge(html, init, asset('apps/bridge.js').toString('utf8')), csp: cspHeader, origin: new URL(origin).host, createdAt: this.opts.clock.now() });
+    this.docs.set(id, {
+      id,
+      html: injectBridge(html, init, asset('apps/bridge.js').toString('utf8')),
+      csp: cspHeader,
+      origin: new URL(origin).host,
+      createdAt: this.opts.clock.now(),
+    });
     while (this.docs.size > MAX_DOCS) this.docs.delete(this.docs.keys().next().value!);
     this.opts.log?.({ server: c.server, uri, origin, csp: cspHeader, permissions: allow }, 'app host: rendering a component');
-    return { url: `${origin}/w/${id}`, origin, uri, mimeType, csp, cspHeader, prefersBorder, description, domain, allow: allow.join('; '), permissions };
+    return {
+      url: `${origin}/w/${id}`,
+      origin,
+      uri,
+      mimeType,
+      csp,
+      cspHeader,
+      prefersBorder,
+      description,
+      domain,
+      allow: allow.join('; '),
+      permissions,
+    };
   }
 
   /** The document for the widget listener; only on the origin it was rendered for. */
@@ -334,12 +436,16 @@ const pickBool = (...vs: unknown[]) => (vs.find((x) => typeof x === 'boolean') a
  * the component's scripts run without one more request.
  */
 export function injectBridge(html: string, init: unknown, bridgeJs: string): string {
-  const json = JSON.stringify(init).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  const json = JSON.stringify(init)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
   const tags = `<script type="application/json" id="__standin_init">${json}</script><script>${bridgeJs.replace(/<\/(script)/gi, '<\\/$1')}</script>`;
   const head = /<head(\s[^>]*)?>/i.exec(html);
   if (head) return html.slice(0, head.index + head[0].length) + tags + html.slice(head.index + head[0].length);
   const htmlTag = /<html(\s[^>]*)?>/i.exec(html);
-  if (htmlTag) return html.slice(0, htmlTag.index + htmlTag[0].length) + `<head>${tags}</head>` + html.slice(htmlTag.index + htmlTag[0].length);
+  if (htmlTag)
+    return html.slice(0, htmlTag.index + htmlTag[0].length) + `<head>${tags}</head>` + html.slice(htmlTag.index + htmlTag[0].length);
   const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
   if (doctype) return doctype[0] + `<head>${tags}</head>` + html.slice(doctype[0].length);
   return `<!doctype html><head>${tags}</head>${html}`;

@@ -16,10 +16,14 @@ export async function startWidgetServer(service: HostService, host: string, port
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed');
     if (url.pathname === '/favicon.ico') return send(204, 'image/x-icon', '');
     // An empty page the host loads while a tool runs, so the browser has a process for this origin ready.
-    if (url.pathname === '/_standin/warm') return send(200, 'text/html; charset=utf-8', '<!doctype html><title>warm</title>', { 'content-security-policy': "default-src 'none'" });
+    if (url.pathname === '/_standin/warm')
+      return send(200, 'text/html; charset=utf-8', '<!doctype html><title>warm</title>', {
+        'content-security-policy': "default-src 'none'",
+      });
     const m = /^\/w\/([a-f0-9]{24})$/.exec(url.pathname);
     const doc = m ? service.doc(m[1], req.headers.host) : undefined;
-    if (!doc) return send(404, 'text/plain', 'no such component document (documents live for the session of the host page that rendered them)');
+    if (!doc)
+      return send(404, 'text/plain', 'no such component document (documents live for the session of the host page that rendered them)');
     send(200, 'text/html; charset=utf-8', doc.html, { 'content-security-policy': doc.csp, 'referrer-policy': 'no-referrer' });
   });
   await new Promise<void>((resolve, reject) => {

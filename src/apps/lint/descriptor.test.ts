@@ -4,7 +4,12 @@ import type { Finding } from './findings.js';
 
 const fileObject = () => ({
   type: 'object',
-  properties: { download_url: { type: 'string' }, file_id: { type: 'string' }, mime_type: { type: 'string' }, file_name: { type: 'string' } },
+  properties: {
+    download_url: { type: 'string' },
+    file_id: { type: 'string' },
+    mime_type: { type: 'string' },
+    file_name: { type: 'string' },
+  },
   required: ['download_url', 'file_id'],
 });
 
@@ -14,8 +19,17 @@ function goodTool(): ToolDescriptor {
     name: 'show_board',
     title: 'Show board',
     description: 'Shows the board',
-    inputSchema: { type: 'object', properties: { photo: fileObject(), pages: { type: 'array', items: fileObject() } }, required: ['photo'] },
-    outputSchema: { type: 'object', properties: { cards: { type: 'array', items: { type: 'string' } } }, required: ['cards'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { photo: fileObject(), pages: { type: 'array', items: fileObject() } },
+      required: ['photo'],
+    },
+    outputSchema: {
+      type: 'object',
+      properties: { cards: { type: 'array', items: { type: 'string' } } },
+      required: ['cards'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true },
     securitySchemes: [{ type: 'oauth2', scopes: ['board.read'] }],
     _meta: {
@@ -43,8 +57,16 @@ function goodInput(): LintInput {
             mimeType: 'text/html;profile=mcp-app',
             text: '<!doctype html><html><body>board</body></html>',
             _meta: {
-              ui: { csp: { connectDomains: ['https://api.board.example'], resourceDomains: ['https://*.cdn.example'] }, domain: 'https://board.example', prefersBorder: true },
-              'vendor/widgetCSP': { connect_domains: ['https://api.board.example'], resource_domains: ['https://*.cdn.example'], redirect_domains: ['https://board.example'] },
+              ui: {
+                csp: { connectDomains: ['https://api.board.example'], resourceDomains: ['https://*.cdn.example'] },
+                domain: 'https://board.example',
+                prefersBorder: true,
+              },
+              'vendor/widgetCSP': {
+                connect_domains: ['https://api.board.example'],
+                resource_domains: ['https://*.cdn.example'],
+                redirect_domains: ['https://board.example'],
+              },
               'vendor/widgetDomain': 'https://board.example',
               'vendor/widgetPrefersBorder': true,
               'vendor/widgetDescription': 'A board of cards',
@@ -53,7 +75,17 @@ function goodInput(): LintInput {
         ],
       },
     },
-    samples: [{ tool: 'show_board', arguments: {}, result: { content: [{ type: 'text', text: '2 cards' }], structuredContent: { cards: ['a', 'b'] }, _meta: { 'mcp/www_authenticate': 'Bearer realm="x"' } } }],
+    samples: [
+      {
+        tool: 'show_board',
+        arguments: {},
+        result: {
+          content: [{ type: 'text', text: '2 cards' }],
+          structuredContent: { cards: ['a', 'b'] },
+          _meta: { 'mcp/www_authenticate': 'Bearer realm="x"' },
+        },
+      },
+    ],
   };
 }
 
@@ -84,12 +116,17 @@ describe('descriptor lint', () => {
     for (const key of ['readOnlyHint', 'destructiveHint', 'openWorldHint']) {
       it(`requires ${key}`, () => {
         const fs = lint(withTool((t) => delete t.annotations![key]));
-        expectOnly(fs.filter((f) => f.rule.startsWith('annotations')), 'annotations.required');
+        expectOnly(
+          fs.filter((f) => f.rule.startsWith('annotations')),
+          'annotations.required',
+        );
         expect(fs.find((f) => f.rule === 'annotations.required')!.path).toBe(`$.tools[0].annotations.${key}`);
       });
     }
     it('requires the annotations object', () => {
-      expect(rules(lint(withTool((t) => delete t.annotations))).filter((r) => r.includes('annotations'))).toEqual(['error:annotations.required@$.tools[0].annotations']);
+      expect(rules(lint(withTool((t) => delete t.annotations))).filter((r) => r.includes('annotations'))).toEqual([
+        'error:annotations.required@$.tools[0].annotations',
+      ]);
     });
     it('refuses non-boolean hints', () => {
       expectOnly(lint(withTool((t) => ((t.annotations as any).openWorldHint = 'no'))), 'annotations.type');
@@ -102,9 +139,9 @@ describe('descriptor lint', () => {
   });
 
   describe('outputSchema', () => {
-    it('is required when a sample returns structuredContent', () => {
+    it('is asked for, as a warning, when a sample returns structuredContent (the spec checks it only when declared)', () => {
       const fs = lint(withTool((t) => delete t.outputSchema));
-      expectOnly(fs, 'outputSchema.missing');
+      expectOnly(fs, 'outputSchema.missing', 'warning');
       expect(fs[0].path).toBe('$.tools[0].outputSchema');
     });
     it('must match what the sample returns, with the path of the mismatch', () => {
@@ -112,14 +149,27 @@ describe('descriptor lint', () => {
       input.samples![0].result.structuredContent = { cards: ['a', 2], extra: true };
       const fs = lint(input);
       expectOnly(fs, 'outputSchema.mismatch');
-      expect(fs.map((f) => f.path).sort()).toEqual(['$.samples[0].result.structuredContent', '$.samples[0].result.structuredContent.cards[1]']);
+      expect(fs.map((f) => f.path).sort()).toEqual([
+        '$.samples[0].result.structuredContent',
+        '$.samples[0].result.structuredContent.cards[1]',
+      ]);
     });
     it('must be an object schema that compiles', () => {
       expectOnly(lint(withTool((t) => (t.outputSchema = { type: 'array' }))), 'outputSchema.shape');
       expectOnly(lint(withTool((t) => (t.outputSchema = { type: 'object', properties: { a: { $ref: '#/nope' } } }))), 'outputSchema.shape');
     });
     it('reads draft-07 schemas (what zod-to-json-schema emits)', () => {
-      const fs = lint(withTool((t) => (t.outputSchema = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { cards: { type: 'array' } }, required: ['cards'] })));
+      const fs = lint(
+        withTool(
+          (t) =>
+            (t.outputSchema = {
+              $schema: 'http://json-schema.org/draft-07/schema#',
+              type: 'object',
+              properties: { cards: { type: 'array' } },
+              required: ['cards'],
+            }),
+        ),
+      );
       expect(fs).toEqual([]);
     });
     it('flags a result without structuredContent when an outputSchema is declared', () => {
@@ -131,7 +181,10 @@ describe('descriptor lint', () => {
       const input = goodInput();
       input.samples![0].result._meta['mcp/www_authenticate'] = 42;
       input.samples![0].result.content = 5;
-      expect(rules(lint(input)).sort()).toEqual(['error:result.content@$.samples[0].result.content', 'error:result.wwwAuthenticate@$.samples[0].result._meta["mcp/www_authenticate"]']);
+      expect(rules(lint(input)).sort()).toEqual([
+        'error:result.content@$.samples[0].result.content',
+        'error:result.wwwAuthenticate@$.samples[0].result._meta["mcp/www_authenticate"]',
+      ]);
     });
   });
 
@@ -149,7 +202,10 @@ describe('descriptor lint', () => {
       expectOnly(lint(withTool((t) => (photo(t).required = ['download_url', 'file_id', 'file_name']))), 'fileParams.optional');
     });
     it('refuses any other required property, but allows extra optional ones', () => {
-      expectOnly(lint(withTool((t) => ((photo(t).properties.size = { type: 'number' }), (photo(t).required = ['download_url', 'file_id', 'size'])))), 'fileParams.extraRequired');
+      expectOnly(
+        lint(withTool((t) => ((photo(t).properties.size = { type: 'number' }), (photo(t).required = ['download_url', 'file_id', 'size'])))),
+        'fileParams.extraRequired',
+      );
       expect(lint(withTool((t) => (photo(t).properties.size = { type: 'number' })))).toEqual([]);
     });
     it('checks arrays of file objects through items', () => {
@@ -187,7 +243,9 @@ describe('descriptor lint', () => {
       expectOnly(lint(withTool((t) => delete t.securitySchemes)), 'securitySchemes.mirror', 'warning');
     });
     it('refuses unknown scheme types and bad scopes', () => {
-      const fs = lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = [{ type: 'apiKey' }, { type: 'oauth2', scopes: 'a' }])));
+      const fs = lint(
+        withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = [{ type: 'apiKey' }, { type: 'oauth2', scopes: 'a' }])),
+      );
       expect(fs.filter((f) => f.rule === 'securitySchemes.shape').map((f) => f.path)).toContain('$.tools[0].securitySchemes[0].type');
       expect(fs.filter((f) => f.rule === 'securitySchemes.shape').map((f) => f.path)).toContain('$.tools[0].securitySchemes[1].scopes');
     });
@@ -216,18 +274,48 @@ describe('descriptor lint', () => {
       expectOnly(fs, 'profile.readOnly');
     });
     it('must be authenticated', () => {
-      expectOnly(lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = [{ type: 'noauth' }, { type: 'oauth2', scopes: [] }]))), 'profile.authenticated');
+      expectOnly(
+        lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = [{ type: 'noauth' }, { type: 'oauth2', scopes: [] }]))),
+        'profile.authenticated',
+      );
       expectOnly(lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = [{ type: 'noauth' }]))), 'profile.authenticated');
     });
   });
 
   describe('template link and resource metadata', () => {
     it('the alias must name the same template', () => {
-      expect(rules(lint(withTool((t) => (t._meta!['vendor/outputTemplate'] = 'ui://board/other.html'))))).toContain('error:ui.resourceUri.alias@$.tools[0]._meta["vendor/outputTemplate"]');
+      expect(rules(lint(withTool((t) => (t._meta!['vendor/outputTemplate'] = 'ui://board/other.html'))))).toContain(
+        'error:ui.resourceUri.alias@$.tools[0]._meta["vendor/outputTemplate"]',
+      );
     });
-    it('warns when only the alias is set, and on the deprecated flat key', () => {
+    it('warns when only the alias is set', () => {
       expectOnly(lint(withTool((t) => delete t._meta!.ui.resourceUri)), 'ui.resourceUri.alias', 'warning');
-      expectOnly(lint(withTool((t) => (t._meta!['ui/resourceUri'] = 'ui://board/main.html'))), 'ui.resourceUri.deprecated', 'warning');
+    });
+    it('accepts the flat ui/resourceUri beside an equal ui.resourceUri (the ext-apps registerAppTool helper adds it for older hosts)', () => {
+      expect(lint(withTool((t) => (t._meta!['ui/resourceUri'] = 'ui://board/main.html')))).toEqual([]);
+    });
+    it('warns on the flat key used alone (deprecated) or naming another template', () => {
+      const alone = lint(
+        withTool((t) => {
+          delete t._meta!.ui.resourceUri;
+          delete t._meta!['vendor/outputTemplate'];
+          t._meta!['ui/resourceUri'] = 'ui://board/main.html';
+        }),
+      );
+      expect(rules(alone)).toEqual(['warning:ui.resourceUri.deprecated@$.tools[0]._meta["ui/resourceUri"]']);
+      // The template is still found through the flat key: its metadata is linted as usual.
+      expect(rules(lint(withTool((t) => (t._meta!['ui/resourceUri'] = 'ui://board/old.html'))))).toEqual([
+        'warning:ui.resourceUri.alias@$.tools[0]._meta["ui/resourceUri"]',
+      ]);
+    });
+    it('reads the template a flat key alone names, like the host does', () => {
+      const input = withTool((t) => {
+        delete t._meta!.ui.resourceUri;
+        delete t._meta!['vendor/outputTemplate'];
+        t._meta!['ui/resourceUri'] = 'ui://board/main.html';
+      });
+      input.resources!['ui://board/main.html'].contents![0].mimeType = 'text/html';
+      expect(rules(lint(input))).toContain('error:template.mimeType@$.resources["ui://board/main.html"].contents[0].mimeType');
     });
     it('reports a template that cannot be read', () => {
       const input = goodInput();
@@ -253,8 +341,13 @@ describe('descriptor lint', () => {
       expectOnly(lint(withResourceMeta((m) => (m.ui.domain = m['vendor/widgetDomain'] = 'https://board.example/app'))), 'domain.shape');
     });
     it('refuses malformed CSP origins, and directive injection', () => {
-      const fs = lint(withResourceMeta((m) => (m.ui.csp.connectDomains = ['api.board.example', "https://a.example; script-src 'unsafe-eval'"])));
-      expect(fs.filter((f) => f.rule === 'csp.origin').map((f) => f.path)).toEqual(['$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.connectDomains[0]', '$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.connectDomains[1]']);
+      const fs = lint(
+        withResourceMeta((m) => (m.ui.csp.connectDomains = ['api.board.example', "https://a.example; script-src 'unsafe-eval'"])),
+      );
+      expect(fs.filter((f) => f.rule === 'csp.origin').map((f) => f.path)).toEqual([
+        '$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.connectDomains[0]',
+        '$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.connectDomains[1]',
+      ]);
     });
     it('flags http and local origins for a submission', () => {
       const fs = lint(withResourceMeta((m) => (m.ui.csp.resourceDomains = ['http://cdn.example', 'http://localhost:3000'])));
@@ -265,8 +358,12 @@ describe('descriptor lint', () => {
       expectOnly(fs, 'csp.frameDomains', 'warning');
     });
     it('puts redirect domains only in the legacy key and keeps the casing of each key', () => {
-      expect(rules(lint(withResourceMeta((m) => (m.ui.csp.redirectDomains = ['https://x.example']))))).toContain('error:csp.field@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.redirectDomains');
-      expect(rules(lint(withResourceMeta((m) => (m['vendor/widgetCSP'].connectDomains = []))))).toContain('error:csp.field@$.resources["ui://board/main.html"].contents[0]._meta["vendor/widgetCSP"].connectDomains');
+      expect(rules(lint(withResourceMeta((m) => (m.ui.csp.redirectDomains = ['https://x.example']))))).toContain(
+        'error:csp.field@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.redirectDomains',
+      );
+      expect(rules(lint(withResourceMeta((m) => (m['vendor/widgetCSP'].connectDomains = []))))).toContain(
+        'error:csp.field@$.resources["ui://board/main.html"].contents[0]._meta["vendor/widgetCSP"].connectDomains',
+      );
     });
     it('checks prefersBorder types and aliases', () => {
       expectOnly(lint(withResourceMeta((m) => (m.ui.prefersBorder = 'yes'))), 'prefersBorder.type');
@@ -277,9 +374,10 @@ describe('descriptor lint', () => {
   it('uses the vendor setting for host keys', () => {
     const input = goodInput();
     const t = input.tools[0];
-    for (const k of Object.keys(t._meta!)) if (k.startsWith('vendor/')) (t._meta![k.replace('vendor/', 'openai/')] = t._meta![k]), delete t._meta![k];
+    for (const k of Object.keys(t._meta!))
+      if (k.startsWith('vendor/')) ((t._meta![k.replace('vendor/', 'openai/')] = t._meta![k]), delete t._meta![k]);
     const m = input.resources!['ui://board/main.html'].contents![0]._meta!;
-    for (const k of Object.keys(m)) if (k.startsWith('vendor/')) (m[k.replace('vendor/', 'openai/')] = m[k]), delete m[k];
+    for (const k of Object.keys(m)) if (k.startsWith('vendor/')) ((m[k.replace('vendor/', 'openai/')] = m[k]), delete m[k]);
     expect(lintDescriptors(input, { vendor: 'openai', submission: true })).toEqual([]);
     expect(lintDescriptors(goodInput(), { vendor: 'openai', submission: true }).some((f) => f.rule === 'meta.unknownKey')).toBe(false);
   });
@@ -307,22 +405,36 @@ describe('descriptor lint', () => {
       expectOnly(lint(withTool((t) => ((t as any).title = 5))), 'tool.title');
     });
     it('meta.shape and ui.shape: _meta and _meta.ui are objects', () => {
-      expect(rules(lint(withTool((t) => ((t as any)._meta = [])))).filter((r) => r.includes('meta.shape'))).toEqual(['error:meta.shape@$.tools[0]._meta']);
+      expect(rules(lint(withTool((t) => ((t as any)._meta = [])))).filter((r) => r.includes('meta.shape'))).toEqual([
+        'error:meta.shape@$.tools[0]._meta',
+      ]);
       expect(rules(lint(withTool((t) => (t._meta!.ui = 'ui://board/main.html'))))).toContain('error:ui.shape@$.tools[0]._meta.ui');
     });
     it('ui.resourceUri.shape and .scheme: a URI, preferably ui://', () => {
-      expect(rules(lint(withTool((t) => (t._meta!.ui.resourceUri = t._meta!['vendor/outputTemplate'] = 'main.html'))))).toContain('error:ui.resourceUri.shape@$.tools[0]._meta.ui.resourceUri');
+      expect(rules(lint(withTool((t) => (t._meta!.ui.resourceUri = t._meta!['vendor/outputTemplate'] = 'main.html'))))).toContain(
+        'error:ui.resourceUri.shape@$.tools[0]._meta.ui.resourceUri',
+      );
       const input = withTool((t) => (t._meta!.ui.resourceUri = t._meta!['vendor/outputTemplate'] = 'https://board.example/main.html'));
       expect(rules(lint(input))).toContain('warning:ui.resourceUri.scheme@$.tools[0]._meta.ui.resourceUri');
     });
     it('visibility.values: warns on an empty or repeated list', () => {
-      expectOnly(lint(withTool((t) => ((t._meta!.ui.visibility = []), delete t._meta!['vendor/widgetAccessible'], delete t._meta!['vendor/visibility']))), 'visibility.values', 'warning');
+      expectOnly(
+        lint(
+          withTool(
+            (t) => ((t._meta!.ui.visibility = []), delete t._meta!['vendor/widgetAccessible'], delete t._meta!['vendor/visibility']),
+          ),
+        ),
+        'visibility.values',
+        'warning',
+      );
       expectOnly(lint(withTool((t) => (t._meta!.ui.visibility = ['model', 'app', 'app']))), 'visibility.values', 'warning');
     });
     it('securitySchemes.shape: warns on an empty list and a missing scopes member', () => {
-      const fs = lint(withTool((t) => ((t.securitySchemes = t._meta!.securitySchemes = [{ type: 'oauth2' }]))));
+      const fs = lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = [{ type: 'oauth2' }])));
       expectOnly(fs, 'securitySchemes.shape', 'warning');
-      expect(rules(lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = []))))).toContain('warning:securitySchemes.shape@$.tools[0].securitySchemes');
+      expect(rules(lint(withTool((t) => (t.securitySchemes = t._meta!.securitySchemes = []))))).toContain(
+        'warning:securitySchemes.shape@$.tools[0].securitySchemes',
+      );
     });
     it('template.content: text or blob', () => {
       const input = goodInput();
@@ -332,15 +444,25 @@ describe('descriptor lint', () => {
       expect(lint(input)).toEqual([]);
     });
     it('csp.shape and csp.field: ui.csp is an object of known arrays', () => {
-      expect(rules(lint(withResourceMeta((m) => (m.ui.csp = ['https://x.example']))))).toContain('error:csp.shape@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp');
-      expect(rules(lint(withResourceMeta((m) => (m.ui.csp.connectDomains = 'https://x.example'))))).toContain('error:csp.shape@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.connectDomains');
-      expect(rules(lint(withResourceMeta((m) => (m.ui.csp.imgDomains = []))))).toContain('warning:csp.field@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.imgDomains');
+      expect(rules(lint(withResourceMeta((m) => (m.ui.csp = ['https://x.example']))))).toContain(
+        'error:csp.shape@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp',
+      );
+      expect(rules(lint(withResourceMeta((m) => (m.ui.csp.connectDomains = 'https://x.example'))))).toContain(
+        'error:csp.shape@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.connectDomains',
+      );
+      expect(rules(lint(withResourceMeta((m) => (m.ui.csp.imgDomains = []))))).toContain(
+        'warning:csp.field@$.resources["ui://board/main.html"].contents[0]._meta.ui.csp.imgDomains',
+      );
     });
     it('csp.legacy: only the legacy widgetCSP', () => {
       expectOnly(lint(withResourceMeta((m) => delete m.ui.csp)), 'csp.legacy', 'warning');
     });
     it('csp.alias: the legacy list differs from ui.csp', () => {
-      expectOnly(lint(withResourceMeta((m) => (m['vendor/widgetCSP'].connect_domains = ['https://other.example']))), 'csp.alias', 'warning');
+      expectOnly(
+        lint(withResourceMeta((m) => (m['vendor/widgetCSP'].connect_domains = ['https://other.example']))),
+        'csp.alias',
+        'warning',
+      );
     });
     it('domain.alias: widgetDomain differs from ui.domain', () => {
       expectOnly(lint(withResourceMeta((m) => (m['vendor/widgetDomain'] = 'https://other.example'))), 'domain.alias', 'warning');
@@ -355,8 +477,15 @@ describe('descriptor lint', () => {
     });
     it('result.shape, result.meta and result.structuredContent: objects', () => {
       const input = goodInput();
-      input.samples!.push({ tool: 'show_board', arguments: {}, result: 'text' }, { tool: 'show_board', arguments: {}, result: { _meta: 1, structuredContent: [1] } });
-      expect(rules(lint(input)).sort()).toEqual(['error:result.meta@$.samples[2].result._meta', 'error:result.shape@$.samples[1].result', 'error:result.structuredContent@$.samples[2].result.structuredContent']);
+      input.samples!.push(
+        { tool: 'show_board', arguments: {}, result: 'text' },
+        { tool: 'show_board', arguments: {}, result: { _meta: 1, structuredContent: [1] } },
+      );
+      expect(rules(lint(input)).sort()).toEqual([
+        'error:result.meta@$.samples[2].result._meta',
+        'error:result.shape@$.samples[1].result',
+        'error:result.structuredContent@$.samples[2].result.structuredContent',
+      ]);
     });
     it('an error result without structuredContent is fine even with an outputSchema', () => {
       const input = goodInput();

@@ -15,7 +15,8 @@ export function child(path: string, key: string | number): string {
 /** Sorts findings errors first, then by path, so output is stable. */
 export function sortFindings(findings: Finding[]): Finding[] {
   return [...findings].sort(
-    (a, b) => (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1) || a.path.localeCompare(b.path) || a.rule.localeCompare(b.rule),
+    (a, b) =>
+      (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1) || a.path.localeCompare(b.path) || a.rule.localeCompare(b.rule),
   );
 }
 
@@ -25,7 +26,9 @@ export const hasErrors = (findings: Finding[]) => findings.some((f) => f.severit
 /** Renders findings for a terminal, one per line: `error  rule  path  message`. */
 export function formatFindings(findings: Finding[]): string {
   if (findings.length === 0) return 'no findings';
-  const lines = sortFindings(findings).map((f) => `${f.severity === 'error' ? 'error  ' : 'warning'}  ${f.path}  ${f.message}  [${f.rule}]`);
+  const lines = sortFindings(findings).map(
+    (f) => `${f.severity === 'error' ? 'error  ' : 'warning'}  ${f.path}  ${f.message}  [${f.rule}]`,
+  );
   const errors = findings.filter((f) => f.severity === 'error').length;
   lines.push(`${errors} error(s), ${findings.length - errors} warning(s)`);
   return lines.join('\n');

@@ -1,23 +1,22 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-
-// ajv-formats is CommonJS; its default export sits on .default under NodeNext.
-const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (ajv: any) => void;
+import addFormats from 'ajv-formats';
 
 type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 const engines = new Map<string, AnyAjv>();
 
 /** The ajv engine for a schema's dialect: draft-07 (what zod-to-json-schema emits), 2019-09, or 2020-12 (the default). */
 function engineFor(schema: unknown): AnyAjv {
-  const dialect = typeof (schema as any)?.$schema === 'string' ? String((schema as any).$schema) : '';
+  const declared = typeof schema === 'object' && schema !== null && '$schema' in schema ? schema.$schema : undefined;
+  const dialect = typeof declared === 'string' ? declared : '';
   const kind = /draft-0[4-7]/.test(dialect) ? '07' : /2019-09/.test(dialect) ? '2019' : '2020';
   let ajv = engines.get(kind);
   if (!ajv) {
     const opts = { strict: false, allErrors: true, validateSchema: false, validateFormats: true };
     ajv = kind === '07' ? new Ajv(opts) : kind === '2019' ? new Ajv2019(opts) : new Ajv2020(opts);
-    addFormats(ajv);
+    // ajv-formats is CommonJS: under NodeNext its plugin is the default export's `default`.
+    addFormats.default(ajv);
     engines.set(kind, ajv);
   }
   return ajv;
@@ -42,25 +41,28 @@ export function describeAjvError(base: string, e: ErrorObject): { path: string; 
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   let path = base;
-  for (const s of segments) path = /^\d+$/.test(s) ? `${path}[${s}]` : /^[A-Za-z_$][\w$]*$/.test(s) ? `${path}.${s}` : `${path}[${JSON.stringify(s)}]`;
-  const p = e.params as any;
+  for (const s of segments)
+    path = /^\d+$/.test(s) ? `${path}[${s}]` : /^[A-Za-z_$][\w$]*$/.test(s) ? `${path}.${s}` : `${path}[${JSON.stringify(s)}]`;
+  const p: Record<string, unknown> = e.params;
   let message: string;
   switch (e.keyword) {
-    case 'required':
-      path = /^[A-Za-z_$][\w$]*$/.test(p.missingProperty) ? `${path}.${p.missingProperty}` : `${path}[${JSON.stringify(p.missingProperty)}]`;
+    case 'required': {
+      const name = String(p.missingProperty);
+      path = /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
       message = 'is required';
       break;
+    }
     case 'additionalProperties':
-      message = `has an unexpected property '${p.additionalProperty}'`;
+      message = `has an unexpected property '${String(p.additionalProperty)}'`;
       break;
     case 'const':
       message = `must be ${JSON.stringify(p.allowedValue)}`;
       break;
     case 'enum':
-      message = `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+      message = `must be one of ${(Array.isArray(p.allowedValues) ? p.allowedValues : []).map((v) => JSON.stringify(v)).join(', ')}`;
       break;
     case 'type':
-      message = `must be of type ${p.type}`;
+      message = `must be of type ${String(p.type)}`;
       break;
     default:
       message = e.message ?? e.keyword;

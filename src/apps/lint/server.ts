@@ -36,7 +36,8 @@ export async function lintServer(client: Client, opts: ServerLintOptions): Promi
     for (const t of tools) {
       const a = t.annotations ?? {};
       const needsArgs = Array.isArray(t.inputSchema?.required) && t.inputSchema.required.length > 0;
-      if (a.readOnlyHint === true && a.destructiveHint !== true && !needsArgs && !wanted.some((w) => w.tool === t.name)) wanted.push({ tool: t.name, arguments: {} });
+      if (a.readOnlyHint === true && a.destructiveHint !== true && !needsArgs && !wanted.some((w) => w.tool === t.name))
+        wanted.push({ tool: t.name, arguments: {} });
     }
   }
   const samples: SampleCall[] = [];

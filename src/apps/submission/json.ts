@@ -18,7 +18,7 @@ export function parseJsonStrict(text: string): ParsedJson {
     return { line, column: at - before.lastIndexOf('\n') };
   };
   const fail = (message: string): never => {
-    throw Object.assign(new Error(message), { at: i });
+    throw new JsonSyntaxError(message, i);
   };
   const ws = () => {
     while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
@@ -47,7 +47,7 @@ export function parseJsonStrict(text: string): ParsedJson {
       i++;
       const obj: Record<string, unknown> = {};
       ws();
-      if (text[i] === '}') return i++, obj;
+      if (text[i] === '}') return (i++, obj);
       for (;;) {
         ws();
         if (text[i] !== '"') fail('expected a property name in double quotes');
@@ -57,13 +57,18 @@ export function parseJsonStrict(text: string): ParsedJson {
         if (text[i] !== ':') fail(`expected ':' after the property name "${key}"`);
         i++;
         if (Object.prototype.hasOwnProperty.call(obj, key)) duplicates.push({ path: child(path, key), key, line: pos(keyAt).line });
-        Object.defineProperty(obj, key, { value: value(child(path, key), depth + 1), enumerable: true, configurable: true, writable: true });
+        Object.defineProperty(obj, key, {
+          value: value(child(path, key), depth + 1),
+          enumerable: true,
+          configurable: true,
+          writable: true,
+        });
         ws();
         if (text[i] === ',') {
           i++;
           continue;
         }
-        if (text[i] === '}') return i++, obj;
+        if (text[i] === '}') return (i++, obj);
         fail("expected ',' or '}' after a property value");
       }
     }
@@ -71,7 +76,7 @@ export function parseJsonStrict(text: string): ParsedJson {
       i++;
       const arr: unknown[] = [];
       ws();
-      if (text[i] === ']') return i++, arr;
+      if (text[i] === ']') return (i++, arr);
       for (;;) {
         arr.push(value(child(path, arr.length), depth + 1));
         ws();
@@ -79,7 +84,7 @@ export function parseJsonStrict(text: string): ParsedJson {
           i++;
           continue;
         }
-        if (text[i] === ']') return i++, arr;
+        if (text[i] === ']') return (i++, arr);
         fail("expected ',' or ']' after an array item");
       }
     }
@@ -95,7 +100,17 @@ export function parseJsonStrict(text: string): ParsedJson {
     if (i < text.length) fail('unexpected text after the JSON value');
     return { value: v, duplicates };
   } catch (err) {
-    const at = (err as any).at ?? i;
+    const at = err instanceof JsonSyntaxError ? err.at : i;
     return { error: { message: (err as Error).message, ...pos(at) }, duplicates };
+  }
+}
+
+/** A syntax error and the offset where it was found. */
+class JsonSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly at: number,
+  ) {
+    super(message);
   }
 }

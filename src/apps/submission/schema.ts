@@ -13,7 +13,21 @@ export function submissionSchemaUrl(settings: { vendor: string; submissionSchema
   return `https://developers.${v}.example/apps-sdk/schemas/${v}-app-submission.v1.json`;
 }
 
-export const CATEGORIES = ['BUSINESS', 'COLLABORATION', 'DESIGN', 'DEVELOPER_TOOLS', 'EDUCATION', 'ENTERTAINMENT', 'FINANCE', 'FOOD', 'LIFESTYLE', 'NEWS', 'PRODUCTIVITY', 'SHOPPING', 'TRAVEL'];
+export const CATEGORIES = [
+  'BUSINESS',
+  'COLLABORATION',
+  'DESIGN',
+  'DEVELOPER_TOOLS',
+  'EDUCATION',
+  'ENTERTAINMENT',
+  'FINANCE',
+  'FOOD',
+  'LIFESTYLE',
+  'NEWS',
+  'PRODUCTIVITY',
+  'SHOPPING',
+  'TRAVEL',
+];
 
 /**
  * The import file as a JSON Schema (2020-12). Extra properties are allowed at every level (the spec says so);

@@ -138,7 +138,10 @@ describe('submission import file', () => {
       const d = good();
       delete d.tools.show_board.annotations;
       delete d.tools.show_board.justifications;
-      expect(at(check(d)).sort()).toEqual(['error:schema.required@$.tools.show_board.annotations', 'error:schema.required@$.tools.show_board.justifications']);
+      expect(at(check(d)).sort()).toEqual([
+        'error:schema.required@$.tools.show_board.annotations',
+        'error:schema.required@$.tools.show_board.justifications',
+      ]);
     });
     it('names tools with odd characters by bracket path', () => {
       const d = good();
@@ -186,7 +189,12 @@ describe('submission import file', () => {
       one(check(e), 'schema.maxLength', '$.negative_test_cases[0].description');
     });
     it('optional fields are a string or null, attachments a string array or null', () => {
-      for (const [field, bad] of [['expected_output', 3], ['expected_output_url', false], ['file_attachment_urls', 'https://x.example/a'], ['file_attachment_urls', [1]]] as const) {
+      for (const [field, bad] of [
+        ['expected_output', 3],
+        ['expected_output_url', false],
+        ['file_attachment_urls', 'https://x.example/a'],
+        ['file_attachment_urls', [1]],
+      ] as const) {
         const d = good();
         d.test_cases[1][field] = bad;
         expect(at(check(d))[0]).toMatch(new RegExp(`^error:schema.type@\\$\\.test_cases\\[1\\]\\.${field}`));
@@ -246,7 +254,10 @@ describe('submission import file', () => {
       const d = good();
       d.tools.show_board.annotations.openWorldHint = true;
       const fs = validateSubmission(d, { ...opts, descriptors: [...live, { name: 'move_card', annotations: {} }] });
-      expect(at(fs).sort()).toEqual(['error:server.annotationMismatch@$.tools.show_board.annotations.openWorldHint', 'error:server.missingTool@$.tools.move_card']);
+      expect(at(fs).sort()).toEqual([
+        'error:server.annotationMismatch@$.tools.show_board.annotations.openWorldHint',
+        'error:server.missingTool@$.tools.move_card',
+      ]);
       const e = good();
       const fs2 = validateSubmission(e, { ...opts, descriptors: [live[0]] });
       expect(at(fs2)).toEqual(['error:server.unknownTool@$.tools.delete_card']);
@@ -255,7 +266,9 @@ describe('submission import file', () => {
 
   it('derives the $schema constant from the vendor', () => {
     expect(submissionSchemaUrl({ vendor: 'openai' })).toBe('https://developers.openai.com/apps-sdk/schemas/chatgpt-app-submission.v1.json');
-    expect(submissionSchemaUrl({ vendor: 'vendor' })).toBe('https://developers.vendor.example/apps-sdk/schemas/vendor-app-submission.v1.json');
+    expect(submissionSchemaUrl({ vendor: 'vendor' })).toBe(
+      'https://developers.vendor.example/apps-sdk/schemas/vendor-app-submission.v1.json',
+    );
     expect(submissionSchemaUrl({ vendor: 'vendor', submissionSchemaUrl: 'https://x.example/s.json' })).toBe('https://x.example/s.json');
     const d = good();
     expect(validateSubmission(d, { schemaUrl: submissionSchemaUrl({ vendor: 'vendor' }) }).map((f) => f.path)).toEqual(['$.$schema']);

@@ -29,8 +29,21 @@ const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' &&
 /** Validates the text of a submission import file: JSON syntax, duplicate keys, the schema, then what a schema cannot say. */
 export function validateSubmissionText(text: string, opts: SubmissionOptions): Finding[] {
   const parsed = parseJsonStrict(text.replace(/^\uFEFF/, ''));
-  if (parsed.error) return [{ severity: 'error', rule: 'json.syntax', path: '$', message: `not valid JSON at line ${parsed.error.line}, column ${parsed.error.column}: ${parsed.error.message}` }];
-  const out: Finding[] = parsed.duplicates.map((d) => ({ severity: 'error', rule: 'json.duplicateKey', path: d.path, message: `${d.path}: "${d.key}" appears more than once in the same object (line ${d.line}); only the last one would count` }));
+  if (parsed.error)
+    return [
+      {
+        severity: 'error',
+        rule: 'json.syntax',
+        path: '$',
+        message: `not valid JSON at line ${parsed.error.line}, column ${parsed.error.column}: ${parsed.error.message}`,
+      },
+    ];
+  const out: Finding[] = parsed.duplicates.map((d) => ({
+    severity: 'error',
+    rule: 'json.duplicateKey',
+    path: d.path,
+    message: `${d.path}: "${d.key}" appears more than once in the same object (line ${d.line}); only the last one would count`,
+  }));
   return [...out, ...validateSubmission(parsed.value, opts)];
 }
 
@@ -44,13 +57,17 @@ export function validateSubmission(doc: unknown, opts: SubmissionOptions): Findi
     for (const e of validate.errors ?? []) {
       if (e.keyword === 'const' && typed.has(e.instancePath)) continue; // one message per field: the type says it
       const d = describeAjvError('$', e);
+      const params: Record<string, unknown> = e.params;
+      const value = valueAt(doc, e.instancePath);
       let message = d.message;
       if (e.keyword === 'pattern') message = 'must not be blank';
-      else if (e.keyword === 'maxLength') message = `must be at most ${(e.params as any).limit} characters (it has ${[...String(valueAt(doc, e.instancePath))].length})`;
-      else if (e.keyword === 'minItems') message = `must have at least ${(e.params as any).limit} items (it has ${(valueAt(doc, e.instancePath) as unknown[]).length})`;
+      else if (e.keyword === 'maxLength')
+        message = `must be at most ${String(params.limit)} characters (it has ${[...String(value)].length})`;
+      else if (e.keyword === 'minItems')
+        message = `must have at least ${String(params.limit)} items (it has ${Array.isArray(value) ? value.length : 0})`;
       else if (e.keyword === 'const' && e.instancePath === '/$schema') message = `must be ${JSON.stringify(opts.schemaUrl)}`;
       else if (e.keyword === 'const' && e.instancePath === '/schema_version') message = 'must be 1 (the only schema version)';
-      else if (e.keyword === 'type' && (e.params as any).type === 'integer' && e.instancePath === '/schema_version') message = 'must be the integer 1';
+      else if (e.keyword === 'type' && params.type === 'integer' && e.instancePath === '/schema_version') message = 'must be the integer 1';
       const key = `${d.path} ${message}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -63,8 +80,11 @@ export function validateSubmission(doc: unknown, opts: SubmissionOptions): Findi
 }
 
 function valueAt(doc: unknown, pointer: string): unknown {
-  let cur: any = doc;
-  for (const seg of pointer.split('/').slice(1)) cur = cur?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+  let cur: unknown = doc;
+  for (const seg of pointer.split('/').slice(1)) {
+    const key = seg.replace(/~1/g, '/').replace(/~0/g, '~');
+    cur = Array.isArray(cur) ? cur[Number(key)] : isObj(cur) ? cur[key] : undefined;
+  }
   return cur;
 }
 
@@ -73,12 +93,24 @@ function beyondSchema(doc: Record<string, any>, out: Finding[], opts: Submission
   const tools = isObj(doc.tools) ? doc.tools : undefined;
   const names = tools ? Object.keys(tools) : [];
   if (tools) {
-    if (names.length === 0) out.push({ severity: 'error', rule: 'tools.empty', path: '$.tools', message: '$.tools is empty: list every tool of the app with its annotations and justifications' });
+    if (names.length === 0)
+      out.push({
+        severity: 'error',
+        rule: 'tools.empty',
+        path: '$.tools',
+        message: '$.tools is empty: list every tool of the app with its annotations and justifications',
+      });
     for (const name of names) {
       const p = child('$.tools', name);
       if (!name.trim()) out.push({ severity: 'error', rule: 'tools.name', path: p, message: `${p} has a blank tool name` });
       const a = tools[name]?.annotations;
-      if (isObj(a) && a.readOnlyHint === true && a.destructiveHint === true) out.push({ severity: 'error', rule: 'tools.annotations.consistent', path: child(p, 'annotations'), message: `${child(p, 'annotations')} says the tool is read-only and destructive at once` });
+      if (isObj(a) && a.readOnlyHint === true && a.destructiveHint === true)
+        out.push({
+          severity: 'error',
+          rule: 'tools.annotations.consistent',
+          path: child(p, 'annotations'),
+          message: `${child(p, 'annotations')} says the tool is read-only and destructive at once`,
+        });
     }
   }
   // tools_triggered names tools of this file (a comma-separated list is accepted).
@@ -88,8 +120,17 @@ function beyondSchema(doc: Record<string, any>, out: Finding[], opts: Submission
       const t = isObj(tc) ? tc.tools_triggered : undefined;
       if (typeof t !== 'string' || !t.trim()) return;
       const p = child(child(child('$', key), i), 'tools_triggered');
-      for (const n of t.split(',').map((s) => s.trim()).filter(Boolean)) {
-        if (!names.includes(n)) out.push({ severity: 'warning', rule: 'testCases.toolsTriggered', path: p, message: `${p} names '${n}', which is not in $.tools (known: ${names.join(', ') || 'none'})` });
+      for (const n of t
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
+        if (!names.includes(n))
+          out.push({
+            severity: 'warning',
+            rule: 'testCases.toolsTriggered',
+            path: p,
+            message: `${p} names '${n}', which is not in $.tools (known: ${names.join(', ') || 'none'})`,
+          });
       }
     });
   };
@@ -102,7 +143,8 @@ function beyondSchema(doc: Record<string, any>, out: Finding[], opts: Submission
       if (!isObj(tc)) return;
       const base = child(child('$', key), i);
       const urls: [string, unknown][] = [['expected_output_url', tc.expected_output_url]];
-      if (Array.isArray(tc.file_attachment_urls)) tc.file_attachment_urls.forEach((u: unknown, j: number) => urls.push([`file_attachment_urls[${j}]`, u]));
+      if (Array.isArray(tc.file_attachment_urls))
+        tc.file_attachment_urls.forEach((u: unknown, j: number) => urls.push([`file_attachment_urls[${j}]`, u]));
       for (const [field, u] of urls) {
         if (typeof u !== 'string') continue;
         let ok = false;
@@ -112,7 +154,13 @@ function beyondSchema(doc: Record<string, any>, out: Finding[], opts: Submission
           /* not a URL */
         }
         const p = `${base}.${field}`;
-        if (!ok) out.push({ severity: 'error', rule: 'testCases.url', path: p, message: `${p} must be an absolute http(s) URL, got ${JSON.stringify(u)}` });
+        if (!ok)
+          out.push({
+            severity: 'error',
+            rule: 'testCases.url',
+            path: p,
+            message: `${p} must be an absolute http(s) URL, got ${JSON.stringify(u)}`,
+          });
       }
     });
     // The same prompt twice tests nothing new.
@@ -120,7 +168,13 @@ function beyondSchema(doc: Record<string, any>, out: Finding[], opts: Submission
     doc[key].forEach((tc: any, i: number) => {
       const prompt = isObj(tc) && typeof tc.user_prompt === 'string' ? tc.user_prompt.trim().toLowerCase() : undefined;
       if (!prompt) return;
-      if (prompts.has(prompt)) out.push({ severity: 'warning', rule: 'testCases.duplicate', path: `${child(child('$', key), i)}.user_prompt`, message: `${child(child('$', key), i)}.user_prompt repeats ${key}[${prompts.get(prompt)}]` });
+      if (prompts.has(prompt))
+        out.push({
+          severity: 'warning',
+          rule: 'testCases.duplicate',
+          path: `${child(child('$', key), i)}.user_prompt`,
+          message: `${child(child('$', key), i)}.user_prompt repeats ${key}[${prompts.get(prompt)}]`,
+        });
       else prompts.set(prompt, i);
     });
   }
@@ -137,12 +191,24 @@ function beyondSchema(doc: Record<string, any>, out: Finding[], opts: Submission
       const a = tools[name]?.annotations;
       for (const hint of ['readOnlyHint', 'openWorldHint', 'destructiveHint']) {
         const mine = isObj(a) ? a[hint] : undefined;
-        const theirs = (d.annotations as any)?.[hint];
-        if (typeof mine === 'boolean' && mine !== theirs) out.push({ severity: 'error', rule: 'server.annotationMismatch', path: `${p}.annotations.${hint}`, message: `${p}.annotations.${hint} is ${mine} but the server's descriptor says ${JSON.stringify(theirs)}` });
+        const theirs = isObj(d.annotations) ? d.annotations[hint] : undefined;
+        if (typeof mine === 'boolean' && mine !== theirs)
+          out.push({
+            severity: 'error',
+            rule: 'server.annotationMismatch',
+            path: `${p}.annotations.${hint}`,
+            message: `${p}.annotations.${hint} is ${mine} but the server's descriptor says ${JSON.stringify(theirs)}`,
+          });
       }
     }
     for (const d of opts.descriptors) {
-      if (!names.includes(d.name)) out.push({ severity: 'error', rule: 'server.missingTool', path: child('$.tools', d.name), message: `the server's tool '${d.name}' is missing from $.tools` });
+      if (!names.includes(d.name))
+        out.push({
+          severity: 'error',
+          rule: 'server.missingTool',
+          path: child('$.tools', d.name),
+          message: `the server's tool '${d.name}' is missing from $.tools`,
+        });
     }
   }
 }

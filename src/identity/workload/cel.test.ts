@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { checkAttributeMatch, compileExpressions, evaluateExpressions, ExpressionConfigError, matchesAttributes } from './cel.js';
 import { AttributeConditionFailed, MappingResolutionFailed } from './errors.js';
 
-const claims = { sub: 'repo:acme/api:ref:refs/heads/main', iss: 'https://idp', exp: 1_900_000_000, groups: ['ops', 'dev'], repo: 'acme/api' };
+const claims = {
+  sub: 'repo:acme/api:ref:refs/heads/main',
+  iss: 'https://idp',
+  exp: 1_900_000_000,
+  groups: ['ops', 'dev'],
+  repo: 'acme/api',
+};
 
 describe('compileExpressions', () => {
   it('requires the subject mapping', () => {
@@ -37,7 +43,12 @@ describe('evaluateExpressions', () => {
   it('derives the subject and attributes, ints as CEL ints', () => {
     const c = compileExpressions(
       {
-        attribute_mapping: { 'vendor.subject': 'assertion.sub', 'attribute.repo': 'assertion.repo', 'attribute.late': 'assertion.exp > 1000', 'attribute.groups': 'assertion.groups' },
+        attribute_mapping: {
+          'vendor.subject': 'assertion.sub',
+          'attribute.repo': 'assertion.repo',
+          'attribute.late': 'assertion.exp > 1000',
+          'attribute.groups': 'assertion.groups',
+        },
         attribute_condition: '"ops" in assertion.groups && attribute.repo == "acme/api" && vendor.subject.startsWith("repo:")',
       },
       'vendor',
@@ -48,20 +59,29 @@ describe('evaluateExpressions', () => {
   });
 
   it('reads certificate fields', () => {
-    const c = compileExpressions({ attribute_mapping: { 'vendor.subject': 'assertion.subject.dn.cn', 'attribute.uri': 'assertion.san.uris[0]' } }, 'vendor');
+    const c = compileExpressions(
+      { attribute_mapping: { 'vendor.subject': 'assertion.subject.dn.cn', 'attribute.uri': 'assertion.san.uris[0]' } },
+      'vendor',
+    );
     const d = evaluateExpressions(c, { subject: { dn: { cn: 'worker-1' } }, san: { uris: ['spiffe://acme/w'] } }, 'vendor');
     expect(d).toEqual({ subject: 'worker-1', attributes: { 'attribute.uri': 'spiffe://acme/w' } });
   });
 
   it('a false condition is AttributeConditionFailed (invalid_grant)', () => {
-    const c = compileExpressions({ attribute_mapping: { 'vendor.subject': 'assertion.sub' }, attribute_condition: 'assertion.repo == "other/repo"' }, 'vendor');
+    const c = compileExpressions(
+      { attribute_mapping: { 'vendor.subject': 'assertion.sub' }, attribute_condition: 'assertion.repo == "other/repo"' },
+      'vendor',
+    );
     const err = catchOf(() => evaluateExpressions(c, claims, 'vendor'));
     expect(err).toBeInstanceOf(AttributeConditionFailed);
     expect((err as AttributeConditionFailed).code).toBe('invalid_grant');
   });
 
   it('a condition that cannot evaluate (missing claim) rejects', () => {
-    const c = compileExpressions({ attribute_mapping: { 'vendor.subject': 'assertion.sub' }, attribute_condition: 'assertion.missing == "x"' }, 'vendor');
+    const c = compileExpressions(
+      { attribute_mapping: { 'vendor.subject': 'assertion.sub' }, attribute_condition: 'assertion.missing == "x"' },
+      'vendor',
+    );
     expect(catchOf(() => evaluateExpressions(c, claims, 'vendor'))).toBeInstanceOf(AttributeConditionFailed);
   });
 
@@ -86,7 +106,10 @@ describe('evaluateExpressions', () => {
 
 describe('claims named like Object members', () => {
   it('stay ordinary keys', () => {
-    const c = compileExpressions({ attribute_mapping: { 'vendor.subject': 'assertion.sub' }, attribute_condition: '!has(assertion.admin)' }, 'vendor');
+    const c = compileExpressions(
+      { attribute_mapping: { 'vendor.subject': 'assertion.sub' }, attribute_condition: '!has(assertion.admin)' },
+      'vendor',
+    );
     const claims = JSON.parse('{"sub":"s","__proto__":{"admin":true}}');
     expect(evaluateExpressions(c, claims, 'vendor').subject).toBe('s');
   });
@@ -97,7 +120,9 @@ describe('matchesAttributes', () => {
   it('matches derived attributes, raw claims and list membership', () => {
     expect(matchesAttributes({}, derived, claims, 'vendor')).toBe(true);
     expect(matchesAttributes({ 'vendor.subject': 's1', 'attribute.env': 'prod' }, derived, claims, 'vendor')).toBe(true);
-    expect(matchesAttributes({ 'attribute.groups': 'b', 'attribute.n': '3', 'assertion.repo': 'acme/api' }, derived, claims, 'vendor')).toBe(true);
+    expect(
+      matchesAttributes({ 'attribute.groups': 'b', 'attribute.n': '3', 'assertion.repo': 'acme/api' }, derived, claims, 'vendor'),
+    ).toBe(true);
     expect(matchesAttributes({ 'attribute.env': 'dev' }, derived, claims, 'vendor')).toBe(false);
     expect(matchesAttributes({ 'assertion.nope.deeper': 'x' }, derived, claims, 'vendor')).toBe(false);
     expect(matchesAttributes({ 'assertion.__proto__': 'x' }, derived, claims, 'vendor')).toBe(false);

@@ -48,6 +48,11 @@ export interface CompiledExpressions {
   subjectKey: string;
 }
 
+/**
+ * The CEL environments of each vendor name. Module-level on purpose: a pure cache — an environment is a
+ * function of the vendor name alone, is never changed once built, and holds no request or instance data,
+ * so instances (and tests) may share it; its keys are the few vendor names a process is configured with.
+ */
 const envs = new Map<string, { mapping: Environment; condition: Environment }>();
 
 function environments(vendor: string) {
@@ -56,7 +61,10 @@ function environments(vendor: string) {
     const base = { unlistedVariablesAreDyn: false, limits: CEL_LIMITS.env };
     e = {
       mapping: new Environment(base).registerVariable('assertion', 'map'),
-      condition: new Environment(base).registerVariable('assertion', 'map').registerVariable('attribute', 'map').registerVariable(vendor, 'map'),
+      condition: new Environment(base)
+        .registerVariable('assertion', 'map')
+        .registerVariable('attribute', 'map')
+        .registerVariable(vendor, 'map'),
     };
     envs.set(vendor, e);
   }
@@ -64,7 +72,8 @@ function environments(vendor: string) {
 }
 
 function compileOne(env: Environment, source: unknown, param: string): Program {
-  if (typeof source !== 'string' || source.trim() === '') throw new ExpressionConfigError(`'${param}' must be a non-empty CEL expression.`, param);
+  if (typeof source !== 'string' || source.trim() === '')
+    throw new ExpressionConfigError(`'${param}' must be a non-empty CEL expression.`, param);
   if (source.length > CEL_LIMITS.maxExpressionLength) {
     throw new ExpressionConfigError(`'${param}' must be at most ${CEL_LIMITS.maxExpressionLength} characters.`, param);
   }
@@ -87,10 +96,16 @@ export function compileExpressions(cfg: ProviderExpressions, vendor: string, par
   const subjectKey = `${vendor}.subject`;
   const entries = Object.entries(cfg.attribute_mapping ?? {});
   if (!entries.some(([k]) => k === subjectKey)) {
-    throw new ExpressionConfigError(`'attribute_mapping' must map '${subjectKey}' (exactly one non-empty subject).`, `${paramPrefix}attribute_mapping`);
+    throw new ExpressionConfigError(
+      `'attribute_mapping' must map '${subjectKey}' (exactly one non-empty subject).`,
+      `${paramPrefix}attribute_mapping`,
+    );
   }
   if (entries.length > CEL_LIMITS.maxAttributes) {
-    throw new ExpressionConfigError(`'attribute_mapping' may have at most ${CEL_LIMITS.maxAttributes} keys.`, `${paramPrefix}attribute_mapping`);
+    throw new ExpressionConfigError(
+      `'attribute_mapping' may have at most ${CEL_LIMITS.maxAttributes} keys.`,
+      `${paramPrefix}attribute_mapping`,
+    );
   }
   const mapping = entries.map(([key, source]) => {
     const param = `${paramPrefix}attribute_mapping.${key}`;
@@ -99,7 +114,8 @@ export function compileExpressions(cfg: ProviderExpressions, vendor: string, par
     }
     return { key, program: compileOne(mapEnv, source, param) };
   });
-  const condition = cfg.attribute_condition == null ? null : compileOne(condEnv, cfg.attribute_condition, `${paramPrefix}attribute_condition`);
+  const condition =
+    cfg.attribute_condition == null ? null : compileOne(condEnv, cfg.attribute_condition, `${paramPrefix}attribute_condition`);
   return { condition, mapping, subjectKey };
 }
 
@@ -122,8 +138,12 @@ function fromCel(value: unknown, key: string): AttributeValue {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'bigint') return Number(value);
   if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (Array.isArray(value) && value.length <= CEL_LIMITS.maxListValues && value.every((v) => typeof v === 'string')) return value as string[];
-  throw new MappingResolutionFailed('transformation_failed', `Attribute '${key}' must evaluate to a string, bool, number or list of strings.`);
+  if (Array.isArray(value) && value.length <= CEL_LIMITS.maxListValues && value.every((v) => typeof v === 'string'))
+    return value as string[];
+  throw new MappingResolutionFailed(
+    'transformation_failed',
+    `Attribute '${key}' must evaluate to a string, bool, number or list of strings.`,
+  );
 }
 
 export interface DerivedAttributes {
@@ -151,12 +171,18 @@ export function evaluateExpressions(compiled: CompiledExpressions, assertion: Re
     if (key === compiled.subjectKey) {
       const one = Array.isArray(value) ? (value.length === 1 ? value[0] : null) : typeof value === 'string' ? value : null;
       if (one === null || one === '' || one.length > CEL_LIMITS.maxAttributeValueLength) {
-        throw new MappingResolutionFailed('subject_invalid', `'${key}' must derive exactly one non-empty string of at most ${CEL_LIMITS.maxAttributeValueLength} characters.`);
+        throw new MappingResolutionFailed(
+          'subject_invalid',
+          `'${key}' must derive exactly one non-empty string of at most ${CEL_LIMITS.maxAttributeValueLength} characters.`,
+        );
       }
       subject = one;
     } else {
       if (typeof value === 'string' && value.length > CEL_LIMITS.maxAttributeValueLength) {
-        throw new MappingResolutionFailed('transformation_failed', `Attribute '${key}' is longer than ${CEL_LIMITS.maxAttributeValueLength} characters.`);
+        throw new MappingResolutionFailed(
+          'transformation_failed',
+          `Attribute '${key}' is longer than ${CEL_LIMITS.maxAttributeValueLength} characters.`,
+        );
       }
       attributes[key] = value;
     }
@@ -223,13 +249,21 @@ function sameValue(actual: unknown, expected: string): boolean {
 /** Validates an `attribute_match` object's keys; throws ExpressionConfigError naming the field. */
 export function checkAttributeMatch(match: Record<string, unknown>, vendor: string, param: string): void {
   const keys = Object.keys(match);
-  if (keys.length > CEL_LIMITS.maxAttributes) throw new ExpressionConfigError(`'${param}' may have at most ${CEL_LIMITS.maxAttributes} keys.`, param);
+  if (keys.length > CEL_LIMITS.maxAttributes)
+    throw new ExpressionConfigError(`'${param}' may have at most ${CEL_LIMITS.maxAttributes} keys.`, param);
   for (const key of keys) {
     const ok = key === `${vendor}.subject` || ATTRIBUTE_KEY.test(key) || /^assertion(\.[A-Za-z0-9_:-]{1,128}){1,8}$/.test(key);
-    if (!ok) throw new ExpressionConfigError(`'${param}.${key}': keys are '${vendor}.subject', 'attribute.<name>' or 'assertion.<claim path>'.`, `${param}.${key}`);
+    if (!ok)
+      throw new ExpressionConfigError(
+        `'${param}.${key}': keys are '${vendor}.subject', 'attribute.<name>' or 'assertion.<claim path>'.`,
+        `${param}.${key}`,
+      );
     const v = match[key];
     if (typeof v !== 'string' || v.length === 0 || v.length > CEL_LIMITS.maxAttributeValueLength) {
-      throw new ExpressionConfigError(`'${param}.${key}' must be a non-empty string of at most ${CEL_LIMITS.maxAttributeValueLength} characters.`, `${param}.${key}`);
+      throw new ExpressionConfigError(
+        `'${param}.${key}' must be a non-empty string of at most ${CEL_LIMITS.maxAttributeValueLength} characters.`,
+        `${param}.${key}`,
+      );
     }
   }
 }

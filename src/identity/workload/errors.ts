@@ -1,3 +1,6 @@
+import type { FastifyReply } from 'fastify';
+import { toApiError } from '../../core/validation.js';
+
 /**
  * Token exchange refusals, one class per failure category of the spec, in the style of jose's errors: each
  * carries the RFC 6749 §5.2 error `code` it is rendered with, the HTTP status, the spec's `category` and a
@@ -11,7 +14,8 @@ export type OAuthErrorCode =
   | 'invalid_subject_token'
   | 'invalid_grant'
   | 'temporarily_unavailable'
-  | 'access_denied';
+  | 'access_denied'
+  | 'server_error';
 
 /** The failure categories of the spec's token exchange errors (plus two of Standin's: target and upstream). */
 export type ExchangeCategory =
@@ -28,6 +32,27 @@ export type ExchangeCategory =
 export interface OAuthErrorBody {
   error: OAuthErrorCode;
   error_description: string;
+}
+
+/** Headers of every error reply of the token endpoint: RFC 6749 §5.1 forbids caching its answers. */
+export const OAUTH_ERROR_HEADERS = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+
+/**
+ * The RFC 6749 §5.2 status and body of anything the token endpoint fails with: an exchange refusal as
+ * it is, any other failure (malformed or oversized body, wrong content type, an edge check, a server error)
+ * as `invalid_request`, `temporarily_unavailable` (503) or `server_error` with the API error's message.
+ */
+export function oauthError(err: unknown): { status: number; body: OAuthErrorBody } {
+  if (err instanceof ExchangeError) return { status: err.status, body: err.toBody() };
+  const api = toApiError(err);
+  const error: OAuthErrorCode = api.status < 500 ? 'invalid_request' : api.status === 503 ? 'temporarily_unavailable' : 'server_error';
+  return { status: api.status, body: { error, error_description: api.message } };
+}
+
+/** Answers `oauthError(err)`: the one error reply of `/oauth/` URLs (the token endpoint and the app's error handler). */
+export function sendOAuthError(reply: FastifyReply, err: unknown): FastifyReply {
+  const { status, body } = oauthError(err);
+  return reply.headers(OAUTH_ERROR_HEADERS).code(status).send(body);
 }
 
 export abstract class ExchangeError extends Error {
@@ -138,10 +163,7 @@ export class CertificateVerificationFailed extends ExchangeError {
   readonly code = 'invalid_subject_token' as const;
   readonly category = 'certificate_verification' as const;
   override readonly status = 401;
-  constructor(
-    reason: 'missing' | 'malformed' | 'untrusted_chain' | 'expired' | 'not_yet_valid' | 'admission',
-    description: string,
-  ) {
+  constructor(reason: 'missing' | 'malformed' | 'untrusted_chain' | 'expired' | 'not_yet_valid' | 'admission', description: string) {
     super(reason, description);
   }
 }

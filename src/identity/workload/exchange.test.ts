@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateExpressions, compileExpressions } from './cel.js';
-import { ExchangeError, InvalidTarget, MappingResolutionFailed, MissingParameter, ProviderResolutionFailed, UnsupportedGrantType, UnsupportedTokenRequest } from './errors.js';
+import {
+  ExchangeError,
+  InvalidTarget,
+  MappingResolutionFailed,
+  MissingParameter,
+  ProviderResolutionFailed,
+  UnsupportedGrantType,
+  UnsupportedTokenRequest,
+} from './errors.js';
 import { GRANT_TYPE, JWT_TOKEN_TYPE, parseExchangeRequest, resolveMapping, scopeOf, x509TokenType } from './exchange.js';
 import type { Mapping } from './store.js';
 
@@ -25,8 +33,18 @@ function refusal(body: unknown, endpoint: 'main' | 'mtls' = 'main', vendor = 've
 
 describe('parseExchangeRequest', () => {
   it('accepts the JWT request and the X.509 request on their endpoints', () => {
-    expect(parseExchangeRequest(jwtBody({ scope: 'anything' }), 'vendor', 'main')).toEqual({ mode: 'jwt', subjectToken: 'a.b.c', providerId: 'idp_x', serviceAccountId: 'svc_acct_x' });
-    const x = { grant_type: GRANT_TYPE, subject_token_type: x509TokenType('openai'), identity_provider_id: 'idp_x', service_account_id: 'svc_acct_x' };
+    expect(parseExchangeRequest(jwtBody({ scope: 'anything' }), 'vendor', 'main')).toEqual({
+      mode: 'jwt',
+      subjectToken: 'a.b.c',
+      providerId: 'idp_x',
+      serviceAccountId: 'svc_acct_x',
+    });
+    const x = {
+      grant_type: GRANT_TYPE,
+      subject_token_type: x509TokenType('openai'),
+      identity_provider_id: 'idp_x',
+      service_account_id: 'svc_acct_x',
+    };
     expect(parseExchangeRequest(x, 'openai', 'mtls').mode).toBe('x509');
     // The token type follows the vendor setting.
     expect(refusal({ ...x, subject_token_type: x509TokenType('vendor') }, 'mtls', 'openai')).toBeInstanceOf(UnsupportedTokenRequest);
@@ -46,10 +64,17 @@ describe('parseExchangeRequest', () => {
     expect(refusal(jwtBody({ service_account_id: 'x y' })).reason).toBe('malformed_service_account_id');
     expect(refusal(jwtBody({ extra: '1' })).reason).toBe('unknown_parameter');
     expect(refusal(jwtBody({ actor_token: 't' })).reason).toBe('delegation_unsupported');
-    expect(refusal(jwtBody({ requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' })).reason).toBe('unsupported_requested_token_type');
+    expect(refusal(jwtBody({ requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' })).reason).toBe(
+      'unsupported_requested_token_type',
+    );
     expect(refusal(jwtBody({ n: 1 })).reason).toBe('invalid_parameter');
     expect(refusal(jwtBody(), 'mtls').reason).toBe('wrong_endpoint');
-    const x = { grant_type: GRANT_TYPE, subject_token_type: x509TokenType('vendor'), identity_provider_id: 'idp_x', service_account_id: 'svc_acct_x' };
+    const x = {
+      grant_type: GRANT_TYPE,
+      subject_token_type: x509TokenType('vendor'),
+      identity_provider_id: 'idp_x',
+      service_account_id: 'svc_acct_x',
+    };
     expect(refusal(x, 'main').reason).toBe('wrong_endpoint');
     expect(refusal({ ...x, subject_token: 'x' }, 'mtls').reason).toBe('subject_token_not_allowed');
   });
@@ -70,7 +95,10 @@ describe('scopeOf', () => {
 });
 
 describe('resolveMapping', () => {
-  const compiled = compileExpressions({ attribute_mapping: { 'vendor.subject': 'assertion.sub', 'attribute.env': 'assertion.env' } }, 'vendor');
+  const compiled = compileExpressions(
+    { attribute_mapping: { 'vendor.subject': 'assertion.sub', 'attribute.env': 'assertion.env' } },
+    'vendor',
+  );
   const claims = { sub: 's', env: 'prod' };
   const derived = evaluateExpressions(compiled, claims, 'vendor');
   const mapping = (id: string, over: Partial<Mapping> = {}): Mapping => ({
@@ -100,7 +128,12 @@ describe('resolveMapping', () => {
     expect(reason([mapping('a', { enabled: false })])).toBe('mapping_disabled');
     expect(reason([mapping('a', { attribute_match: { 'attribute.env': 'dev' } })])).toBe('attributes_mismatch');
     expect(reason([mapping('a'), mapping('b', { attribute_match: { 'attribute.env': 'prod' } })])).toBe('ambiguous');
-    expect(reason([mapping('a', { attribute_match: { 'attribute.env': 'prod' } }), mapping('b', { attribute_match: { 'attribute.env': 'dev' } })])).toBe('resolved');
+    expect(
+      reason([
+        mapping('a', { attribute_match: { 'attribute.env': 'prod' } }),
+        mapping('b', { attribute_match: { 'attribute.env': 'dev' } }),
+      ]),
+    ).toBe('resolved');
     expect(reason([mapping('a'), mapping('b', { enabled: false })])).toBe('resolved');
   });
 });

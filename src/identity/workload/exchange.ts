@@ -3,7 +3,6 @@ import type { Ctx } from '../../core/module.js';
 import { ApiError } from '../../core/errors.js';
 import { newId, newSecret } from '../../core/ids.js';
 import { hashSecret } from '../../core/secrets.js';
-import type { Insertable } from 'kysely';
 import { fromJson, toJson } from '../../store/db.js';
 import { getServiceAccount } from '../service.js';
 import { compileExpressions, evaluateExpressions, matchesAttributes, type CompiledExpressions } from './cel.js';
@@ -16,12 +15,10 @@ import {
   UnsupportedGrantType,
   UnsupportedTokenRequest,
 } from './errors.js';
-import { exchangeWriter } from './group-commit.js';
 import { JwksCache, type JwksFetcher } from './jwks.js';
 import { verifySubjectJwt } from './jwt.js';
 import * as store from './store.js';
-import type { Mapping, MtlsRoot, Provider } from './store.js';
-import type { WorkloadTables } from './tables.js';
+import type { Mapping, MtlsRoot, NewToken, Provider } from './store.js';
 import { parseRoot, verifyClientChain, type TrustedRoot, type VerifiedClientCertificate } from './x509.js';
 
 /**
@@ -56,7 +53,16 @@ export interface TokenResponse {
   scope?: string;
 }
 
-const COMMON = new Set(['grant_type', 'subject_token_type', 'identity_provider_id', 'service_account_id', 'scope', 'requested_token_type', 'audience', 'resource']);
+const COMMON = new Set([
+  'grant_type',
+  'subject_token_type',
+  'identity_provider_id',
+  'service_account_id',
+  'scope',
+  'requested_token_type',
+  'audience',
+  'resource',
+]);
 
 /** Checks a token request body (JSON object or parsed form) for `endpoint`; throws an ExchangeError. */
 export function parseExchangeRequest(body: unknown, vendor: string, endpoint: Endpoint): ExchangeRequest {
@@ -82,21 +88,37 @@ export function parseExchangeRequest(body: unknown, vendor: string, endpoint: En
     );
   }
   if (mode === 'x509' && endpoint === 'main') {
-    throw new UnsupportedTokenRequest('wrong_endpoint', 'X.509 exchange is served only on the mutual TLS token endpoint, with the client certificate presented in the TLS handshake.');
+    throw new UnsupportedTokenRequest(
+      'wrong_endpoint',
+      'X.509 exchange is served only on the mutual TLS token endpoint, with the client certificate presented in the TLS handshake.',
+    );
   }
   if (mode === 'jwt' && endpoint === 'mtls') {
-    throw new UnsupportedTokenRequest('wrong_endpoint', `The mutual TLS token endpoint serves X.509 exchange only ('subject_token_type' '${x509TokenType(vendor)}').`);
+    throw new UnsupportedTokenRequest(
+      'wrong_endpoint',
+      `The mutual TLS token endpoint serves X.509 exchange only ('subject_token_type' '${x509TokenType(vendor)}').`,
+    );
   }
   for (const k of Object.keys(p)) {
     if (COMMON.has(k) || (k === 'subject_token' && mode === 'jwt')) continue;
     if (k === 'subject_token') {
-      throw new UnsupportedTokenRequest('subject_token_not_allowed', "'subject_token' must be omitted for X.509 exchange: the identity comes only from the TLS connection.");
+      throw new UnsupportedTokenRequest(
+        'subject_token_not_allowed',
+        "'subject_token' must be omitted for X.509 exchange: the identity comes only from the TLS connection.",
+      );
     }
-    if (k === 'actor_token' || k === 'actor_token_type') throw new UnsupportedTokenRequest('delegation_unsupported', `'${k}' is not supported: delegation is not offered.`);
-    throw new UnsupportedTokenRequest('unknown_parameter', `'${k.slice(0, 100)}' is not a parameter of ${mode === 'jwt' ? 'JWT' : 'X.509'} token exchange.`);
+    if (k === 'actor_token' || k === 'actor_token_type')
+      throw new UnsupportedTokenRequest('delegation_unsupported', `'${k}' is not supported: delegation is not offered.`);
+    throw new UnsupportedTokenRequest(
+      'unknown_parameter',
+      `'${k.slice(0, 100)}' is not a parameter of ${mode === 'jwt' ? 'JWT' : 'X.509'} token exchange.`,
+    );
   }
   if (present('requested_token_type') && p.requested_token_type !== ACCESS_TOKEN_TYPE) {
-    throw new UnsupportedTokenRequest('unsupported_requested_token_type', `'requested_token_type' must be '${ACCESS_TOKEN_TYPE}' (or omitted).`);
+    throw new UnsupportedTokenRequest(
+      'unsupported_requested_token_type',
+      `'requested_token_type' must be '${ACCESS_TOKEN_TYPE}' (or omitted).`,
+    );
   }
   for (const k of ['audience', 'resource']) if (k in p) throw new InvalidTarget(k);
   if (mode === 'jwt' && !present('subject_token')) throw new MissingParameter('subject_token');
@@ -108,7 +130,12 @@ export function parseExchangeRequest(body: unknown, vendor: string, endpoint: En
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(p.service_account_id)) {
     throw new UnsupportedTokenRequest('malformed_service_account_id', "'service_account_id' is malformed (an id such as 'svc_acct_…').");
   }
-  return { mode, subjectToken: mode === 'jwt' ? p.subject_token : null, providerId: p.identity_provider_id, serviceAccountId: p.service_account_id };
+  return {
+    mode,
+    subjectToken: mode === 'jwt' ? p.subject_token : null,
+    providerId: p.identity_provider_id,
+    serviceAccountId: p.service_account_id,
+  };
 }
 
 /** What an exchange records in the audit log, filled in as the exchange proceeds. */
@@ -155,17 +182,18 @@ export class WorkloadIdentity {
   private readonly snapshots = new Map<string, { at: number; generation: number; snap: Snapshot }>();
   private readonly roots = new Map<string, { at: number; generation: number; roots: MtlsRoot[] }>();
   private generation = 0;
-  private readonly commits: ReturnType<typeof exchangeWriter>;
+  private readonly commits: ReturnType<typeof store.exchangeWriter>;
 
   constructor(
     private readonly ctx: Ctx,
     fetcher: JwksFetcher,
   ) {
-    this.commits = exchangeWriter(() => ctx.store.db);
+    this.commits = store.exchangeWriter(() => ctx.store.db);
     this.jwks = new JwksCache({
       fetch: fetcher,
       now: () => ctx.clock.now(),
-      onFetchError: (source, err) => ctx.log.warn({ provider: source.cacheKey.split(':')[0], reason: err.message }, 'fetching a JWKS failed'),
+      onFetchError: (source, err) =>
+        ctx.log.warn({ provider: source.cacheKey.split(':')[0], reason: err.message }, 'fetching a JWKS failed'),
     });
   }
 
@@ -198,12 +226,25 @@ export class WorkloadIdentity {
   /** Records a refusal that happened before the request could be parsed (no provider known yet). */
   async recordUnparsed(err: ExchangeError, clientIp: string | null): Promise<void> {
     await this.record(
-      { organizationId: null, providerId: null, mappingId: null, serviceAccountId: null, subject: null, via: null, certificateSha256: null, clientIp },
+      {
+        organizationId: null,
+        providerId: null,
+        mappingId: null,
+        serviceAccountId: null,
+        subject: null,
+        via: null,
+        certificateSha256: null,
+        clientIp,
+      },
       { outcome: 'refused', error: err },
     );
   }
 
-  private async run(req: ExchangeRequest, conn: { tls?: ClientTls }, audit: AuditDraft): Promise<{ response: TokenResponse; token: Insertable<WorkloadTables['workload_tokens']> }> {
+  private async run(
+    req: ExchangeRequest,
+    conn: { tls?: ClientTls },
+    audit: AuditDraft,
+  ): Promise<{ response: TokenResponse; token: NewToken }> {
     const snap = await this.snapshot(req.providerId, req.serviceAccountId);
     const provider = snap.provider;
     if (!provider) throw new ProviderResolutionFailed('unknown', `No identity provider '${req.providerId}'.`);
@@ -211,7 +252,10 @@ export class WorkloadIdentity {
     audit.providerId = provider.id;
     if (!provider.enabled) throw new ProviderResolutionFailed('disabled', `Identity provider '${provider.id}' is disabled.`);
     if (provider.kind !== req.mode) {
-      throw new ProviderResolutionFailed('mode_mismatch', `Identity provider '${provider.id}' is a ${provider.kind} provider; it cannot serve ${req.mode === 'jwt' ? 'JWT' : 'X.509'} exchange.`);
+      throw new ProviderResolutionFailed(
+        'mode_mismatch',
+        `Identity provider '${provider.id}' is a ${provider.kind} provider; it cannot serve ${req.mode === 'jwt' ? 'JWT' : 'X.509'} exchange.`,
+      );
     }
     const nowMs = this.ctx.clock.now();
     const candidates = snap.candidates;
@@ -227,7 +271,11 @@ export class WorkloadIdentity {
     } else {
       const projects = new Set(candidates.map((m) => m.project_id));
       const roots = (await this.activeRoots(provider.organization_id)).filter((r) => r.project_id === null || projects.has(r.project_id));
-      cert = await verifyClientChain(conn.tls?.chain ?? [], roots.map((r) => this.trusted(r)), nowMs);
+      cert = await verifyClientChain(
+        conn.tls?.chain ?? [],
+        roots.map((r) => this.trusted(r)),
+        nowMs,
+      );
       audit.certificateSha256 = cert.fingerprint;
       assertion = cert.assertion as unknown as Record<string, unknown>;
       expiresAt = cert.expiresAt;
@@ -239,11 +287,17 @@ export class WorkloadIdentity {
     const mapping = resolveMapping(candidates, derived, assertion, vendor, req.serviceAccountId);
     audit.mappingId = mapping.id;
     if (cert && cert.root.projectId !== null && cert.root.projectId !== mapping.project_id) {
-      throw new MappingResolutionFailed('root_not_active_for_project', `The certificate's root is not active for project '${mapping.project_id}'.`);
+      throw new MappingResolutionFailed(
+        'root_not_active_for_project',
+        `The certificate's root is not active for project '${mapping.project_id}'.`,
+      );
     }
     const sa = snap.serviceAccount;
     if (!sa || sa.project_id !== mapping.project_id || sa.organization_id !== provider.organization_id) {
-      throw new MappingResolutionFailed('service_account_unavailable', `Service account '${mapping.service_account_id}' is not available in project '${mapping.project_id}'.`);
+      throw new MappingResolutionFailed(
+        'service_account_unavailable',
+        `Service account '${mapping.service_account_id}' is not available in project '${mapping.project_id}'.`,
+      );
     }
 
     const nowS = Math.floor(nowMs / 1000);
@@ -264,7 +318,12 @@ export class WorkloadIdentity {
       expires_at: nowS + expiresIn,
       created_at: nowS,
     };
-    const response: TokenResponse = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: expiresIn };
+    const response: TokenResponse = {
+      access_token: value,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: 'Bearer',
+      expires_in: expiresIn,
+    };
     const scope = scopeOf(mapping.permissions);
     if (scope !== undefined) response.scope = scope;
     return { response, token };
@@ -284,7 +343,11 @@ export class WorkloadIdentity {
     const provider = await store.findProvider(db, providerId);
     const candidates = provider ? await store.mappingsFor(db, provider.id, serviceAccountId) : [];
     const sa = candidates.length ? await getServiceAccount(db, serviceAccountId).catch(() => null) : null;
-    const snap: Snapshot = { provider, candidates, serviceAccount: sa ? { project_id: sa.project_id, organization_id: sa.organization_id } : null };
+    const snap: Snapshot = {
+      provider,
+      candidates,
+      serviceAccount: sa ? { project_id: sa.project_id, organization_id: sa.organization_id } : null,
+    };
     if (this.snapshots.size > 10_000) this.snapshots.clear();
     this.snapshots.set(key, { at: performance.now(), generation, snap });
     return snap;
@@ -324,7 +387,10 @@ export class WorkloadIdentity {
       try {
         c = compileExpressions({ attribute_condition: p.attribute_condition, attribute_mapping: p.attribute_mapping }, vendor);
       } catch {
-        throw new MappingResolutionFailed('transformation_failed', `The attribute mapping of identity provider '${p.id}' is not usable; fix its configuration.`);
+        throw new MappingResolutionFailed(
+          'transformation_failed',
+          `The attribute mapping of identity provider '${p.id}' is not usable; fix its configuration.`,
+        );
       }
       if (this.compiled.size > 1000) this.compiled.clear();
       this.compiled.set(key, c);
@@ -349,24 +415,33 @@ export class WorkloadIdentity {
    */
   async verifyApiClient(chain: Buffer[], organizationId: string, projectId: string): Promise<VerifiedClientCertificate> {
     const roots = (await this.activeRoots(organizationId)).filter((r) => r.project_id === null || r.project_id === projectId);
-    return verifyClientChain(chain, roots.map((r) => this.trusted(r)), this.ctx.clock.now());
+    return verifyClientChain(
+      chain,
+      roots.map((r) => this.trusted(r)),
+      this.ctx.clock.now(),
+    );
   }
 
   /** Looks a minted token up; null when `token` is not one of ours. Throws 401 for expired or revoked tokens. */
   async lookupToken(token: string): Promise<{ principal: PlatformPrincipal; via: ExchangeMode } | null> {
     if (!token.startsWith(TOKEN_PREFIX)) return null;
-    const db = this.ctx.store.db;
-    const row = await db.selectFrom('workload_tokens').selectAll().where('hash', '=', hashSecret(token)).executeTakeFirst();
+    const row = await store.findTokenByHash(this.ctx.store.db, hashSecret(token));
     if (!row) return null;
     if (Number(row.expires_at) <= this.ctx.clock.nowSeconds()) {
-      throw new ApiError('authentication_error', 'The access token has expired; exchange a fresh subject token.', { code: 'token_expired' });
+      throw new ApiError('authentication_error', 'The access token has expired; exchange a fresh subject token.', {
+        code: 'token_expired',
+      });
     }
-    // Disabling or deleting the provider or mapping, or deleting the service account, revokes its tokens.
+    const revoked = () =>
+      new ApiError('authentication_error', 'The access token has been revoked (its identity mapping or service account changed).', {
+        code: 'token_revoked',
+      });
+    // Disabling or deleting the provider or mapping marks its tokens revoked, for good (service.ts).
+    if (row.revoked_at !== null) throw revoked();
+    // The configuration as it is now holds too (a deleted service account has no marks to leave).
     const snap = await this.snapshot(row.provider_id, row.service_account_id);
     const mapping = snap.candidates.find((m) => m.id === row.mapping_id);
-    if (!mapping?.enabled || !snap.provider?.enabled || !snap.serviceAccount) {
-      throw new ApiError('authentication_error', 'The access token has been revoked (its identity mapping or service account changed).', { code: 'token_revoked' });
-    }
+    if (!mapping?.enabled || !snap.provider?.enabled || !snap.serviceAccount) throw revoked();
     return {
       via: row.via,
       principal: {
@@ -385,7 +460,7 @@ export class WorkloadIdentity {
   private record(
     a: AuditDraft,
     outcome: { outcome: 'issued'; tokenId: string } | { outcome: 'refused'; error: ExchangeError },
-    token: Insertable<WorkloadTables['workload_tokens']> | null = null,
+    token: NewToken | null = null,
   ): Promise<void> {
     const err = outcome.outcome === 'refused' ? outcome.error : null;
     const exchange = {
@@ -411,8 +486,7 @@ export class WorkloadIdentity {
   /** Deletes tokens expired for more than an hour and audit entries older than `keepDays`. */
   async purge(keepDays = 30): Promise<void> {
     const nowS = this.ctx.clock.nowSeconds();
-    await this.ctx.store.db.deleteFrom('workload_tokens').where('expires_at', '<', nowS - 3600).execute();
-    await this.ctx.store.db.deleteFrom('workload_exchanges').where('created_at', '<', nowS - keepDays * 86_400).execute();
+    await store.purge(this.ctx.store.db, nowS - 3600, nowS - keepDays * 86_400);
   }
 
   /** Standin clock, ms. */
@@ -438,13 +512,22 @@ export function resolveMapping(
   vendor: string,
   serviceAccountId: string,
 ): Mapping {
-  if (candidates.length === 0) throw new MappingResolutionFailed('no_mapping', `No mapping of this identity provider grants service account '${serviceAccountId}'.`);
+  if (candidates.length === 0)
+    throw new MappingResolutionFailed('no_mapping', `No mapping of this identity provider grants service account '${serviceAccountId}'.`);
   const enabled = candidates.filter((m) => m.enabled);
-  if (enabled.length === 0) throw new MappingResolutionFailed('mapping_disabled', `The mapping for service account '${serviceAccountId}' is disabled.`);
+  if (enabled.length === 0)
+    throw new MappingResolutionFailed('mapping_disabled', `The mapping for service account '${serviceAccountId}' is disabled.`);
   const matching = enabled.filter((m) => matchesAttributes(m.attribute_match, derived, assertion, vendor));
-  if (matching.length === 0) throw new MappingResolutionFailed('attributes_mismatch', `The credential's attributes match no enabled mapping for service account '${serviceAccountId}'.`);
+  if (matching.length === 0)
+    throw new MappingResolutionFailed(
+      'attributes_mismatch',
+      `The credential's attributes match no enabled mapping for service account '${serviceAccountId}'.`,
+    );
   if (matching.length > 1) {
-    throw new MappingResolutionFailed('ambiguous', `The credential matches ${matching.length} enabled mappings for service account '${serviceAccountId}'; exactly one must match.`);
+    throw new MappingResolutionFailed(
+      'ambiguous',
+      `The credential matches ${matching.length} enabled mappings for service account '${serviceAccountId}'; exactly one must match.`,
+    );
   }
   return matching[0];
 }

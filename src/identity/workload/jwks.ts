@@ -22,14 +22,17 @@ const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 
 /** Checks a JWKS document: public asymmetric keys only (RSA, EC, OKP), at most JWKS_LIMITS.maxKeys. */
 export function validateJwks(doc: unknown): JSONWebKeySet {
-  if (!doc || typeof doc !== 'object' || !Array.isArray((doc as { keys?: unknown }).keys)) throw new JwksError("a JWKS is an object with a 'keys' array");
+  if (!doc || typeof doc !== 'object' || !Array.isArray((doc as { keys?: unknown }).keys))
+    throw new JwksError("a JWKS is an object with a 'keys' array");
   const keys = (doc as { keys: unknown[] }).keys;
   if (keys.length > JWKS_LIMITS.maxKeys) throw new JwksError(`a JWKS may hold at most ${JWKS_LIMITS.maxKeys} keys`);
   keys.forEach((k, i) => {
     if (!k || typeof k !== 'object' || Array.isArray(k)) throw new JwksError(`keys[${i}] must be an object`);
     const key = k as Record<string, unknown>;
-    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string)) throw new JwksError(`keys[${i}].kty must be RSA, EC or OKP (symmetric keys are refused)`);
-    for (const m of PRIVATE_MEMBERS) if (m in key) throw new JwksError(`keys[${i}] holds private key material ('${m}'); publish public keys only`);
+    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string))
+      throw new JwksError(`keys[${i}].kty must be RSA, EC or OKP (symmetric keys are refused)`);
+    for (const m of PRIVATE_MEMBERS)
+      if (m in key) throw new JwksError(`keys[${i}] holds private key material ('${m}'); publish public keys only`);
     if (key.kid !== undefined && typeof key.kid !== 'string') throw new JwksError(`keys[${i}].kid must be a string`);
   });
   return { keys } as JSONWebKeySet;
@@ -40,10 +43,16 @@ export function jwksFetcher(outbound: Outbound): JwksFetcher {
   return async (url) => {
     let res;
     try {
-      res = await outbound.request(url, { method: 'GET', headers: { accept: 'application/json, application/jwk-set+json' }, signal: AbortSignal.timeout(JWKS_LIMITS.timeoutMs) });
+      res = await outbound.request(url, {
+        method: 'GET',
+        headers: { accept: 'application/json, application/jwk-set+json' },
+        signal: AbortSignal.timeout(JWKS_LIMITS.timeoutMs),
+      });
     } catch (err) {
       const code = (err as { code?: string }).code;
-      throw new JwksError(code === 'ERR_SSRF_BLOCKED' ? (err as Error).message : `fetching the JWKS failed (${code ?? (err as Error).name})`);
+      throw new JwksError(
+        code === 'ERR_SSRF_BLOCKED' ? (err as Error).message : `fetching the JWKS failed (${code ?? (err as Error).name})`,
+      );
     }
     if (res.statusCode < 200 || res.statusCode > 299) {
       await res.body.dump().catch(() => {});

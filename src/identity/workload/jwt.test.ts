@@ -189,7 +189,16 @@ describe('parseSpiffeId', () => {
   it('follows the SPIFFE ID rules', () => {
     expect(parseSpiffeId('spiffe://example.org/ns/default/sa/web')).toEqual({ trustDomain: 'example.org', path: '/ns/default/sa/web' });
     expect(parseSpiffeId('spiffe://example.org')).toEqual({ trustDomain: 'example.org', path: '' });
-    for (const bad of ['spiffe://Example.org/x', 'spiffe://example.org/', 'spiffe://example.org/a/../b', 'spiffe://ex:80/x', 'spiffe://u@ex/x', 'https://ex/x', 'spiffe://ex/a?b', 'spiffe:///x']) {
+    for (const bad of [
+      'spiffe://Example.org/x',
+      'spiffe://example.org/',
+      'spiffe://example.org/a/../b',
+      'spiffe://ex:80/x',
+      'spiffe://u@ex/x',
+      'https://ex/x',
+      'spiffe://ex/a?b',
+      'spiffe:///x',
+    ]) {
       expect(parseSpiffeId(bad), bad).toBeNull();
     }
   });

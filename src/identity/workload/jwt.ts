@@ -10,7 +10,19 @@ import { parseSpiffeId } from './spiffe.js';
  * `iat` present; issuer and audience match; signed by a key of the provider's JWKS. Algorithms are pinned to
  * the provider's asymmetric list, so `none` and HMAC-with-the-public-key are refused before any key is used.
  */
-export const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const ASYMMETRIC_ALGS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 export const DEFAULT_ALGS = ['RS256', 'ES256'];
 /** Largest subject token accepted (bytes of the compact form). */
 export const MAX_SUBJECT_TOKEN = 16 * 1024;
@@ -33,12 +45,14 @@ export interface VerifiedJwt {
   expiresAt: number;
 }
 
-const fail = (reason: ConstructorParameters<typeof JwtVerificationFailed>[0], description: string) => new JwtVerificationFailed(reason, description);
+const fail = (reason: ConstructorParameters<typeof JwtVerificationFailed>[0], description: string) =>
+  new JwtVerificationFailed(reason, description);
 
 /** Verifies `token` for `provider` at `nowMs` (Standin clock); throws JwtVerificationFailed or KeysUnavailable. */
 export async function verifySubjectJwt(token: string, provider: JwtProvider, jwks: JwksCache, nowMs: number): Promise<VerifiedJwt> {
   if (token.length > MAX_SUBJECT_TOKEN) throw fail('too_large', `'subject_token' must be at most ${MAX_SUBJECT_TOKEN} bytes.`);
-  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/.test(token)) throw fail('malformed', "'subject_token' is not a compact JWS (three base64url parts).");
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/.test(token))
+    throw fail('malformed', "'subject_token' is not a compact JWS (three base64url parts).");
   let header: Record<string, unknown>;
   try {
     header = decodeProtectedHeader(token) as Record<string, unknown>;
@@ -47,7 +61,10 @@ export async function verifySubjectJwt(token: string, provider: JwtProvider, jwk
   }
   if (header.alg === undefined) throw fail('missing_alg', "The subject token's header has no 'alg'.");
   if (typeof header.alg !== 'string' || header.alg === 'none' || !provider.algorithms.includes(header.alg)) {
-    throw fail('unsupported_alg', `The subject token's 'alg' is not allowed by this provider (allowed: ${provider.algorithms.join(', ')}).`);
+    throw fail(
+      'unsupported_alg',
+      `The subject token's 'alg' is not allowed by this provider (allowed: ${provider.algorithms.join(', ')}).`,
+    );
   }
   if (typeof header.kid !== 'string' || header.kid === '') throw fail('missing_kid', "The subject token's header has no 'kid'.");
   if (header.typ !== undefined && provider.spiffeTrustDomain && !['JWT', 'JOSE'].includes(String(header.typ))) {
@@ -74,9 +91,11 @@ export async function verifySubjectJwt(token: string, provider: JwtProvider, jwk
     throw mapJoseError(err);
   }
   const claims = result.payload;
-  if (typeof claims.sub !== 'string' || claims.sub === '') throw fail('invalid_claim', "The subject token's 'sub' must be a non-empty string.");
+  if (typeof claims.sub !== 'string' || claims.sub === '')
+    throw fail('invalid_claim', "The subject token's 'sub' must be a non-empty string.");
   const nowS = Math.floor(nowMs / 1000);
-  if (typeof claims.iat !== 'number' || claims.iat > nowS + CLOCK_SKEW_S) throw fail('iat_in_future', "The subject token's 'iat' is in the future.");
+  if (typeof claims.iat !== 'number' || claims.iat > nowS + CLOCK_SKEW_S)
+    throw fail('iat_in_future', "The subject token's 'iat' is in the future.");
   // The skew allowance serves nbf and iat; a token at or past its exp has no life left to grant.
   if ((claims.exp as number) <= nowS) throw fail('expired', 'The subject token has expired.');
   if (provider.spiffeTrustDomain) {
@@ -93,7 +112,11 @@ export async function verifySubjectJwt(token: string, provider: JwtProvider, jwk
 }
 
 // Two keys of one set may share a kid (a rotation overlap); jose then reports every candidate, tried in turn.
-async function verifyWithCandidates(token: string, getKey: JWTVerifyGetKey, options: Parameters<typeof jwtVerify>[2]): Promise<JWTVerifyResult> {
+async function verifyWithCandidates(
+  token: string,
+  getKey: JWTVerifyGetKey,
+  options: Parameters<typeof jwtVerify>[2],
+): Promise<JWTVerifyResult> {
   try {
     return await jwtVerify(token, getKey, options);
   } catch (err) {
@@ -131,7 +154,7 @@ function mapJoseError(err: unknown): JwtVerificationFailed {
     case 'ERR_JWKS_NO_MATCHING_KEY':
       return fail('unknown_kid', "No key of the provider's JWKS fits the subject token's 'kid' and 'alg'.");
     case 'ERR_JWT_INVALID':
-      return fail('malformed', 'The subject token\'s payload is not a valid JWT claims set.');
+      return fail('malformed', "The subject token's payload is not a valid JWT claims set.");
     default:
       return fail('malformed', 'The subject token could not be verified.');
   }

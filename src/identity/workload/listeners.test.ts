@@ -22,7 +22,12 @@ beforeAll(async () => {
   inter = await makeIntermediate(root);
   // A configured server certificate (PEM text; a path works too) instead of the generated one.
   server = await makeLeaf(root, { cn: 'localhost', dns: ['localhost'], eku: ['1.3.6.1.5.5.7.3.1'] });
-  const ctx = { settings: { host: '127.0.0.1', tlsCert: server.pem, tlsKey: server.keyPem }, log: quiet } as unknown as Ctx;
+  const ctx = {
+    settings: { host: '127.0.0.1', tlsCert: server.pem, tlsKey: server.keyPem },
+    log: quiet,
+    banner: [],
+    listeners: {},
+  } as unknown as Ctx;
   listeners = new MtlsListeners(ctx);
   app = Fastify();
   const seen = (request: any) => ({ kind: listeners.kindOf(request.raw.socket), chain: listeners.chainOf(request.raw.socket).map(sha) });

@@ -5,6 +5,7 @@ import { constants, webcrypto } from 'node:crypto';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Ctx } from '../../core/module.js';
+import { OAUTH_ERROR_HEADERS, type OAuthErrorBody } from './errors.js';
 import { X509_LIMITS } from './x509.js';
 
 /**
@@ -78,7 +79,12 @@ export class MtlsListeners {
     const out = [leaf.raw];
     const seen = new Set([leaf.fingerprint256]);
     let cur = leaf as PeerCertificate & { issuerCertificate?: PeerCertificate };
-    while (cur.issuerCertificate && cur.issuerCertificate.raw && !seen.has(cur.issuerCertificate.fingerprint256) && out.length < X509_LIMITS.maxPresented + 1) {
+    while (
+      cur.issuerCertificate &&
+      cur.issuerCertificate.raw &&
+      !seen.has(cur.issuerCertificate.fingerprint256) &&
+      out.length < X509_LIMITS.maxPresented + 1
+    ) {
       cur = cur.issuerCertificate as typeof cur;
       seen.add(cur.fingerprint256);
       out.push(cur.raw);
@@ -112,13 +118,22 @@ export class MtlsListeners {
       (req, res) => {
         const path = (req.url ?? '').split('?')[0];
         if (kind === 'auth' && (req.method !== 'POST' || path !== '/oauth/token')) {
-          res.writeHead(403, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-          res.end(JSON.stringify({ error: 'access_denied', error_description: 'The mutual TLS token endpoint serves only POST /oauth/token.' }));
+          // Answered before the app (no route matches here), in the token endpoint's error shape.
+          const body: OAuthErrorBody = {
+            error: 'access_denied',
+            error_description: 'The mutual TLS token endpoint serves only POST /oauth/token.',
+          };
+          res.writeHead(403, { 'content-type': 'application/json', ...OAUTH_ERROR_HEADERS });
+          res.end(JSON.stringify(body));
           return;
         }
         if (kind === 'api' && !path.startsWith('/v1/')) {
           res.writeHead(404, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: 'The mutual TLS API listener serves /v1 only.', type: 'not_found_error', param: null, code: 'unknown_url' } }));
+          res.end(
+            JSON.stringify({
+              error: { message: 'The mutual TLS API listener serves /v1 only.', type: 'not_found_error', param: null, code: 'unknown_url' },
+            }),
+          );
           return;
         }
         app.routing(req, res);
@@ -136,7 +151,8 @@ export class MtlsListeners {
     const bound = (server.address() as AddressInfo).port;
     const line = `mutual TLS ${kind === 'auth' ? 'token endpoint' : 'API'}: https://${host}:${bound}${kind === 'auth' ? '/oauth/token' : '/v1'}`;
     this.ctx.log.info({ kind, port: bound }, line);
-    (this.ctx.banner ??= []).push(`  ${line}`);
+    this.ctx.banner.push(`  ${line}`);
+    this.ctx.listeners[kind === 'auth' ? 'mtls_token' : 'mtls_api'] = `https://${host.includes(':') ? `[${host}]` : host}:${bound}`;
     return bound;
   }
 

@@ -1,11 +1,20 @@
 import { Type } from 'typebox';
 import { forbidden } from '../../core/errors.js';
-import type { App, Ctx, Module } from '../../core/module.js';
+import { OFF } from '../../core/settings.js';
+import { configSection, type App, type Module } from '../../core/module.js';
 import { TOKEN_PREFIX, WorkloadIdentity } from './exchange.js';
 import { jwksFetcher } from './jwks.js';
 import { MtlsListeners, type ListenerKind } from './listeners.js';
-import { ipAllowlistPolicy, rolePolicy, workloadEndpointPolicy, workloadResolver } from './policy.js';
-import { adminRoutes, tokenRoutes, v1Routes } from './routes.js';
+import {
+  closeEndpointsToWorkloadTokens,
+  ipAllowlistPolicy,
+  rolePolicy,
+  workloadEndpointPolicy,
+  workloadResolver,
+  type AllowlistCache,
+  type VerifiedConnections,
+} from './policy.js';
+import { adminRoutes, tokenRoutes } from './routes.js';
 import { LIMITS, ProviderBody, RootBody } from './schemas.js';
 import { setAllowlist, upsertProvider, upsertRoot } from './service.js';
 import { workloadMigrations } from './tables.js';
@@ -24,6 +33,10 @@ export interface WorkloadIdentityService {
   app: App | null;
   /** Starts an mTLS listener on `port` (0: a free one) and returns the port (tests, embedding). */
   startListener(kind: ListenerKind, port: number): Promise<number>;
+  /** Project IP allowlists read lately (the allowlist policy's cache). */
+  allowlists: AllowlistCache;
+  /** mTLS API connections whose client certificate was verified lately (the token resolver's cache). */
+  verifiedConnections: VerifiedConnections;
 }
 
 const PURGE = 'workload_identity.purge';
@@ -43,29 +56,33 @@ export const workloadModule: Module = {
         if (!service.app) throw new Error('routes are not registered yet');
         return listeners.start(service.app, kind, port);
       },
+      allowlists: new Map(),
+      verifiedConnections: new WeakMap(),
     };
     ctx.services.workloadIdentity = service;
   },
   init(ctx) {
-    const { identity, listeners } = ctx.services.workloadIdentity;
-    ctx.auth.addResolver(workloadResolver(identity, listeners));
+    const { identity, listeners, verifiedConnections } = ctx.services.workloadIdentity;
+    ctx.auth.addResolver(workloadResolver(identity, listeners, verifiedConnections));
     ctx.auth.addPolicy(workloadEndpointPolicy);
     ctx.auth.addPolicy(rolePolicy(ctx));
     ctx.auth.addPolicy(ipAllowlistPolicy(ctx));
     // Workload identity tokens never reach the control plane (rule 6): say so rather than "wrong admin key".
     ctx.auth.refuseAdmin((credential) =>
-      credential.startsWith(TOKEN_PREFIX) ? forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed') : undefined,
+      credential.startsWith(TOKEN_PREFIX)
+        ? forbidden('Workload identity tokens are not accepted by the Admin API; use the admin key.', 'workload_token_not_allowed')
+        : undefined,
     );
   },
   async routes(app, ctx) {
     const { identity, listeners } = ctx.services.workloadIdentity;
     ctx.services.workloadIdentity.app = app;
+    // Before the areas that own the endpoints rule 6 closes register them.
+    closeEndpointsToWorkloadTokens(app);
     await tokenRoutes(app, ctx, identity, listeners);
-    v1Routes(app, ctx);
   },
   adminRoutes(app, ctx) {
-    const { identity, listeners } = ctx.services.workloadIdentity;
-    adminRoutes(app, ctx, identity, listeners);
+    adminRoutes(app, ctx, ctx.services.workloadIdentity.listeners);
   },
   jobs: (ctx) => [
     {
@@ -80,40 +97,52 @@ export const workloadModule: Module = {
   async start(ctx) {
     const { startListener } = ctx.services.workloadIdentity;
     // One purge job per store: its fixed id makes a second instance's enqueue a no-op.
-    await ctx.jobs.enqueue(ctx.store.db, PURGE, {}, { id: 'job_workload_identity_purge', runAt: ctx.clock.now() + 60_000 }).catch(() => undefined);
-    if (ctx.settings.mtlsPort > 0) await startListener('auth', ctx.settings.mtlsPort);
-    if (ctx.settings.mtlsApiPort > 0) await startListener('api', ctx.settings.mtlsApiPort);
+    await ctx.jobs
+      .enqueue(ctx.store.db, PURGE, {}, { id: 'job_workload_identity_purge', runAt: ctx.clock.now() + 60_000 })
+      .catch(() => undefined);
+    if (ctx.settings.mtlsPort !== OFF) await startListener('auth', ctx.settings.mtlsPort);
+    if (ctx.settings.mtlsApiPort !== OFF) await startListener('api', ctx.settings.mtlsApiPort);
   },
   async stop(ctx) {
     await ctx.services.workloadIdentity.listeners.stop();
   },
   reset(ctx) {
     ctx.services.workloadIdentity.identity.clearCaches();
+    ctx.services.workloadIdentity.allowlists.clear();
   },
   config: [
-    {
+    configSection({
       at: 'organization',
       key: 'identity_providers',
-      schema: Type.Array(ProviderBody, { maxItems: LIMITS.providersPerOrganization, description: 'Workload identity providers (jwt or x509) with their service account mappings.' }),
-      async apply(ctx, tx, providers: any[], { organizationId }) {
+      schema: Type.Array(ProviderBody, {
+        maxItems: LIMITS.providersPerOrganization,
+        description: 'Workload identity providers (jwt or x509) with their service account mappings.',
+      }),
+      async apply(ctx, tx, providers, { organizationId }) {
         for (const p of providers) await upsertProvider(ctx, tx, organizationId!, p);
       },
-    },
-    {
+    }),
+    configSection({
       at: 'organization',
       key: 'mtls_roots',
-      schema: Type.Array(RootBody, { maxItems: LIMITS.rootsPerOrganization, description: 'Mutual TLS root CAs (PEM) that X.509 providers trust, with their certificate-admission rules.' }),
-      async apply(ctx, tx, roots: any[], { organizationId }) {
+      schema: Type.Array(RootBody, {
+        maxItems: LIMITS.rootsPerOrganization,
+        description: 'Mutual TLS root CAs (PEM) that X.509 providers trust, with their certificate-admission rules.',
+      }),
+      async apply(ctx, tx, roots, { organizationId }) {
         for (const r of roots) await upsertRoot(ctx, tx, organizationId!, r);
       },
-    },
-    {
+    }),
+    configSection({
       at: 'project',
       key: 'ip_allowlist',
-      schema: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: LIMITS.cidrsPerProject, description: 'Addresses or CIDRs every credential of the project must call from.' }),
-      async apply(ctx, tx, cidrs: string[], { projectId }) {
+      schema: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: LIMITS.cidrsPerProject,
+        description: 'Addresses or CIDRs every credential of the project must call from.',
+      }),
+      async apply(ctx, tx, cidrs, { projectId }) {
         await setAllowlist(ctx, tx, projectId!, cidrs);
       },
-    },
+    }),
   ],
 };

@@ -1,46 +1,37 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
-import type { Ctx } from '../../core/module.js';
-import { ApiError, forbidden, notFound } from '../../core/errors.js';
-import { newId } from '../../core/ids.js';
-import { paginate } from '../../core/pagination.js';
-import { toJson } from '../../store/db.js';
+import { notFound } from '../../core/errors.js';
+import type { App, Ctx } from '../../core/module.js';
 import { toApiError } from '../../core/validation.js';
-import { getOrganization, getProject, getServiceAccount } from '../service.js';
-import { ExchangeError, UnsupportedTokenRequest } from './errors.js';
-import { parseExchangeRequest, TOKEN_PREFIX, type WorkloadIdentity } from './exchange.js';
+import { getOrganization, getProject } from '../service.js';
+import { ExchangeError, sendOAuthError, UnsupportedTokenRequest } from './errors.js';
+import { parseExchangeRequest, type WorkloadIdentity } from './exchange.js';
 import type { MtlsListeners } from './listeners.js';
 import * as schemas from './schemas.js';
 import * as svc from './service.js';
-import * as store from './store.js';
 
-const list = <T extends { id: string }>(data: T[]) => ({ object: 'list' as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false });
-
-/** RFC 6749 §5.2 error response; no secret, token or certificate ever goes into it. */
-function sendOAuthError(reply: FastifyReply, err: ExchangeError) {
-  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-  return reply.code(err.status).send(err.toBody());
-}
+const list = <T extends { id: string }>(data: T[]) => ({
+  object: 'list' as const,
+  data,
+  first_id: data[0]?.id ?? null,
+  last_id: data.at(-1)?.id ?? null,
+  has_more: false,
+});
 
 /** POST /oauth/token, in its own plugin scope: the form body parser exists only here. */
-export async function tokenRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity, listeners: MtlsListeners) {
+export async function tokenRoutes(app: App, ctx: Ctx, wi: WorkloadIdentity, listeners: MtlsListeners) {
   await app.register(async (scope) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
       const out: Record<string, string> = Object.create(null);
       for (const [k, v] of new URLSearchParams(body as string)) {
         // RFC 6749 §3.2: request parameters must not be included more than once.
-        if (k in out) return done(new UnsupportedTokenRequest('duplicate_parameter', `'${k.slice(0, 100)}' is given more than once.`), undefined);
+        if (k in out)
+          return done(new UnsupportedTokenRequest('duplicate_parameter', `'${k.slice(0, 100)}' is given more than once.`), undefined);
         out[k] = v;
       }
       done(null, out);
     });
     scope.setErrorHandler((error, request, reply) => {
-      if (error instanceof ExchangeError) return sendOAuthError(reply, error);
-      const api = toApiError(error);
-      if (api.status >= 500) request.log.error({ err: error }, 'token endpoint failed');
-      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      const code = api.status >= 500 ? 'server_error' : 'invalid_request';
-      return reply.code(api.status).send({ error: code, error_description: api.status >= 500 ? 'The server could not process the token request.' : api.message });
+      if (!(error instanceof ExchangeError) && toApiError(error).status >= 500) request.log.error({ err: error }, 'token endpoint failed');
+      return sendOAuthError(reply, error);
     });
     scope.post(
       '/oauth/token',
@@ -50,6 +41,7 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadId
           tags: ['oauth'],
           summary: 'Token exchange (RFC 8693): a JWT or, on the mutual TLS token endpoint, the client certificate, for an access token.',
           security: [],
+          response: { 200: schemas.TokenResponseObject, '4xx': schemas.OAuthErrorObject, '5xx': schemas.OAuthErrorObject },
         },
       },
       async (request, reply) => {
@@ -58,182 +50,185 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadId
         try {
           parsed = parseExchangeRequest(request.body, ctx.settings.vendor, endpoint);
         } catch (err) {
-          if (err instanceof ExchangeError) {
-            await wi.recordUnparsed(err, request.ip);
-            return sendOAuthError(reply, err);
-          }
+          if (err instanceof ExchangeError) await wi.recordUnparsed(err, request.ip);
           throw err;
         }
         const tls = endpoint === 'mtls' ? { chain: listeners.chainOf(request.raw.socket) } : undefined;
         const response = await wi.exchange(parsed, { tls, clientIp: request.ip });
         reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-        return reply.code(200).send(response);
+        return response;
       },
     );
   });
 }
 
-/** The two `/v1` endpoints closed to workload tokens (rule 6), with their normal behaviour for API keys. */
-export function v1Routes(app: FastifyInstance, ctx: Ctx) {
+/** Control-plane routes of workload identity (mounted under /admin/v1). */
+export function adminRoutes(app: App, ctx: Ctx, listeners: MtlsListeners) {
+  const db = ctx.store.db;
+  const tags = ['admin: workload identity'];
+  const org = (orgId: string) => getOrganization(db, orgId);
+  const provider = async (params: { org_id: string; provider_id: string }) =>
+    svc.getProvider(db, (await org(params.org_id)).id, params.provider_id);
+
+  app.get(
+    '/organizations/:org_id/identity_providers',
+    { schema: { tags, params: schemas.OrgParams, response: { 200: schemas.ProviderList } } },
+    async (req) => list(await svc.listProviders(db, (await org(req.params.org_id)).id)),
+  );
+  app.post(
+    '/organizations/:org_id/identity_providers',
+    { schema: { tags, params: schemas.OrgParams, body: schemas.ProviderBody, response: { 201: schemas.ProviderObject } } },
+    async (req, reply) => {
+      const o = await org(req.params.org_id);
+      const created = await svc.changeConfig(ctx, (tx) => svc.upsertProvider(ctx, tx, o.id, req.body));
+      return reply.code(201).send(created);
+    },
+  );
+  app.get(
+    '/organizations/:org_id/identity_providers/:provider_id',
+    { schema: { tags, params: schemas.OrgProviderParams, response: { 200: schemas.ProviderObject } } },
+    async (req) => svc.withMappings(db, await provider(req.params)),
+  );
+  app.post(
+    '/organizations/:org_id/identity_providers/:provider_id',
+    { schema: { tags, params: schemas.OrgProviderParams, body: schemas.ProviderUpdateBody, response: { 200: schemas.ProviderObject } } },
+    async (req) => {
+      const p = await provider(req.params);
+      const updated = await svc.changeConfig(ctx, (tx) => svc.updateProvider(ctx, tx, p.organization_id, p.id, req.body));
+      return svc.withMappings(db, updated);
+    },
+  );
   app.delete(
-    '/v1/models/:model',
-    { schema: { tags: ['models'], summary: 'Delete a fine-tuned model (owner role).', params: Type.Object({ model: Type.String({ minLength: 1, maxLength: 500 }) }) } },
-    async (request) => {
-      const principal = await ctx.auth.platform(request, { group: 'models', access: 'write' });
-      const model = (request.params as { model: string }).model;
-      if (principal.serviceAccountId) {
-        const sa = await getServiceAccount(ctx.store.db, principal.serviceAccountId);
-        if (sa.role !== 'owner') throw forbidden(`Deleting a model needs the 'owner' role; this service account is '${sa.role}'.`, 'insufficient_role');
-      }
-      const models = ctx.services.models as { has(model: string): boolean } | undefined;
-      // Standin trains no models, so no model is a fine-tuned model of this organization.
-      if (models?.has(model)) throw forbidden(`The model '${model}' is not a fine-tuned model of your organization; only those can be deleted.`, 'model_not_deletable');
-      throw new ApiError('not_found_error', `The model '${model}' does not exist`, { param: 'model', code: 'model_not_found' });
+    '/organizations/:org_id/identity_providers/:provider_id',
+    { schema: { tags, params: schemas.OrgProviderParams, response: { 200: schemas.ProviderDeleted } } },
+    async (req) => {
+      const p = await provider(req.params);
+      await svc.changeConfig(ctx, (tx) => svc.deleteProvider(ctx, tx, p.organization_id, p.id));
+      return { id: p.id, object: 'organization.identity_provider.deleted' as const, deleted: true };
     },
   );
 
-  app.post('/v1/images/request_audit', { schema: { tags: ['images'], summary: 'Request an audit of image generations.', body: schemas.ImageAuditBody } }, async (request, reply) => {
-    const principal = await ctx.auth.platform(request, { group: 'images', access: 'write' });
-    const body = request.body as { reason: string; image_ids?: string[] };
-    const row = {
-      id: newId('imgaudit', ctx.clock),
-      organization_id: principal.organizationId,
-      project_id: principal.projectId,
-      credential_id: principal.credentialId,
-      reason: body.reason,
-      image_ids: toJson(body.image_ids ?? [])!,
-      status: 'received',
-      created_at: ctx.clock.nowSeconds(),
-    };
-    await ctx.store.db.insertInto('image_audit_requests').values(row).execute();
-    reply.code(201);
-    return { id: row.id, object: 'image.audit_request', status: row.status, reason: row.reason, image_ids: body.image_ids ?? [], project_id: row.project_id, created_at: row.created_at };
-  });
-}
-
-/** Control-plane routes of workload identity under /admin/v1. */
-export function adminRoutes(app: FastifyInstance, ctx: Ctx, wi: WorkloadIdentity, listeners: MtlsListeners) {
-  const db = ctx.store.db;
-  const tags = ['admin: workload identity'];
-  const Org = Type.Object({ org_id: Type.String({ maxLength: 200 }) });
-  const OrgProvider = Type.Object({ org_id: Type.String({ maxLength: 200 }), provider_id: Type.String({ maxLength: 200 }) });
-  const OrgProviderMapping = Type.Object({ org_id: Type.String({ maxLength: 200 }), provider_id: Type.String({ maxLength: 200 }), mapping_id: Type.String({ maxLength: 200 }) });
-  const OrgRoot = Type.Object({ org_id: Type.String({ maxLength: 200 }), root_id: Type.String({ maxLength: 200 }) });
-  type P = Record<string, string>;
-  const org = (req: FastifyRequest) => getOrganization(db, (req.params as P).org_id);
-  const provider = async (req: FastifyRequest) => svc.getProvider(db, (await org(req)).id, (req.params as P).provider_id);
-  const withMappings = async (p: store.Provider) => ({ ...p, mappings: await store.listMappings(db, p.id) });
-  // Cached configuration is dropped again after the commit, so no exchange keeps what the transaction replaced.
-  const tx = async <T>(fn: (exec: typeof db) => Promise<T>) => {
-    const out = await db.transaction().execute((t) => fn(t as unknown as typeof db));
-    wi.invalidate();
-    return out;
-  };
-
-
-  app.get('/organizations/:org_id/identity_providers', { schema: { tags, params: Org } }, async (req) => {
-    const o = await org(req);
-    return list(await Promise.all((await store.listProviders(db, o.id)).map(withMappings)));
-  });
-  app.post('/organizations/:org_id/identity_providers', { schema: { tags, params: Org, body: schemas.ProviderBody } }, async (req, reply) => {
-    const o = await org(req);
-    const created = await tx((exec) => svc.upsertProvider(ctx, exec, o.id, req.body as svc.ProviderInput));
-    reply.code(201);
-    return created;
-  });
-  app.get('/organizations/:org_id/identity_providers/:provider_id', { schema: { tags, params: OrgProvider } }, async (req) => withMappings(await provider(req)));
-  app.post('/organizations/:org_id/identity_providers/:provider_id', { schema: { tags, params: OrgProvider, body: schemas.ProviderUpdateBody } }, async (req) => {
-    const p = await provider(req);
-    const updated = await tx((exec) => svc.updateProvider(ctx, exec, p.organization_id, p.id, req.body as svc.ProviderPatch));
-    wi.jwks.forget(p.id);
-    return withMappings(updated);
-  });
-  app.delete('/organizations/:org_id/identity_providers/:provider_id', { schema: { tags, params: OrgProvider } }, async (req) => {
-    const p = await provider(req);
-    await tx((exec) => svc.deleteProvider(ctx, exec, p.organization_id, p.id));
-    wi.jwks.forget(p.id);
-    return { id: p.id, object: 'organization.identity_provider.deleted', deleted: true };
-  });
-
-  app.get('/organizations/:org_id/identity_providers/:provider_id/mappings', { schema: { tags, params: OrgProvider } }, async (req) =>
-    list(await store.listMappings(db, (await provider(req)).id)),
+  app.get(
+    '/organizations/:org_id/identity_providers/:provider_id/mappings',
+    { schema: { tags, params: schemas.OrgProviderParams, response: { 200: schemas.MappingList } } },
+    async (req) => list(await svc.listMappings(db, (await provider(req.params)).id)),
   );
-  app.post('/organizations/:org_id/identity_providers/:provider_id/mappings', { schema: { tags, params: OrgProvider, body: schemas.MappingBody } }, async (req, reply) => {
-    const p = await provider(req);
-    const m = await tx((exec) => svc.upsertMapping(ctx, exec, p, req.body as svc.MappingInput));
-    reply.code(201);
-    return m;
-  });
-  app.get('/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id', { schema: { tags, params: OrgProviderMapping } }, async (req) =>
-    svc.getMapping(db, await provider(req), (req.params as P).mapping_id),
+  app.post(
+    '/organizations/:org_id/identity_providers/:provider_id/mappings',
+    { schema: { tags, params: schemas.OrgProviderParams, body: schemas.MappingBody, response: { 201: schemas.MappingObject } } },
+    async (req, reply) => {
+      const p = await provider(req.params);
+      const m = await svc.changeConfig(ctx, (tx) => svc.upsertMapping(ctx, tx, p, req.body));
+      return reply.code(201).send(m);
+    },
+  );
+  app.get(
+    '/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id',
+    { schema: { tags, params: schemas.OrgProviderMappingParams, response: { 200: schemas.MappingObject } } },
+    async (req) => svc.getMapping(db, await provider(req.params), req.params.mapping_id),
   );
   app.post(
     '/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id',
-    { schema: { tags, params: OrgProviderMapping, body: schemas.MappingUpdateBody } },
+    {
+      schema: { tags, params: schemas.OrgProviderMappingParams, body: schemas.MappingUpdateBody, response: { 200: schemas.MappingObject } },
+    },
     async (req) => {
-      const p = await provider(req);
-      return tx((exec) => svc.updateMapping(ctx, exec, p, (req.params as P).mapping_id, req.body as Partial<svc.MappingInput>));
+      const p = await provider(req.params);
+      return svc.changeConfig(ctx, (tx) => svc.updateMapping(ctx, tx, p, req.params.mapping_id, req.body));
     },
   );
-  app.delete('/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id', { schema: { tags, params: OrgProviderMapping } }, async (req) => {
-    const p = await provider(req);
-    const id = (req.params as P).mapping_id;
-    await svc.deleteMapping(ctx, db, p, id);
-    return { id, object: 'organization.identity_provider.mapping.deleted', deleted: true };
-  });
-
-  app.get('/organizations/:org_id/mtls_roots', { schema: { tags, params: Org } }, async (req) => list(await store.listRoots(db, (await org(req)).id)));
-  app.post('/organizations/:org_id/mtls_roots', { schema: { tags, params: Org, body: schemas.RootBody } }, async (req, reply) => {
-    const o = await org(req);
-    const r = await tx((exec) => svc.upsertRoot(ctx, exec, o.id, req.body as svc.RootInput));
-    reply.code(201);
-    return r;
-  });
-  app.get('/organizations/:org_id/mtls_roots/:root_id', { schema: { tags, params: OrgRoot } }, async (req) =>
-    svc.getRoot(db, (await org(req)).id, (req.params as P).root_id),
+  app.delete(
+    '/organizations/:org_id/identity_providers/:provider_id/mappings/:mapping_id',
+    { schema: { tags, params: schemas.OrgProviderMappingParams, response: { 200: schemas.MappingDeleted } } },
+    async (req) => {
+      const p = await provider(req.params);
+      const id = req.params.mapping_id;
+      await svc.changeConfig(ctx, (tx) => svc.deleteMapping(ctx, tx, p, id));
+      return { id, object: 'organization.identity_provider.mapping.deleted' as const, deleted: true };
+    },
   );
-  app.post('/organizations/:org_id/mtls_roots/:root_id', { schema: { tags, params: OrgRoot, body: schemas.RootUpdateBody } }, async (req) => {
-    const o = await org(req);
-    return tx((exec) => svc.updateRoot(ctx, exec, o.id, (req.params as P).root_id, req.body as Parameters<typeof svc.updateRoot>[4]));
-  });
-  app.post('/organizations/:org_id/mtls_roots/:root_id/retire', { schema: { tags, params: OrgRoot } }, async (req) => {
-    const o = await org(req);
-    return tx((exec) => svc.updateRoot(ctx, exec, o.id, (req.params as P).root_id, { status: 'retired' }));
-  });
-  app.delete('/organizations/:org_id/mtls_roots/:root_id', { schema: { tags, params: OrgRoot } }, async (req) => {
-    const o = await org(req);
-    const id = (req.params as P).root_id;
-    await svc.deleteRoot(ctx, db, o.id, id);
-    return { id, object: 'organization.mtls_root.deleted', deleted: true };
-  });
 
-  const exchanges = async (organizationId: string | null, query: Record<string, unknown>) => {
-    let q = db.selectFrom('workload_exchanges').selectAll();
-    if (organizationId) q = q.where('organization_id', '=', organizationId);
-    if (query.provider_id) q = q.where('provider_id', '=', query.provider_id as string);
-    if (query.outcome) q = q.where('outcome', '=', query.outcome as 'issued' | 'refused');
-    return paginate(q, 'id', query, { defaultLimit: 20, maxLimit: 100, map: store.toExchange });
-  };
-  app.get('/organizations/:org_id/workload_identity/exchanges', { schema: { tags, params: Org, querystring: schemas.ExchangesQuery } }, async (req) =>
-    exchanges((await org(req)).id, req.query as Record<string, unknown>),
+  app.get(
+    '/organizations/:org_id/mtls_roots',
+    { schema: { tags, params: schemas.OrgParams, response: { 200: schemas.RootList } } },
+    async (req) => list(await svc.listRoots(db, (await org(req.params.org_id)).id)),
+  );
+  app.post(
+    '/organizations/:org_id/mtls_roots',
+    { schema: { tags, params: schemas.OrgParams, body: schemas.RootBody, response: { 201: schemas.RootObject } } },
+    async (req, reply) => {
+      const o = await org(req.params.org_id);
+      const r = await svc.changeConfig(ctx, (tx) => svc.upsertRoot(ctx, tx, o.id, req.body));
+      return reply.code(201).send(r);
+    },
+  );
+  app.get(
+    '/organizations/:org_id/mtls_roots/:root_id',
+    { schema: { tags, params: schemas.OrgRootParams, response: { 200: schemas.RootObject } } },
+    async (req) => svc.getRoot(db, (await org(req.params.org_id)).id, req.params.root_id),
+  );
+  app.post(
+    '/organizations/:org_id/mtls_roots/:root_id',
+    { schema: { tags, params: schemas.OrgRootParams, body: schemas.RootUpdateBody, response: { 200: schemas.RootObject } } },
+    async (req) => {
+      const o = await org(req.params.org_id);
+      return svc.changeConfig(ctx, (tx) => svc.updateRoot(ctx, tx, o.id, req.params.root_id, req.body));
+    },
+  );
+  app.post(
+    '/organizations/:org_id/mtls_roots/:root_id/retire',
+    { schema: { tags, params: schemas.OrgRootParams, response: { 200: schemas.RootObject } } },
+    async (req) => {
+      const o = await org(req.params.org_id);
+      return svc.changeConfig(ctx, (tx) => svc.updateRoot(ctx, tx, o.id, req.params.root_id, { status: 'retired' }));
+    },
+  );
+  app.delete(
+    '/organizations/:org_id/mtls_roots/:root_id',
+    { schema: { tags, params: schemas.OrgRootParams, response: { 200: schemas.RootDeleted } } },
+    async (req) => {
+      const o = await org(req.params.org_id);
+      const id = req.params.root_id;
+      await svc.changeConfig(ctx, (tx) => svc.deleteRoot(ctx, tx, o.id, id));
+      return { id, object: 'organization.mtls_root.deleted' as const, deleted: true };
+    },
+  );
+
+  app.get(
+    '/organizations/:org_id/workload_identity/exchanges',
+    { schema: { tags, params: schemas.OrgParams, querystring: schemas.ExchangesQuery, response: { 200: schemas.ExchangeList } } },
+    async (req) => {
+      const { provider_id, outcome, ...page } = req.query;
+      return svc.listExchanges(db, { organizationId: (await org(req.params.org_id)).id, providerId: provider_id, outcome }, page);
+    },
   );
   // Refusals before a provider was resolved belong to no organization; this list has them too.
-  app.get('/workload_identity/exchanges', { schema: { tags, querystring: schemas.ExchangesQuery } }, async (req) =>
-    exchanges(null, req.query as Record<string, unknown>),
+  app.get(
+    '/workload_identity/exchanges',
+    { schema: { tags, querystring: schemas.ExchangesQuery, response: { 200: schemas.ExchangeList } } },
+    async (req) => {
+      const { provider_id, outcome, ...page } = req.query;
+      return svc.listExchanges(db, { organizationId: null, providerId: provider_id, outcome }, page);
+    },
   );
 
-  const ProjectParams = Type.Object({ project_id: Type.String({ maxLength: 200 }) });
-  app.get('/projects/:project_id/ip_allowlist', { schema: { tags, params: ProjectParams } }, async (req) => {
-    const project = await getProject(db, (req.params as P).project_id);
-    return { object: 'project.ip_allowlist', project_id: project.id, cidrs: await store.getAllowlist(db, project.id) };
-  });
-  app.put('/projects/:project_id/ip_allowlist', { schema: { tags, params: ProjectParams, body: schemas.IpAllowlistBody } }, async (req) =>
-    svc.setAllowlist(ctx, db, (req.params as P).project_id, (req.body as { cidrs: string[] }).cidrs),
+  app.get(
+    '/projects/:project_id/ip_allowlist',
+    { schema: { tags, params: schemas.ProjectParams, response: { 200: schemas.AllowlistObject } } },
+    async (req) => {
+      const project = await getProject(db, req.params.project_id);
+      return { object: 'project.ip_allowlist' as const, project_id: project.id, cidrs: await svc.getAllowlist(db, project.id) };
+    },
+  );
+  app.put(
+    '/projects/:project_id/ip_allowlist',
+    { schema: { tags, params: schemas.ProjectParams, body: schemas.IpAllowlistBody, response: { 200: schemas.AllowlistObject } } },
+    async (req) => svc.setAllowlist(ctx, db, req.params.project_id, req.body.cidrs),
   );
 
-  app.get('/mtls/server_certificate', { schema: { tags } }, async () => {
+  app.get('/mtls/server_certificate', { schema: { tags, response: { 200: schemas.ServerCertificateObject } } }, async () => {
     const pem = listeners.serverCertificate();
     if (!pem) throw notFound('mTLS listener', 'server_certificate');
-    return { object: 'mtls.server_certificate', certificate: pem };
+    return { object: 'mtls.server_certificate' as const, certificate: pem };
   });
 }

@@ -7,6 +7,7 @@ import { toBool, toJson, type Exec } from '../../store/db.js';
 import { getProject, getServiceAccount } from '../service.js';
 import { checkAttributeMatch, compileExpressions, ExpressionConfigError } from './cel.js';
 import { JwksError, validateJwks } from './jwks.js';
+import { jwksUrlRefusal } from './jwks-url.js';
 import { DEFAULT_ALGS } from './jwt.js';
 import { LIMITS } from './schemas.js';
 import * as store from './store.js';
@@ -32,7 +33,8 @@ export interface ProviderInput {
   attribute_mapping?: Record<string, string>;
   mappings?: MappingInput[];
 }
-export type ProviderPatch = Partial<Omit<ProviderInput, 'id' | 'kind' | 'mappings'>>;
+/** Fields of a provider to change; null clears a field (a condition, a trust domain, one key source). */
+export type ProviderPatch = { [K in keyof Omit<ProviderInput, 'id' | 'kind' | 'mappings'>]?: ProviderInput[K] | null };
 
 export interface MappingInput {
   id?: string;
@@ -58,16 +60,50 @@ function touch(ctx: Ctx): void {
   ctx.services.workloadIdentity.identity.invalidate();
 }
 
+/**
+ * Runs a configuration change in one transaction, then drops the cached configuration again: an exchange
+ * between the change and the commit may have cached what the transaction replaced.
+ */
+export async function changeConfig<T>(ctx: Ctx, change: (tx: Exec) => Promise<T>): Promise<T> {
+  const out = await ctx.store.db.transaction().execute(change);
+  touch(ctx);
+  return out;
+}
+
+/** A provider with its mappings, as every provider reply shows it. */
+export async function withMappings(exec: Exec, provider: Provider): Promise<Provider & { mappings: Mapping[] }> {
+  return { ...provider, mappings: await store.listMappings(exec, provider.id) };
+}
+
+/** The organization's providers, each with its mappings. */
+export async function listProviders(exec: Exec, organizationId: string): Promise<(Provider & { mappings: Mapping[] })[]> {
+  return Promise.all((await store.listProviders(exec, organizationId)).map((p) => withMappings(exec, p)));
+}
+
+export const listMappings = (exec: Exec, providerId: string): Promise<Mapping[]> => store.listMappings(exec, providerId);
+export const listRoots = (exec: Exec, organizationId: string): Promise<MtlsRoot[]> => store.listRoots(exec, organizationId);
+export const getAllowlist = (exec: Exec, projectId: string): Promise<string[]> => store.getAllowlist(exec, projectId);
+/** A page of the exchange audit log (`organizationId` null: every organization's, and refusals before a provider was known). */
+export const listExchanges = store.listExchanges;
+
 const JWT_ONLY = ['issuer', 'audiences', 'algorithms', 'jwks_url', 'jwks', 'spiffe_trust_domain'] as const;
 
 /** The default subject of each kind: the JWT's `sub`, or the certificate's subject CN. */
-export const defaultMapping = (kind: 'jwt' | 'x509', vendor: string) => ({ [`${vendor}.subject`]: kind === 'jwt' ? 'assertion.sub' : 'assertion.subject.dn.cn' });
+export const defaultMapping = (kind: 'jwt' | 'x509', vendor: string) => ({
+  [`${vendor}.subject`]: kind === 'jwt' ? 'assertion.sub' : 'assertion.subject.dn.cn',
+});
 
-function checkProvider(ctx: Ctx, p: Omit<Provider, 'id' | 'object' | 'organization_id' | 'version' | 'created_at' | 'updated_at'>, prefix = ''): void {
+function checkProvider(
+  ctx: Ctx,
+  p: Omit<Provider, 'id' | 'object' | 'organization_id' | 'version' | 'created_at' | 'updated_at'>,
+  prefix = '',
+): void {
   if (p.kind === 'jwt') {
     if (!p.issuer) throw invalid(`'${prefix}issuer' is required for a jwt provider.`, `${prefix}issuer`);
-    if (!p.audiences?.length) throw invalid(`'${prefix}audiences' must list at least one audience for a jwt provider.`, `${prefix}audiences`);
-    if (Boolean(p.jwks_url) === Boolean(p.jwks)) throw invalid(`A jwt provider needs exactly one of '${prefix}jwks_url' or '${prefix}jwks'.`, `${prefix}jwks_url`);
+    if (!p.audiences?.length)
+      throw invalid(`'${prefix}audiences' must list at least one audience for a jwt provider.`, `${prefix}audiences`);
+    if (Boolean(p.jwks_url) === Boolean(p.jwks))
+      throw invalid(`A jwt provider needs exactly one of '${prefix}jwks_url' or '${prefix}jwks'.`, `${prefix}jwks_url`);
     if (p.jwks) {
       try {
         validateJwks(p.jwks);
@@ -82,11 +118,17 @@ function checkProvider(ctx: Ctx, p: Omit<Provider, 'id' | 'object' | 'organizati
       } catch {
         throw invalid(`'${prefix}jwks_url' must be an absolute http(s) URL.`, `${prefix}jwks_url`);
       }
+      if (u.protocol !== 'https:' && u.protocol !== 'http:')
+        throw invalid(`'${prefix}jwks_url' must be an absolute http(s) URL.`, `${prefix}jwks_url`);
       if (u.username || u.password) throw invalid(`'${prefix}jwks_url' must not carry credentials.`, `${prefix}jwks_url`);
     }
   } else {
     for (const f of JWT_ONLY) {
-      if (p[f] != null) throw invalid(`'${prefix}${f}' applies to jwt providers only; an x509 provider uses the organization's active mTLS roots.`, `${prefix}${f}`);
+      if (p[f] != null)
+        throw invalid(
+          `'${prefix}${f}' applies to jwt providers only; an x509 provider uses the organization's active mTLS roots.`,
+          `${prefix}${f}`,
+        );
     }
   }
   try {
@@ -98,10 +140,17 @@ function checkProvider(ctx: Ctx, p: Omit<Provider, 'id' | 'object' | 'organizati
 }
 
 /** Creates a provider (or updates the one with that id, or that name) with its mappings. */
-export async function upsertProvider(ctx: Ctx, exec: Exec, organizationId: string, input: ProviderInput): Promise<Provider & { mappings: Mapping[] }> {
+export async function upsertProvider(
+  ctx: Ctx,
+  exec: Exec,
+  organizationId: string,
+  input: ProviderInput,
+): Promise<Provider & { mappings: Mapping[] }> {
   const existing = input.id ? await store.findProvider(exec, input.id) : await store.findProviderByName(exec, organizationId, input.name);
-  if (existing && existing.organization_id !== organizationId) throw invalid(`Identity provider '${existing.id}' belongs to another organization.`, 'id');
-  if (existing && existing.kind !== input.kind) throw invalid(`'kind' of identity provider '${existing.id}' cannot change (it is '${existing.kind}').`, 'kind');
+  if (existing && existing.organization_id !== organizationId)
+    throw invalid(`Identity provider '${existing.id}' belongs to another organization.`, 'id');
+  if (existing && existing.kind !== input.kind)
+    throw invalid(`'kind' of identity provider '${existing.id}' cannot change (it is '${existing.kind}').`, 'kind');
   const fields = {
     kind: input.kind,
     name: input.name,
@@ -116,6 +165,12 @@ export async function upsertProvider(ctx: Ctx, exec: Exec, organizationId: strin
     attribute_mapping: input.attribute_mapping ?? defaultMapping(input.kind, ctx.settings.vendor),
   };
   checkProvider(ctx, fields);
+  // A new or changed key URL must be one the outbound guard lets Standin fetch (judged again at every fetch).
+  if (fields.jwks_url && fields.jwks_url !== existing?.jwks_url) {
+    const refusal = await jwksUrlRefusal(ctx, new URL(fields.jwks_url));
+    if (refusal)
+      throw invalid(`'jwks_url' is refused by the outbound guard: ${refusal} (--outbound-allow).`, 'jwks_url', 'jwks_url_refused');
+  }
   if (input.mappings && input.mappings.length > LIMITS.mappingsPerProvider) {
     throw invalid(`An identity provider may have at most ${LIMITS.mappingsPerProvider} mappings.`, 'mappings', 'limit_exceeded');
   }
@@ -140,14 +195,24 @@ export async function upsertProvider(ctx: Ctx, exec: Exec, organizationId: strin
     const clash = await store.findProviderByName(exec, organizationId, input.name);
     if (clash && clash.id !== id) throw invalid(`An identity provider named '${input.name}' exists.`, 'name');
     const unchanged = sameProvider(existing, fields);
-    if (!unchanged) await exec.updateTable('workload_identity_providers').set({ ...columns, version: existing.version + 1 }).where('id', '=', id).execute();
+    if (!unchanged) {
+      await store.updateProvider(exec, id, { ...columns, version: existing.version + 1 });
+      // The key cache is keyed by version: the old version's set is of no further use.
+      ctx.services.workloadIdentity.identity.jwks.forget(id);
+    }
+    // Disabling revokes what the provider minted, for good: enabling it again revives none of it (and
+    // revoking on enable too catches a token whose exchange was under way when it was disabled).
+    if (existing.enabled !== fields.enabled) await store.revokeTokens(exec, { providerId: id }, now);
   } else {
     if ((await store.countProviders(exec, organizationId)) >= LIMITS.providersPerOrganization) {
       throw limit(`An organization may have at most ${LIMITS.providersPerOrganization} workload identity providers.`);
     }
     id = input.id ?? newId('idp', ctx.clock);
-    if (input.name && (await store.findProviderByName(exec, organizationId, input.name))) throw invalid(`An identity provider named '${input.name}' exists.`, 'name');
-    await exec.insertInto('workload_identity_providers').values({ id, organization_id: organizationId, ...columns, version: 1, created_at: now }).execute();
+    if (input.name && (await store.findProviderByName(exec, organizationId, input.name)))
+      throw invalid(`An identity provider named '${input.name}' exists.`, 'name');
+    await store.insertProvider(exec, { id, organization_id: organizationId, ...columns, version: 1, created_at: now });
+    // Tokens of an earlier provider with this id (deleted while one of its exchanges was under way) stay dead.
+    await store.revokeTokens(exec, { providerId: id }, now);
   }
   touch(ctx);
   const provider = (await store.findProvider(exec, id))!;
@@ -156,13 +221,21 @@ export async function upsertProvider(ctx: Ctx, exec: Exec, organizationId: strin
 }
 
 function sameProvider(existing: Provider, next: Record<string, unknown>): boolean {
-  return Object.entries(next).every(([k, v]) => JSON.stringify((existing as unknown as Record<string, unknown>)[k] ?? null) === JSON.stringify(v ?? null));
+  return Object.entries(next).every(
+    ([k, v]) => JSON.stringify((existing as unknown as Record<string, unknown>)[k] ?? null) === JSON.stringify(v ?? null),
+  );
 }
 
 const limit = (message: string) => new ApiError('invalid_request_error', message, { code: 'limit_exceeded' });
 
 /** Changes some fields of a provider; the kind never changes. */
-export async function updateProvider(ctx: Ctx, exec: Exec, organizationId: string, providerId: string, patch: ProviderPatch): Promise<Provider> {
+export async function updateProvider(
+  ctx: Ctx,
+  exec: Exec,
+  organizationId: string,
+  providerId: string,
+  patch: ProviderPatch,
+): Promise<Provider> {
   const p = await getProvider(exec, organizationId, providerId);
   const merged = { ...p, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as Provider;
   await upsertProvider(ctx, exec, organizationId, {
@@ -188,19 +261,30 @@ export async function getProvider(exec: Exec, organizationId: string, providerId
   return p;
 }
 
+/** Deletes a provider and its mappings, and revokes every token they minted. */
 export async function deleteProvider(ctx: Ctx, exec: Exec, organizationId: string, providerId: string): Promise<void> {
   await getProvider(exec, organizationId, providerId);
   touch(ctx);
-  await exec.deleteFrom('workload_identity_mappings').where('provider_id', '=', providerId).execute();
-  await exec.deleteFrom('workload_identity_providers').where('id', '=', providerId).execute();
+  ctx.services.workloadIdentity.identity.jwks.forget(providerId);
+  await store.revokeTokens(exec, { providerId }, ctx.clock.nowSeconds());
+  await store.deleteProvider(exec, providerId);
 }
 
-async function checkMappingTarget(exec: Exec, organizationId: string, m: { project_id: string; service_account_id: string }, prefix: string) {
+async function checkMappingTarget(
+  exec: Exec,
+  organizationId: string,
+  m: { project_id: string; service_account_id: string },
+  prefix: string,
+) {
   const project = await getProject(exec, m.project_id).catch(() => null);
-  if (!project || project.organization_id !== organizationId) throw invalid(`'${prefix}project_id': no project '${m.project_id}' in this organization.`, `${prefix}project_id`);
+  if (!project || project.organization_id !== organizationId)
+    throw invalid(`'${prefix}project_id': no project '${m.project_id}' in this organization.`, `${prefix}project_id`);
   const sa = await getServiceAccount(exec, m.service_account_id).catch(() => null);
   if (!sa || sa.project_id !== project.id) {
-    throw invalid(`'${prefix}service_account_id': no service account '${m.service_account_id}' in project '${project.id}'.`, `${prefix}service_account_id`);
+    throw invalid(
+      `'${prefix}service_account_id': no service account '${m.service_account_id}' in project '${project.id}'.`,
+      `${prefix}service_account_id`,
+    );
   }
 }
 
@@ -217,12 +301,9 @@ function checkMatch(ctx: Ctx, match: Record<string, string> | undefined, prefix:
 export async function upsertMapping(ctx: Ctx, exec: Exec, provider: Provider, input: MappingInput, prefix = ''): Promise<Mapping> {
   await checkMappingTarget(exec, provider.organization_id, input, prefix);
   checkMatch(ctx, input.attribute_match, prefix);
-  let existing = input.id ? await store.findMapping(exec, input.id) : null;
-  if (!existing && !input.id) {
-    const row = await exec.selectFrom('workload_identity_mappings').select('id').where('provider_id', '=', provider.id).where('name', '=', input.name).executeTakeFirst();
-    existing = row ? await store.findMapping(exec, row.id) : null;
-  }
-  if (existing && existing.provider_id !== provider.id) throw invalid(`Mapping '${existing.id}' belongs to another identity provider.`, `${prefix}id`);
+  const existing = input.id ? await store.findMapping(exec, input.id) : await store.findMappingByName(exec, provider.id, input.name);
+  if (existing && existing.provider_id !== provider.id)
+    throw invalid(`Mapping '${existing.id}' belongs to another identity provider.`, `${prefix}id`);
   const columns = {
     name: input.name,
     service_account_id: input.service_account_id,
@@ -232,16 +313,23 @@ export async function upsertMapping(ctx: Ctx, exec: Exec, provider: Provider, in
     permissions: toJson(input.permissions ?? null),
   };
   touch(ctx);
+  const now = ctx.clock.nowSeconds();
   if (existing) {
-    const clash = await exec.selectFrom('workload_identity_mappings').select('id').where('provider_id', '=', provider.id).where('name', '=', input.name).where('id', '!=', existing.id).executeTakeFirst();
-    if (clash) throw invalid(`A mapping named '${input.name}' exists for this provider.`, `${prefix}name`);
-    await exec.updateTable('workload_identity_mappings').set(columns).where('id', '=', existing.id).execute();
+    if (await store.findMappingByName(exec, provider.id, input.name, existing.id))
+      throw invalid(`A mapping named '${input.name}' exists for this provider.`, `${prefix}name`);
+    await store.updateMapping(exec, existing.id, columns);
+    // Disabling the mapping, or pointing it at another service account or project, revokes its tokens for
+    // good (on enable too: a token whose exchange was under way when the mapping was disabled).
+    const moved = existing.service_account_id !== columns.service_account_id || existing.project_id !== columns.project_id;
+    if (moved || existing.enabled !== Boolean(columns.enabled)) await store.revokeTokens(exec, { mappingId: existing.id }, now);
     return (await store.findMapping(exec, existing.id))!;
   }
-  const count = await exec.selectFrom('workload_identity_mappings').select((eb) => eb.fn.countAll<number>().as('n')).where('provider_id', '=', provider.id).executeTakeFirstOrThrow();
-  if (Number(count.n) >= LIMITS.mappingsPerProvider) throw limit(`An identity provider may have at most ${LIMITS.mappingsPerProvider} mappings.`);
+  if ((await store.countMappings(exec, provider.id)) >= LIMITS.mappingsPerProvider)
+    throw limit(`An identity provider may have at most ${LIMITS.mappingsPerProvider} mappings.`);
   const id = input.id ?? newId('idpmap', ctx.clock);
-  await exec.insertInto('workload_identity_mappings').values({ id, provider_id: provider.id, organization_id: provider.organization_id, ...columns, created_at: ctx.clock.nowSeconds() }).execute();
+  await store.insertMapping(exec, { id, provider_id: provider.id, organization_id: provider.organization_id, ...columns, created_at: now });
+  // Tokens of an earlier mapping with this id (deleted while one of its exchanges was under way) stay dead.
+  await store.revokeTokens(exec, { mappingId: id }, now);
   return (await store.findMapping(exec, id))!;
 }
 
@@ -251,16 +339,24 @@ export async function getMapping(exec: Exec, provider: Provider, mappingId: stri
   return m;
 }
 
-export async function updateMapping(ctx: Ctx, exec: Exec, provider: Provider, mappingId: string, patch: Partial<MappingInput>): Promise<Mapping> {
+export async function updateMapping(
+  ctx: Ctx,
+  exec: Exec,
+  provider: Provider,
+  mappingId: string,
+  patch: Partial<MappingInput>,
+): Promise<Mapping> {
   const m = await getMapping(exec, provider, mappingId);
   const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
   return upsertMapping(ctx, exec, provider, { ...m, ...defined, id: m.id } as MappingInput);
 }
 
+/** Deletes a mapping and revokes every token it minted (re-creating it with the same id revives none). */
 export async function deleteMapping(ctx: Ctx, exec: Exec, provider: Provider, mappingId: string): Promise<void> {
   await getMapping(exec, provider, mappingId);
   touch(ctx);
-  await exec.deleteFrom('workload_identity_mappings').where('id', '=', mappingId).execute();
+  await store.revokeTokens(exec, { mappingId }, ctx.clock.nowSeconds());
+  await store.deleteMapping(exec, mappingId);
 }
 
 /** Adds an mTLS root (or updates the one with that id, or that name). Takes effect on the next exchange. */
@@ -274,17 +370,15 @@ export async function upsertRoot(ctx: Ctx, exec: Exec, organizationId: string, i
   }
   if (input.project_id) {
     const project = await getProject(exec, input.project_id).catch(() => null);
-    if (!project || project.organization_id !== organizationId) throw invalid(`'project_id': no project '${input.project_id}' in this organization.`, 'project_id');
+    if (!project || project.organization_id !== organizationId)
+      throw invalid(`'project_id': no project '${input.project_id}' in this organization.`, 'project_id');
   }
   const info = describeCertificate(der);
   const admission = { ...DEFAULT_ADMISSION, ...(input.admission ?? {}) };
   const now = ctx.clock.nowSeconds();
-  let existing = input.id ? await store.findRoot(exec, input.id) : null;
-  if (!existing && !input.id) {
-    const row = await exec.selectFrom('mtls_roots').select('id').where('organization_id', '=', organizationId).where('name', '=', input.name).executeTakeFirst();
-    existing = row ? await store.findRoot(exec, row.id) : null;
-  }
-  if (existing && existing.organization_id !== organizationId) throw invalid(`mTLS root '${existing.id}' belongs to another organization.`, 'id');
+  const existing = input.id ? await store.findRoot(exec, input.id) : await store.findRootByName(exec, organizationId, input.name);
+  if (existing && existing.organization_id !== organizationId)
+    throw invalid(`mTLS root '${existing.id}' belongs to another organization.`, 'id');
   const status = input.status ?? 'active';
   touch(ctx);
   const columns = {
@@ -300,13 +394,19 @@ export async function upsertRoot(ctx: Ctx, exec: Exec, organizationId: string, i
   };
   if (existing) {
     const retiredAt = status === 'retired' ? (existing.retired_at ?? now) : null;
-    await exec.updateTable('mtls_roots').set({ ...columns, retired_at: retiredAt }).where('id', '=', existing.id).execute();
+    await store.updateRoot(exec, existing.id, { ...columns, retired_at: retiredAt });
     return (await store.findRoot(exec, existing.id))!;
   }
-  const count = await exec.selectFrom('mtls_roots').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
-  if (Number(count.n) >= LIMITS.rootsPerOrganization) throw limit(`An organization may have at most ${LIMITS.rootsPerOrganization} mTLS roots.`);
+  if ((await store.countRoots(exec, organizationId)) >= LIMITS.rootsPerOrganization)
+    throw limit(`An organization may have at most ${LIMITS.rootsPerOrganization} mTLS roots.`);
   const id = input.id ?? newId('mtlsroot', ctx.clock);
-  await exec.insertInto('mtls_roots').values({ id, organization_id: organizationId, ...columns, created_at: now, retired_at: status === 'retired' ? now : null }).execute();
+  await store.insertRoot(exec, {
+    id,
+    organization_id: organizationId,
+    ...columns,
+    created_at: now,
+    retired_at: status === 'retired' ? now : null,
+  });
   return (await store.findRoot(exec, id))!;
 }
 
@@ -316,7 +416,13 @@ export async function getRoot(exec: Exec, organizationId: string, rootId: string
   return r;
 }
 
-export async function updateRoot(ctx: Ctx, exec: Exec, organizationId: string, rootId: string, patch: Partial<Omit<RootInput, 'id' | 'certificate'>>): Promise<MtlsRoot> {
+export async function updateRoot(
+  ctx: Ctx,
+  exec: Exec,
+  organizationId: string,
+  rootId: string,
+  patch: Partial<Omit<RootInput, 'id' | 'certificate'>>,
+): Promise<MtlsRoot> {
   const r = await getRoot(exec, organizationId, rootId);
   return upsertRoot(ctx, exec, organizationId, {
     id: r.id,
@@ -331,7 +437,7 @@ export async function updateRoot(ctx: Ctx, exec: Exec, organizationId: string, r
 export async function deleteRoot(ctx: Ctx, exec: Exec, organizationId: string, rootId: string): Promise<void> {
   await getRoot(exec, organizationId, rootId);
   touch(ctx);
-  await exec.deleteFrom('mtls_roots').where('id', '=', rootId).execute();
+  await store.deleteRoot(exec, rootId);
 }
 
 /** Parses an allowlist entry (an address or a CIDR); returns [network, prefix, family] or null. */
@@ -347,18 +453,24 @@ export function parseCidr(entry: string): [string, number, 'ipv4' | 'ipv6'] | nu
 }
 
 /** Sets a project's IP allowlist (empty: no restriction). */
-export async function setAllowlist(ctx: Ctx, exec: Exec, projectId: string, cidrs: string[]): Promise<{ object: 'project.ip_allowlist'; project_id: string; cidrs: string[] }> {
+export async function setAllowlist(
+  ctx: Ctx,
+  exec: Exec,
+  projectId: string,
+  cidrs: string[],
+): Promise<{ object: 'project.ip_allowlist'; project_id: string; cidrs: string[] }> {
   const project = await getProject(exec, projectId);
   if (cidrs.length > LIMITS.cidrsPerProject) throw limit(`A project's IP allowlist may hold at most ${LIMITS.cidrsPerProject} entries.`);
   cidrs.forEach((c, i) => {
     if (!parseCidr(c)) throw invalid(`'cidrs[${i}]' must be an IP address or a CIDR such as 203.0.113.0/24.`, `cidrs[${i}]`);
   });
   const normalized = cidrs.map((c) => c.trim());
-  await exec
-    .insertInto('project_ip_allowlists')
-    .values({ project_id: project.id, organization_id: project.organization_id, cidrs: toJson(normalized)!, updated_at: ctx.clock.nowSeconds() })
-    .onConflict((oc) => oc.column('project_id').doUpdateSet({ cidrs: toJson(normalized)!, updated_at: ctx.clock.nowSeconds() }))
-    .execute();
+  await store.putAllowlist(exec, {
+    project_id: project.id,
+    organization_id: project.organization_id,
+    cidrs: toJson(normalized)!,
+    updated_at: ctx.clock.nowSeconds(),
+  });
   return { object: 'project.ip_allowlist', project_id: project.id, cidrs: normalized };
 }
 

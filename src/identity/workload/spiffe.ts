@@ -25,6 +25,3 @@ export function parseSpiffeId(value: string): SpiffeId | null {
   }
   return { trustDomain, path };
 }
-
-/** Whether `value` is a valid trust domain name. */
-export const isTrustDomain = (value: string) => typeof value === 'string' && value.length > 0 && value.length <= 255 && TRUST_DOMAIN.test(value);

@@ -38,7 +38,12 @@ async function refusal(chain: Buffer[], roots: TrustedRoot[] = [trusted], at = n
 
 describe('verifyClientChain', () => {
   it('accepts leaf → intermediate → root and exposes the assertion', async () => {
-    const leaf = await makeLeaf(inter, { cn: 'worker-7', ou: ['payments', 'eu'], uris: ['spiffe://acme.test/worker'], dns: ['w7.acme.test'] });
+    const leaf = await makeLeaf(inter, {
+      cn: 'worker-7',
+      ou: ['payments', 'eu'],
+      uris: ['spiffe://acme.test/worker'],
+      dns: ['w7.acme.test'],
+    });
     const v = await verifyClientChain([leaf.der, inter.der], [other, trusted], now());
     expect(v.root.id).toBe('root_1');
     expect(v.pathLength).toBe(3);
@@ -92,7 +97,10 @@ describe('verifyClientChain', () => {
   });
 
   it('refuses an expired intermediate', async () => {
-    const oldInter = await makeIntermediate(root, 'Old Issuing', { notBefore: new Date(now() - 10 * DAY), notAfter: new Date(now() - DAY) });
+    const oldInter = await makeIntermediate(root, 'Old Issuing', {
+      notBefore: new Date(now() - 10 * DAY),
+      notAfter: new Date(now() - DAY),
+    });
     const leaf = await makeLeaf(oldInter);
     expect(await refusal([leaf.der, oldInter.der])).toBe('untrusted_chain');
   });
@@ -121,8 +129,12 @@ describe('verifyClientChain', () => {
     await expect(verifyClientChain([noEku.der, inter.der], [trusted], now())).resolves.toBeTruthy();
     expect(await refusal([noEku.der, inter.der], [trust(root, { client_auth_eku: 'required' })])).toBe('admission');
     expect(await refusal([(await makeLeaf(inter, { alg: 'rsa-1024' })).der, inter.der])).toBe('admission');
-    expect(await refusal([(await makeLeaf(inter, { alg: 'ec-p384' })).der, inter.der], [trust(root, { ec_curves: ['P-256'] })])).toBe('admission');
-    expect(await refusal([(await makeLeaf(inter, { alg: 'ed25519' })).der, inter.der], [trust(root, { key_types: ['ec'] })])).toBe('admission');
+    expect(await refusal([(await makeLeaf(inter, { alg: 'ec-p384' })).der, inter.der], [trust(root, { ec_curves: ['P-256'] })])).toBe(
+      'admission',
+    );
+    expect(await refusal([(await makeLeaf(inter, { alg: 'ed25519' })).der, inter.der], [trust(root, { key_types: ['ec'] })])).toBe(
+      'admission',
+    );
   });
 
   it('admission: chain depth and leaf lifetime', async () => {

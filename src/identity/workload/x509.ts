@@ -113,7 +113,8 @@ function parseCert(der: Buffer, fp = sha256(der)): Cert {
 /** Parses a PEM certificate for use as a trusted root; throws Error with a message naming the rule. */
 export function parseRoot(input: { id: string; pem: string; projectId: string | null; admission: AdmissionRules }): TrustedRoot {
   const der = pemToDer(input.pem);
-  if (!isCa(pkijsLib().Certificate.fromBER(new Uint8Array(der)))) throw new Error('an mTLS root must be a CA certificate (basicConstraints cA=true)');
+  if (!isCa(pkijsLib().Certificate.fromBER(new Uint8Array(der))))
+    throw new Error('an mTLS root must be a CA certificate (basicConstraints cA=true)');
   return { ...parseCert(der), id: input.id, projectId: input.projectId, admission: input.admission, der };
 }
 
@@ -155,7 +156,8 @@ export class ChainVerifier {
    */
   verify(presented: Buffer[], roots: TrustedRoot[], nowMs: number): VerifiedClientCertificate {
     if (presented.length === 0) throw fail('missing', 'No client certificate was presented in the TLS handshake.');
-    if (presented.length > X509_LIMITS.maxPresented) throw fail('malformed', `At most ${X509_LIMITS.maxPresented} certificates may be presented.`);
+    if (presented.length > X509_LIMITS.maxPresented)
+      throw fail('malformed', `At most ${X509_LIMITS.maxPresented} certificates may be presented.`);
     let chain: Cert[];
     let facts: LeafFacts;
     try {
@@ -174,7 +176,10 @@ export class ChainVerifier {
 
     const path = this.buildPath(leaf, chain.slice(1), roots, nowS, new Set([leaf.fp]), 0);
     if (!path) {
-      throw fail('untrusted_chain', 'The client certificate does not chain to an active mTLS root of the organization (intermediates must be presented by the client; all must be within their validity).');
+      throw fail(
+        'untrusted_chain',
+        'The client certificate does not chain to an active mTLS root of the organization (intermediates must be presented by the client; all must be within their validity).',
+      );
     }
     const root = path[path.length - 1] as TrustedRoot;
     checkAdmission(facts, leaf, path.length - 2, root.admission);
@@ -216,7 +221,14 @@ export class ChainVerifier {
   }
 
   /** Depth-first path search to a trusted root, over the presented intermediates only; every link and certificate valid now. */
-  private buildPath(cert: Cert, intermediates: Cert[], roots: TrustedRoot[], nowS: number, used: Set<string>, depth: number): Cert[] | null {
+  private buildPath(
+    cert: Cert,
+    intermediates: Cert[],
+    roots: TrustedRoot[],
+    nowS: number,
+    used: Set<string>,
+    depth: number,
+  ): Cert[] | null {
     if (depth > X509_LIMITS.maxPresented) return null;
     for (const root of roots) {
       if (nowS >= root.notBefore && nowS < root.notAfter && this.issuedBy(cert, root)) return [cert, root];
@@ -267,7 +279,8 @@ function checkAdmission(facts: LeafFacts, leaf: Cert, intermediates: number, rul
   const refuse = (rule: string) => fail('admission', `The client certificate is refused by the root's admission rules: ${rule}.`);
   const ku = facts.keyUsage;
   if (facts.isCa || (ku !== null && ku & KU_KEY_CERT_SIGN)) throw refuse('the leaf must not be a CA certificate');
-  if (rules.require_digital_signature && (ku === null || !(ku & KU_DIGITAL_SIGNATURE))) throw refuse('key usage must include digitalSignature');
+  if (rules.require_digital_signature && (ku === null || !(ku & KU_DIGITAL_SIGNATURE)))
+    throw refuse('key usage must include digitalSignature');
   if (facts.extKeyUsage && !facts.extKeyUsage.includes(OID.clientAuth)) throw refuse('extended key usage must include clientAuth');
   if (!facts.extKeyUsage && rules.client_auth_eku === 'required') throw refuse('an extended key usage with clientAuth is required');
 
@@ -275,16 +288,25 @@ function checkAdmission(facts: LeafFacts, leaf: Cert, intermediates: number, rul
   const type = key.asymmetricKeyType as KeyType | undefined;
   if (!type || !rules.key_types.includes(type)) throw refuse(`key type must be one of ${rules.key_types.join(', ')}`);
   const details = key.asymmetricKeyDetails ?? {};
-  if ((type === 'rsa' || type === 'rsa-pss') && (details.modulusLength ?? 0) < rules.min_rsa_bits) throw refuse(`RSA keys must have at least ${rules.min_rsa_bits} bits`);
+  if ((type === 'rsa' || type === 'rsa-pss') && (details.modulusLength ?? 0) < rules.min_rsa_bits)
+    throw refuse(`RSA keys must have at least ${rules.min_rsa_bits} bits`);
   if (type === 'ec') {
     const curve = namedCurve(details.namedCurve);
     if (!curve || !rules.ec_curves.includes(curve)) throw refuse(`EC keys must use one of ${rules.ec_curves.join(', ')}`);
   }
   if (intermediates > rules.max_chain_depth) throw refuse(`at most ${rules.max_chain_depth} intermediate certificates`);
-  if (leaf.notAfter - leaf.notBefore > rules.max_leaf_lifetime_days * 86_400) throw refuse(`a leaf may be valid for at most ${rules.max_leaf_lifetime_days} days`);
+  if (leaf.notAfter - leaf.notBefore > rules.max_leaf_lifetime_days * 86_400)
+    throw refuse(`a leaf may be valid for at most ${rules.max_leaf_lifetime_days} days`);
 }
 
-const CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521', 'P-256': 'P-256', 'P-384': 'P-384', 'P-521': 'P-521' };
+const CURVES: Record<string, string> = {
+  prime256v1: 'P-256',
+  secp384r1: 'P-384',
+  secp521r1: 'P-521',
+  'P-256': 'P-256',
+  'P-384': 'P-384',
+  'P-521': 'P-521',
+};
 const namedCurve = (name: string | undefined) => (name ? (CURVES[name] ?? name) : null);
 
 const DN_KEYS: Record<string, string> = {

@@ -1,5 +1,5 @@
 /**
- * The rate-limit catalogue: per-model limits per usage tier, shared-limit groups, long-context limits,
+ * The rate-limit catalog: per-model limits per usage tier, shared-limit groups, long-context limits,
  * organization tiers and overrides, project limits, the ramp rule and the monthly usage limits.
  * Everything here is pure data and lookups; the limiter (service.ts) turns a lookup into buckets.
  */
@@ -117,7 +117,7 @@ const smallModel = () => ({
 });
 
 /**
- * Built-in catalogue: realistic limits of the platform's public tier tables (illustrative, not
+ * Built-in catalog: realistic limits of the platform's public tier tables (illustrative, not
  * authoritative — the spec does not give the numbers). Any model not listed uses the `*` entry, per model.
  */
 export function defaultConfig(): RateLimitConfig {
@@ -233,7 +233,7 @@ export interface RateLimitConfigInput {
 }
 
 /**
- * Merges a config file's `rate_limits` onto the built-in catalogue: a model, group, organization or
+ * Merges a config file's `rate_limits` onto the built-in catalog: a model, group, organization or
  * project named in the file replaces the built-in entry of that name; `replace_defaults` drops the built-in
  * models and groups altogether.
  */
@@ -244,7 +244,8 @@ export function mergeConfig(base: RateLimitConfig, input: RateLimitConfigInput):
     out.groups = {};
   }
   if (input.default_tier) out.default_tier = input.default_tier;
-  for (const [tier, info] of Object.entries(input.usage_tiers ?? {})) out.usage_tiers[tier as Tier] = { ...out.usage_tiers[tier as Tier], ...info };
+  for (const [tier, info] of Object.entries(input.usage_tiers ?? {}))
+    out.usage_tiers[tier as Tier] = { ...out.usage_tiers[tier as Tier], ...info };
   Object.assign(out.models, input.models ?? {});
   for (const [name, group] of Object.entries(input.groups ?? {})) {
     // A model moved into a file-declared group leaves the built-in group it was in.
@@ -266,7 +267,7 @@ export interface Resolved {
   /** Counter name: the group's name for grouped models (one shared limit), else the model's. */
   limitKey: string;
   entry: LimitEntry;
-  /** The entry's name in the catalogue (`*` for the fallback). */
+  /** The entry's name in the catalog (`*` for the fallback). */
   entryName: string;
 }
 

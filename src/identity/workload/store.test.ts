@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../store/db.js';
-import { exchangeWriter } from './group-commit.js';
+import { exchangeWriter } from './store.js';
 import { workloadMigrations } from './tables.js';
 
 let store: Store;
 beforeAll(async () => {
   store = openStore({ dataDir: ':memory:' });
-  await workloadMigrations['202611220600_workload_identity_init'].up(store.db);
+  for (const migration of Object.values(workloadMigrations)) await migration.up(store.db);
 });
 afterAll(() => store.close());
 
@@ -45,7 +45,11 @@ const token = (id: string) => ({
 describe('exchange writes (group commit)', () => {
   it('commits a burst of writes together, and each caller resolves after its rows are stored', async () => {
     const gc = exchangeWriter(() => store.db);
-    await Promise.all(Array.from({ length: 30 }, (_, i) => gc({ token: i % 2 ? token(`t${i}`) : null, exchange: exchange(`x${i}`, i % 2 ? `t${i}` : null) })));
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        gc({ token: i % 2 ? token(`t${i}`) : null, exchange: exchange(`x${i}`, i % 2 ? `t${i}` : null) }),
+      ),
+    );
     expect(gc.commits).toBe(1);
     expect((await store.db.selectFrom('workload_exchanges').select('id').execute()).length).toBe(30);
     expect((await store.db.selectFrom('workload_tokens').select('id').execute()).length).toBe(15);
@@ -53,7 +57,10 @@ describe('exchange writes (group commit)', () => {
 
   it('writes a failing batch again one by one: only the bad write fails', async () => {
     const gc = exchangeWriter(() => store.db);
-    const results = await Promise.allSettled([gc({ token: token('dup'), exchange: exchange('y1', 'dup') }), gc({ token: token('dup'), exchange: exchange('y2', 'dup') })]);
+    const results = await Promise.allSettled([
+      gc({ token: token('dup'), exchange: exchange('y1', 'dup') }),
+      gc({ token: token('dup'), exchange: exchange('y2', 'dup') }),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
     expect(await store.db.selectFrom('workload_exchanges').select('id').where('id', 'in', ['y1', 'y2']).execute()).toEqual([{ id: 'y1' }]);
     expect(gc.commits).toBe(1);

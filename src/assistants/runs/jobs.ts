@@ -1,0 +1,58 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import type { JobDefinition } from '../../core/jobs.js';
+import type { Ctx } from '../../core/module.js';
+import type { Exec } from '../../store/db.js';
+import { LEASE_MS } from './lease.js';
+
+/**
+ * The job catalogue of runs: each kind with its payload, how many run at once in one process, its
+ * visibility timeout (how long a claim lasts before another worker may take the job) and its retry
+ * schedule. Handlers own their retries: they return `{ retryAt }` to be looked at again; an unexpected
+ * throw comes back after `retryDelayMs`.
+ */
+interface JobKind {
+  payload: TSchema;
+  concurrency: number;
+  visibilityMs: number;
+  retryDelayMs: number;
+}
+
+/** When a run's watchdog job looks at it again (Standin clock): see `run.execute`. */
+export const WATCH_MS = 30_000;
+
+const RunRef = Type.Object({ runId: Type.String() });
+
+export const RUN_JOBS = {
+  /**
+   * Executes a run (engine.ts). The worker holds the job while it executes, so the job of a worker that
+   * died comes back after LEASE_MS, when the run's lease has lapsed too. A run started at once by the
+   * instance that queued it has this job as its watchdog, due WATCH_MS later; a run held elsewhere is
+   * looked at again when that lease would lapse, at most WATCH_MS later.
+   */
+  'run.execute': { payload: RunRef, concurrency: 32, visibilityMs: LEASE_MS, retryDelayMs: 1000 },
+  /** Due at the run's deadline: expires an unfinished run; later drops the event log of an ended one. */
+  'run.expire': { payload: RunRef, concurrency: 8, visibilityMs: 60_000, retryDelayMs: 5000 },
+} satisfies Record<string, JobKind>;
+
+export type RunJobKind = keyof typeof RUN_JOBS;
+export type RunJobPayload<K extends RunJobKind> = Static<(typeof RUN_JOBS)[K]['payload']>;
+export type RunHandlers = { [K in RunJobKind]: (payload: RunJobPayload<K>) => Promise<void | { retryAt: number }> };
+
+/** Queues a run job in the caller's transaction, so it commits with the state change. */
+export function enqueueRunJob<K extends RunJobKind>(
+  ctx: Pick<Ctx, 'jobs'>,
+  exec: Exec,
+  kind: K,
+  payload: RunJobPayload<K>,
+  opts: { runAt?: number } = {},
+): Promise<string> {
+  return ctx.jobs.enqueue(exec, kind, payload, opts);
+}
+
+/** The catalogue as the job queue takes it, with the engine's handlers. */
+export function runJobDefinitions(handlers: RunHandlers): JobDefinition[] {
+  return (Object.keys(RUN_JOBS) as RunJobKind[]).map((kind) => {
+    const { concurrency, visibilityMs, retryDelayMs } = RUN_JOBS[kind];
+    return { kind, handler: handlers[kind], concurrency, visibilityMs, retryDelayMs };
+  });
+}

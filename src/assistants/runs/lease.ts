@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { Ctx } from '../../core/module.js';
+import type { Exec } from '../../store/db.js';
+import type { RunBus } from '../bus.js';
+import { claimLease, leaseOf, renewLease } from '../store/runs.js';
+
+/**
+ * The lease a worker holds on the run it executes: an owner token and an expiry, renewed every few
+ * seconds. Every write the worker makes is conditional on still holding it while the run is
+ * `in_progress`, so a cancel, an expiry or a deletion by anyone makes its next write fail and the
+ * worker stops. A lease that lapses marks a worker that died: its run is recovered (engine.ts).
+ */
+export const LEASE_MS = 30_000;
+const HEARTBEAT_MS = 10_000;
+/** How often a cross-instance change of a running run is looked for, at most. */
+const CHECK_MS = 100;
+
+/** The worker no longer holds the run (thrown by its writes, and the abort reason of its model call). */
+export class Lost extends Error {
+  constructor() {
+    super('the run changed under the worker');
+  }
+}
+
+/** A new lease token of this process (`<process>:<random>`). */
+export const leaseToken = (processId: string): string => `${processId}:${randomUUID().slice(0, 8)}`;
+
+/** Takes the lease of a run a worker acts on, unless a live lease holds it. Returns the run, or undefined. */
+export function claim(ctx: Pick<Ctx, 'clock' | 'store'>, runId: string, token: string) {
+  const now = ctx.clock.now();
+  return claimLease(ctx.store.db, runId, token, now, now + LEASE_MS);
+}
+
+/** Renews the lease inside the caller's transaction; throws Lost when the worker no longer holds the run. */
+export async function holdLease(ctx: Pick<Ctx, 'clock'>, tx: Exec, runId: string, token: string): Promise<void> {
+  if (!(await renewLease(tx, runId, token, ctx.clock.now() + LEASE_MS))) throw new Lost();
+}
+
+/**
+ * Keeps the lease while the run executes (a heartbeat), and aborts `ac` when the run leaves
+ * `in_progress` or the lease is lost (another instance's cancel arrives through the bus). Returns the
+ * function that stops watching.
+ */
+export function watchLease(ctx: Pick<Ctx, 'clock' | 'store'>, bus: RunBus, runId: string, token: string, ac: AbortController): () => void {
+  const db = ctx.store.db;
+  const check = async () => {
+    const row = await leaseOf(db, runId).catch(() => undefined);
+    // `queued` is what an older notification may still show before this worker's start commits.
+    if (!row || row.lease_owner !== token || (row.status !== 'in_progress' && row.status !== 'queued')) ac.abort(new Lost());
+  };
+  // Our own commits notify too: check at most every CHECK_MS (a cancel in this process interrupts directly).
+  let lastCheck = 0;
+  const off = bus.on(runId, () => {
+    const now = performance.now();
+    if (ac.signal.aborted || now - lastCheck < CHECK_MS) return;
+    lastCheck = now;
+    void check();
+  });
+  const beat = setInterval(async () => {
+    const renewed = await renewLease(db, runId, token, ctx.clock.now() + LEASE_MS).catch(() => false);
+    if (!renewed) ac.abort(new Lost());
+  }, HEARTBEAT_MS);
+  beat.unref();
+  return () => {
+    off();
+    clearInterval(beat);
+  };
+}

@@ -1,0 +1,158 @@
+import { countMessage, countPrompt } from '../../models/service.js';
+import type { ChatMessage, ChatRequest, ChatTool } from '../../models/types.js';
+import { fromJson } from '../../store/db.js';
+import type { FunctionToolCall, MessageContent, ResponseFormat, StepDetails, Tool, ToolChoice, TruncationStrategy } from '../objects.js';
+import type { MessageRow } from '../store/messages.js';
+import type { RunRow } from '../store/runs.js';
+import type { StepRow } from '../store/steps.js';
+
+/** What a turn's prompt is built from: the run, its thread's messages, its steps so far, the model's context window. */
+export interface PromptInput {
+  run: Pick<
+    RunRow,
+    | 'model'
+    | 'instructions'
+    | 'tools'
+    | 'truncation_strategy'
+    | 'tool_choice'
+    | 'response_format'
+    | 'temperature'
+    | 'top_p'
+    | 'parallel_tool_calls'
+    | 'max_prompt_tokens'
+    | 'prompt_used'
+    | 'max_completion_tokens'
+    | 'completion_used'
+  >;
+  /** The thread's messages, in creation order. */
+  messages: readonly MessageRow[];
+  /** The run's steps, in creation order. */
+  steps: readonly StepRow[];
+  /** Tokens the model takes in (prompt and completion). */
+  contextWindow: number;
+}
+
+/** The model request, or why the run ends `incomplete` instead. */
+export type Prompt = { request: ChatRequest } | { incomplete: 'max_prompt_tokens' | 'max_completion_tokens' };
+
+/** One part of the history: a thread message, or one turn's tool calls with their outputs (pinned: never dropped). */
+interface Part {
+  key: string;
+  items: ChatMessage[];
+  pinned: boolean;
+}
+
+/** What is kept back of the window for the completion when max_prompt_tokens does not bound the prompt. */
+const completionReserve = (window: number) => Math.min(4096, Math.floor(window / 4));
+
+/**
+ * The model's input for one turn, a pure function of its input: instructions as the system message, the
+ * thread's messages in order, and this run's earlier tool calls with their outputs. Truncation:
+ * `last_messages` keeps the n most recent thread messages; `auto` drops messages from the middle (after
+ * the first) until the prompt fits the budget — max_prompt_tokens minus what earlier turns used, else
+ * the context window less a completion reserve. A prompt still over max_prompt_tokens ends the run
+ * `incomplete` (max_prompt_tokens); a spent max_completion_tokens ends it `incomplete`
+ * (max_completion_tokens).
+ */
+export function buildPrompt({ run, messages, steps, contextWindow }: PromptInput): Prompt {
+  const history = historyOf(messages, steps);
+  const tools = fromJson<Tool[]>(run.tools) ?? [];
+  const fnTools: ChatTool[] = tools.flatMap((t) => (t.type === 'function' ? [{ type: 'function' as const, function: t.function }] : []));
+  const system: ChatMessage[] = run.instructions ? [{ role: 'system', content: run.instructions }] : [];
+  const strategy = fromJson<TruncationStrategy>(run.truncation_strategy) ?? { type: 'auto' };
+
+  let kept = history;
+  if (strategy.type === 'last_messages') {
+    const free = history.filter((h) => !h.pinned);
+    const drop = new Set(free.slice(0, Math.max(0, free.length - Number(strategy.last_messages))));
+    kept = history.filter((h) => !drop.has(h));
+  }
+  let budget = contextWindow - completionReserve(contextWindow);
+  if (run.max_prompt_tokens != null) budget = Math.min(budget, Number(run.max_prompt_tokens) - Number(run.prompt_used));
+  let total = countPrompt([...system, ...kept.flatMap((h) => h.items)], fnTools);
+  if (total > budget && strategy.type === 'auto') ({ kept, total } = dropMiddle(kept, total, budget));
+  if (run.max_prompt_tokens != null && total > budget) return { incomplete: 'max_prompt_tokens' };
+
+  let maxTokens: number | null = null;
+  if (run.max_completion_tokens != null) {
+    maxTokens = Number(run.max_completion_tokens) - Number(run.completion_used);
+    if (maxTokens <= 0) return { incomplete: 'max_completion_tokens' };
+  }
+  const request: ChatRequest = {
+    model: run.model,
+    messages: [...system, ...kept.flatMap((h) => h.items)],
+    temperature: run.temperature,
+    top_p: run.top_p,
+    max_tokens: maxTokens,
+  };
+  if (fnTools.length) {
+    request.tools = fnTools;
+    request.tool_choice = chatToolChoice(fromJson<ToolChoice>(run.tool_choice) ?? 'auto');
+    request.parallel_tool_calls = run.parallel_tool_calls === 1 || (run.parallel_tool_calls as unknown) === true;
+  }
+  const format = fromJson<ResponseFormat>(run.response_format);
+  if (format && format !== 'auto') request.response_format = format;
+  return { request };
+}
+
+/** Thread messages and the run's tool-call turns, interleaved in creation order (ids are time-ordered). */
+function historyOf(messages: readonly MessageRow[], steps: readonly StepRow[]): Part[] {
+  const history: Part[] = messages.map((m) => ({ key: suffix(m.id), items: [toChat(m)], pinned: false }));
+  for (const s of steps) {
+    const details = fromJson<StepDetails>(s.step_details);
+    if (details?.type !== 'tool_calls') continue;
+    const calls = details.tool_calls.filter((c): c is FunctionToolCall => c.type === 'function');
+    if (!calls.length) continue;
+    const items: ChatMessage[] = [
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.function.name, arguments: c.function.arguments },
+        })),
+      },
+    ];
+    for (const c of calls) items.push({ role: 'tool', tool_call_id: c.id, content: c.function.output ?? '' });
+    history.push({ key: suffix(s.id), items, pinned: true });
+  }
+  return history.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** `auto` truncation: keeps the first and the latest thread message (and the run's tool calls); drops the oldest of the rest until the prompt fits. */
+function dropMiddle(parts: Part[], total: number, budget: number): { kept: Part[]; total: number } {
+  const kept = parts.slice();
+  const first = kept.findIndex((h) => !h.pinned);
+  let last = kept.length - 1;
+  while (last >= 0 && kept[last].pinned) last--;
+  for (let i = first + 1; first >= 0 && total > budget && i < last;) {
+    if (kept[i].pinned) {
+      i++;
+      continue;
+    }
+    total -= kept[i].items.reduce((n, m) => n + countMessage(m), 0);
+    kept.splice(i, 1);
+    last--;
+  }
+  return { kept, total };
+}
+
+/** code_interpreter and file_search are never offered to a model (docs/threads.md): forcing one means `auto`. */
+function chatToolChoice(choice: ToolChoice): ChatRequest['tool_choice'] {
+  if (typeof choice === 'string') return choice;
+  return choice.type === 'function' && choice.function ? { type: 'function', function: { name: choice.function.name } } : 'auto';
+}
+
+const suffix = (id: string) => id.slice(id.indexOf('_') + 1);
+
+/** A thread message as model input: text blocks joined; images named, since the providers take text. */
+function toChat(m: MessageRow): ChatMessage {
+  const blocks = (fromJson<MessageContent[]>(m.content) ?? []).map((b) => {
+    if (b.type === 'text') return b.text.value;
+    if (b.type === 'image_url') return `[image: ${b.image_url.url}]`;
+    if (b.type === 'image_file') return `[image file: ${b.image_file.file_id}]`;
+    return b.refusal;
+  });
+  return { role: m.role === 'assistant' ? 'assistant' : 'user', content: blocks.join('\n') };
+}

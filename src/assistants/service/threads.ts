@@ -1,0 +1,105 @@
+import type { Updateable } from 'kysely';
+import { invalid, notFound } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { Ctx } from '../../core/module.js';
+import { toJson, type Exec } from '../../store/db.js';
+import type { ThreadObject } from '../objects.js';
+import { runtime } from '../runs/runtime.js';
+import type { CreateThreadRequest, ModifyThreadRequest } from '../schemas.js';
+import { insertMessages } from '../store/messages.js';
+import * as store from '../store/threads.js';
+import {
+  checkMessage,
+  checkMetadata,
+  checkToolResources,
+  type MessageInput,
+  type MetadataInput,
+  type ToolResourcesInput,
+} from '../validate.js';
+import { threadView } from '../views.js';
+import { normalizeToolResources } from './common.js';
+import { messageRow } from './messages.js';
+import { write } from './write.js';
+
+/** Threads: a conversation's messages, and the lock the run working on it holds. */
+
+/** A thread to create, once checked. */
+export interface ThreadInput {
+  messages?: MessageInput[] | null;
+  tool_resources?: ToolResourcesInput | null;
+  metadata?: MetadataInput;
+}
+
+/** Checks a thread to create (`param`: where it sits in the request, `thread` for create-and-run). */
+export function checkThreadBody(
+  body: { messages?: unknown; tool_resources?: unknown; metadata?: unknown },
+  param = '',
+): asserts body is ThreadInput {
+  const at = (k: string) => (param ? `${param}.${k}` : k);
+  if (body.messages !== undefined && body.messages !== null) {
+    if (!Array.isArray(body.messages))
+      throw invalid(`Invalid type for '${at('messages')}': expected an array.`, at('messages'), 'invalid_type');
+    body.messages.forEach((m: unknown, i: number) => checkMessage(m, `${at('messages')}[${i}]`));
+  }
+  checkToolResources(body.tool_resources, at('tool_resources'));
+  checkMetadata(body.metadata, at('metadata'));
+}
+
+/** Inserts a thread with its first messages; `fallbackToolResources` when the thread gives none (create-and-run). */
+export async function insertThread(
+  ctx: Ctx,
+  tx: Exec,
+  projectId: string,
+  body: ThreadInput,
+  fallbackToolResources?: ToolResourcesInput | null,
+): Promise<store.ThreadRow> {
+  const row: store.ThreadRow = {
+    id: newId('thread', ctx.clock),
+    project_id: projectId,
+    created_at: ctx.clock.nowSeconds(),
+    metadata: toJson(body.metadata),
+    tool_resources: toJson(normalizeToolResources(ctx, body.tool_resources ?? fallbackToolResources)),
+    active_run_id: null,
+  };
+  await store.insertThread(tx, row);
+  await insertMessages(
+    tx,
+    (body.messages ?? []).map((m) => messageRow(ctx, projectId, row.id, m)),
+  );
+  return row;
+}
+
+export async function createThread(ctx: Ctx, projectId: string, body: CreateThreadRequest): Promise<ThreadObject> {
+  checkThreadBody(body);
+  const row = await ctx.store.db.transaction().execute((tx) => insertThread(ctx, tx, projectId, body));
+  return threadView(row);
+}
+
+export async function getThread(ctx: Ctx, projectId: string, id: string): Promise<ThreadObject> {
+  const row = await store.getThread(ctx.store.db, projectId, id);
+  if (!row) throw notFound('thread', id);
+  return threadView(row);
+}
+
+export async function modifyThread(ctx: Ctx, projectId: string, id: string, body: ModifyThreadRequest): Promise<ThreadObject> {
+  checkToolResources(body.tool_resources, 'tool_resources', { helper: false });
+  checkMetadata(body.metadata);
+  const set: Updateable<store.ThreadRow> = {};
+  if (body.metadata !== undefined) set.metadata = toJson(body.metadata);
+  if (body.tool_resources !== undefined) set.tool_resources = toJson(normalizeToolResources(ctx, body.tool_resources));
+  const row = Object.keys(set).length
+    ? await store.updateThread(ctx.store.db, projectId, id, set)
+    : await store.getThread(ctx.store.db, projectId, id);
+  if (!row) throw notFound('thread', id);
+  return threadView(row);
+}
+
+/** Deletes the thread with its messages, runs and steps; runs executing here stop. */
+export async function deleteThread(ctx: Ctx, projectId: string, id: string) {
+  const runIds = await write(ctx, async (tx) => {
+    if (!(await store.getThread(tx, projectId, id))) throw notFound('thread', id);
+    return store.deleteThreadRows(tx, id);
+  });
+  for (const r of runIds) runtime(ctx).engine.interrupt(r);
+  return { id, object: 'thread.deleted' as const, deleted: true };
+}

@@ -1,0 +1,45 @@
+import type { Ctx } from '../../core/module.js';
+import type { Tx } from '../../store/db.js';
+import { settleTicket } from '../runs/finish.js';
+import { enqueueRunJob, WATCH_MS } from '../runs/jobs.js';
+import { runtime } from '../runs/runtime.js';
+
+/** What a write did to runs, acted on after its commit. */
+export interface Effects {
+  /** Runs whose event log grew: their followers are woken. */
+  touched: Set<string>;
+  /** Runs queued for execution this process starts itself. */
+  kick: Set<string>;
+  /** Runs the write ended (expired): their execution stops and their admission is given back. */
+  ended: Set<string>;
+}
+
+/**
+ * Runs `fn` in a transaction, then wakes the followers of the runs it touched and starts the runs it
+ * queued. The job loop is not woken: the jobs queued here are watchdogs due later (or, in a process
+ * without workers, another instance's business, which PostgreSQL's NOTIFY reaches).
+ */
+export async function write<T>(ctx: Ctx, fn: (tx: Tx, fx: Effects) => Promise<T>): Promise<T> {
+  const fx: Effects = { touched: new Set(), kick: new Set(), ended: new Set() };
+  const out = await ctx.store.db.transaction().execute((tx) => fn(tx, fx));
+  const rt = runtime(ctx);
+  for (const id of fx.touched) rt.bus.notify(id);
+  for (const id of fx.ended) {
+    rt.bus.notify(id);
+    rt.engine.interrupt(id);
+    await settleTicket(ctx, id);
+  }
+  for (const id of fx.kick) rt.engine.kick(id);
+  return out;
+}
+
+/**
+ * Queues the execution of a run in the caller's transaction. A process with workers starts the run
+ * itself right after the commit (`kick`), so the job is only the watchdog, due in WATCH_MS; otherwise
+ * the job is due now and any worker takes it.
+ */
+export async function queueExecution(ctx: Ctx, tx: Tx, runId: string, fx: Effects): Promise<void> {
+  const direct = runtime(ctx).direct;
+  await enqueueRunJob(ctx, tx, 'run.execute', { runId }, direct ? { runAt: ctx.clock.now() + WATCH_MS } : {});
+  if (direct) fx.kick.add(runId);
+}

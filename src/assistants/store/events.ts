@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import type { Ctx } from '../../core/module.js';
+import type { Exec } from '../../store/db.js';
+
+/** One frame of a run's stream: the event name and its data (an API object or a delta). */
+export interface RunEvent {
+  event: string;
+  data: unknown;
+}
+
+/** A run's events after `seq`, in order. */
+export const eventsAfter = (db: Exec, runId: string, seq: number, limit = 500) =>
+  db
+    .selectFrom('run_events')
+    .select(['seq', 'event', 'data'])
+    .where('run_id', '=', runId)
+    .where('seq', '>', seq)
+    .orderBy('seq', 'asc')
+    .limit(limit)
+    .execute();
+
+/** Appends events to a run's stream, numbering them after the run's last one (the run row serializes writers). */
+export async function appendEvents(ctx: Pick<Ctx, 'clock' | 'store'>, tx: Exec, runId: string, events: RunEvent[]): Promise<void> {
+  if (!events.length) return;
+  const row = await tx
+    .updateTable('thread_runs')
+    .set({ event_seq: sql<number>`event_seq + ${events.length}` })
+    .where('id', '=', runId)
+    .returning('event_seq')
+    .executeTakeFirst();
+  if (!row) return;
+  await insertEvents(ctx, tx, runId, Number(row.event_seq) - events.length, events);
+}
+
+/** Inserts events numbered after `base`, for a caller that already moved the run's event_seq past them. */
+export async function insertEvents(
+  ctx: Pick<Ctx, 'clock' | 'store'>,
+  tx: Exec,
+  runId: string,
+  base: number,
+  events: RunEvent[],
+): Promise<void> {
+  const now = ctx.clock.now();
+  await tx
+    .insertInto('run_events')
+    .values(events.map((e, i) => ({ run_id: runId, seq: base + i + 1, event: e.event, data: JSON.stringify(e.data), created_at: now })))
+    .execute();
+  // Other instances follow the run's stream through this notification (bus.ts).
+  if (ctx.store.dialect === 'postgres') await sql`select pg_notify('standin_runs', ${runId})`.execute(tx);
+}
+
+/** Drops a run's event log (once the run has ended and its streams have long finished). */
+export async function deleteRunEvents(db: Exec, runId: string): Promise<void> {
+  await db.deleteFrom('run_events').where('run_id', '=', runId).execute();
+}

@@ -1,0 +1,91 @@
+import { paginate, type ListParams } from '../../core/pagination.js';
+import { toJson, type Exec } from '../../store/db.js';
+import type { StepStatus } from '../objects.js';
+import type { AssistantsTables } from '../tables.js';
+import { LIST } from './page.js';
+
+/** SQL of run steps, scoped to the caller's project and run. */
+export type StepRow = AssistantsTables['run_steps'];
+
+export const getStep = (db: Exec, projectId: string, runId: string, id: string) =>
+  db
+    .selectFrom('run_steps')
+    .selectAll()
+    .where('id', '=', id)
+    .where('run_id', '=', runId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+
+export function pageSteps<T>(db: Exec, projectId: string, runId: string, page: ListParams, map: (row: StepRow) => T) {
+  return paginate(db.selectFrom('run_steps').selectAll().where('run_id', '=', runId).where('project_id', '=', projectId), 'id', page, {
+    ...LIST,
+    map,
+  });
+}
+
+/** A run's steps in creation order. */
+export const runSteps = (db: Exec, runId: string) =>
+  db.selectFrom('run_steps').selectAll().where('run_id', '=', runId).orderBy('id', 'asc').execute();
+
+export async function insertStep(tx: Exec, row: StepRow): Promise<void> {
+  await tx.insertInto('run_steps').values(row).execute();
+}
+
+export async function completeStep(tx: Exec, id: string, now: number, usage: string | null): Promise<void> {
+  await tx.updateTable('run_steps').set({ status: 'completed', completed_at: now, usage }).where('id', '=', id).execute();
+}
+
+/** The step details of a step being written (JSON). */
+export async function setStepDetails(tx: Exec, id: string, details: string): Promise<void> {
+  await tx.updateTable('run_steps').set({ step_details: details }).where('id', '=', id).execute();
+}
+
+export async function setStepUsage(tx: Exec, id: string, usage: unknown): Promise<void> {
+  await tx
+    .updateTable('run_steps')
+    .set({ usage: toJson(usage) })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** A run's tool_calls steps still waiting for their outputs. */
+export const openToolSteps = (tx: Exec, runId: string) =>
+  tx
+    .selectFrom('run_steps')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('type', '=', 'tool_calls')
+    .where('status', '=', 'in_progress')
+    .execute();
+
+/** Completes a tool_calls step with its calls' outputs. */
+export const completeToolStep = (tx: Exec, id: string, details: string, now: number) =>
+  tx
+    .updateTable('run_steps')
+    .set({ status: 'completed', completed_at: now, step_details: details })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+/** Ends the steps a run still has in progress with `status` (and its timestamp, and the error of a failure). Returns them. */
+export function endRunSteps(
+  tx: Exec,
+  runId: string,
+  status: Exclude<StepStatus, 'in_progress'>,
+  now: number,
+  lastError: { code: string; message: string } | null,
+) {
+  const at = {
+    completed: { completed_at: now },
+    cancelled: { cancelled_at: now },
+    expired: { expired_at: now },
+    failed: { failed_at: now },
+  }[status];
+  return tx
+    .updateTable('run_steps')
+    .set({ status, ...at, ...(lastError ? { last_error: toJson(lastError) } : {}) })
+    .where('run_id', '=', runId)
+    .where('status', '=', 'in_progress')
+    .returningAll()
+    .execute();
+}

@@ -1,0 +1,69 @@
+import type { Updateable } from 'kysely';
+import type { Exec } from '../../store/db.js';
+import type { AssistantsTables } from '../tables.js';
+
+/**
+ * SQL of threads and their lock. `active_run_id` is the lock: the run that holds the thread (queued …
+ * cancelling), null when none. Every read is scoped to the caller's project: another project's thread
+ * is "not found".
+ */
+export type ThreadRow = AssistantsTables['threads'];
+
+export const getThread = (db: Exec, projectId: string, id: string) =>
+  db.selectFrom('threads').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+
+export async function insertThread(tx: Exec, row: ThreadRow): Promise<void> {
+  await tx.insertInto('threads').values(row).execute();
+}
+
+export const updateThread = (db: Exec, projectId: string, id: string, set: Updateable<ThreadRow>) =>
+  db.updateTable('threads').set(set).where('id', '=', id).where('project_id', '=', projectId).returningAll().executeTakeFirst();
+
+/**
+ * Returns the thread when no run holds it. The no-op update takes the row's write lock (PostgreSQL), so
+ * no run can take the thread until the caller's transaction ends.
+ */
+export const lockFreeThread = (tx: Exec, projectId: string, id: string) =>
+  tx
+    .updateTable('threads')
+    .set({ active_run_id: null })
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('active_run_id', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+
+/** Releases a stale lock (its run is gone or ended). */
+export async function clearThreadLock(tx: Exec, id: string): Promise<void> {
+  await tx.updateTable('threads').set({ active_run_id: null }).where('id', '=', id).execute();
+}
+
+/** Gives the thread to a run; false when another run holds it. */
+export async function holdThread(tx: Exec, id: string, runId: string): Promise<boolean> {
+  const res = await tx
+    .updateTable('threads')
+    .set({ active_run_id: runId })
+    .where('id', '=', id)
+    .where('active_run_id', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Lets the thread go, if `runId` holds it. */
+export async function releaseThread(tx: Exec, id: string, runId: string): Promise<void> {
+  await tx.updateTable('threads').set({ active_run_id: null }).where('id', '=', id).where('active_run_id', '=', runId).execute();
+}
+
+/** Deletes a thread and everything in it; returns the ids of its runs. */
+export async function deleteThreadRows(tx: Exec, threadId: string): Promise<string[]> {
+  const runs = await tx.selectFrom('thread_runs').select('id').where('thread_id', '=', threadId).execute();
+  const ids = runs.map((r) => r.id);
+  if (ids.length) {
+    await tx.deleteFrom('run_events').where('run_id', 'in', ids).execute();
+    await tx.deleteFrom('run_steps').where('run_id', 'in', ids).execute();
+    await tx.deleteFrom('thread_runs').where('thread_id', '=', threadId).execute();
+  }
+  await tx.deleteFrom('thread_messages').where('thread_id', '=', threadId).execute();
+  await tx.deleteFrom('threads').where('id', '=', threadId).execute();
+  return ids;
+}

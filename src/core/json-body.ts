@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, invalid } from './errors.js';
+import { pointerToParam } from './validation.js';
+
+/** Deeper JSON than this is refused: no request body of the platform nests this far, and deeper input overflows the stack of recursive code (JSON.stringify, schema walkers). */
+export const MAX_JSON_DEPTH = 64;
+
+type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => void;
+
+/**
+ * The JSON body parser: Fastify's own (it refuses `__proto__` and `constructor` keys), and three rules of
+ * the house around it (docs/core.md, "What Standin refuses"):
+ * - a charset other than UTF-8 is a 415, not text read as UTF-8 (a UTF-8 BOM is accepted, RFC 8259 §8.1);
+ * - nesting deeper than MAX_JSON_DEPTH is a 400 naming where it goes too deep;
+ * - a string holding a NUL character is a 400 naming the field: PostgreSQL cannot store one, and both
+ *   stores must answer alike.
+ * The raw text is only searched (`\u0000`, runs of brackets) unless it may break a rule, so the common
+ * body costs what it did.
+ */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error') as unknown as JsonParser;
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset && !/^utf-?8$/i.test(charset)) {
+      return done(
+        new ApiError('invalid_request_error', `Unsupported charset '${charset}': send JSON as UTF-8.`, {
+          status: 415,
+          code: 'unsupported_media_type',
+        }),
+      );
+    }
+    const body = text as string;
+    parse(request, body.charCodeAt(0) === 0xfeff ? body.slice(1) : body, (err, value) => {
+      if (err) return done(err);
+      const refused = (body.length > MAX_JSON_DEPTH * 2 && tooDeep(value)) || (body.includes('\\u0000') && nulField(value));
+      done(refused || null, value);
+    });
+  });
+}
+
+/** A 400 when `value` nests deeper than MAX_JSON_DEPTH (walked without recursion). */
+function tooDeep(value: unknown): ApiError | null {
+  const stack: [unknown, number, string][] = [[value, 0, '']];
+  while (stack.length) {
+    const [v, depth, at] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH)
+      return invalid(
+        `The request body nests deeper than ${MAX_JSON_DEPTH} levels (at '${pointerToParam(at)}').`,
+        pointerToParam(at) || null,
+        'nesting_too_deep',
+      );
+    for (const [k, child] of Object.entries(v)) stack.push([child, depth + 1, `${at}/${k}`]);
+  }
+  return null;
+}
+
+/** A 400 naming the first field (or key) that holds a NUL character. */
+function nulField(value: unknown): ApiError | null {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) return nulError(pointerToParam(at));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (k.includes('\0')) return nulError(pointerToParam(at) || '(a key)');
+        stack.push([child, `${at}/${k}`]);
+      }
+    }
+  }
+  return null;
+}
+
+const nulError = (param: string) => invalid(`'${param}' must not contain NUL (\\u0000) characters.`, param || null, 'invalid_value');
+
+/**
+ * A NUL (`%00`) in the path or query string: ids never hold one (a 404, as for any unknown id), and a
+ * query parameter that does is a 400 naming it. Checked only when the URL holds `%00`.
+ */
+export function nulInUrl(url: string): ApiError | undefined {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (path.includes('%00'))
+    return new ApiError('not_found_error', `Invalid URL (${path.replaceAll('%00', '%2500')}): no object has an id with a NUL character.`, {
+      code: 'unknown_url',
+    });
+  for (const pair of url.slice(q + 1).split('&')) {
+    if (pair.includes('%00')) {
+      const name = decodeURIComponentSafe(pair.split('=')[0]);
+      return nulError(name);
+    }
+  }
+  return undefined;
+}
+
+const decodeURIComponentSafe = (s: string) => {
+  try {
+    return decodeURIComponent(s).replaceAll('\0', '');
+  } catch {
+    return s;
+  }
+};

@@ -1,0 +1,14 @@
+import type { Module } from '../core/module.js';
+import { imagesRoutes } from './routes.js';
+
+/**
+ * Images: audit requests of image generations (`POST /v1/images/request_audit`). Its table was created by
+ * the workload identity module's first migration (tables.ts), so it is listed after that module, which
+ * also closes this endpoint to workload identity tokens (authentication rule 6).
+ */
+export const imagesModule: Module = {
+  name: 'images',
+  routes(app, ctx) {
+    imagesRoutes(app, ctx);
+  },
+};

@@ -1,0 +1,146 @@
+import type { Selectable } from 'kysely';
+import { paginate, type ListParams } from '../core/pagination.js';
+import { precompiled, type Exec } from '../store/db.js';
+import type { WebhookTables } from './tables.js';
+
+/** The SQL of the webhooks area: endpoints, deliveries, attempts (and the outbox's events they carry). */
+
+export type EndpointRow = Selectable<WebhookTables['webhook_endpoints']>;
+export type DeliveryRow = Selectable<WebhookTables['webhook_deliveries']>;
+export type AttemptRow = Selectable<WebhookTables['webhook_attempts']>;
+
+export const getEndpoint = (exec: Exec, projectId: string, id: string): Promise<EndpointRow | undefined> =>
+  exec.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+
+export async function countEndpoints(exec: Exec, projectId: string): Promise<number> {
+  const r = await exec
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export const insertEndpoint = async (exec: Exec, row: EndpointRow) =>
+  void (await exec.insertInto('webhook_endpoints').values(row).execute());
+
+/** A project's endpoints, oldest first. */
+export const listEndpoints = (exec: Exec, projectId: string): Promise<EndpointRow[]> =>
+  exec.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+
+export const updateEndpoint = async (exec: Exec, id: string, values: Partial<Omit<EndpointRow, 'id' | 'project_id' | 'created_at'>>) =>
+  void (await exec.updateTable('webhook_endpoints').set(values).where('id', '=', id).execute());
+
+/** Deletes an endpoint with its deliveries and their attempts. */
+export async function deleteEndpoint(exec: Exec, id: string): Promise<void> {
+  const deliveries = exec.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
+  await exec.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).execute();
+  await exec.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+  await exec.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+}
+
+/** A page of an endpoint's deliveries (cursor paged), optionally of one status. */
+export function listDeliveries<T>(exec: Exec, endpointId: string, params: ListParams & { status?: string }, map: (row: DeliveryRow) => T) {
+  let q = exec.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+  if (params.status) q = q.where('status', '=', params.status);
+  return paginate(q, 'id', params, { defaultLimit: 20, maxLimit: 100, map });
+}
+
+export const getDelivery = (exec: Exec, projectId: string, id: string): Promise<DeliveryRow | undefined> =>
+  exec.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+
+export const listAttempts = (exec: Exec, deliveryId: string): Promise<AttemptRow[]> =>
+  exec.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+
+/** The stored envelope of an event (JSON text). */
+export const eventPayload = async (exec: Exec, eventId: string): Promise<string | undefined> =>
+  (await exec.selectFrom('events').select('payload').where('id', '=', eventId).executeTakeFirst())?.payload;
+
+export const insertDeliveries = async (exec: Exec, rows: DeliveryRow[]) =>
+  void (await exec.insertInto('webhook_deliveries').values(rows).execute());
+
+export const insertAttempts = async (exec: Exec, rows: AttemptRow[]) =>
+  void (await exec.insertInto('webhook_attempts').values(rows).execute());
+
+/** A delivery's state after an attempt. */
+export type DeliveryState = Pick<
+  DeliveryRow,
+  'id' | 'status' | 'attempt_count' | 'last_attempt_at' | 'last_status_code' | 'next_attempt_at' | 'completed_at'
+>;
+
+/** Writes a delivery's state after an attempt (precompiled: one per attempt). */
+export const updateDeliveryState = precompiled(
+  ['id', 'status', 'attempt_count', 'last_attempt_at', 'last_status_code', 'next_attempt_at', 'completed_at'] as const,
+  (db, d: DeliveryState) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: d.status,
+        attempt_count: d.attempt_count,
+        last_attempt_at: d.last_attempt_at,
+        last_status_code: d.last_status_code,
+        next_attempt_at: d.next_attempt_at,
+        completed_at: d.completed_at,
+      })
+      .where('id', '=', d.id),
+);
+
+/** Ends a pending delivery without an attempt (its endpoint was disabled meanwhile). */
+export const failPendingDelivery = async (exec: Exec, id: string, nowMs: number) =>
+  void (await exec
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, completed_at: nowMs })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute());
+
+/** A delivery with what an attempt needs: its endpoint (URL, secrets) and the stored envelope. */
+export const deliveryToAttempt = (exec: Exec, id: string) =>
+  exec
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .innerJoin('events as v', 'v.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.status',
+      'd.attempt_count',
+      'd.created_at',
+      'd.event_id',
+      'e.url',
+      'e.enabled',
+      'e.secret',
+      'e.previous_secret',
+      'e.previous_secret_expires_at',
+      'v.payload',
+    ])
+    .where('d.id', '=', id)
+    .executeTakeFirst();
+
+/** The enabled endpoints of an event's project, with the event (one query per event; precompiled). */
+export const endpointsOfEvent = precompiled(['eventId'], (db, a: { eventId: string }) =>
+  db
+    .selectFrom('events as v')
+    .innerJoin('webhook_endpoints as e', 'e.project_id', 'v.project_id')
+    .select([
+      'e.id',
+      'e.event_types',
+      'e.url',
+      'e.enabled',
+      'e.secret',
+      'e.previous_secret',
+      'e.previous_secret_expires_at',
+      'v.type',
+      'v.payload',
+      'v.project_id',
+    ])
+    .where('v.id', '=', a.eventId)
+    .where('e.enabled', '=', 1),
+);
+
+/** The deliveries an event already has (a fan-out run again after a crash). */
+export const deliveriesOfEvent = (exec: Exec, eventId: string) =>
+  exec
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'endpoint_id', 'status', 'attempt_count', 'created_at'])
+    .where('event_id', '=', eventId)
+    .execute();
