@@ -7,7 +7,7 @@ import { groupCommit } from '../store/group-commit.js';
 
 /**
  * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
- * its handler, concurrency and visibility timeout (a typed catalogue, as in trigger.dev's redis-worker).
+ * its handler, concurrency and visibility timeout (a typed catalog, as in trigger.dev's redis-worker).
  * Workers claim due jobs — with PostgreSQL `FOR UPDATE SKIP LOCKED`, so any number of instances share
  * the work and each job runs once at a time — and a crashed worker's claim lapses after the visibility
  * timeout, so nothing is lost. Enqueueing inside a transaction commits the job with the state change.

@@ -36,6 +36,7 @@ export const OPTIONS = {
   adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)'),
   logLevel: opt('string', 'warn', 'fatal, error, warn, info, debug or silent'),
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
+  fileUploadLimit: opt('int', 536_870_912, 'largest file POST /v1/files accepts, in bytes (multipart, streamed; --body-limit is for JSON)'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
   mtlsPort: opt('port', OFF, "port of the mutual TLS token endpoint: 'off' (the default), a number, or 0 for a free one"),
   mtlsApiPort: opt('port', OFF, "port of the mutual TLS API listener: 'off' (the default), a number, or 0 for a free one"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pointerToParam, serializerCompiler } from './validation.js';
+import { pointerToParam, serializerCompiler, toApiError } from './validation.js';
 
 describe('validation', () => {
   it('turns JSON pointers into the platform param paths', () => {
@@ -23,5 +23,26 @@ describe('serializerCompiler', () => {
     expect(compile(true)({ id: 'a' })).toBe('{"id":"a"}');
     expect(() => compile(true)({ id: 1 })).toThrow(/GET \/v1\/things\/:id \(200\).*id must be string/);
     expect(() => compile(true)({ id: 'a', extra: 1 })).toThrow(/unexpected 'extra'/);
+  });
+});
+
+describe('storage failures', () => {
+  it('become a 503 storage_unavailable naming the cause, never a bare 500', () => {
+    const cases: [object, RegExp][] = [
+      [{ code: 'SQLITE_FULL' }, /disk is full/],
+      [{ code: 'SQLITE_IOERR_WRITE' }, /failed a read or write/],
+      [{ code: 'SQLITE_READONLY_DBMOVED' }, /read-only/],
+      [{ code: '53100' }, /disk is full/],
+      [{ code: 'ECONNREFUSED' }, /does not answer/],
+      [new Error('timeout exceeded when trying to connect'), /does not answer/],
+      [new Error('Query read timeout'), /does not answer/],
+    ];
+    for (const [err, message] of cases) {
+      const e = toApiError(err instanceof Error ? err : Object.assign(new Error('x'), err));
+      expect(e.status).toBe(503);
+      expect(e.code).toBe('storage_unavailable');
+      expect(e.message).toMatch(message);
+    }
+    expect(toApiError(new Error('something else')).status).toBe(500);
   });
 });

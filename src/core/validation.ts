@@ -185,9 +185,17 @@ export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unkno
   }
 }
 
-/** What keeps the store from writing, in words, when `err` says so (SQLite and PostgreSQL codes). */
-export function storageFailure(err: { code?: string }): string | undefined {
+const UNREACHABLE = ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '08001', '08006'];
+
+/** What keeps the store from working, in words, when `err` says so (SQLite, PostgreSQL and pg's own errors). */
+export function storageFailure(err: { code?: string; message?: string }): string | undefined {
   const code = String(err.code ?? '');
+  if (
+    UNREACHABLE.includes(code) ||
+    /^(timeout exceeded when trying to connect|Query read timeout|Connection terminated)/.test(err.message ?? '')
+  ) {
+    return 'the database does not answer';
+  }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100') return 'the disk is full';
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === '25006') return 'the store is read-only';
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return 'the disk failed a read or write';
@@ -224,10 +232,8 @@ export function toApiError(error: unknown): ApiError {
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalid(e.message, null, e.code ?? null);
   const storage = storageFailure(e);
   if (storage)
-    return new ApiError(
-      'service_unavailable_error',
-      `Standin cannot write to its store: ${storage}. Reads still work; retry once it is fixed.`,
-      { code: 'storage_unavailable' },
-    );
+    return new ApiError('service_unavailable_error', `Standin's store is unavailable: ${storage}. Retry once it is fixed.`, {
+      code: 'storage_unavailable',
+    });
   return new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: 'server_error' });
 }

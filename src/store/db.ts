@@ -34,7 +34,13 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     const pgm = pgLib();
     // int8 columns (timestamps, micros) come back as numbers: every value Standin stores fits in 2^53.
     pgm.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
-    const pool = new pgm.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // Bounded waits: a database that stops answering fails requests (503) instead of hanging them.
+    const pool = new pgm.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 30_000,
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
   }

@@ -5,7 +5,7 @@ import type { Exec } from '../../store/db.js';
 import { LEASE_MS } from './lease.js';
 
 /**
- * The job catalogue of runs: each kind with its payload, how many run at once in one process, its
+ * The job catalog of runs: each kind with its payload, how many run at once in one process, its
  * visibility timeout (how long a claim lasts before another worker may take the job) and its retry
  * schedule. Handlers own their retries: they return `{ retryAt }` to be looked at again; an unexpected
  * throw comes back after `retryDelayMs`.
@@ -49,7 +49,7 @@ export function enqueueRunJob<K extends RunJobKind>(
   return ctx.jobs.enqueue(exec, kind, payload, opts);
 }
 
-/** The catalogue as the job queue takes it, with the engine's handlers. */
+/** The catalog as the job queue takes it, with the engine's handlers. */
 export function runJobDefinitions(handlers: RunHandlers): JobDefinition[] {
   return (Object.keys(RUN_JOBS) as RunJobKind[]).map((kind) => {
     const { concurrency, visibilityMs, retryDelayMs } = RUN_JOBS[kind];
