@@ -29,6 +29,9 @@ import {
 } from './interface.js';
 import { monthKey, msToMonthEnd } from './month.js';
 
+/** Durations as the `x-ratelimit-reset-*` headers write them (`20ms`, `1.5s`, `6m0s`), for other areas' limits. */
+export { formatDuration };
+
 /** Who is charged: a platform principal fits (organization and project). */
 export interface Payer {
   organizationId: string;

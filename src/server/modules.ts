@@ -11,6 +11,8 @@ import { modelsModule } from '../models/module.js';
 import { assistantsModule } from '../assistants/module.js';
 import { safetyModule } from '../safety/module.js';
 import { imagesModule } from '../images/module.js';
+import { filesModule } from '../files/module.js';
+import { vectorStoresModule } from '../vector-stores/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -29,5 +31,7 @@ export const modules: Module[] = [
   responsesModule,
   safetyModule,
   imagesModule,
+  filesModule,
+  vectorStoresModule,
   appsModule,
 ];

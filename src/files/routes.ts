@@ -1,0 +1,85 @@
+import multipart from '@fastify/multipart';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { ApiError, invalid } from '../core/errors.js';
+import type { App, Ctx } from '../core/module.js';
+import { FileDeleted, FileList, FileObject, FileParams, ListFilesQuery, UploadForm } from './schemas.js';
+import * as svc from './service.js';
+
+const tags = ['files'];
+
+/** `/v1/files`: upload (multipart, streamed), list, retrieve, delete, content (streamed, byte-exact). */
+export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
+  const auth = (req: Parameters<typeof ctx.auth.platform>[0], access: 'read' | 'write') =>
+    ctx.auth.platform(req, { group: 'files', access });
+
+  // Multipart is parsed only here (its own scope): other routes keep refusing what is not JSON. Its
+  // limits are its own; the JSON body limit (--body-limit) stays as it is.
+  await app.register(async (scope) => {
+    await scope.register(multipart, {
+      throwFileSizeLimit: false,
+      limits: { fileSize: ctx.settings.fileUploadLimit, files: 2, fields: 8, parts: 10, fieldSize: 4096, headerPairs: 100 },
+    });
+    scope.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/v1/files',
+      {
+        schema: {
+          tags,
+          summary: 'Upload a file (multipart/form-data: file, purpose, expires_after).',
+          consumes: ['multipart/form-data'],
+          body: UploadForm,
+          response: { 200: FileObject },
+        },
+        // The form is read part by part while the file streams to storage; uploadFile checks every field.
+        validatorCompiler: () => () => true,
+      },
+      async (req) => {
+        const { projectId } = await auth(req, 'write');
+        if (!req.isMultipart())
+          throw invalid("Send the upload as multipart/form-data with the fields 'file' and 'purpose'.", null, 'invalid_content_type');
+        try {
+          return await svc.uploadFile(ctx, projectId, req.parts());
+        } catch (err) {
+          throw malformed(err);
+        }
+      },
+    );
+  });
+
+  app.get('/v1/files', { schema: { tags, querystring: ListFilesQuery, response: { 200: FileList } } }, async (req) =>
+    svc.listFiles(ctx, (await auth(req, 'read')).projectId, req.query),
+  );
+  app.get('/v1/files/:file_id', { schema: { tags, params: FileParams, response: { 200: FileObject } } }, async (req) =>
+    svc.getFile(ctx, (await auth(req, 'read')).projectId, req.params.file_id),
+  );
+  app.delete('/v1/files/:file_id', { schema: { tags, params: FileParams, response: { 200: FileDeleted } } }, async (req) =>
+    svc.deleteFile(ctx, (await auth(req, 'write')).projectId, req.params.file_id),
+  );
+  app.get(
+    '/v1/files/:file_id/content',
+    {
+      schema: {
+        tags,
+        params: FileParams,
+        produces: ['application/octet-stream'],
+        response: { 200: Type.Unsafe<Readable>({ type: 'string', format: 'binary', description: 'The bytes of the file, as uploaded.' }) },
+      },
+    },
+    async (req, reply) => {
+      const { file, stream } = await svc.openFileContent(ctx, (await auth(req, 'read')).projectId, req.params.file_id);
+      return reply.header('content-type', 'application/octet-stream').header('content-length', String(file.bytes)).send(stream);
+    },
+  );
+}
+
+/**
+ * A form busboy cannot read (no boundary, a part cut short) is the client's mistake: a 400, not a 500.
+ * Errors with a code are the store's or the system's (a full disk), and keep their meaning.
+ */
+function malformed(err: unknown): unknown {
+  if (err instanceof ApiError) return err;
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  if (e.statusCode !== undefined || e.code !== undefined) return err;
+  return invalid(`The multipart body could not be read: ${e.message ?? 'malformed'}.`, null, 'invalid_multipart');
+}

@@ -1,0 +1,233 @@
+import type { Readable } from 'node:stream';
+import { ApiError, invalid, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Ctx } from '../core/module.js';
+import type { ListPage, ListParams } from '../core/pagination.js';
+import type { Exec, Tx } from '../store/db.js';
+import { UPLOAD_PURPOSES, type FileObject } from './schemas.js';
+import * as store from './store.js';
+import type { FileStorage } from './storage/interface.js';
+
+export type { FileObject } from './schemas.js';
+
+/** Job kinds of this area. */
+export const EXPIRE_FILE = 'files.expire';
+export const SWEEP_UPLOAD = 'files.sweep_upload';
+
+/** Runs in the transaction that deletes a file (a vector store drops the file's chunks with it). */
+export type FileDeletedListener = (tx: Tx, projectId: string, fileId: string) => Promise<void>;
+
+/** What the files area publishes as `ctx.services.files`. */
+export interface FilesService {
+  storage: FileStorage;
+  /** Listeners of file deletion (other areas register theirs in `init`). */
+  deleted: FileDeletedListener[];
+}
+
+/** Files of purpose `batch` expire after 30 days unless the upload says otherwise (OpenAPI: FileExpirationAfter). */
+const BATCH_EXPIRY_SECONDS = 30 * 86_400;
+/** A partial upload left by a process that died is removed this long after it started (Standin clock). */
+const SWEEP_AFTER_MS = 3_600_000;
+
+/** One part of a multipart upload, as the route hands them over (busboy's, via @fastify/multipart). */
+export interface UploadPart {
+  type: 'file' | 'field';
+  fieldname: string;
+  filename?: string;
+  /** A file part's bytes; `truncated` once it passed the size limit. */
+  file?: Readable & { truncated?: boolean };
+  value?: unknown;
+}
+
+/** Longest file name kept (a client controls it). */
+const MAX_FILENAME = 1024;
+
+const FIELDS = ['purpose', 'expires_after[anchor]', 'expires_after[seconds]'];
+
+/** Platform file ids read `file-…` (the time-ordered tail of every Standin id, so ids still sort by creation). */
+const newFileId = (ctx: Ctx) => `file-${newId('file', ctx.clock).slice(5)}`;
+
+export const fileObject = (row: store.FileRow): FileObject => ({
+  id: row.id,
+  object: 'file',
+  bytes: Number(row.bytes),
+  created_at: Number(row.created_at),
+  expires_at: row.expires_at === null ? null : Number(row.expires_at),
+  filename: row.filename,
+  purpose: row.purpose,
+  status: 'processed',
+  status_details: null,
+});
+
+function checkPurpose(value: string) {
+  if (!(UPLOAD_PURPOSES as readonly string[]).includes(value)) {
+    throw invalid(
+      `Invalid value for 'purpose': '${value}'. Supported values are: ${UPLOAD_PURPOSES.map((p) => `'${p}'`).join(', ')}.`,
+      'purpose',
+      'invalid_value',
+    );
+  }
+}
+
+/** `expires_after` of an upload: anchor `created_at`, 3600 to 2592000 seconds (both or neither). */
+function expirySeconds(fields: Record<string, string>): number | undefined {
+  const anchor = fields['expires_after[anchor]'];
+  const seconds = fields['expires_after[seconds]'];
+  if (anchor === undefined && seconds === undefined) return undefined;
+  if (anchor === undefined)
+    throw invalid("Missing required parameter: 'expires_after.anchor'.", 'expires_after.anchor', 'missing_required_parameter');
+  if (anchor !== 'created_at')
+    throw invalid(
+      `Invalid value for 'expires_after.anchor': '${anchor}'. Supported values are: 'created_at'.`,
+      'expires_after.anchor',
+      'invalid_value',
+    );
+  if (seconds === undefined)
+    throw invalid("Missing required parameter: 'expires_after.seconds'.", 'expires_after.seconds', 'missing_required_parameter');
+  const n = /^\d{1,10}$/.test(seconds) ? Number(seconds) : NaN;
+  if (!(n >= 3600 && n <= 2_592_000))
+    throw invalid("'expires_after.seconds' must be an integer from 3600 to 2592000.", 'expires_after.seconds', 'invalid_value');
+  return n;
+}
+
+/**
+ * `POST /v1/files`: streams the `file` part to storage as it arrives (clients send it before `purpose`,
+ * so the fields are checked once the form is read, and the stored bytes dropped if they are wrong).
+ * A file larger than `--file-upload-limit` is refused with 413 and nothing is kept.
+ */
+export async function uploadFile(ctx: Ctx, projectId: string, parts: AsyncIterable<UploadPart>): Promise<FileObject> {
+  const { storage } = ctx.services.files;
+  const id = newFileId(ctx);
+  const fields: Record<string, string> = {};
+  let upload: { filename: string; bytes: number } | undefined;
+  let writing = false;
+  try {
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || upload || writing) {
+          part.file?.resume();
+          throw part.fieldname !== 'file'
+            ? invalid(`Unrecognized request argument supplied: '${part.fieldname}'.`, part.fieldname, 'unknown_parameter')
+            : invalid('Send one file per request.', 'file', 'invalid_value');
+        }
+        if ((part.filename ?? '').length > MAX_FILENAME) {
+          part.file?.resume();
+          throw invalid(`The file name must be at most ${MAX_FILENAME} characters.`, 'file', 'invalid_value');
+        }
+        writing = true;
+        // Should this process die mid-upload, the job removes what it left.
+        await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, { fileId: id }, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+        const bytes = await storage.write(id, part.file!);
+        if (part.file!.truncated) {
+          throw new ApiError(
+            'invalid_request_error',
+            `The file is larger than the ${ctx.settings.fileUploadLimit} bytes this server accepts.`,
+            {
+              status: 413,
+              param: 'file',
+              code: 'file_too_large',
+            },
+          );
+        }
+        upload = { filename: part.filename || 'upload', bytes };
+        continue;
+      }
+      if (!FIELDS.includes(part.fieldname))
+        throw invalid(`Unrecognized request argument supplied: '${part.fieldname}'.`, part.fieldname, 'unknown_parameter');
+      fields[part.fieldname] = String(part.value);
+      // A bad purpose sent ahead of the file is refused before any byte is stored.
+      if (part.fieldname === 'purpose') checkPurpose(fields.purpose);
+    }
+    if (fields.purpose === undefined) throw invalid("Missing required parameter: 'purpose'.", 'purpose', 'missing_required_parameter');
+    const seconds = expirySeconds(fields) ?? (fields.purpose === 'batch' ? BATCH_EXPIRY_SECONDS : undefined);
+    if (!upload) throw invalid("Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
+    const createdAt = ctx.clock.nowSeconds();
+    const row = {
+      id,
+      project_id: projectId,
+      filename: upload.filename,
+      bytes: upload.bytes,
+      purpose: fields.purpose,
+      created_at: createdAt,
+      expires_at: seconds === undefined ? null : createdAt + seconds,
+    };
+    await ctx.store.db.transaction().execute(async (tx) => {
+      await store.insertFile(tx, row);
+      if (row.expires_at !== null) await ctx.jobs.enqueue(tx, EXPIRE_FILE, { fileId: id }, { runAt: row.expires_at * 1000 });
+    });
+    return fileObject(row);
+  } catch (err) {
+    if (writing) await storage.remove(id).catch((e) => ctx.log.warn({ err: e, file: id }, 'removing a refused upload failed'));
+    throw err;
+  }
+}
+
+/** A live file of the project, or 404. */
+export async function getFile(ctx: Ctx, projectId: string, fileId: string, exec: Exec = ctx.store.db): Promise<FileObject> {
+  const row = await store.getFile(exec, projectId, fileId, ctx.clock.nowSeconds());
+  if (!row) throw notFound('file', fileId);
+  return fileObject(row);
+}
+
+/** `GET /v1/files`: the project's live files, newest first unless `order=asc`. */
+export function listFiles(ctx: Ctx, projectId: string, params: ListParams & { purpose?: string }): Promise<ListPage<FileObject>> {
+  return store.listFiles(ctx.store.db, projectId, ctx.clock.nowSeconds(), params, fileObject);
+}
+
+/** `DELETE /v1/files/{id}`: a live file of the project, or 404. */
+export async function deleteFile(ctx: Ctx, projectId: string, fileId: string): Promise<{ id: string; object: 'file'; deleted: true }> {
+  await getFile(ctx, projectId, fileId);
+  if (!(await removeFile(ctx, projectId, fileId))) throw notFound('file', fileId);
+  return { id: fileId, object: 'file', deleted: true };
+}
+
+/** Removes a file: its row and what other areas keep of it (listeners) in one transaction, then its bytes. False when it was gone. */
+async function removeFile(ctx: Ctx, projectId: string, fileId: string): Promise<boolean> {
+  const { storage, deleted } = ctx.services.files;
+  const removed = await ctx.store.db.transaction().execute(async (tx) => {
+    if (!(await store.deleteFile(tx, fileId))) return false;
+    for (const listener of deleted) await listener(tx, projectId, fileId);
+    if (storage.kind === 'db') await storage.remove(fileId, tx);
+    return true;
+  });
+  if (removed && storage.kind === 'fs') await storage.remove(fileId);
+  return removed;
+}
+
+/** The bytes of a live file, streamed (`GET /v1/files/{id}/content`). */
+export async function openFileContent(ctx: Ctx, projectId: string, fileId: string): Promise<{ file: FileObject; stream: Readable }> {
+  const file = await getFile(ctx, projectId, fileId);
+  return { file, stream: await ctx.services.files.storage.open(fileId) };
+}
+
+/** The whole content of a live file, for readers that need it at once (text extraction of vector stores); refused above `maxBytes`. */
+export async function readFileBytes(
+  ctx: Ctx,
+  projectId: string,
+  fileId: string,
+  maxBytes: number,
+): Promise<{ file: FileObject; data: Buffer }> {
+  const { file, stream } = await openFileContent(ctx, projectId, fileId);
+  if (file.bytes > maxBytes) {
+    stream.destroy();
+    throw invalid(`The file ${fileId} is larger than ${maxBytes} bytes.`, 'file_id', 'file_too_large');
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return { file, data: Buffer.concat(chunks) };
+}
+
+/** Job: removes a file once its `expires_at` has passed (the clock may have been moved back by a reset: then it waits). */
+export async function expireFile(ctx: Ctx, payload: { fileId: string }): Promise<void | { retryAt: number }> {
+  const row = await store.getFileById(ctx.store.db, payload.fileId);
+  if (!row || row.expires_at === null) return;
+  const due = Number(row.expires_at) * 1000;
+  if (due > ctx.clock.now()) return { retryAt: due };
+  await removeFile(ctx, row.project_id, row.id);
+}
+
+/** Job: removes what an upload cut off by a crash left in storage (nothing, when the upload completed). */
+export async function sweepUpload(ctx: Ctx, payload: { fileId: string }): Promise<void> {
+  if (await store.getFileById(ctx.store.db, payload.fileId)) return;
+  await ctx.services.files.storage.remove(payload.fileId);
+}

@@ -1,0 +1,19 @@
+import type { Readable } from 'node:stream';
+import type { Exec } from '../../store/db.js';
+
+/**
+ * Where the bytes of uploaded files live. Two implementations: `fs.ts` (the data folder, with SQLite) and
+ * `db.ts` (parts in the database, with PostgreSQL, so every instance reads what any instance stored).
+ * A file's row (service.ts) is what makes its bytes visible; storage only keeps them.
+ */
+export interface FileStorage {
+  readonly kind: 'fs' | 'db';
+  /** Streams `source` in under `id`, never holding it whole; resolves with the byte count. A failed write leaves nothing behind. */
+  write(id: string, source: AsyncIterable<Buffer>): Promise<number>;
+  /** The bytes of a stored file as a stream (opened before it resolves, so a missing file throws here). */
+  open(id: string): Promise<Readable>;
+  /** Frees the bytes, and any leftover of a write cut off by a crash; no error when there are none. `exec`: the transaction deleting the row, where the storage is the database. */
+  remove(id: string, exec?: Exec): Promise<void>;
+  /** Forgets every stored file (the control plane's reset). */
+  clear(): Promise<void>;
+}

@@ -1,0 +1,61 @@
+import type { Insertable, Selectable } from 'kysely';
+import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
+import type { Exec } from '../store/db.js';
+import type { FilesTables } from './tables.js';
+
+/** The SQL of files and their parts. Every read of a file is scoped to its project; an expired file is gone. */
+export type FileRow = Selectable<FilesTables['files']>;
+
+export async function insertFile(exec: Exec, row: Insertable<FilesTables['files']>): Promise<void> {
+  await exec.insertInto('files').values(row).execute();
+}
+
+/** A live file of the project (not expired at `nowSeconds`). */
+export const getFile = (exec: Exec, projectId: string, id: string, nowSeconds: number) =>
+  exec
+    .selectFrom('files')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowSeconds)]))
+    .executeTakeFirst();
+
+/** Any file row by id, expired or not (the expiry and cleanup jobs). */
+export const getFileById = (exec: Exec, id: string) => exec.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+
+/** A page of the project's live files, optionally of one purpose. */
+export function listFiles<T>(
+  exec: Exec,
+  projectId: string,
+  nowSeconds: number,
+  params: ListParams & { purpose?: string },
+  map: (row: FileRow) => T,
+): Promise<ListPage<T>> {
+  let q = exec
+    .selectFrom('files')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowSeconds)]));
+  if (params.purpose !== undefined) q = q.where('purpose', '=', params.purpose);
+  return paginate(q, 'id', params, { defaultLimit: 10_000, maxLimit: 10_000, map });
+}
+
+/** Deletes a file's row; false when there was none. */
+export async function deleteFile(exec: Exec, id: string): Promise<boolean> {
+  const res = await exec.deleteFrom('files').where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+export async function insertPart(exec: Exec, fileId: string, seq: number, data: Buffer): Promise<void> {
+  await exec.insertInto('file_parts').values({ file_id: fileId, seq, data }).execute();
+}
+
+/** One part of a file's bytes, or undefined past the last. */
+export async function readPart(exec: Exec, fileId: string, seq: number): Promise<Buffer | undefined> {
+  const row = await exec.selectFrom('file_parts').select('data').where('file_id', '=', fileId).where('seq', '=', seq).executeTakeFirst();
+  return row?.data;
+}
+
+export async function deleteParts(exec: Exec, fileId: string): Promise<void> {
+  await exec.deleteFrom('file_parts').where('file_id', '=', fileId).execute();
+}

@@ -1,0 +1,50 @@
+import type * as Tokenizer from 'gpt-tokenizer';
+import { lazy } from '../store/lazy.js';
+
+/**
+ * Token-level chunking (the o200k tokenizer, as token counts elsewhere in Standin): windows of
+ * `maxTokens` tokens, each starting `maxTokens - overlapTokens` after the previous one.
+ */
+const tokenizer = lazy<typeof Tokenizer>('gpt-tokenizer');
+
+/** Text that looks like a special token (`<|endoftext|>`) is text here, not a reason to fail. */
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
+export interface Chunking {
+  max_chunk_size_tokens: number;
+  chunk_overlap_tokens: number;
+}
+
+/** `auto`: 800 tokens a chunk, 400 of them shared with the next (the platform's values). */
+export const AUTO_CHUNKING: Chunking = { max_chunk_size_tokens: 800, chunk_overlap_tokens: 400 };
+
+/** Most tokens a file may hold (the platform's limit for file search). */
+export const MAX_FILE_TOKENS = 5_000_000;
+
+export class TooManyTokens extends Error {}
+
+/** The tokens of a text; throws TooManyTokens past `max` (stops reading there). */
+export function tokenize(text: string, max = MAX_FILE_TOKENS): number[] {
+  const out: number[] = [];
+  for (const piece of tokenizer().encodeGenerator(text, PLAIN)) {
+    for (const t of piece) out.push(t);
+    if (out.length > max) throw new TooManyTokens(`the file holds more than ${max} tokens`);
+  }
+  return out;
+}
+
+/** Chunks of a text: each chunk's text and token count, in order. An empty text has none. */
+export function* chunkText(text: string, chunking: Chunking): Generator<{ text: string; tokens: number }> {
+  const ids = tokenize(text);
+  const { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap } = chunking;
+  const step = Math.max(1, size - overlap);
+  for (let start = 0; start < ids.length; start += step) {
+    const end = Math.min(start + size, ids.length);
+    // A window may cut a multi-byte character in two: drop the halves at its edges.
+    const piece = tokenizer()
+      .decode(ids.slice(start, end))
+      .replace(/^\uFFFD+|\uFFFD+$/g, '');
+    yield { text: piece, tokens: end - start };
+    if (end === ids.length) return;
+  }
+}

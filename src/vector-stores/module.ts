@@ -1,0 +1,54 @@
+import { configSection, type Module } from '../core/module.js';
+import { VectorStoresConfig } from './embedder.js';
+import { INGEST_ATTEMPTS, ingestFile } from './ingest.js';
+import { vectorStoresRoutes } from './routes.js';
+import { createRuntime, type VectorStoresRuntime } from './runtime.js';
+import { forgetDeletedFile, INGEST, type IngestPayload } from './service.js';
+import { vectorStoreMigrations } from './tables.js';
+
+declare module '../core/module.js' {
+  interface Services {
+    /** The embedder in force and the cached search indexes of this instance. */
+    vectorStores: VectorStoresRuntime;
+  }
+}
+
+/**
+ * Vector stores (`/v1/vector_stores…`): ingestion as jobs (one per file), search over cached indexes,
+ * and the root `vector_stores` section of the config file (an embeddings server). Needs the files module.
+ */
+export const vectorStoresModule: Module = {
+  name: 'vector_stores',
+  migrations: vectorStoreMigrations,
+  provide(ctx) {
+    ctx.services.vectorStores = createRuntime(ctx);
+  },
+  init(ctx) {
+    ctx.services.files.deleted.push(forgetDeletedFile);
+  },
+  config: [
+    configSection({
+      at: 'root',
+      key: 'vector_stores',
+      schema: VectorStoresConfig,
+      async apply(ctx, _tx, value) {
+        ctx.services.vectorStores.configure(value);
+      },
+    }),
+  ],
+  routes: vectorStoresRoutes,
+  jobs: (ctx) => [
+    {
+      kind: INGEST,
+      // Extraction and embedding are CPU work on this thread: two at a time keep requests answered.
+      concurrency: 2,
+      visibilityMs: 300_000,
+      retryDelayMs: 5_000,
+      maxAttempts: INGEST_ATTEMPTS + 1,
+      handler: (payload: IngestPayload, job) => ingestFile(ctx, payload, job),
+    },
+  ],
+  reset(ctx) {
+    ctx.services.vectorStores.indexes.clear();
+  },
+};

@@ -1,0 +1,247 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
+import { precompiled, type Exec } from '../store/db.js';
+import type { VectorStoreTables as T } from './tables.js';
+
+/** The SQL of vector stores, their files, batches, texts and chunks. Reads are scoped to a project. */
+export type StoreRow = Selectable<T['vector_stores']>;
+export type StoreFileRow = Selectable<T['vector_store_files']>;
+export type BatchRow = Selectable<T['vector_store_file_batches']>;
+export type ChunkRow = Insertable<T['vector_store_chunks']>;
+
+// Vector stores
+
+export async function insertStore(exec: Exec, row: Insertable<T['vector_stores']>): Promise<void> {
+  await exec.insertInto('vector_stores').values(row).execute();
+}
+
+export const getStore = (exec: Exec, projectId: string, id: string) =>
+  exec.selectFrom('vector_stores').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+
+export const listStores = (exec: Exec, projectId: string, params: ListParams): Promise<ListPage<StoreRow>> =>
+  paginate(exec.selectFrom('vector_stores').selectAll().where('project_id', '=', projectId), 'id', params, {
+    defaultLimit: 20,
+    maxLimit: 100,
+    map: (r) => r,
+  });
+
+export async function updateStore(exec: Exec, id: string, patch: Updateable<T['vector_stores']>): Promise<void> {
+  await exec.updateTable('vector_stores').set(patch).where('id', '=', id).execute();
+}
+
+/** Marks the store used now (its expiry counts from here). */
+export async function touchStore(exec: Exec, id: string, nowSeconds: number): Promise<void> {
+  await exec
+    .updateTable('vector_stores')
+    .set({ last_active_at: nowSeconds })
+    .where('id', '=', id)
+    .where('last_active_at', '<', nowSeconds)
+    .execute();
+}
+
+/** Says the store's chunks or attributes changed: cached search indexes of it are stale. */
+export async function bumpVersion(exec: Exec, ids: readonly string[]): Promise<void> {
+  if (ids.length)
+    await exec
+      .updateTable('vector_stores')
+      .set({ index_version: sql`index_version + 1` })
+      .where('id', 'in', ids)
+      .execute();
+}
+
+export async function deleteStore(exec: Exec, id: string): Promise<boolean> {
+  await exec.deleteFrom('vector_store_chunks').where('vector_store_id', '=', id).execute();
+  await exec.deleteFrom('vector_store_texts').where('vector_store_id', '=', id).execute();
+  await exec.deleteFrom('vector_store_files').where('vector_store_id', '=', id).execute();
+  await exec.deleteFrom('vector_store_file_batches').where('vector_store_id', '=', id).execute();
+  const res = await exec.deleteFrom('vector_stores').where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** Files by status and their bytes, per store. */
+export const fileCounts = (exec: Exec, storeIds: readonly string[]) =>
+  storeIds.length
+    ? exec
+        .selectFrom('vector_store_files')
+        .select([
+          'vector_store_id',
+          'status',
+          (eb) => eb.fn.countAll<number>().as('n'),
+          (eb) => eb.fn.sum<number>('usage_bytes').as('bytes'),
+        ])
+        .where('vector_store_id', 'in', storeIds)
+        .groupBy(['vector_store_id', 'status'])
+        .execute()
+    : Promise.resolve([]);
+
+// Files of a store
+
+/** Attaches a file (again): a new attachment replaces an earlier one of the same file. */
+export async function upsertStoreFile(exec: Exec, row: Insertable<T['vector_store_files']>): Promise<void> {
+  const { vector_store_id: _s, file_id: _f, project_id: _p, ...rest } = row;
+  await exec
+    .insertInto('vector_store_files')
+    .values(row)
+    .onConflict((oc) => oc.columns(['vector_store_id', 'file_id']).doUpdateSet(rest))
+    .execute();
+}
+
+export const getStoreFile = (exec: Exec, storeId: string, fileId: string) =>
+  exec.selectFrom('vector_store_files').selectAll().where('vector_store_id', '=', storeId).where('file_id', '=', fileId).executeTakeFirst();
+
+/** A page of a store's files (ordered by file id, which is time-ordered), by status and batch when asked. */
+export function listStoreFiles(
+  exec: Exec,
+  storeId: string,
+  params: ListParams & { filter?: string; batchId?: string },
+): Promise<ListPage<StoreFileRow & { id: string }>> {
+  let q = exec.selectFrom('vector_store_files').selectAll().select('file_id as id').where('vector_store_id', '=', storeId);
+  if (params.filter !== undefined) q = q.where('status', '=', params.filter as StoreFileRow['status']);
+  if (params.batchId !== undefined) q = q.where('batch_id', '=', params.batchId);
+  return paginate(q, 'file_id', params, { defaultLimit: 20, maxLimit: 100, map: (r) => r });
+}
+
+export async function setAttributes(exec: Exec, storeId: string, fileId: string, attributes: string | null): Promise<void> {
+  await exec
+    .updateTable('vector_store_files')
+    .set({ attributes })
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', '=', fileId)
+    .execute();
+}
+
+/** Drops what a file's earlier ingestion left in a store (chunks and text). */
+export async function clearIngested(exec: Exec, storeId: string, fileId: string): Promise<void> {
+  await exec.deleteFrom('vector_store_chunks').where('vector_store_id', '=', storeId).where('file_id', '=', fileId).execute();
+  await exec.deleteFrom('vector_store_texts').where('vector_store_id', '=', storeId).where('file_id', '=', fileId).execute();
+}
+
+export async function deleteStoreFile(exec: Exec, storeId: string, fileId: string): Promise<boolean> {
+  await clearIngested(exec, storeId, fileId);
+  const res = await exec
+    .deleteFrom('vector_store_files')
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', '=', fileId)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** The stores of a project a file is attached to. */
+export async function storesOfFile(exec: Exec, projectId: string, fileId: string): Promise<string[]> {
+  const rows = await exec
+    .selectFrom('vector_store_files')
+    .select('vector_store_id')
+    .where('project_id', '=', projectId)
+    .where('file_id', '=', fileId)
+    .execute();
+  return rows.map((r) => r.vector_store_id);
+}
+
+/**
+ * Ends an ingestion, if the attachment it served is still the current one and still in progress (a
+ * cancel, a delete or a newer attachment wins otherwise). True when it ended it.
+ */
+export async function endIngestion(
+  exec: Exec,
+  key: { storeId: string; fileId: string; ingestId: string },
+  end: { status: 'completed' | 'failed' | 'cancelled'; usage_bytes: number; last_error: string | null },
+): Promise<boolean> {
+  const res = await exec
+    .updateTable('vector_store_files')
+    .set(end)
+    .where('vector_store_id', '=', key.storeId)
+    .where('file_id', '=', key.fileId)
+    .where('ingest_id', '=', key.ingestId)
+    .where('status', '=', 'in_progress')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
+  // 7 values a row: 100 rows stay well inside both databases' parameter limits.
+  for (let i = 0; i < rows.length; i += 100)
+    await exec
+      .insertInto('vector_store_chunks')
+      .values(rows.slice(i, i + 100))
+      .execute();
+}
+
+export async function insertText(exec: Exec, storeId: string, fileId: string, text: string): Promise<void> {
+  await exec.insertInto('vector_store_texts').values({ vector_store_id: storeId, file_id: fileId, text }).execute();
+}
+
+export const getText = (exec: Exec, storeId: string, fileId: string) =>
+  exec
+    .selectFrom('vector_store_texts')
+    .select('text')
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', '=', fileId)
+    .executeTakeFirst();
+
+/** Every chunk of a store, in file and chunk order (to build its search index). */
+export const readChunks = (exec: Exec, storeId: string) =>
+  exec
+    .selectFrom('vector_store_chunks')
+    .select(['file_id', 'seq', 'text', 'embedding', 'embedder'])
+    .where('vector_store_id', '=', storeId)
+    .orderBy('file_id')
+    .orderBy('seq')
+    .execute();
+
+/** The ingested files of a store with their names and attributes. */
+export const readIndexedFiles = (exec: Exec, storeId: string) =>
+  exec
+    .selectFrom('vector_store_files')
+    .select(['file_id', 'filename', 'attributes'])
+    .where('vector_store_id', '=', storeId)
+    .where('status', '=', 'completed')
+    .execute();
+
+/** One chunk's text, by its key (a precompiled point read: search reads a few per query). */
+const chunkText = precompiled(['storeId', 'fileId', 'seq'] as const, (db, a: { storeId: string; fileId: string; seq: number }) =>
+  db
+    .selectFrom('vector_store_chunks')
+    .select('text')
+    .where('vector_store_id', '=', a.storeId)
+    .where('file_id', '=', a.fileId)
+    .where('seq', '=', a.seq),
+);
+
+/** The text of some chunks of a store (undefined for a chunk gone since). */
+export async function chunkTexts(
+  exec: Exec,
+  storeId: string,
+  keys: readonly { fileId: string; seq: number }[],
+): Promise<(string | undefined)[]> {
+  const out: (string | undefined)[] = [];
+  for (const k of keys) out.push((await chunkText(exec, { storeId, fileId: k.fileId, seq: k.seq }))[0]?.text);
+  return out;
+}
+
+// Batches
+
+export async function insertBatch(exec: Exec, row: Insertable<T['vector_store_file_batches']>): Promise<void> {
+  await exec.insertInto('vector_store_file_batches').values(row).execute();
+}
+
+export const getBatch = (exec: Exec, storeId: string, id: string) =>
+  exec.selectFrom('vector_store_file_batches').selectAll().where('id', '=', id).where('vector_store_id', '=', storeId).executeTakeFirst();
+
+export const batchCounts = (exec: Exec, batchId: string) =>
+  exec
+    .selectFrom('vector_store_files')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('batch_id', '=', batchId)
+    .groupBy('status')
+    .execute();
+
+/** Cancels a batch: its files still in progress end `cancelled`. */
+export async function cancelBatch(exec: Exec, batchId: string, nowSeconds: number): Promise<void> {
+  await exec.updateTable('vector_store_file_batches').set({ cancelled_at: nowSeconds }).where('id', '=', batchId).execute();
+  await exec
+    .updateTable('vector_store_files')
+    .set({ status: 'cancelled' })
+    .where('batch_id', '=', batchId)
+    .where('status', '=', 'in_progress')
+    .execute();
+}

@@ -1,0 +1,130 @@
+import { PostgresAdapter, type Kysely, type Migration } from 'kysely';
+
+/** Vector stores, their files and file batches, the extracted text of each file and its chunks. */
+export interface VectorStoreTables {
+  vector_stores: {
+    id: string;
+    project_id: string;
+    name: string;
+    description: string | null;
+    /** Unix seconds. */
+    created_at: number;
+    last_active_at: number;
+    /** `{anchor: 'last_active_at', days}` JSON, or null. */
+    expires_after: string | null;
+    metadata: string | null;
+    /** Grows with every change of the store's chunks or file attributes: search indexes are cached by it. */
+    index_version: number;
+  };
+  vector_store_files: {
+    vector_store_id: string;
+    file_id: string;
+    project_id: string;
+    /** The file's name when attached (search results name it even after the file is gone). */
+    filename: string;
+    status: 'in_progress' | 'completed' | 'cancelled' | 'failed';
+    usage_bytes: number;
+    created_at: number;
+    /** `{code, message}` JSON, or null. */
+    last_error: string | null;
+    /** `{max_chunk_size_tokens, chunk_overlap_tokens}` JSON. */
+    chunking: string;
+    attributes: string | null;
+    batch_id: string | null;
+    /** The attachment this ingestion job serves: a job of an earlier attachment finds another one and does nothing. */
+    ingest_id: string;
+  };
+  vector_store_file_batches: {
+    id: string;
+    vector_store_id: string;
+    project_id: string;
+    created_at: number;
+    cancelled_at: number | null;
+  };
+  /** The text extracted from an ingested file (`…/files/{id}/content`). */
+  vector_store_texts: {
+    vector_store_id: string;
+    file_id: string;
+    text: string;
+  };
+  vector_store_chunks: {
+    vector_store_id: string;
+    file_id: string;
+    seq: number;
+    text: string;
+    tokens: number;
+    /** Float32 little-endian, L2-normalized. */
+    embedding: Buffer;
+    /** Which embedder made it (`builtin:…`, `upstream:<model>`): a query is compared only with vectors of its own embedder. */
+    embedder: string;
+  };
+}
+
+export const vectorStoreMigrations: Record<string, Migration> = {
+  '202611240200_vector_stores_init': {
+    async up(db: Kysely<any>) {
+      const binary = db.getExecutor().adapter instanceof PostgresAdapter ? 'bytea' : 'blob';
+      await db.schema
+        .createTable('vector_stores')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_active_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_after', 'text')
+        .addColumn('metadata', 'text')
+        .addColumn('index_version', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('vector_stores_project').on('vector_stores').columns(['project_id', 'id']).execute();
+      await db.schema
+        .createTable('vector_store_files')
+        .addColumn('vector_store_id', 'text', (c) => c.notNull())
+        .addColumn('file_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('filename', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('usage_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('chunking', 'text', (c) => c.notNull())
+        .addColumn('attributes', 'text')
+        .addColumn('batch_id', 'text')
+        .addColumn('ingest_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('vector_store_files_pk', ['vector_store_id', 'file_id'])
+        .execute();
+      await db.schema.createIndex('vector_store_files_file').on('vector_store_files').columns(['project_id', 'file_id']).execute();
+      await db.schema.createIndex('vector_store_files_batch').on('vector_store_files').columns(['batch_id']).execute();
+      await db.schema
+        .createTable('vector_store_file_batches')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('vector_store_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('cancelled_at', 'bigint')
+        .execute();
+      await db.schema
+        .createTable('vector_store_texts')
+        .addColumn('vector_store_id', 'text', (c) => c.notNull())
+        .addColumn('file_id', 'text', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('vector_store_texts_pk', ['vector_store_id', 'file_id'])
+        .execute();
+      await db.schema
+        .createTable('vector_store_chunks')
+        .addColumn('vector_store_id', 'text', (c) => c.notNull())
+        .addColumn('file_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('tokens', 'integer', (c) => c.notNull())
+        .addColumn('embedding', binary, (c) => c.notNull())
+        .addColumn('embedder', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('vector_store_chunks_pk', ['vector_store_id', 'file_id', 'seq'])
+        .execute();
+    },
+  },
+};
+
+declare module '../store/schema.js' {
+  interface DB extends VectorStoreTables {}
+}
