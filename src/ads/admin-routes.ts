@@ -1,4 +1,5 @@
 import type { App, Ctx } from '../core/module.js';
+import { wholeList as list } from '../core/pagination.js';
 import { ListOf } from '../core/schemas.js';
 import { getOrganization } from '../identity/service.js';
 import * as accounts from './accounts.js';
@@ -20,13 +21,6 @@ import * as store from './store.js';
 
 /** A whole list in one page (the control plane lists what an ad account holds, at most 500 of each). */
 const all = { limit: 500 } as const;
-const list = <T extends { id: string }>(data: T[]) => ({
-  object: 'list' as const,
-  data,
-  first_id: data[0]?.id ?? null,
-  last_id: data.at(-1)?.id ?? null,
-  has_more: false,
-});
 
 /** Control-plane routes for ad accounts and what the ads API reads (campaigns, audiences, feeds, keys). */
 export function adsAdminRoutes(app: App, ctx: Ctx) {

@@ -18,6 +18,11 @@ export interface ListPage<T> {
   has_more: boolean;
 }
 
+/** A whole list as one page (`has_more: false`): what the control plane answers for short lists. */
+export function wholeList<T extends { id: string }>(data: T[]): ListPage<T> {
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
+}
+
 interface PageOptions {
   defaultLimit: number;
   maxLimit: number;

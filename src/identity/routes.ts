@@ -1,4 +1,5 @@
 import { Deleted, ListOf } from '../core/schemas.js';
+import { wholeList as list } from '../core/pagination.js';
 import type { App, Ctx } from '../core/module.js';
 import * as svc from './service.js';
 import {
@@ -14,14 +15,6 @@ import {
   ProjectParams,
   ServiceAccountObject,
 } from './schemas.js';
-
-const list = <T extends { id: string }>(data: T[]) => ({
-  object: 'list' as const,
-  data,
-  first_id: data[0]?.id ?? null,
-  last_id: data.at(-1)?.id ?? null,
-  has_more: false,
-});
 
 /** Control-plane routes for organizations, projects, API keys and service accounts (mounted under /admin/v1). */
 export function identityAdminRoutes(app: App, ctx: Ctx) {

@@ -1,4 +1,5 @@
 import type { App, Ctx } from '../core/module.js';
+import { wholeList as list } from '../core/pagination.js';
 import { Deleted, ListOf } from '../core/schemas.js';
 import { invalid, notFound } from '../core/errors.js';
 import { tierOf, usageLimitOf } from './catalog.js';
@@ -41,13 +42,6 @@ export function rateLimitRoutes(app: App, ctx: Ctx) {
 export function rateLimitAdminRoutes(app: App, ctx: Ctx) {
   const { ratelimit: limiter, faults } = ctx.services;
   const tags = ['admin: rate limits'];
-  const list = <T extends { id: string }>(data: T[]) => ({
-    object: 'list' as const,
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data.at(-1)?.id ?? null,
-    has_more: false,
-  });
 
   app.post('/faults', { schema: { tags, body: FaultBody, response: { 201: FaultObject } } }, async (request, reply) => {
     if (request.body.path.startsWith('/admin/')) throw invalid("'path' must not be in the control plane (/admin/…).", 'path');

@@ -4,7 +4,7 @@ import { newId } from '../core/ids.js';
 import { readCapped, type Outbound } from '../core/outbound.js';
 import { nextAttemptAt, RETRY_WINDOW_MS } from './backoff.js';
 import { signatureHeader } from './signing.js';
-import { DELIVER } from './service.js';
+import { DELIVER, pendingDelivery } from './service.js';
 import type { Recorder } from './recorder.js';
 import * as store from './store.js';
 import type { WebhookTables } from './tables.js';
@@ -183,23 +183,9 @@ export async function fanout(ctx: Ctx, opts: DeliverOptions, payload: { eventId:
   // Only a run after a crash can find deliveries of this event already there.
   const existing = job.attempts > 1 ? await store.deliveriesOfEvent(db, payload.eventId) : [];
   const byEndpoint = new Map(existing.map((d) => [d.endpoint_id, d]));
-  const now = ctx.clock.now();
   const fresh = targets
     .filter((e) => !byEndpoint.has(e.id))
-    .map((e) => ({
-      id: newId('whdel', ctx.clock),
-      project_id: e.project_id,
-      endpoint_id: e.id,
-      event_id: payload.eventId,
-      event_type: e.type,
-      status: 'pending',
-      attempt_count: 0,
-      created_at: now,
-      next_attempt_at: now,
-      last_attempt_at: null,
-      last_status_code: null,
-      completed_at: null,
-    }));
+    .map((e) => pendingDelivery(ctx, { projectId: e.project_id, endpointId: e.id, eventId: payload.eventId, eventType: e.type }));
   const work: Promise<unknown>[] = [];
   for (const e of targets) {
     const created = fresh.find((f) => f.endpoint_id === e.id);

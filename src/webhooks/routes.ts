@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { wholeList as list } from '../core/pagination.js';
 import type { App, Ctx } from '../core/module.js';
 import { Deleted, ListOf } from '../core/schemas.js';
 import { getProject } from '../identity/service.js';
@@ -30,13 +31,6 @@ export function webhookAdminRoutes(app: App, ctx: Ctx) {
   const base = '/projects/:project_id';
   /** The project's id, after checking it exists (a 404 names the project). */
   const project = async (id: string) => (await getProject(db, id)).id;
-  const list = <T extends { id: string }>(data: T[]) => ({
-    object: 'list' as const,
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data.at(-1)?.id ?? null,
-    has_more: false,
-  });
 
   app.get('/webhook_event_types', { schema: { tags, response: { 200: EventTypeList } } }, async () => ({
     object: 'list' as const,

@@ -346,26 +346,32 @@ export async function enqueueDelivery(
   eventId: string,
   eventType: string,
 ): Promise<string> {
-  const id = newId('whdel', ctx.clock);
+  const row = pendingDelivery(ctx, { projectId, endpointId, eventId, eventType });
+  await store.insertDeliveries(exec, [row]);
+  await ctx.jobs.enqueue(exec, DELIVER, { deliveryId: row.id }, { id: `job_${row.id}` });
+  return row.id;
+}
+
+/** A new delivery of an event to an endpoint, due now (its first attempt has not been made). */
+export function pendingDelivery(
+  ctx: Ctx,
+  d: { projectId: string; endpointId: string; eventId: string; eventType: string },
+): store.DeliveryRow {
   const now = ctx.clock.now();
-  await store.insertDeliveries(exec, [
-    {
-      id,
-      project_id: projectId,
-      endpoint_id: endpointId,
-      event_id: eventId,
-      event_type: eventType,
-      status: 'pending',
-      attempt_count: 0,
-      created_at: now,
-      next_attempt_at: now,
-      last_attempt_at: null,
-      last_status_code: null,
-      completed_at: null,
-    },
-  ]);
-  await ctx.jobs.enqueue(exec, DELIVER, { deliveryId: id }, { id: `job_${id}` });
-  return id;
+  return {
+    id: newId('whdel', ctx.clock),
+    project_id: d.projectId,
+    endpoint_id: d.endpointId,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: 'pending',
+    attempt_count: 0,
+    created_at: now,
+    next_attempt_at: now,
+    last_attempt_at: null,
+    last_status_code: null,
+    completed_at: null,
+  };
 }
 
 /** Sends an event again to one endpoint: a new delivery (same event, so the same `webhook-id`) with a fresh 72-hour window. */

@@ -1,4 +1,5 @@
 import { notFound } from '../../core/errors.js';
+import { wholeList as list } from '../../core/pagination.js';
 import type { App, Ctx } from '../../core/module.js';
 import { toApiError } from '../../core/validation.js';
 import { getOrganization, getProject } from '../service.js';
@@ -7,14 +8,6 @@ import { parseExchangeRequest, type WorkloadIdentity } from './exchange.js';
 import type { MtlsListeners } from './listeners.js';
 import * as schemas from './schemas.js';
 import * as svc from './service.js';
-
-const list = <T extends { id: string }>(data: T[]) => ({
-  object: 'list' as const,
-  data,
-  first_id: data[0]?.id ?? null,
-  last_id: data.at(-1)?.id ?? null,
-  has_more: false,
-});
 
 /** POST /oauth/token, in its own plugin scope: the form body parser exists only here. */
 export async function tokenRoutes(app: App, ctx: Ctx, wi: WorkloadIdentity, listeners: MtlsListeners) {
