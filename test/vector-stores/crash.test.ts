@@ -1,47 +1,14 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, testSchemaName } from '../helpers.js';
+import { dialects } from '../helpers.js';
+import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
 import { filler } from './fixtures.js';
 
 const ADMIN = 'sk-admin-vs-crash-test-key-00000000000';
 const KEY = 'sk-proj-vs-crash-test-key-000000000000';
-const root = join(import.meta.dirname, '../..');
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-
-/** Starts `node dist/main.js serve` and resolves once it listens. */
-function serve(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`Standin did not start:\n${out}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Standin is listening on')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.stderr!.on('data', (d) => (out += d.toString()));
-    child.on('exit', (code) => reject(new Error(`Standin exited with ${code}:\n${out}`)));
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,16 +18,9 @@ describe.each(dialects())('kill -9 during vector store ingestion (%s)', (dialect
   const env: Record<string, string> = { STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_LOG_LEVEL: 'error' };
 
   beforeAll(async () => {
-    if (!existsSync(join(root, 'dist/main.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    ensureBuilt();
     if (dialect === 'postgres') {
-      const schema = testSchemaName('vscrash');
-      const c = new pg.Client({ connectionString: process.env.STANDIN_TEST_DATABASE_URL });
-      await c.connect();
-      await c.query(`CREATE SCHEMA ${schema}`);
-      await c.end();
-      const u = new URL(process.env.STANDIN_TEST_DATABASE_URL!);
-      u.searchParams.set('options', `-c search_path=${schema}`);
-      env.STANDIN_DATABASE_URL = u.toString();
+      env.STANDIN_DATABASE_URL = await freshDatabaseUrl('vscrash');
     }
     env.STANDIN_PORT = String(await freePort());
   }, 120_000);

@@ -1,51 +1,16 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, testSchemaName } from '../helpers.js';
+import { dialects } from '../helpers.js';
+import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
 import { startReceiver } from './receiver.js';
 
 const ADMIN = 'sk-admin-crash-test-key-000000000000000';
-const root = join(import.meta.dirname, '../..');
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-
-/** Starts `node dist/main.js serve` and resolves once it listens. */
-function serve(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`Standin did not start:\n${out}`)), 30_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Standin is listening on')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d) => (out += d.toString()));
-    child.on('exit', (code) => reject(new Error(`Standin exited with ${code}:\n${out}`)));
-  });
-}
 
 describe.each(dialects())('kill -9 during a burst of events (%s)', (dialect) => {
   const dir = mkdtempSync(join(tmpdir(), 'standin-crash-'));
-  let schema: string | undefined;
   let child: ChildProcess | undefined;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   const env: Record<string, string> = {
@@ -56,17 +21,9 @@ describe.each(dialects())('kill -9 during a burst of events (%s)', (dialect) => 
   };
 
   beforeAll(async () => {
-    // `npm test` builds first; rebuilding here while other test files start dist/main.js would race.
-    if (!existsSync(join(root, 'dist/main.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    ensureBuilt();
     if (dialect === 'postgres') {
-      schema = testSchemaName('crash');
-      const c = new pg.Client({ connectionString: process.env.STANDIN_TEST_DATABASE_URL });
-      await c.connect();
-      await c.query(`CREATE SCHEMA ${schema}`);
-      await c.end();
-      const u = new URL(process.env.STANDIN_TEST_DATABASE_URL!);
-      u.searchParams.set('options', `-c search_path=${schema}`);
-      env.STANDIN_DATABASE_URL = u.toString();
+      env.STANDIN_DATABASE_URL = await freshDatabaseUrl('crash');
     }
     env.STANDIN_PORT = String(await freePort());
     // Before the kill the receiver holds its answers, so every delivery it got is still in flight.

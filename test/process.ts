@@ -1,0 +1,58 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import pg from 'pg';
+import { testSchemaName } from './helpers.js';
+
+/** The repository root, where `dist/main.js` is built. */
+export const root = join(import.meta.dirname, '..');
+
+/** A free TCP port on loopback. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
+/** Builds dist/ when missing (`npm test` builds first; rebuilding while other files run it would race). */
+export function ensureBuilt(): void {
+  if (!existsSync(join(root, 'dist/main.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+}
+
+/** A fresh PostgreSQL schema of the test database, as a STANDIN_DATABASE_URL. */
+export async function freshDatabaseUrl(kind: string): Promise<string> {
+  const schema = testSchemaName(kind);
+  const c = new pg.Client({ connectionString: process.env.STANDIN_TEST_DATABASE_URL });
+  await c.connect();
+  await c.query(`CREATE SCHEMA ${schema}`);
+  await c.end();
+  const u = new URL(process.env.STANDIN_TEST_DATABASE_URL!);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+/** Starts `node dist/main.js serve` as a real process and resolves once it listens. */
+export function serve(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`Standin did not start:\n${out}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Standin is listening on')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`Standin exited with ${code}:\n${out}`)));
+  });
+}
