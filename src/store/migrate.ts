@@ -21,8 +21,9 @@ export async function migrate(store: Store, modules: readonly { migrations?: Rec
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     // Kysely's PostgreSQL introspection reads the catalog of every schema; a table or schema dropped
-    // elsewhere in the database at that moment makes it fail (42P01, 3F000). Nothing was migrated: try again.
-    if (error && ['42P01', '3F000'].includes((error as { code?: string }).code ?? '') && attempt < 5) {
+    // elsewhere in the database at that moment makes it fail (42P01, 3F000), and so does a column another
+    // schema's migration adds or drops meanwhile (42703). Nothing was migrated: try again.
+    if (error && ['42P01', '3F000', '42703'].includes((error as { code?: string }).code ?? '') && attempt < 5) {
       await new Promise((r) => setTimeout(r, 100 * attempt));
       continue;
     }
