@@ -105,7 +105,7 @@ export function routes(app: App, ctx: Ctx): void {
       const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
         svc.createThreadAndRun(ctx, principal.projectId, body, { ticket }),
       );
-      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers);
+      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers, includeContent(req.query));
       polled(reply);
       return runView(run);
     },
@@ -161,7 +161,7 @@ export function routes(app: App, ctx: Ctx): void {
       const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
         svc.createRun(ctx, principal.projectId, req.params.thread_id, body, { ticket }),
       );
-      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers);
+      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers, includeContent(req.query));
       polled(reply);
       return runView(run);
     },

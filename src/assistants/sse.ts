@@ -4,6 +4,7 @@ import { runtime } from './runs/runtime.js';
 import { isTerminal, TERMINAL } from './runs/states.js';
 import { eventsAfter } from './store/events.js';
 import { getRunById } from './store/runs.js';
+import type { RunStepObject } from './objects.js';
 
 /**
  * Server-sent events of a run: every frame has an `event:` line and a JSON `data:` line, in the order the
@@ -52,7 +53,20 @@ async function* followRun(
   }
 }
 
-/** Answers the request with the run's event stream (from `afterSeq`). */
+/**
+ * Step events are logged with their file search results' content (views.ts stepEvent); a stream whose
+ * request did not ask for it (`include[]`) gets them without.
+ */
+function withoutContent(data: string): string {
+  const step = JSON.parse(data) as RunStepObject;
+  if (step.step_details.type !== 'tool_calls') return data;
+  for (const call of step.step_details.tool_calls) {
+    if (call.type === 'file_search') for (const r of call.file_search.results ?? []) delete r.content;
+  }
+  return JSON.stringify(step);
+}
+
+/** Answers the request with the run's event stream (from `afterSeq`); `includeContent`: file search results keep their content. */
 export async function streamRun(
   ctx: Ctx,
   request: FastifyRequest,
@@ -60,6 +74,7 @@ export async function streamRun(
   runId: string,
   afterSeq: number,
   headers: Record<string, string> = {},
+  includeContent = false,
 ): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
@@ -77,7 +92,11 @@ export async function streamRun(
     if (!raw.write(frame)) await new Promise<void>((resolve) => raw.once('drain', resolve).once('close', resolve));
   };
   try {
-    for await (const e of followRun(ctx, runId, afterSeq, ac.signal)) await send(`event: ${e.event}\ndata: ${e.data}\n\n`);
+    for await (const e of followRun(ctx, runId, afterSeq, ac.signal)) {
+      const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.event !== 'thread.run.step.delta';
+      const data = stepWithResults && e.data.includes('"results"') ? withoutContent(e.data) : e.data;
+      await send(`event: ${e.event}\ndata: ${data}\n\n`);
+    }
     if (!ac.signal.aborted) await send('event: done\ndata: [DONE]\n\n');
   } catch (err) {
     request.log.warn({ err, run: runId }, 'run stream failed');

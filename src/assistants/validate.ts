@@ -11,12 +11,15 @@ type Json = Record<string, unknown>;
 /** `metadata` once checked. */
 export type MetadataInput = Record<string, string> | null | undefined;
 
+/** A chunking strategy once checked. */
+export type ChunkingInput = { type: 'auto' } | { type: 'static'; static: { max_chunk_size_tokens: number; chunk_overlap_tokens: number } };
+
 /** `tool_resources` once checked (`vector_stores` is the create-only helper). */
 export interface ToolResourcesInput {
   code_interpreter?: { file_ids?: string[] };
   file_search?: {
     vector_store_ids?: string[];
-    vector_stores?: { file_ids?: string[]; chunking_strategy?: unknown; metadata?: MetadataInput }[];
+    vector_stores?: { file_ids?: string[]; chunking_strategy?: ChunkingInput; metadata?: MetadataInput }[];
   };
 }
 

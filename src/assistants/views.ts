@@ -118,18 +118,26 @@ export function runView(r: Row<'thread_runs'>): RunObject {
 
 /**
  * A run step. File search results carry their `content` only when the caller asked for it with
- * `include[]=step_details.tool_calls[*].file_search.results[*].content`.
+ * `include[]=step_details.tool_calls[*].file_search.results[*].content`; a file search call shows its
+ * platform members only (the query the model asked is kept for the prompt, not shown).
  */
 export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean } = {}): RunStepObject {
   let details = JSON.parse(r.step_details) as StepDetails;
-  if (!opts.includeContent && details.type === 'tool_calls') {
+  if (details.type === 'tool_calls') {
     details = {
       ...details,
-      tool_calls: details.tool_calls.map((c) =>
-        c.type === 'file_search' && c.file_search.results
-          ? { ...c, file_search: { ...c.file_search, results: c.file_search.results.map(({ content: _content, ...rest }) => rest) } }
-          : c,
-      ),
+      tool_calls: details.tool_calls.map((c) => {
+        if (c.type !== 'file_search') return c;
+        const { ranking_options, results } = c.file_search;
+        return {
+          id: c.id,
+          type: 'file_search',
+          file_search: {
+            ...(ranking_options ? { ranking_options } : {}),
+            ...(results ? { results: opts.includeContent ? results : results.map(({ content: _content, ...rest }) => rest) } : {}),
+          },
+        };
+      }),
     };
   }
   return {
@@ -152,3 +160,6 @@ export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean }
     metadata: fromJson<Metadata>(r.metadata) ?? {},
   };
 }
+
+/** A step as its stream events carry it: with file search content, which a stream not asking for it leaves out (sse.ts). */
+export const stepEvent = (r: Row<'run_steps'>): RunStepObject => stepView(r, { includeContent: true });

@@ -159,6 +159,59 @@ describe('builtin provider', () => {
   });
 });
 
+describe('builtin provider with file_search', () => {
+  const search = { type: 'function' as const, function: { name: 'file_search', parameters: { type: 'object' } } };
+  const base = { model: 'm', tools: [weather, search], retrieval: { name: 'file_search' } };
+
+  it('searches when the message asks something, with the message as the query', async () => {
+    const asked = await provider().complete({ ...base, messages: [{ role: 'user', content: 'Where is the key?' }] });
+    expect(asked.tool_calls.map((c) => [c.function.name, c.function.arguments])).toEqual([
+      ['file_search', '{"query":"Where is the key?"}'],
+    ]);
+    const told = await provider().complete({ ...base, messages: [{ role: 'user', content: 'nice day' }] });
+    expect(told).toMatchObject({ content: 'You said: nice day', tool_calls: [] });
+    const none = await provider().complete({ ...base, tool_choice: 'none', messages: [{ role: 'user', content: 'Where is the key?' }] });
+    expect(none.tool_calls).toEqual([]);
+    // A function the message names comes first.
+    const named = await provider().complete({ ...base, messages: [{ role: 'user', content: 'what does get_weather say?' }] });
+    expect(named.tool_calls[0].function.name).toBe('get_weather');
+    // Without `retrieval`, a function named file_search is an ordinary function.
+    const plain = await provider().complete({ model: 'm', tools: [search], messages: [{ role: 'user', content: 'Where is the key?' }] });
+    expect(plain.tool_calls).toEqual([]);
+  });
+
+  it('answers from the top result: its sentence closest to the question, with the marker', async () => {
+    const output =
+      '【0:0†source】 a.md (score 0.900)\n# Keys\nThe garden gate is green. The key is under the blue stone.\n\n【0:1†source】 b.md (score 0.400)\nOther.';
+    const r = await provider().complete({
+      ...base,
+      messages: [
+        { role: 'user', content: 'Where is the key?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'file_search', arguments: '{"query":"key"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: output },
+      ],
+    });
+    expect(r.content).toBe('The key is under the blue stone.【0:0†source】');
+    const empty = await provider().complete({
+      ...base,
+      messages: [
+        { role: 'user', content: 'Where is the key?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'file_search', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'No results found in the files.' },
+      ],
+    });
+    expect(empty.content).toBe('I found nothing about that in the files.');
+  });
+});
+
 describe('chunks', () => {
   it('splits at spaces and keeps every character', () => {
     const text = 'the quick brown fox jumps over the lazy dog';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { BuiltinOptions, BuiltinRule } from './config.js';
+import { parseFileSearchOutput } from './file-search.js';
 import { exampleFor } from './schema-example.js';
 import { countPrompt, countTokens, truncateToTokens } from './tokens.js';
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResult, ChatTool, ChatToolCall } from './types.js';
@@ -7,12 +8,15 @@ import type { ChatChunk, ChatMessage, ChatRequest, ChatResult, ChatTool, ChatToo
 /**
  * The built-in deterministic provider: everything runs offline and in CI. Given the same request it
  * gives the same reply (tool call ids aside), chosen by, in order:
- * 1. tool outputs came back since the last user message → the matching rule's `after_tool_outputs`, or a
- *    plain summary of the outputs;
+ * 1. tool outputs came back since the last user message → the matching rule's `after_tool_outputs`, or
+ *    the answer from the top file_search result (its best sentence and citation marker), or a plain
+ *    summary of the outputs;
  * 2. the first rule whose `match`/`regex` fits the last user message → its tool calls (those offered in
  *    the request) and/or its reply;
  * 3. tool_choice forces a function (`required` or a named function) → a call with arguments built from
  *    the function's JSON schema; with `auto`, a function whose name appears in the message is called;
+ *    with the file search function offered (`request.retrieval`), a message that asks something is
+ *    searched for (`{"query": <message>}`);
  * 4. otherwise the default reply: `default_reply`, else an echo of the message (as JSON for
  *    `json_object`, a schema-shaped object for `json_schema`).
  * `max_tokens` cuts the text (finish_reason `length`); usage is counted with the tokenizer.
@@ -85,8 +89,18 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
   const fill = (template: string) =>
     template.replace(/\{\{\s*input\s*\}\}/g, input).replace(/\{\{\s*output\s*\}\}/g, outputs.map((o) => o.output).join('\n'));
 
+  const searchName = request.retrieval?.name;
   if (outputs.length) {
-    const text = rule?.afterToolOutputs !== undefined ? fill(rule.afterToolOutputs) : summarize(outputs);
+    let text: string;
+    if (rule?.afterToolOutputs !== undefined) text = fill(rule.afterToolOutputs);
+    else {
+      const searches = outputs.filter((o) => o.name === searchName);
+      const others = outputs.filter((o) => o.name !== searchName);
+      const last = searches[searches.length - 1];
+      text = [last ? answerFromFiles(`${input} ${last.arguments}`, last.output) : '', others.length ? summarize(others) : '']
+        .filter(Boolean)
+        .join('\n');
+    }
     return { content: text, toolCalls: [], finishReason: 'stop', delayMs };
   }
 
@@ -109,8 +123,9 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
     }
   }
 
-  const forcedTool = pickForced(request, functions, input);
+  const forcedTool = pickForced(request, functions, input, searchName);
   if (forcedTool) {
+    const name = forcedTool.function.name;
     return {
       content: null,
       toolCalls: [
@@ -118,8 +133,10 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
           id: callId(),
           type: 'function',
           function: {
-            name: forcedTool.function.name,
-            arguments: JSON.stringify(exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
+            name,
+            arguments: JSON.stringify(
+              name === searchName ? { query: input } : (exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
+            ),
           },
         },
       ],
@@ -136,12 +153,56 @@ function forcedName(request: ChatRequest): string | undefined {
   return choice && typeof choice === 'object' ? choice.function.name : undefined;
 }
 
-function pickForced(request: ChatRequest, functions: ChatTool[], input: string): ChatTool | undefined {
+/**
+ * The function a turn without a matching rule calls: the one tool_choice names; else one the message
+ * names; else the file search function when the message asks something (or names it); else, for
+ * `required`, the first function.
+ */
+function pickForced(request: ChatRequest, functions: ChatTool[], input: string, searchName?: string): ChatTool | undefined {
   if (!functions.length) return undefined;
   const named = forcedName(request);
   if (named) return functions.find((f) => f.function.name === named);
-  if (request.tool_choice === 'required') return functions.find((f) => mentions(input, f.function.name)) ?? functions[0];
-  return functions.find((f) => mentions(input, f.function.name));
+  const own = functions.filter((f) => f.function.name !== searchName);
+  const mentioned = own.find((f) => mentions(input, f.function.name));
+  if (mentioned) return mentioned;
+  const search = functions.find((f) => f.function.name === searchName);
+  if (search && (asksSomething(input) || mentions(input, search.function.name))) return search;
+  if (request.tool_choice === 'required') return own[0] ?? functions[0];
+  return undefined;
+}
+
+const QUESTION_START =
+  /^\W*(what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|can|could|should|would|will|may|tell|find|show|list|explain|describe|summari[sz]e|give|search|look)\b/i;
+
+/** A message that asks something: it holds a question mark, or starts with a question word or a request to find or tell. */
+export const asksSomething = (text: string) => text.includes('?') || QUESTION_START.test(text);
+
+const wordsOf = (text: string) => new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 2));
+
+/**
+ * The answer from a file_search result: the sentence of the top passage sharing the most words with the
+ * question (the user's message and the search's arguments; the first sentence on a tie), followed by
+ * the passage's citation marker.
+ */
+export function answerFromFiles(question: string, output: string): string {
+  const [top] = parseFileSearchOutput(output);
+  if (!top) return 'I found nothing about that in the files.';
+  const asked = wordsOf(question);
+  const sentences = top.text
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((x) => x.replace(/^[#>*\-\s]+/, '').trim())
+    .filter(Boolean);
+  let best = sentences[0] ?? top.text;
+  let bestScore = -1;
+  for (const sentence of sentences) {
+    let score = 0;
+    for (const w of wordsOf(sentence)) if (asked.has(w)) score++;
+    if (score > bestScore) {
+      best = sentence;
+      bestScore = score;
+    }
+  }
+  return `${best}${top.marker}`;
 }
 
 const mentions = (text: string, name: string) =>
@@ -158,13 +219,16 @@ function defaultReply(request: ChatRequest, input: string, template: string | un
   return input ? `You said: ${input}` : 'Hello! How can I help you today?';
 }
 
-function toolOutputsSince(messages: ChatMessage[], from: number): { name: string; output: string }[] {
-  const names = new Map<string, string>();
-  const out: { name: string; output: string }[] = [];
+function toolOutputsSince(messages: ChatMessage[], from: number): { name: string; arguments: string; output: string }[] {
+  const calls = new Map<string, ChatToolCall['function']>();
+  const out: { name: string; arguments: string; output: string }[] = [];
   for (let i = Math.max(0, from + 1); i < messages.length; i++) {
     const m = messages[i];
-    for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);
-    if (m.role === 'tool') out.push({ name: names.get(m.tool_call_id ?? '') ?? 'tool', output: m.content ?? '' });
+    for (const c of m.tool_calls ?? []) calls.set(c.id, c.function);
+    if (m.role === 'tool') {
+      const call = calls.get(m.tool_call_id ?? '');
+      out.push({ name: call?.name ?? 'tool', arguments: call?.arguments ?? '', output: m.content ?? '' });
+    }
   }
   return out;
 }

@@ -11,6 +11,7 @@ import { getServiceAccount } from '../identity/service.js';
 export { ModelError, type ModelErrorCode } from './errors.js';
 export type { ModelRegistry } from './providers.js';
 export { countMessage, countPrompt, countTokens, truncateToTokens } from './tokens.js';
+export { citationMarker, FILE_SEARCH_FUNCTION, formatFileSearchOutput, type FileSearchPassage } from './file-search.js';
 
 /**
  * `DELETE /v1/models/{model}`: only a fine-tuned model of the caller's organization can be deleted, and a

@@ -32,6 +32,11 @@ export interface ChatRequest {
   /** Upper bound on completion tokens. */
   max_tokens?: number | null;
   response_format?: { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; json_schema: Record<string, unknown> };
+  /**
+   * The offered function that searches files (file_search of runs; Standin executes its calls). Not sent
+   * upstream; the built-in provider calls it when the user asks something (docs/models.md).
+   */
+  retrieval?: { name: string };
   signal?: AbortSignal;
 }
 

@@ -5,11 +5,13 @@ import type { AddressInfo } from 'node:net';
  * A small Chat Completions server for tests of the upstream provider. It streams like the real protocol
  * (SSE `data:` chunks, text deltas, tool-call deltas split across chunks, a usage chunk, `[DONE]`) and
  * records every request it receives. Behaviour is chosen by the last user message:
- * - contains `call:<name>` → a tool call of `<name>` with arguments `{"q":"<message>"}`, in pieces;
+ * - contains `call:<name>` → a tool call of `<name>` with arguments `{"q":"<message>"}`, in pieces
+ *   (`call:file_search <words>` → `{"query":"<words>"}`);
  * - contains `fail:<status>` → that HTTP status with an error body;
  * - contains `slow` → waits 3 s before answering (for timeouts and cancels);
  * - otherwise → `Upstream says: <message>` in word deltas.
- * After a tool result it answers `Tool said: <output>`.
+ * After a tool result it answers `Tool said: <output>`, or — when the output holds a file search marker
+ * `【m:i†source】` — `Upstream found it<marker>.` (citing the first result).
  */
 export interface ChatServer {
   url: string;
@@ -43,9 +45,13 @@ export async function startChatServer(opts: { usage?: boolean } = {}): Promise<C
     const call = /call:([A-Za-z0-9_-]+)/.exec(lastUser);
     let text: string | null = null;
     let toolCall: { id: string; name: string; args: string } | null = null;
-    if (last?.role === 'tool') text = `Tool said: ${last.content}`;
-    else if (call) toolCall = { id: 'call_up_1', name: call[1], args: JSON.stringify({ q: lastUser }) };
-    else text = `Upstream says: ${lastUser}`;
+    const marker = last?.role === 'tool' ? /【\d+:\d+†[^】]*】/.exec(last.content ?? '') : null;
+    if (marker) text = `Upstream found it${marker[0]}.`;
+    else if (last?.role === 'tool') text = `Tool said: ${last.content}`;
+    else if (call) {
+      const args = call[1] === 'file_search' ? { query: lastUser.replace(call[0], '').trim() } : { q: lastUser };
+      toolCall = { id: 'call_up_1', name: call[1], args: JSON.stringify(args) };
+    } else text = `Upstream says: ${lastUser}`;
     if (!body.stream) {
       const message: any = { role: 'assistant', content: text };
       if (toolCall)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { dialects } from '../helpers.js';
 import { startEnv, type Env } from './setup.js';
 
@@ -149,9 +149,11 @@ describe.each(dialects())('threads interface CRUD (%s)', (dialect) => {
 
   it('creates threads with initial messages and content blocks, and checks image urls', async () => {
     const { client } = env;
+    const file = await client.files.create({ file: await toFile(Buffer.from('notes'), 'a.txt'), purpose: 'assistants' });
+    const store = await client.vectorStores.create({ name: 'thread store' });
     const t = await client.beta.threads.create({
       messages: [
-        { role: 'user', content: 'hello', metadata: { n: '1' }, attachments: [{ file_id: 'file-a', tools: [{ type: 'file_search' }] }] },
+        { role: 'user', content: 'hello', metadata: { n: '1' }, attachments: [{ file_id: file.id, tools: [{ type: 'file_search' }] }] },
         {
           role: 'user',
           content: [
@@ -163,12 +165,12 @@ describe.each(dialects())('threads interface CRUD (%s)', (dialect) => {
         { role: 'assistant', content: 'earlier answer' },
       ],
       metadata: { kind: 'demo' },
-      tool_resources: { file_search: { vector_store_ids: ['vs_abc'] } },
+      tool_resources: { file_search: { vector_store_ids: [store.id] } },
     });
     expect(t).toMatchObject({
       object: 'thread',
       metadata: { kind: 'demo' },
-      tool_resources: { file_search: { vector_store_ids: ['vs_abc'] } },
+      tool_resources: { file_search: { vector_store_ids: [store.id] } },
     });
     const msgs = await client.beta.threads.messages.list(t.id, { order: 'asc' });
     expect(msgs.data.map((m) => m.role)).toEqual(['user', 'user', 'assistant']);
@@ -179,7 +181,7 @@ describe.each(dialects())('threads interface CRUD (%s)', (dialect) => {
       assistant_id: null,
       status: 'completed',
       metadata: { n: '1' },
-      attachments: [{ file_id: 'file-a', tools: [{ type: 'file_search' }] }],
+      attachments: [{ file_id: file.id, tools: [{ type: 'file_search' }] }],
       content: [{ type: 'text', text: { value: 'hello', annotations: [] } }],
     });
     expect(msgs.data[1].content).toEqual([

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ApiError } from '../../core/errors.js';
 import type { Ctx } from '../../core/module.js';
 import { ModelError } from '../../models/service.js';
 import type { RunBus } from '../bus.js';
@@ -15,8 +16,8 @@ import { runTurn } from './turn.js';
 /**
  * The run engine. A run is executed by the `run.execute` job, which any worker may claim (with
  * PostgreSQL, any instance; SKIP LOCKED gives it to one). The worker then takes the run's lease
- * (lease.ts) and executes one model turn (turn.ts): the reply ends the run, or its function calls put it
- * in `requires_action` until submit_tool_outputs queues it again.
+ * (lease.ts) and executes its model turns (turn.ts): the reply ends the run, or its function calls put it
+ * in `requires_action` until submit_tool_outputs queues it again (file searches are executed in between).
  *
  * Crashes: a run found `in_progress` with a lapsed lease was being executed by a process that died; it
  * is failed with `server_error` (never left in progress). A worker holds the run's execute job while it
@@ -111,9 +112,12 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
       await runTurn(ctx, started, token, signal);
     } catch (err) {
       if (err instanceof Lost || signal.aborted) return settleAfterLoss(run.id, token);
-      if (!(err instanceof ModelError)) ctx.log.error({ err, run: run.id }, 'run failed');
+      if (!(err instanceof ModelError) && !(err instanceof ApiError)) ctx.log.error({ err, run: run.id }, 'run failed');
+      // A refusal of a service the run used (a file search over an expired store) fails the run with its message.
       const error =
-        err instanceof ModelError ? { code: err.code, message: err.message } : { code: 'server_error' as const, message: FAILED };
+        err instanceof ModelError
+          ? { code: err.code, message: err.message }
+          : { code: 'server_error' as const, message: err instanceof ApiError ? err.message : FAILED };
       await endRun(ctx, run.id, { status: 'failed', error }, { leaseToken: token });
       await settleAfterLoss(run.id, token);
     }

@@ -7,7 +7,7 @@ import { endRunMessages } from '../store/messages.js';
 import { getRunById, markEnded, takeTicket, type RunRow } from '../store/runs.js';
 import { endRunSteps } from '../store/steps.js';
 import { releaseThread } from '../store/threads.js';
-import { messageView, runView, stepView } from '../views.js';
+import { messageView, runView, stepEvent } from '../views.js';
 import { runtime } from './runtime.js';
 import { isActive, type Outcome } from './states.js';
 
@@ -67,7 +67,7 @@ export async function finishRun(
       ? { code: outcome.error.code === 'rate_limit_exceeded' ? 'rate_limit_exceeded' : 'server_error', message: outcome.error.message }
       : null;
   const steps = await endRunSteps(tx, runId, stepStatus, now, stepError);
-  for (const st of steps.sort(byId)) events.push({ event: `thread.run.step.${stepStatus}`, data: stepView(st) });
+  for (const st of steps.sort(byId)) events.push({ event: `thread.run.step.${stepStatus}`, data: stepEvent(st) });
   events.push({ event: `thread.run.${outcome.status}`, data: runView(run) });
   await appendEvents(ctx, tx, runId, events);
   return run;

@@ -199,4 +199,88 @@ describe('buildPrompt', () => {
     const req = request({ messages, contextWindow: 2000 });
     expect(req.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'latest']);
   });
+
+  it('offers file_search as a function while the run can search, and gives its results back under their markers', () => {
+    const tools = JSON.stringify([{ type: 'file_search', file_search: { max_num_results: 20 } }, weather]);
+    // No store to search: not offered.
+    expect(request({ run: run({ tools }), messages: [message(1, 'q?')] }).tools?.map((t) => t.function.name)).toEqual(['get_weather']);
+    const first = request({
+      run: run({ tools, tool_choice: JSON.stringify({ type: 'file_search' }) }),
+      messages: [message(1, 'q?')],
+      fileSearch: true,
+    });
+    expect(first.tools?.map((t) => t.function.name)).toEqual(['get_weather', 'file_search']);
+    expect(first.tools?.[1].function.parameters).toMatchObject({ required: ['query'] });
+    expect(first.retrieval).toEqual({ name: 'file_search' });
+    expect(first.tool_choice).toEqual({ type: 'function', function: { name: 'file_search' } });
+
+    const search = (n: number, id: string, results: { file: string; text: string }[]): StepRow => ({
+      ...toolStep(n, []),
+      step_details: JSON.stringify({
+        type: 'tool_calls',
+        tool_calls: [
+          {
+            id,
+            type: 'file_search',
+            arguments: `{"query":"q${n}"}`,
+            file_search: {
+              ranking_options: { ranker: 'default_2024_08_21', score_threshold: 0 },
+              results: results.map((r) => ({
+                file_id: `file-${r.file}`,
+                file_name: r.file,
+                score: 0.5,
+                content: [{ type: 'text', text: r.text }],
+              })),
+            },
+          },
+        ],
+      }),
+    });
+    const steps = [
+      search(2, 'call_a', [{ file: 'a.md', text: 'alpha' }]),
+      search(3, 'call_b', [
+        { file: 'b.md', text: 'beta' },
+        { file: 'c.md', text: 'gamma' },
+      ]),
+    ];
+    const later = request({
+      run: run({ tools, tool_choice: JSON.stringify({ type: 'file_search' }) }),
+      messages: [message(1, 'q?')],
+      steps,
+      fileSearch: true,
+    });
+    // Once the run has searched, a forced file_search no longer forces it.
+    expect(later.tool_choice).toBe('auto');
+    expect(later.messages.slice(2)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'file_search', arguments: '{"query":"q2"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_a', content: '【0:0†source】 a.md (score 0.500)\nalpha' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'file_search', arguments: '{"query":"q3"}' } }],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'call_b',
+        content: '【1:0†source】 b.md (score 0.500)\nbeta\n\n【1:1†source】 c.md (score 0.500)\ngamma',
+      },
+    ]);
+    const many = Array.from({ length: 8 }, (_, i) => search(10 + i, `call_${i}`, []));
+    expect(request({ run: run({ tools }), messages: [message(1, 'q?')], steps: many, fileSearch: true }).tool_choice).toBe('none');
+  });
+
+  it('names the file search function apart from a function of the run called file_search', () => {
+    const own = { type: 'function', function: { name: 'file_search', parameters: { type: 'object' } } };
+    const req = request({
+      run: run({ tools: JSON.stringify([{ type: 'file_search' }, own]) }),
+      messages: [message(1, 'q?')],
+      fileSearch: true,
+    });
+    expect(req.tools?.map((t) => t.function.name)).toEqual(['file_search', 'file_search_2']);
+    expect(req.retrieval).toEqual({ name: 'file_search_2' });
+  });
 });

@@ -1,10 +1,11 @@
-import { countMessage, countPrompt } from '../../models/service.js';
+import { countMessage, countPrompt, FILE_SEARCH_FUNCTION, formatFileSearchOutput } from '../../models/service.js';
 import type { ChatMessage, ChatRequest, ChatTool } from '../../models/types.js';
 import { fromJson } from '../../store/db.js';
 import type { FunctionToolCall, MessageContent, ResponseFormat, StepDetails, Tool, ToolChoice, TruncationStrategy } from '../objects.js';
 import type { MessageRow } from '../store/messages.js';
 import type { RunRow } from '../store/runs.js';
 import type { StepRow } from '../store/steps.js';
+import { MAX_SEARCH_ROUNDS, searchFunctionName, searchRounds, type StoredFileSearchCall } from './search-calls.js';
 
 /** What a turn's prompt is built from: the run, its thread's messages, its steps so far, the model's context window. */
 export interface PromptInput {
@@ -30,6 +31,8 @@ export interface PromptInput {
   steps: readonly StepRow[];
   /** Tokens the model takes in (prompt and completion). */
   contextWindow: number;
+  /** The run can search files: it has the file_search tool and vector stores to search. */
+  fileSearch?: boolean;
 }
 
 /** The model request, or why the run ends `incomplete` instead. */
@@ -47,17 +50,24 @@ const completionReserve = (window: number) => Math.min(4096, Math.floor(window /
 
 /**
  * The model's input for one turn, a pure function of its input: instructions as the system message, the
- * thread's messages in order, and this run's earlier tool calls with their outputs. Truncation:
+ * thread's messages in order, and this run's earlier tool calls with their outputs (file searches as
+ * calls of the file search function, their results as its output). file_search is offered as that
+ * function (`request.retrieval` names it) while the run can search, and forced by a tool_choice naming
+ * it until the run has searched; after MAX_SEARCH_ROUNDS searching turns tool_choice is `none`. Truncation:
  * `last_messages` keeps the n most recent thread messages; `auto` drops messages from the middle (after
  * the first) until the prompt fits the budget — max_prompt_tokens minus what earlier turns used, else
  * the context window less a completion reserve. A prompt still over max_prompt_tokens ends the run
  * `incomplete` (max_prompt_tokens); a spent max_completion_tokens ends it `incomplete`
  * (max_completion_tokens).
  */
-export function buildPrompt({ run, messages, steps, contextWindow }: PromptInput): Prompt {
-  const history = historyOf(messages, steps);
+export function buildPrompt({ run, messages, steps, contextWindow, fileSearch = false }: PromptInput): Prompt {
   const tools = fromJson<Tool[]>(run.tools) ?? [];
   const fnTools: ChatTool[] = tools.flatMap((t) => (t.type === 'function' ? [{ type: 'function' as const, function: t.function }] : []));
+  const searchName = searchFunctionName(fnTools);
+  const history = historyOf(messages, steps, searchName);
+  const rounds = searchRounds(steps);
+  const searching = fileSearch && tools.some((t) => t.type === 'file_search');
+  if (searching) fnTools.push({ type: 'function', function: { ...FILE_SEARCH_FUNCTION, name: searchName } });
   const system: ChatMessage[] = run.instructions ? [{ role: 'system', content: run.instructions }] : [];
   const strategy = fromJson<TruncationStrategy>(run.truncation_strategy) ?? { type: 'auto' };
 
@@ -87,35 +97,47 @@ export function buildPrompt({ run, messages, steps, contextWindow }: PromptInput
   };
   if (fnTools.length) {
     request.tools = fnTools;
-    request.tool_choice = chatToolChoice(fromJson<ToolChoice>(run.tool_choice) ?? 'auto');
+    const choice = fromJson<ToolChoice>(run.tool_choice) ?? 'auto';
+    request.tool_choice =
+      searching && rounds >= MAX_SEARCH_ROUNDS ? 'none' : chatToolChoice(choice, searching && rounds === 0 ? searchName : undefined);
     request.parallel_tool_calls = run.parallel_tool_calls === 1 || (run.parallel_tool_calls as unknown) === true;
   }
+  if (searching) request.retrieval = { name: searchName };
   const format = fromJson<ResponseFormat>(run.response_format);
   if (format && format !== 'auto') request.response_format = format;
   return { request };
 }
 
-/** Thread messages and the run's tool-call turns, interleaved in creation order (ids are time-ordered). */
-function historyOf(messages: readonly MessageRow[], steps: readonly StepRow[]): Part[] {
+/**
+ * Thread messages and the run's tool-call turns, interleaved in creation order (ids are time-ordered). A
+ * file search is a call of `searchName` with the model's arguments; its output is its results, each
+ * under its marker (`m` counts the run's searches in order).
+ */
+function historyOf(messages: readonly MessageRow[], steps: readonly StepRow[], searchName: string): Part[] {
   const history: Part[] = messages.map((m) => ({ key: suffix(m.id), items: [toChat(m)], pinned: false }));
+  let m = 0;
   for (const s of steps) {
     const details = fromJson<StepDetails>(s.step_details);
     if (details?.type !== 'tool_calls') continue;
-    const calls = details.tool_calls.filter((c): c is FunctionToolCall => c.type === 'function');
+    const calls = details.tool_calls.filter(
+      (c): c is FunctionToolCall | StoredFileSearchCall => c.type === 'function' || c.type === 'file_search',
+    );
     if (!calls.length) continue;
-    const items: ChatMessage[] = [
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: calls.map((c) => ({
-          id: c.id,
-          type: 'function',
-          function: { name: c.function.name, arguments: c.function.arguments },
-        })),
-      },
-    ];
-    for (const c of calls) items.push({ role: 'tool', tool_call_id: c.id, content: c.function.output ?? '' });
-    history.push({ key: suffix(s.id), items, pinned: true });
+    const outputs: ChatMessage[] = [];
+    const asked = calls.map((c) => {
+      if (c.type === 'function') {
+        outputs.push({ role: 'tool', tool_call_id: c.id, content: c.function.output ?? '' });
+        return { id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } };
+      }
+      const passages = (c.file_search.results ?? []).map((r) => ({
+        fileName: r.file_name,
+        score: r.score,
+        text: (r.content ?? []).map((x) => x.text).join('\n'),
+      }));
+      outputs.push({ role: 'tool', tool_call_id: c.id, content: formatFileSearchOutput(m++, passages) });
+      return { id: c.id, type: 'function' as const, function: { name: searchName, arguments: c.arguments ?? '{}' } };
+    });
+    history.push({ key: suffix(s.id), items: [{ role: 'assistant', content: null, tool_calls: asked }, ...outputs], pinned: true });
   }
   return history.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
@@ -138,10 +160,16 @@ function dropMiddle(parts: Part[], total: number, budget: number): { kept: Part[
   return { kept, total };
 }
 
-/** code_interpreter and file_search are never offered to a model (docs/threads.md): forcing one means `auto`. */
-function chatToolChoice(choice: ToolChoice): ChatRequest['tool_choice'] {
+/**
+ * The Chat Completions tool_choice: a named function as such; file_search as its function while it may be
+ * forced (`searchName`); code_interpreter is never offered to a model (docs/threads.md), so forcing it
+ * means `auto`, as does forcing file_search once the run has searched.
+ */
+function chatToolChoice(choice: ToolChoice, searchName?: string): ChatRequest['tool_choice'] {
   if (typeof choice === 'string') return choice;
-  return choice.type === 'function' && choice.function ? { type: 'function', function: { name: choice.function.name } } : 'auto';
+  if (choice.type === 'function' && choice.function) return { type: 'function', function: { name: choice.function.name } };
+  if (choice.type === 'file_search' && searchName) return { type: 'function', function: { name: searchName } };
+  return 'auto';
 }
 
 const suffix = (id: string) => id.slice(id.indexOf('_') + 1);

@@ -8,14 +8,28 @@ import { appendEvents, type RunEvent } from '../store/events.js';
 import { completeMessage, insertMessages, setMessageContent, type MessageRow } from '../store/messages.js';
 import type { RunRow } from '../store/runs.js';
 import { completeStep, insertStep, setStepDetails, type StepRow } from '../store/steps.js';
-import { messageView, stepView } from '../views.js';
+import { messageView, stepEvent } from '../views.js';
 import { commitRun } from './finish.js';
 import { holdLease } from './lease.js';
+import type { FileSearchCall, StoredFileSearchCall } from './search-calls.js';
 
 /** Least time between two writes of a streaming reply (the first piece is written at once). */
 const FLUSH_EVERY_MS = 15;
 
 type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+type Annotation = Extract<MessageContent, { type: 'text' }>['text']['annotations'][number];
+type StepCall = FunctionToolCall | StoredFileSearchCall;
+
+/** A citation marker the model copied from a file search result: `【m:i†…】`. */
+const MARKER = /【(\d+):(\d+)†[^】\n]*】/g;
+
+/** What a turn writes beyond text and function calls. */
+export interface TurnOptions {
+  /** The file search function offered this turn: its calls are file_search calls, which Standin executes. */
+  searchName?: string;
+  /** `m:i` of a marker → the file of that result (the run's searches so far): the reply's file_citation annotations. */
+  citations?: ReadonlyMap<string, string>;
+}
 const usageOf = (prompt: number, completion: number): Usage => ({
   prompt_tokens: prompt,
   completion_tokens: completion,
@@ -23,10 +37,10 @@ const usageOf = (prompt: number, completion: number): Usage => ({
 });
 
 /**
- * Turns the model's stream into rows and events: a message_creation step and its message for text, a
- * tool_calls step for function calls, each with the platform's event sequence. Chunks arrive
- * synchronously; writes are batched into one transaction per flush, in order, each conditional on the
- * worker still holding the run.
+ * Turns the model's stream into rows and events: a message_creation step and its message for text (with
+ * a file_citation annotation for each marker of a search result), a tool_calls step for function and
+ * file search calls, each with the platform's event sequence. Chunks arrive synchronously; writes are
+ * batched into one transaction per flush, in order, each conditional on the worker still holding the run.
  */
 export class TurnWriter {
   private messageId?: string;
@@ -36,7 +50,11 @@ export class TurnWriter {
   private messageClosed = false;
   private messageRow?: MessageRow;
   private messageStep?: StepRow;
-  private calls: FunctionToolCall[] = [];
+  private toolStep?: StepRow;
+  private calls: StepCall[] = [];
+  private annotations: Annotation[] = [];
+  /** Where the text may still hold a citation marker not yet seen whole. */
+  private scanFrom = 0;
   private ops: ((tx: Tx) => Promise<void>)[] = [];
   private events: RunEvent[] = [];
   private dirtyText = false;
@@ -51,6 +69,7 @@ export class TurnWriter {
     private ctx: Pick<Ctx, 'clock' | 'store' | 'services'>,
     private run: RunRow,
     private token: string,
+    private opts: TurnOptions = {},
   ) {}
 
   chunk(c: ChatChunk) {
@@ -60,18 +79,39 @@ export class TurnWriter {
       const first = this.text === '';
       this.text += c.delta;
       this.dirtyText = true;
+      const cited = this.scanCitations();
+      const text = first || cited.length ? { value: c.delta, annotations: cited } : { value: c.delta };
       this.events.push({
         event: 'thread.message.delta',
-        data: {
-          id: this.messageId,
-          object: 'thread.message.delta',
-          delta: { content: [{ index: 0, type: 'text', text: first ? { value: c.delta, annotations: [] } : { value: c.delta } }] },
-        },
+        data: { id: this.messageId, object: 'thread.message.delta', delta: { content: [{ index: 0, type: 'text', text }] } },
       });
     } else {
       this.closeMessage();
       this.ensureToolStep();
-      const call = (this.calls[c.index] ??= { id: '', type: 'function', function: { name: '', arguments: '', output: null } });
+      const isSearch = c.name !== undefined && c.name === this.opts.searchName;
+      const call = (this.calls[c.index] ??= isSearch
+        ? { id: '', type: 'file_search', file_search: {}, arguments: '' }
+        : { id: '', type: 'function', function: { name: '', arguments: '', output: null } });
+      if (call.type === 'file_search') {
+        // The delta of a file search call is the call itself ({} for now, as on the platform); its query stays inside.
+        if (c.arguments) call.arguments = (call.arguments ?? '') + c.arguments;
+        if (c.id) {
+          call.id = c.id;
+          this.events.push({
+            event: 'thread.run.step.delta',
+            data: {
+              id: this.toolStepId,
+              object: 'thread.run.step.delta',
+              delta: {
+                step_details: { type: 'tool_calls', tool_calls: [{ index: c.index, id: c.id, type: 'file_search', file_search: {} }] },
+              },
+            },
+          });
+        }
+        this.dirtyCalls = true;
+        this.schedule();
+        return;
+      }
       // The delta carries what this piece adds; the piece that names the call carries the whole function so far.
       const fn: { name?: string; arguments?: string; output?: null } = {};
       if (c.id) call.id = c.id;
@@ -103,13 +143,65 @@ export class TurnWriter {
   toolCalls(calls: { id: string; function: { name: string; arguments: string } }[]): string {
     this.closeMessage();
     const stepId = this.ensureToolStep();
-    this.calls = calls.map((c) => ({
-      id: c.id,
-      type: 'function',
-      function: { name: c.function.name, arguments: c.function.arguments, output: null },
-    }));
+    this.calls = calls.map((c): StepCall =>
+      c.function.name === this.opts.searchName
+        ? { id: c.id, type: 'file_search', file_search: {}, arguments: c.function.arguments }
+        : { id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments, output: null } },
+    );
     this.dirtyCalls = true;
     return stepId;
+  }
+
+  /** The file search calls of this turn, as the model asked them. */
+  searchCalls(): StoredFileSearchCall[] {
+    return this.calls.filter((c): c is StoredFileSearchCall => c?.type === 'file_search');
+  }
+
+  /** Puts the searches' results (ranking options, results) into their calls. */
+  searched(results: ReadonlyMap<string, FileSearchCall['file_search']>) {
+    this.calls = this.calls.map((c) => (c?.type === 'file_search' && results.has(c.id) ? { ...c, file_search: results.get(c.id)! } : c));
+    this.dirtyCalls = true;
+  }
+
+  /** Completes the tool_calls step (every call done: file searches only) with its usage. */
+  completeToolStep(usage: Usage) {
+    if (!this.toolStep) return;
+    const now = this.ctx.clock.nowSeconds();
+    const details = JSON.stringify({ type: 'tool_calls', tool_calls: this.calls.filter(Boolean) } satisfies StepDetails);
+    const step: StepRow = { ...this.toolStep, status: 'completed', completed_at: now, usage: toJson(usage), step_details: details };
+    this.dirtyCalls = false;
+    this.ops.push(async (tx) => {
+      await setStepDetails(tx, step.id, details);
+      await completeStep(tx, step.id, now, step.usage);
+    });
+    this.events.push({ event: 'thread.run.step.completed', data: stepEvent(step) });
+  }
+
+  /** Annotations for the markers completed in the text since the last scan (each with its index among the message's). */
+  private scanCitations(): (Annotation & { index: number })[] {
+    const citations = this.opts.citations;
+    if (!citations?.size) return [];
+    const found: (Annotation & { index: number })[] = [];
+    const re = new RegExp(MARKER.source, 'g');
+    re.lastIndex = this.scanFrom;
+    let end = this.scanFrom;
+    for (let m = re.exec(this.text); m; m = re.exec(this.text)) {
+      end = re.lastIndex;
+      const fileId = citations.get(`${m[1]}:${m[2]}`);
+      if (!fileId) continue;
+      const annotation: Annotation = {
+        type: 'file_citation',
+        text: m[0],
+        start_index: m.index,
+        end_index: re.lastIndex,
+        file_citation: { file_id: fileId },
+      };
+      found.push({ index: this.annotations.length, ...annotation });
+      this.annotations.push(annotation);
+    }
+    const open = this.text.indexOf('【', end);
+    this.scanFrom = open >= 0 ? open : this.text.length;
+    return found;
   }
 
   /** The turn's message and its message_creation step, created at the first text (or at the end of a turn without any). */
@@ -142,8 +234,8 @@ export class TurnWriter {
       await insertMessages(tx, [message]);
     });
     this.events.push(
-      { event: 'thread.run.step.created', data: stepView(step) },
-      { event: 'thread.run.step.in_progress', data: stepView(step) },
+      { event: 'thread.run.step.created', data: stepEvent(step) },
+      { event: 'thread.run.step.in_progress', data: stepEvent(step) },
       { event: 'thread.message.created', data: messageView(message) },
       { event: 'thread.message.in_progress', data: messageView(message) },
     );
@@ -168,7 +260,7 @@ export class TurnWriter {
     });
     this.events.push(
       { event: 'thread.message.completed', data: messageView(message) },
-      { event: 'thread.run.step.completed', data: stepView(step) },
+      { event: 'thread.run.step.completed', data: stepEvent(step) },
     );
   }
 
@@ -198,16 +290,17 @@ export class TurnWriter {
     if (this.toolStepId) return this.toolStepId;
     const stepId = (this.toolStepId = newId('step', this.ctx.clock));
     const step = this.newStep(stepId, this.ctx.clock.nowSeconds(), { type: 'tool_calls', tool_calls: [] });
+    this.toolStep = step;
     this.ops.push((tx) => insertStep(tx, step));
     this.events.push(
-      { event: 'thread.run.step.created', data: stepView(step) },
-      { event: 'thread.run.step.in_progress', data: stepView(step) },
+      { event: 'thread.run.step.created', data: stepEvent(step) },
+      { event: 'thread.run.step.in_progress', data: stepEvent(step) },
     );
     return stepId;
   }
 
   private content(): MessageContent[] {
-    return [{ type: 'text', text: { value: this.text, annotations: [] } }];
+    return [{ type: 'text', text: { value: this.text, annotations: this.annotations } }];
   }
 
   /** Usage of the turn, split between the steps it made (a text-then-calls turn has two). */

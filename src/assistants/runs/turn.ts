@@ -1,14 +1,17 @@
 import type { Ctx } from '../../core/module.js';
 import type { ChatResult } from '../../models/types.js';
-import type { RequiredAction } from '../objects.js';
+import { fromJson } from '../../store/db.js';
+import type { RequiredAction, Tool } from '../objects.js';
 import { appendEvents, type RunEvent } from '../store/events.js';
 import { markMessageIncomplete, threadMessages } from '../store/messages.js';
-import { markRequiresAction, type RunRow } from '../store/runs.js';
+import { addRunUsage, markRequiresAction, type RunRow } from '../store/runs.js';
 import { runSteps, setStepUsage } from '../store/steps.js';
 import { messageView, runView } from '../views.js';
+import { runSearches, runStores } from './file-search.js';
 import { afterEnd, commitRun, endRun, finishRun } from './finish.js';
 import { Lost } from './lease.js';
 import { buildPrompt } from './prompt.js';
+import { citationMap, fileSearchSettings } from './search-calls.js';
 import type { Outcome } from './states.js';
 import { TurnWriter } from './turn-writer.js';
 
@@ -16,68 +19,104 @@ import { TurnWriter } from './turn-writer.js';
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /**
- * One model turn of a run this worker holds in progress: build the prompt, stream the reply into a
- * message and/or a tool_calls step, then move the run on — `requires_action` for function calls, else
- * `completed` (or `incomplete`). One turn per claim: submit_tool_outputs queues the run again. Throws
- * Lost when the worker stopped holding the run; a model failure propagates (the engine fails the run).
+ * Model turns of a run this worker holds in progress: build the prompt, stream the reply into a message
+ * and/or a tool_calls step, then move the run on — file searches are executed here and the next turn
+ * follows at once (no requires_action for file_search); function calls put the run in
+ * `requires_action`; a reply ends it `completed` (or `incomplete`). submit_tool_outputs queues the run
+ * again. Throws Lost when the worker stopped holding the run; a model failure propagates (the engine
+ * fails the run).
  */
-export async function runTurn(ctx: Ctx, run: RunRow, token: string, signal: AbortSignal): Promise<void> {
+export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: AbortSignal): Promise<void> {
   const models = ctx.services.models;
-  const [messages, steps] = await Promise.all([threadMessages(ctx.store.db, run.thread_id), runSteps(ctx.store.db, run.id)]);
-  const prompt = buildPrompt({ run, messages, steps, contextWindow: models.route(run.model)?.contextWindow ?? DEFAULT_CONTEXT_WINDOW });
-  if ('incomplete' in prompt) {
-    await endRun(ctx, run.id, { status: 'incomplete', reason: prompt.incomplete }, { leaseToken: token });
-    return;
-  }
-  const writer = new TurnWriter(ctx, run, token);
-  const result: ChatResult = await models.complete({ ...prompt.request, signal }, (chunk) => writer.chunk(chunk));
-  await writer.drain();
-  const usage = { prompt: result.usage.prompt_tokens, completion: result.usage.completion_tokens };
-  // A reply cut at the token limit has no complete calls to act on.
-  const calls = result.finish_reason === 'length' ? [] : result.tool_calls;
-
-  if (calls.length) {
-    const stepId = writer.toolCalls(calls);
-    const turnUsage = writer.splitUsage(usage);
-    const action: RequiredAction = {
-      type: 'submit_tool_outputs',
-      submit_tool_outputs: {
-        tool_calls: calls.map((c) => ({
-          id: c.id,
-          type: 'function',
-          function: { name: c.function.name, arguments: c.function.arguments },
-        })),
-      },
-    };
-    await commitRun(ctx, run.id, async (tx) => {
-      // The run update below is conditional on the lease; failing it rolls the whole turn back.
-      await writer.flushIn(tx, false);
-      await setStepUsage(tx, stepId, turnUsage.tool);
-      const row = await markRequiresAction(tx, run.id, token, action, usage);
-      if (!row) throw new Lost();
-      await appendEvents(ctx, tx, run.id, [{ event: 'thread.run.requires_action', data: runView(row) }]);
+  const settings = fileSearchSettings(fromJson<Tool[]>(started.tools) ?? []);
+  let run = started;
+  for (;;) {
+    const stores = settings ? await runStores(ctx, run) : { ids: [] };
+    const [messages, steps] = await Promise.all([threadMessages(ctx.store.db, run.thread_id), runSteps(ctx.store.db, run.id)]);
+    const prompt = buildPrompt({
+      run,
+      messages,
+      steps,
+      contextWindow: models.route(run.model)?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+      fileSearch: stores.ids.length > 0,
     });
+    if ('incomplete' in prompt) {
+      await endRun(ctx, run.id, { status: 'incomplete', reason: prompt.incomplete }, { leaseToken: token });
+      return;
+    }
+    const searchName = prompt.request.retrieval?.name;
+    const writer = new TurnWriter(ctx, run, token, { searchName, citations: citationMap(steps) });
+    const result: ChatResult = await models.complete({ ...prompt.request, signal }, (chunk) => writer.chunk(chunk));
+    await writer.drain();
+    const usage = { prompt: result.usage.prompt_tokens, completion: result.usage.completion_tokens };
+    // A reply cut at the token limit has no complete calls to act on.
+    const calls = result.finish_reason === 'length' ? [] : result.tool_calls;
+
+    if (calls.length) {
+      const stepId = writer.toolCalls(calls);
+      const searches = writer.searchCalls();
+      if (searches.length) {
+        const found = await runSearches(ctx, run, stores, searches, settings ?? {}, signal).catch(async (err: unknown) => {
+          // The step is written before the run fails, so it shows the failed search.
+          if (!signal.aborted) await commitRun(ctx, run.id, (tx) => writer.flushIn(tx));
+          throw err;
+        });
+        writer.searched(found);
+      }
+      const turnUsage = writer.splitUsage(usage);
+      const functions = calls.filter((c) => c.function.name !== searchName);
+      if (!functions.length) {
+        // Only file searches: their step is done, and the model answers from the results in the next turn.
+        run = await commitRun(ctx, run.id, async (tx) => {
+          writer.completeToolStep(turnUsage.tool);
+          await writer.flushIn(tx);
+          const row = await addRunUsage(tx, run.id, token, usage);
+          if (!row) throw new Lost();
+          return row;
+        });
+        continue;
+      }
+      const action: RequiredAction = {
+        type: 'submit_tool_outputs',
+        submit_tool_outputs: {
+          tool_calls: functions.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.function.name, arguments: c.function.arguments },
+          })),
+        },
+      };
+      await commitRun(ctx, run.id, async (tx) => {
+        // The run update below is conditional on the lease; failing it rolls the whole turn back.
+        await writer.flushIn(tx, false);
+        await setStepUsage(tx, stepId, turnUsage.tool);
+        const row = await markRequiresAction(tx, run.id, token, action, usage);
+        if (!row) throw new Lost();
+        await appendEvents(ctx, tx, run.id, [{ event: 'thread.run.requires_action', data: runView(row) }]);
+      });
+      return;
+    }
+
+    const { messageId, stepId } = writer.ensureMessage();
+    const turnUsage = writer.splitUsage(usage);
+    const filtered = result.finish_reason === 'content_filter';
+    const outcome: Outcome =
+      result.finish_reason === 'length' ? { status: 'incomplete', reason: 'max_completion_tokens' } : { status: 'completed' };
+    const ended = await commitRun(ctx, run.id, async (tx) => {
+      // No lease check of its own: finishRun below only ends the run while this worker holds it.
+      await writer.flushIn(tx, false);
+      await setStepUsage(tx, stepId, turnUsage.message);
+      const extra: RunEvent[] = [];
+      if (filtered)
+        extra.push({
+          event: 'thread.message.incomplete',
+          data: messageView(await markMessageIncomplete(tx, messageId, 'content_filter', ctx.clock.nowSeconds())),
+        });
+      const row = await finishRun(ctx, tx, run.id, outcome, { leaseToken: token, extraEvents: extra, usageDelta: usage });
+      if (!row) throw new Lost();
+      return row;
+    });
+    await afterEnd(ctx, ended);
     return;
   }
-
-  const { messageId, stepId } = writer.ensureMessage();
-  const turnUsage = writer.splitUsage(usage);
-  const filtered = result.finish_reason === 'content_filter';
-  const outcome: Outcome =
-    result.finish_reason === 'length' ? { status: 'incomplete', reason: 'max_completion_tokens' } : { status: 'completed' };
-  const ended = await commitRun(ctx, run.id, async (tx) => {
-    // No lease check of its own: finishRun below only ends the run while this worker holds it.
-    await writer.flushIn(tx, false);
-    await setStepUsage(tx, stepId, turnUsage.message);
-    const extra: RunEvent[] = [];
-    if (filtered)
-      extra.push({
-        event: 'thread.message.incomplete',
-        data: messageView(await markMessageIncomplete(tx, messageId, 'content_filter', ctx.clock.nowSeconds())),
-      });
-    const row = await finishRun(ctx, tx, run.id, outcome, { leaseToken: token, extraEvents: extra, usageDelta: usage });
-    if (!row) throw new Lost();
-    return row;
-  });
-  await afterEnd(ctx, ended);
 }

@@ -9,7 +9,8 @@ import type { CreateAssistantRequest, ModifyAssistantRequest } from '../schemas.
 import * as store from '../store/assistants.js';
 import { checkMetadata, checkResponseFormat, checkToolResources, checkTools } from '../validate.js';
 import { assistantView } from '../views.js';
-import { checkModel, checkToolsVsFormat, normalizeToolResources, normalizeTools } from './common.js';
+import { checkModel, checkToolsVsFormat, normalizeTools } from './common.js';
+import { resolveToolResources } from './resources.js';
 
 /** Assistants: a model with instructions, tools and settings that runs take as their defaults. */
 
@@ -20,23 +21,29 @@ export async function createAssistant(ctx: Ctx, projectId: string, body: CreateA
   checkMetadata(body.metadata);
   checkResponseFormat(body.response_format);
   checkToolsVsFormat(body.tools ?? [], body.response_format);
-  const row: store.AssistantRow = {
-    id: newId('asst', ctx.clock),
-    project_id: projectId,
-    created_at: ctx.clock.nowSeconds(),
-    name: body.name ?? null,
-    description: body.description ?? null,
-    model: body.model,
-    instructions: body.instructions ?? null,
-    tools: JSON.stringify(normalizeTools(body.tools, body.model)),
-    tool_resources: toJson(normalizeToolResources(ctx, body.tool_resources)),
-    metadata: toJson(body.metadata),
-    temperature: body.temperature ?? null,
-    top_p: body.top_p ?? null,
-    response_format: toJson(body.response_format),
-    reasoning_effort: body.reasoning_effort ?? null,
-  };
-  await store.insertAssistant(ctx.store.db, row);
+  const toolResources = body.tool_resources;
+  const tools = normalizeTools(body.tools, body.model);
+  const row = await ctx.store.db.transaction().execute(async (tx) => {
+    // The helper's store is made in the assistant's transaction: a refused file leaves neither.
+    const row: store.AssistantRow = {
+      id: newId('asst', ctx.clock),
+      project_id: projectId,
+      created_at: ctx.clock.nowSeconds(),
+      name: body.name ?? null,
+      description: body.description ?? null,
+      model: body.model,
+      instructions: body.instructions ?? null,
+      tools: JSON.stringify(tools),
+      tool_resources: toJson(await resolveToolResources(ctx, tx, projectId, toolResources, { kind: 'assistant' })),
+      metadata: toJson(body.metadata),
+      temperature: body.temperature ?? null,
+      top_p: body.top_p ?? null,
+      response_format: toJson(body.response_format),
+      reasoning_effort: body.reasoning_effort ?? null,
+    };
+    await store.insertAssistant(tx, row);
+    return row;
+  });
   return assistantView(row);
 }
 
@@ -71,7 +78,14 @@ export async function modifyAssistant(ctx: Ctx, projectId: string, id: string, b
   if (body.top_p !== undefined) set.top_p = body.top_p;
   if (body.reasoning_effort !== undefined) set.reasoning_effort = body.reasoning_effort;
   if (body.tools !== undefined) set.tools = JSON.stringify(normalizeTools(body.tools, body.model ?? row.model));
-  if (body.tool_resources !== undefined) set.tool_resources = toJson(normalizeToolResources(ctx, body.tool_resources));
+  const toolResources = body.tool_resources;
+  if (toolResources !== undefined) {
+    // No helper here (checked above): only the ids are checked.
+    const resolved = await ctx.store.db
+      .transaction()
+      .execute((tx) => resolveToolResources(ctx, tx, projectId, toolResources, { kind: 'assistant' }));
+    set.tool_resources = toJson(resolved);
+  }
   if (body.metadata !== undefined) set.metadata = toJson(body.metadata);
   if (body.response_format !== undefined) set.response_format = toJson(body.response_format);
   if (!Object.keys(set).length) return assistantView(row);

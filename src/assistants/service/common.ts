@@ -1,8 +1,6 @@
 import { invalid } from '../../core/errors.js';
-import { newId } from '../../core/ids.js';
 import type { Ctx } from '../../core/module.js';
-import type { ResponseFormat, Tool, ToolResources } from '../objects.js';
-import type { ToolResourcesInput } from '../validate.js';
+import type { ResponseFormat, Tool } from '../objects.js';
 
 /** Rules shared by assistants, threads and runs. */
 
@@ -37,20 +35,4 @@ export function normalizeTools(tools: readonly Tool[] | null | undefined, model:
       },
     };
   });
-}
-
-/**
- * Standin keeps no vector stores: the `vector_stores` helper is accepted and recorded as a new
- * vector store id (docs/threads.md), so code that used it keeps working; file_search finds nothing.
- */
-export function normalizeToolResources(ctx: Pick<Ctx, 'clock'>, tr: ToolResourcesInput | null | undefined): ToolResources | null {
-  if (tr === undefined || tr === null) return null;
-  const out: ToolResources = {};
-  if (tr.code_interpreter) out.code_interpreter = { file_ids: tr.code_interpreter.file_ids ?? [] };
-  if (tr.file_search) {
-    out.file_search = {
-      vector_store_ids: tr.file_search.vector_store_ids ?? (tr.file_search.vector_stores ?? []).map(() => newId('vs', ctx.clock)),
-    };
-  }
-  return out;
 }

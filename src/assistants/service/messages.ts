@@ -1,14 +1,15 @@
 import { invalid, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Ctx } from '../../core/module.js';
-import { toJson } from '../../store/db.js';
-import type { MessageContent, MessageObject } from '../objects.js';
+import { toJson, type Tx } from '../../store/db.js';
+import type { Attachment, MessageContent, MessageObject } from '../objects.js';
 import type { CreateMessageRequest, ListMessagesParams, ModifyRequest } from '../schemas.js';
 import * as store from '../store/messages.js';
-import { getThread } from '../store/threads.js';
+import { getThread, updateThread, type ThreadRow } from '../store/threads.js';
 import { checkMessage, checkMetadata, type ContentInput, type MessageInput } from '../validate.js';
 import { messageView } from '../views.js';
 import { lockThread } from './lock.js';
+import { attachToThread } from './resources.js';
 import { write } from './write.js';
 
 /** Messages of a thread: created by users (or as earlier assistant turns), or written by runs. */
@@ -44,6 +45,18 @@ function toStoredBlock(b: ContentInput): MessageContent {
   return { type: 'image_url', image_url: { url: b.image_url.url, detail: b.image_url.detail ?? 'auto' } };
 }
 
+/** A message's file_search attachments join the thread's vector store (made for it when it has none). */
+export async function attachFiles(
+  ctx: Ctx,
+  tx: Tx,
+  projectId: string,
+  thread: ThreadRow,
+  messages: readonly { attachments?: Attachment[] | null; param: string }[],
+): Promise<void> {
+  const resources = await attachToThread(ctx, tx, projectId, thread, messages);
+  if (resources) await updateThread(tx, projectId, thread.id, { tool_resources: toJson(resources) });
+}
+
 const lockError = (threadId: string, runId: string) =>
   invalid(`Can't add messages to ${threadId} while a run ${runId} is active.`, null, null);
 
@@ -54,9 +67,10 @@ async function threadExists(ctx: Ctx, projectId: string, threadId: string): Prom
 export async function createMessage(ctx: Ctx, projectId: string, threadId: string, body: CreateMessageRequest): Promise<MessageObject> {
   checkMessage(body, '');
   return write(ctx, async (tx, fx) => {
-    await lockThread(ctx, tx, projectId, threadId, fx, lockError);
+    const thread = await lockThread(ctx, tx, projectId, threadId, fx, lockError);
     const row = messageRow(ctx, projectId, threadId, body);
     await store.insertMessages(tx, [row]);
+    await attachFiles(ctx, tx, projectId, thread, [{ attachments: body.attachments, param: '' }]);
     return messageView(row);
   });
 }

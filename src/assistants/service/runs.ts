@@ -29,10 +29,10 @@ import {
   type MetadataInput,
   type ToolResourcesInput,
 } from '../validate.js';
-import { runView, stepView, threadView } from '../views.js';
+import { runView, stepEvent, threadView } from '../views.js';
 import { checkModel, checkToolsVsFormat, normalizeTools } from './common.js';
 import { lockThread } from './lock.js';
-import { messageRow } from './messages.js';
+import { attachFiles, messageRow } from './messages.js';
 import { checkThreadBody, insertThread } from './threads.js';
 import { queueExecution, write, type Effects } from './write.js';
 
@@ -199,11 +199,18 @@ export async function createRun(
   checkRunBody(body);
   const assistant = await assistantFor(ctx, projectId, body.assistant_id);
   return write(ctx, async (tx, fx) => {
-    await lockThread(ctx, tx, projectId, threadId, fx, lockError);
+    const thread = await lockThread(ctx, tx, projectId, threadId, fx, lockError);
     const additional: MessageInput[] = body.additional_messages ?? [];
     await insertMessages(
       tx,
       additional.map((m) => messageRow(ctx, projectId, threadId, m)),
+    );
+    await attachFiles(
+      ctx,
+      tx,
+      projectId,
+      thread,
+      additional.map((m, i) => ({ attachments: m.attachments, param: `additional_messages[${i}]` })),
     );
     const run = runRow(ctx, projectId, threadId, assistant, body);
     run.ratelimit_ticket = toJson(opts.ticket);
@@ -231,7 +238,7 @@ export async function createThreadAndRun(
   checkRunBody(body);
   const assistant = await assistantFor(ctx, projectId, body.assistant_id);
   return write(ctx, async (tx, fx) => {
-    const threadRow = await insertThread(ctx, tx, projectId, thread, toolResources);
+    const threadRow = await insertThread(ctx, tx, projectId, thread, toolResources, 'thread');
     const run = runRow(ctx, projectId, threadRow.id, assistant, body);
     run.ratelimit_ticket = toJson(opts.ticket);
     await startRun(ctx, tx, run, [{ event: 'thread.created', data: threadView(threadRow) }], fx);
@@ -351,7 +358,7 @@ export async function submitToolOutputs(
         ),
       };
       const done = await completeToolStep(tx, s.id, JSON.stringify(answered), ctx.clock.nowSeconds());
-      events.push({ event: 'thread.run.step.completed', data: stepView(done) });
+      events.push({ event: 'thread.run.step.completed', data: stepEvent(done) });
     }
     events.push({ event: 'thread.run.queued', data: runView(queued) });
     const afterSeq = Number(queued.event_seq);

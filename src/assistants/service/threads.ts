@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import { invalid, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Ctx } from '../../core/module.js';
-import { toJson, type Exec } from '../../store/db.js';
+import { toJson, type Tx } from '../../store/db.js';
 import type { ThreadObject } from '../objects.js';
 import { runtime } from '../runs/runtime.js';
 import type { CreateThreadRequest, ModifyThreadRequest } from '../schemas.js';
@@ -17,8 +17,8 @@ import {
   type ToolResourcesInput,
 } from '../validate.js';
 import { threadView } from '../views.js';
-import { normalizeToolResources } from './common.js';
 import { messageRow } from './messages.js';
+import { attachToThread, resolveToolResources } from './resources.js';
 import { write } from './write.js';
 
 /** Threads: a conversation's messages, and the lock the run working on it holds. */
@@ -45,20 +45,45 @@ export function checkThreadBody(
   checkMetadata(body.metadata, at('metadata'));
 }
 
-/** Inserts a thread with its first messages; `fallbackToolResources` when the thread gives none (create-and-run). */
+/**
+ * Inserts a thread with its first messages; `fallbackToolResources` when the thread gives none
+ * (create-and-run). Its vector stores are checked or made (the helper; the messages' file_search
+ * attachments). `param`: where the thread sits in the request (`thread` for create-and-run).
+ */
 export async function insertThread(
   ctx: Ctx,
-  tx: Exec,
+  tx: Tx,
   projectId: string,
   body: ThreadInput,
   fallbackToolResources?: ToolResourcesInput | null,
+  param = '',
 ): Promise<store.ThreadRow> {
+  const at = (k: string) => (param ? `${param}.${k}` : k);
+  const id = newId('thread', ctx.clock);
+  const own = body.tool_resources !== undefined && body.tool_resources !== null;
+  const given = own ? body.tool_resources : fallbackToolResources;
+  let resources = await resolveToolResources(
+    ctx,
+    tx,
+    projectId,
+    given,
+    { kind: 'thread', id },
+    own ? at('tool_resources') : 'tool_resources',
+  );
+  const attached = await attachToThread(
+    ctx,
+    tx,
+    projectId,
+    { id, tool_resources: toJson(resources) },
+    (body.messages ?? []).map((m, i) => ({ attachments: m.attachments, param: `${at('messages')}[${i}]` })),
+  );
+  if (attached) resources = attached;
   const row: store.ThreadRow = {
-    id: newId('thread', ctx.clock),
+    id,
     project_id: projectId,
     created_at: ctx.clock.nowSeconds(),
     metadata: toJson(body.metadata),
-    tool_resources: toJson(normalizeToolResources(ctx, body.tool_resources ?? fallbackToolResources)),
+    tool_resources: toJson(resources),
     active_run_id: null,
   };
   await store.insertThread(tx, row);
@@ -86,7 +111,14 @@ export async function modifyThread(ctx: Ctx, projectId: string, id: string, body
   checkMetadata(body.metadata);
   const set: Updateable<store.ThreadRow> = {};
   if (body.metadata !== undefined) set.metadata = toJson(body.metadata);
-  if (body.tool_resources !== undefined) set.tool_resources = toJson(normalizeToolResources(ctx, body.tool_resources));
+  const toolResources = body.tool_resources;
+  if (toolResources !== undefined) {
+    if (!(await store.getThread(ctx.store.db, projectId, id))) throw notFound('thread', id);
+    // No helper here (checked above): only the ids are checked.
+    set.tool_resources = toJson(
+      await ctx.store.db.transaction().execute((tx) => resolveToolResources(ctx, tx, projectId, toolResources, { kind: 'thread', id })),
+    );
+  }
   const row = Object.keys(set).length
     ? await store.updateThread(ctx.store.db, projectId, id, set)
     : await store.getThread(ctx.store.db, projectId, id);

@@ -156,6 +156,20 @@ export const markRequiresAction = (
     .returningAll()
     .executeTakeFirst();
 
+/** Adds a turn's usage to a run this worker holds in progress (a turn that searched files; the run goes on). */
+export const addRunUsage = (tx: Exec, runId: string, token: string, used: { prompt: number; completion: number }) =>
+  tx
+    .updateTable('thread_runs')
+    .set((eb) => ({
+      prompt_used: eb('prompt_used', '+', used.prompt),
+      completion_used: eb('completion_used', '+', used.completion),
+    }))
+    .where('id', '=', runId)
+    .where('status', '=', 'in_progress')
+    .where('lease_owner', '=', token)
+    .returningAll()
+    .executeTakeFirst();
+
 export const markCancelling = (tx: Exec, runId: string) =>
   tx
     .updateTable('thread_runs')
