@@ -13,6 +13,8 @@ import { safetyModule } from '../safety/module.js';
 import { imagesModule } from '../images/module.js';
 import { filesModule } from '../files/module.js';
 import { vectorStoresModule } from '../vector-stores/module.js';
+import { chatModule } from '../chat/module.js';
+import { embeddingsModule } from '../embeddings/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -33,5 +35,7 @@ export const modules: Module[] = [
   imagesModule,
   filesModule,
   vectorStoresModule,
+  chatModule,
+  embeddingsModule,
   appsModule,
 ];

@@ -32,6 +32,8 @@ import * as store from './store.js';
  */
 export { searchVectorStores, type SearchHit, type SearchOptions } from './search.js';
 export type { VectorStoreObject } from './schemas.js';
+/** The embedders, for `/v1/embeddings` (the embeddings area). */
+export { BUILTIN_DIMENSIONS, builtinEmbedder, normalize, type Embedder } from './embedder.js';
 
 /** The job kind of one file's ingestion. */
 export const INGEST = 'vector_stores.ingest';
