@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { PageParams } from '../core/schemas.js';
 
 /**
  * Request schemas of the threads interface (CreateAssistantRequest, CreateRunRequest … of the OpenAPI
@@ -130,22 +131,15 @@ export const SubmitToolOutputsBody = Type.Object(
 );
 export type SubmitToolOutputsRequest = Static<typeof SubmitToolOutputsBody>;
 
-const Page = {
-  limit: Type.Optional(Type.Integer()),
-  order: Type.Optional(Type.Enum(['asc', 'desc'])),
-  after: Type.Optional(Type.String({ maxLength: 256 })),
-  before: Type.Optional(Type.String({ maxLength: 256 })),
-};
-
-export const ListQuery = Type.Object(Page, { additionalProperties: false });
+export const ListQuery = Type.Object(PageParams, { additionalProperties: false });
 export const ListMessagesQuery = Type.Object(
-  { ...Page, run_id: Type.Optional(Type.String({ maxLength: 256 })) },
+  { ...PageParams, run_id: Type.Optional(Type.String({ maxLength: 256 })) },
   { additionalProperties: false },
 );
 export type ListMessagesParams = Static<typeof ListMessagesQuery>;
 export const INCLUDE_FILE_SEARCH_CONTENT = 'step_details.tool_calls[*].file_search.results[*].content';
 const Include = Type.Array(Type.Enum([INCLUDE_FILE_SEARCH_CONTENT]), { maxItems: 10 });
-export const ListStepsQuery = Type.Object({ ...Page, 'include[]': Type.Optional(Include) }, { additionalProperties: false });
+export const ListStepsQuery = Type.Object({ ...PageParams, 'include[]': Type.Optional(Include) }, { additionalProperties: false });
 export const IncludeQuery = Type.Object({ 'include[]': Type.Optional(Include) }, { additionalProperties: false });
 
 export const AssistantParams = Type.Object({ assistant_id: Type.String({ maxLength: 256 }) });

@@ -34,3 +34,14 @@ export const ErrorEnvelope = Type.Object({
 
 /** An object whose members this schema does not spell out (a config document, a passed-through JSON). */
 export const AnyObject = Type.Object({}, { additionalProperties: true });
+
+/**
+ * The cursor list parameters of every list endpoint (`limit`, `order`, `after`, `before`), to spread into
+ * a querystring schema; `limit`'s bounds are each list's own (paginate checks them).
+ */
+export const PageParams = {
+  limit: Type.Optional(Type.Integer()),
+  order: Type.Optional(Type.Enum(['asc', 'desc'])),
+  after: Type.Optional(Type.String({ maxLength: 256 })),
+  before: Type.Optional(Type.String({ maxLength: 256 })),
+};

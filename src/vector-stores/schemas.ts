@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Deleted, ListOf, Metadata } from '../core/schemas.js';
+import { Deleted, ListOf, Metadata, PageParams } from '../core/schemas.js';
 
 /** Request and reply shapes of `/v1/vector_stores…` (the OpenAPI document's, with its bounds). */
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -102,15 +102,9 @@ export const SearchBody = Type.Object(
 );
 export type SearchBody = Static<typeof SearchBody>;
 
-const Page = {
-  limit: Type.Optional(Type.Integer()),
-  order: Type.Optional(Type.Enum(['asc', 'desc'])),
-  after: Type.Optional(Type.String({ maxLength: 256 })),
-  before: Type.Optional(Type.String({ maxLength: 256 })),
-};
-export const ListQuery = Type.Object(Page, { additionalProperties: false });
+export const ListQuery = Type.Object(PageParams, { additionalProperties: false });
 export const ListFilesQuery = Type.Object(
-  { ...Page, filter: Type.Optional(Type.Enum(['in_progress', 'completed', 'failed', 'cancelled'])) },
+  { ...PageParams, filter: Type.Optional(Type.Enum(['in_progress', 'completed', 'failed', 'cancelled'])) },
   { additionalProperties: false },
 );
 
