@@ -14,7 +14,7 @@ type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | nu
  * - nesting deeper than MAX_JSON_DEPTH is a 400 naming where it goes too deep;
  * - a string holding a NUL character is a 400 naming the field: PostgreSQL cannot store one, and both
  *   stores must answer alike.
- * The raw text is only searched (`\u0000`, runs of brackets) unless it may break a rule, so the common
+ * The raw text is only scanned (`\u0000`, the count of brackets) unless it may break a rule, so the common
  * body costs what it did.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
@@ -33,10 +33,21 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     const body = text as string;
     parse(request, body.charCodeAt(0) === 0xfeff ? body.slice(1) : body, (err, value) => {
       if (err) return done(err);
-      const refused = (body.length > MAX_JSON_DEPTH * 2 && tooDeep(value)) || (body.includes('\\u0000') && nulField(value));
+      const refused = (mayNestTooDeep(body) && tooDeep(value)) || (body.includes('\\u0000') && nulField(value));
       done(refused || null, value);
     });
   });
+}
+
+/** Whether the text has enough brackets to nest past MAX_JSON_DEPTH (a scan of the text, no objects walked). */
+function mayNestTooDeep(text: string): boolean {
+  if (text.length <= MAX_JSON_DEPTH * 2) return false;
+  let open = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c === 123 || c === 91) && ++open >= MAX_JSON_DEPTH) return true; // { [
+  }
+  return false;
 }
 
 /** A 400 when `value` nests deeper than MAX_JSON_DEPTH (walked without recursion). */
