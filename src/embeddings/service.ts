@@ -1,4 +1,5 @@
 import type * as Tokenizer from 'gpt-tokenizer';
+import { lazy } from '../store/lazy.js';
 import { ApiError, invalid } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import { countTokens } from '../models/service.js';
@@ -23,9 +24,11 @@ export interface Inputs {
   tokens: number[];
 }
 
-let tokenizer: typeof Tokenizer | undefined;
-/** The o200k tokenizer, loaded on the first token-array input (models/tokens.ts loads the same module). */
-const loadTokenizer = async () => (tokenizer ??= await import('gpt-tokenizer'));
+/**
+ * The o200k tokenizer, loaded on the first token-array input (models/tokens.ts loads the same module).
+ * Required at run time, not bundled: its tables are 2.5 MB that every start would parse.
+ */
+const loadTokenizer = lazy<typeof Tokenizer>('gpt-tokenizer');
 
 /** Checks the input against the limits and turns token arrays into text (o200k tokenizer). */
 export async function readInputs(input: CreateEmbeddingBody['input']): Promise<Inputs> {
@@ -51,7 +54,7 @@ export async function readInputs(input: CreateEmbeddingBody['input']): Promise<I
       n = item.length;
       if (n > MAX_INPUT_TOKENS) text = '';
       else {
-        const t = await loadTokenizer();
+        const t = loadTokenizer();
         try {
           text = t.decode(item);
         } catch {
