@@ -194,12 +194,13 @@ describe.each(dialects())('file_search in runs (%s)', (dialect) => {
     ];
     for (const [settings, param] of cases) {
       const tools = [{ type: 'file_search' as const, file_search: settings }];
+      // One request at a time: a refused request made ahead of its await would be an unhandled rejection.
       for (const attempt of [
-        client.beta.assistants.create({ model: 'gpt-4o', tools }),
-        client.beta.threads.runs.create(thread.id, { assistant_id: assistantId, tools }),
-        client.beta.threads.createAndRun({ assistant_id: assistantId, tools }),
+        () => client.beta.assistants.create({ model: 'gpt-4o', tools }),
+        () => client.beta.threads.runs.create(thread.id, { assistant_id: assistantId, tools }),
+        () => client.beta.threads.createAndRun({ assistant_id: assistantId, tools }),
       ]) {
-        const err = await attempt.catch((e: unknown) => e);
+        const err = await attempt().catch((e: unknown) => e);
         expect(err).toBeInstanceOf(OpenAI.BadRequestError);
         expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param, type: 'invalid_request_error' });
       }
