@@ -2,7 +2,7 @@ import type { Ctx } from '../core/module.js';
 import { newId } from '../core/ids.js';
 import type { ApiError } from '../core/errors.js';
 import type { Tx } from '../store/db.js';
-import { createFaultTable, resolveFault, type Fault, type FaultInput } from './faults.js';
+import { createFaultTable, newFault, type Fault, type FaultInput } from './faults.js';
 import * as store from './store.js';
 
 /**
@@ -95,20 +95,7 @@ export function createFaults(ctx: Pick<Ctx, 'store' | 'clock' | 'log'>) {
     /** This instance's copy (what its edge check is holding). */
     local: () => table.list(),
     async add(input: FaultInput): Promise<Fault> {
-      const { status, type, code } = resolveFault(input);
-      const fault: Fault = {
-        id: newId('fault', ctx.clock),
-        object: 'admin.fault',
-        path: input.path,
-        method: input.method ?? '*',
-        status,
-        type,
-        code,
-        message: input.message ?? null,
-        remaining: input.count ?? 1,
-        retry_after: input.retry_after ?? null,
-        created_at: ctx.clock.nowSeconds(),
-      };
+      const fault = newFault(input, newId('fault', ctx.clock), ctx.clock.nowSeconds());
       await change((tx) => store.insertFault(tx, fault));
       return fault;
     },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../core/errors.js';
-import { createFaultTable, pathMatcher, resolveFault, type Fault, type FaultInput } from './faults.js';
+import { createFaultTable, newFault, pathMatcher, resolveFault, type Fault, type FaultInput } from './faults.js';
 
 describe('fault path patterns', () => {
   it('a plain path is a prefix', () => {
@@ -24,22 +24,9 @@ describe('fault path patterns', () => {
   });
 });
 
-/** A fault as the store holds it, from what a POST /admin/v1/faults body says. */
+/** A fault with a fixed id and time, for the table tests. */
 function fault(input: FaultInput, id = 'fault_1'): Fault {
-  const { status, type, code } = resolveFault(input);
-  return {
-    id,
-    object: 'admin.fault',
-    path: input.path,
-    method: input.method ?? '*',
-    status,
-    type,
-    code,
-    message: input.message ?? null,
-    remaining: input.count ?? 1,
-    retry_after: input.retry_after ?? null,
-    created_at: 0,
-  };
+  return newFault(input, id, 0);
 }
 
 describe('fault table', () => {

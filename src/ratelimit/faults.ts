@@ -105,6 +105,24 @@ export function resolveFault(input: FaultInput): { status: FaultStatus; type: Er
   return { status, type, code };
 }
 
+/** A fault as the store holds it, from what a `POST /admin/v1/faults` body says (checked by resolveFault). */
+export function newFault(input: FaultInput, id: string, createdAt: number): Fault {
+  const { status, type, code } = resolveFault(input);
+  return {
+    id,
+    object: 'admin.fault',
+    path: input.path,
+    method: input.method ?? '*',
+    status,
+    type,
+    code,
+    message: input.message ?? null,
+    remaining: input.count ?? 1,
+    retry_after: input.retry_after ?? null,
+    created_at: createdAt,
+  };
+}
+
 /** The error a fault answers with, headers included (`x-standin-fault`, Retry-After when set). */
 export function faultError(f: Fault): ApiError {
   const message =
