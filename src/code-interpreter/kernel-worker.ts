@@ -134,20 +134,28 @@ export function kernelMain(req: NodeJS.Require): void {
     if (proc.report && typeof proc.report === 'object') neuter('process.report', proc.report as Record<string, unknown>);
     for (const key of Object.keys(process.env)) delete process.env[key];
     const g = globalThis as Record<string, unknown>;
-    for (const key of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest', 'require', 'module', 'Worker', 'SharedWorker', 'importScripts'])
+    for (const key of [
+      'fetch',
+      'WebSocket',
+      'EventSource',
+      'XMLHttpRequest',
+      'require',
+      'module',
+      'Worker',
+      'SharedWorker',
+      'importScripts',
+    ])
       delete g[key];
     // No code from strings: the Function constructors and eval are the way to `import()` anything, and
     // Emscripten's emscripten_run_script is a direct eval inside Pyodide's closure (where `require` lives).
     const evalRefused = refuse('eval');
     Object.defineProperty(g, 'eval', { value: evalRefused, writable: false, configurable: false });
     Object.defineProperty(g, 'Function', { value: refuse('Function'), writable: false, configurable: false });
-    const ctors = [
-      function () {},
-      async function () {},
-      function* () {},
-      async function* () {},
-    ].map((f) => Object.getPrototypeOf(f) as object);
-    for (const proto of ctors) Object.defineProperty(proto, 'constructor', { value: refuse('Function'), writable: false, configurable: false });
+    const ctors = [function () {}, async function () {}, function* () {}, async function* () {}].map(
+      (f) => Object.getPrototypeOf(f) as object,
+    );
+    for (const proto of ctors)
+      Object.defineProperty(proto, 'constructor', { value: refuse('Function'), writable: false, configurable: false });
   }
 
   async function start(): Promise<void> {
@@ -168,6 +176,9 @@ export function kernelMain(req: NodeJS.Require): void {
     const run = py.globals.get('__standin_run') as (code: string) => string;
     const takeImages = py.globals.get('__standin_take_images') as () => { toJs(): Uint8Array[]; destroy(): void };
     py.globals.delete('__standin_run');
+    // Python's `import js` / `import pyodide_js` stay refused even if user code removes the prelude's blocker.
+    py.unregisterJsModule('js');
+    py.unregisterJsModule('pyodide_js');
     py.globals.delete('__standin_take_images');
     lockDown();
 
@@ -214,8 +225,19 @@ export function kernelMain(req: NodeJS.Require): void {
         for (const path of walk('/mnt/data', [])) if (!hashes.has(path)) hashes.set(path, digest(py.FS.readFile(path) as Uint8Array));
         status = run(msg.code);
       } catch (err) {
-        status = 'crashed';
-        logs += `\n${String((err as Error)?.message ?? err)}`;
+        // Pyodide failed fatally (a refused capability inside a system call, for one): this kernel is done.
+        logs += `\n[${String((err as Error)?.message ?? err)}]`;
+        post({
+          type: 'result',
+          id: msg.id,
+          status: 'crashed',
+          logs: logs + decoder.decode(),
+          truncated,
+          files: [],
+          images: [],
+          durationMs: 0,
+        });
+        return;
       }
       logs += decoder.decode();
       const files: WorkerFile[] = [];

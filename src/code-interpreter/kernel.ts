@@ -61,7 +61,7 @@ export class Kernel {
       env: {},
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMB: limits.heapMb, maxYoungGenerationSizeMB: 32 },
+      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb, maxYoungGenerationSizeMb: 32 },
     });
     this.worker.stdout.resume();
     this.worker.stderr.resume();
@@ -76,6 +76,11 @@ export class Kernel {
           const { resolve: done } = this.pending;
           this.pending = undefined;
           let logs = m.logs;
+          if (m.status === 'crashed') {
+            // The interpreter is unusable after a fatal error: end the thread, the session starts afresh.
+            logs += lost('the Python kernel failed');
+            void this.terminate('the Python kernel failed');
+          }
           if (m.truncated) logs += `\n[output truncated: the logs are limited to ${this.limits.outputLimitBytes} bytes]`;
           if (m.status === 'timeout') logs += '\n[execution stopped: the time limit was reached]';
           if (m.status === 'memory') logs += `\n[execution stopped: the memory limit of ${this.limits.memoryMb} MB was reached]`;
@@ -90,7 +95,9 @@ export class Kernel {
       });
       this.worker.on('error', (err: Error & { code?: string }) => {
         this.endReason =
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'execution stopped: the memory limit was reached' : `the kernel failed (${err.message})`;
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? 'execution stopped: the memory limit was reached'
+            : `the kernel failed (${err.message})`;
         reject(err);
       });
       this.worker.once('exit', () => {
@@ -142,6 +149,7 @@ export class Kernel {
   /** Ends the worker; an execution in progress resolves with `reason`. */
   async terminate(reason = 'the session was closed'): Promise<void> {
     if (!this.dead) this.endReason = reason;
+    this.dead = true; // at once: no execution is handed to a thread that is ending
     await this.worker.terminate();
     await this.exited;
   }
