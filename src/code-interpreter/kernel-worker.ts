@@ -167,7 +167,15 @@ export function kernelMain(req: NodeJS.Require): void {
       stdout: () => {},
       stderr: () => {},
       checkAPIVersion: true,
+      // Pyodide's memory snapshots (experimental, underscored options): a kernel starts from the first one's
+      // memory in a fraction of the full load.
+      _makeSnapshot: data.makeSnapshot,
+      _loadSnapshot: data.snapshot,
     });
+    if (data.makeSnapshot) {
+      const snap = py.makeMemorySnapshot().slice();
+      post({ type: 'snapshot', bytes: snap }, [snap.buffer]);
+    }
     py.setStdout({ write });
     py.setStderr({ write });
     py.setInterruptBuffer(interrupt);

@@ -34,96 +34,121 @@ const lost = (why: string) => `\n[${why}: the session was reset; variables and f
  */
 export class Kernel {
   readonly ready: Promise<void>;
+  /** With `snapshot: 'make'`: the interpreter's memory right after loading, for the next kernels (or undefined). */
+  readonly snapshot: Promise<Uint8Array | undefined>;
   dead = false;
-  private readonly worker: Worker;
+  private worker?: Worker;
   private readonly interrupt = new Int32Array(new SharedArrayBuffer(8));
   private pending?: { id: number; resolve(r: ExecuteResult): void };
   private nextId = 1;
   private endReason = 'the kernel stopped';
-  private readonly exited: Promise<void>;
+  private exited: Promise<void> = Promise.resolve();
 
-  constructor(private readonly limits: KernelLimits) {
+  /**
+   * `snapshot`: 'make' loads Pyodide in full and hands its memory snapshot out (`this.snapshot`); a promise
+   * of one waits for it and starts from it (several times faster), or in full if there is none.
+   */
+  constructor(
+    private readonly limits: KernelLimits,
+    snapshot: 'make' | Promise<Uint8Array | undefined>,
+  ) {
+    let gotSnapshot: (s: Uint8Array | undefined) => void = () => {};
+    this.snapshot = snapshot === 'make' ? new Promise((resolve) => (gotSnapshot = resolve)) : Promise.resolve(undefined);
+    this.ready = (async () => {
+      const from = snapshot === 'make' ? undefined : await snapshot;
+      if (this.dead) throw new Error(this.endReason);
+      const worker = this.spawn(snapshot === 'make', from);
+      await new Promise<void>((resolve, reject) => {
+        worker.on('message', (m: KernelOutbound) => {
+          if (m.type === 'snapshot') gotSnapshot(m.bytes);
+          else if (m.type === 'ready') resolve();
+          else if (m.type === 'failed') {
+            reject(new Error(`the Python kernel did not start: ${m.message}`));
+            void this.terminate('the kernel did not start');
+          } else if (m.type === 'result') this.settle(m);
+        });
+        worker.on('error', (err: Error & { code?: string }) => {
+          this.endReason =
+            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? 'execution stopped: the memory limit was reached'
+              : `the kernel failed (${err.message})`;
+          reject(err);
+        });
+        worker.once('exit', () => {
+          this.dead = true;
+          gotSnapshot(undefined);
+          reject(new Error(this.endReason));
+          this.settleLost();
+        });
+      });
+    })();
+    // A kernel that fails to start is reported to whoever awaits `ready`; never an unhandled rejection.
+    this.ready.catch(() => gotSnapshot(undefined));
+  }
+
+  private spawn(makeSnapshot: boolean, snapshot: Uint8Array | undefined): Worker {
     // An eval'd worker script has `require` as a global; the kernel takes it as its parameter.
     source ??= `(${String(kernelMain)})(globalThis.require)`;
     const workerData: KernelWorkerData = {
       indexURL: pyodideFolder(),
       prelude: PRELUDE,
-      memoryLimitBytes: limits.memoryMb * 1024 * 1024,
-      outputLimitBytes: limits.outputLimitBytes,
+      memoryLimitBytes: this.limits.memoryMb * 1024 * 1024,
+      outputLimitBytes: this.limits.outputLimitBytes,
       interrupt: this.interrupt.buffer as SharedArrayBuffer,
       interruptTimeout: INTERRUPT_TIMEOUT,
       interruptOutput: INTERRUPT_OUTPUT,
+      makeSnapshot,
+      snapshot,
     };
-    this.worker = new Worker(source, {
+    const worker = new Worker(source, {
       eval: true,
       workerData,
       // No environment for the thread, its stdio kept from Standin's own, and a bounded V8 heap.
       env: {},
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb, maxYoungGenerationSizeMb: 32 },
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb, maxYoungGenerationSizeMb: 32 },
     });
-    this.worker.stdout.resume();
-    this.worker.stderr.resume();
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.worker.on('message', (m: KernelOutbound) => {
-        if (m.type === 'ready') resolve();
-        else if (m.type === 'failed') {
-          reject(new Error(`the Python kernel did not start: ${m.message}`));
-          void this.terminate('the kernel did not start');
-        } else if (m.type === 'result' && this.pending?.id === m.id) {
-          const { resolve: done } = this.pending;
-          this.pending = undefined;
-          let logs = m.logs;
-          if (m.status === 'crashed') {
-            // The interpreter is unusable after a fatal error: end the thread, the session starts afresh.
-            logs += lost('the Python kernel failed');
-            void this.terminate('the Python kernel failed');
-          }
-          if (m.truncated) logs += `\n[output truncated: the logs are limited to ${this.limits.outputLimitBytes} bytes]`;
-          if (m.status === 'timeout') logs += '\n[execution stopped: the time limit was reached]';
-          if (m.status === 'memory') logs += `\n[execution stopped: the memory limit of ${this.limits.memoryMb} MB was reached]`;
-          done({
-            logs,
-            status: m.status,
-            files: m.files.map((f) => ({ path: f.path, bytes: f.bytes })),
-            images: m.images,
-            durationMs: 0, // set by run(): the time the caller waited, queueing in the worker included
-          });
-        }
-      });
-      this.worker.on('error', (err: Error & { code?: string }) => {
-        this.endReason =
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? 'execution stopped: the memory limit was reached'
-            : `the kernel failed (${err.message})`;
-        reject(err);
-      });
-      this.worker.once('exit', () => {
-        this.dead = true;
-        reject(new Error(this.endReason));
-        const p = this.pending;
-        this.pending = undefined;
-        if (p) {
-          const memory = this.endReason.includes('memory');
-          p.resolve({
-            logs: lost(this.endReason),
-            status: this.endReason.startsWith('execution stopped: the time') ? 'timeout' : memory ? 'memory' : 'crashed',
-            files: [],
-            images: [],
-            durationMs: 0,
-          });
-        }
-      });
-    });
-    // A kernel that fails to start is reported to whoever awaits `ready`; never an unhandled rejection.
-    this.ready.catch(() => {});
+    worker.stdout.resume();
+    worker.stderr.resume();
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(m: Extract<KernelOutbound, { type: 'result' }>): void {
+    if (this.pending?.id !== m.id) return;
+    const { resolve } = this.pending;
+    this.pending = undefined;
+    let logs = m.logs;
+    if (m.status === 'crashed') {
+      // The interpreter is unusable after a fatal error: end the thread, the session starts afresh.
+      logs += lost('the Python kernel failed');
+      void this.terminate('the Python kernel failed');
+    }
+    if (m.truncated) logs += `\n[output truncated: the logs are limited to ${this.limits.outputLimitBytes} bytes]`;
+    if (m.status === 'timeout') logs += '\n[execution stopped: the time limit was reached]';
+    if (m.status === 'memory') logs += `\n[execution stopped: the memory limit of ${this.limits.memoryMb} MB was reached]`;
+    // durationMs is set by run(): the time the caller waited for the kernel.
+    resolve({ logs, status: m.status, files: m.files.map((f) => ({ path: f.path, bytes: f.bytes })), images: m.images, durationMs: 0 });
+  }
+
+  /** The thread ended with an execution in flight: the session's state is gone, and the result says so. */
+  private settleLost(): void {
+    const p = this.pending;
+    this.pending = undefined;
+    if (!p) return;
+    const status = this.endReason.startsWith('execution stopped: the time')
+      ? 'timeout'
+      : this.endReason.includes('memory')
+        ? 'memory'
+        : 'crashed';
+    p.resolve({ logs: lost(this.endReason), status, files: [], images: [], durationMs: 0 });
   }
 
   /** Runs code; resolves with the result whatever happens (a stopped or crashed kernel is a result too). */
   async run(code: string, files: SandboxFile[], timeoutMs: number): Promise<ExecuteResult> {
-    if (this.dead) throw new Error('the kernel has ended');
+    if (this.dead || !this.worker) throw new Error('the kernel has ended');
     const started = performance.now();
     const id = this.nextId++;
     const result = new Promise<ExecuteResult>((resolve) => (this.pending = { id, resolve }));
@@ -150,7 +175,7 @@ export class Kernel {
   async terminate(reason = 'the session was closed'): Promise<void> {
     if (!this.dead) this.endReason = reason;
     this.dead = true; // at once: no execution is handed to a thread that is ending
-    await this.worker.terminate();
+    await this.worker?.terminate();
     await this.exited;
   }
 }

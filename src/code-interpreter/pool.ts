@@ -20,6 +20,11 @@ interface Session {
   queue: Promise<unknown>;
 }
 
+/** Where a pool keeps Pyodide's memory snapshot; shared with the pool that replaces it on reconfiguration. */
+export interface SnapshotHolder {
+  current?: Promise<Uint8Array | undefined>;
+}
+
 export interface PoolStats {
   sessions: number;
   spares: number;
@@ -41,6 +46,7 @@ export class KernelPool {
     private readonly opts: PoolOptions,
     private readonly now: () => number,
     private readonly log: { warn(obj: unknown, msg?: string): void },
+    private readonly snapshots: SnapshotHolder = {},
   ) {}
 
   /** Starts the spare kernels now (in the background) rather than at the first execution. */
@@ -138,8 +144,16 @@ export class KernelPool {
     return kernel;
   }
 
+  /** The first kernel loads in full and hands out its memory snapshot; the others start from it. */
   private startKernel(): Kernel {
-    return new Kernel(this.opts);
+    if (this.snapshots.current) return new Kernel(this.opts, this.snapshots.current);
+    const kernel = new Kernel(this.opts, 'make');
+    const holder = this.snapshots;
+    holder.current = kernel.snapshot.then((s) => {
+      if (!s) holder.current = undefined; // the next kernel tries again
+      return s;
+    });
+    return kernel;
   }
 
   private refill(): void {

@@ -20,6 +20,10 @@ export interface KernelWorkerData {
   interrupt: SharedArrayBuffer;
   interruptTimeout: number;
   interruptOutput: number;
+  /** Load in full and post the memory snapshot (the first kernel of a pool). */
+  makeSnapshot: boolean;
+  /** Start from this snapshot instead of loading in full. */
+  snapshot?: Uint8Array;
 }
 
 export const INTERRUPT_TIMEOUT = 1;
@@ -30,6 +34,7 @@ export type KernelInbound = { type: 'run'; id: number; code: string; files: Work
 export type RunStatus = 'ok' | 'exception' | 'timeout' | 'memory' | 'crashed';
 
 export type KernelOutbound =
+  | { type: 'snapshot'; bytes: Uint8Array }
   | { type: 'ready' }
   | { type: 'failed'; message: string }
   | {

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { DEFAULTS, type CodeInterpreterConfig } from './config.js';
-import { KernelPool, type PoolStats } from './pool.js';
+import { KernelPool, type PoolStats, type SnapshotHolder } from './pool.js';
 import type { CodeInterpreter, ExecuteRequest, ExecuteResult } from './types.js';
 
 export type { CodeInterpreter, ExecuteRequest, ExecuteResult, SandboxFile } from './types.js';
@@ -34,6 +34,7 @@ export function createCodeInterpreter(
   log: { warn(obj: unknown, msg?: string): void },
   config: CodeInterpreterConfig = {},
 ): CodeInterpreterRuntime {
+  const snapshots: SnapshotHolder = {};
   const build = (c: CodeInterpreterConfig) => {
     const v = { ...DEFAULTS, ...c };
     return new KernelPool(
@@ -49,6 +50,7 @@ export function createCodeInterpreter(
       },
       now,
       log,
+      snapshots,
     );
   };
   let current = { ...DEFAULTS, ...config };
