@@ -196,7 +196,7 @@ export function kernelMain(req: NodeJS.Require): void {
       for (const name of py.FS.readdir(dir) as string[]) {
         if (name === '.' || name === '..') continue;
         const path = `${dir}/${name}`;
-        const st = py.FS.stat(path);
+        const st = py.FS.lstat(path); // a symlink is not followed (one to a parent would never end)
         if (py.FS.isDir(st.mode)) walk(path, out);
         else if (py.FS.isFile(st.mode)) out.push(path);
       }

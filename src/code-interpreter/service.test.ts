@@ -90,6 +90,19 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
     expect(changedInput).toMatchObject({ status: 'ok', logs: '1\n', files: [] });
   });
 
+  it('does not follow symlinks in /mnt/data (a loop to itself neither hangs nor comes back as a file)', async () => {
+    const r = await ci.execute({
+      session: 'a',
+      code: 'import os\nos.symlink("/mnt/data", "/mnt/data/loop")\nos.symlink("/lib", "/mnt/data/lib")\nopen("/mnt/data/after-links.txt", "w").write("ok")',
+    });
+    expect(r.status).toBe('ok');
+    expect(r.files.map((f) => f.path)).toEqual(['/mnt/data/after-links.txt']);
+    expect(
+      (await ci.execute({ session: 'a', code: 'os.remove("/mnt/data/loop")\nos.remove("/mnt/data/lib")\nsorted(os.listdir("/mnt/data"))' }))
+        .files,
+    ).toEqual([]);
+  });
+
   it('says plainly that matplotlib is not available in the embedded executor', async () => {
     const r = await ci.execute({ session: 'a', code: 'import matplotlib.pyplot as plt' });
     expect(r.status).toBe('exception');
