@@ -4,7 +4,10 @@ import { Type, type Static } from 'typebox';
 export const CodeInterpreterConfig = Type.Object(
   {
     executor: Type.Optional(
-      Type.Union([Type.Literal('pyodide')], { description: "'pyodide' (embedded, the default); no other executor is built yet" }),
+      Type.Union([Type.Literal('pyodide'), Type.Literal('bwrap')], {
+        description:
+          "'pyodide' (embedded, the default) or 'bwrap' (Debian's python3 in a bubblewrap sandbox, with pandas and matplotlib if installed)",
+      }),
     ),
     pool_size: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 32, description: 'warm kernels kept ready for new sessions (default 2)' }),
@@ -35,7 +38,7 @@ export const CodeInterpreterConfig = Type.Object(
 export type CodeInterpreterConfig = Static<typeof CodeInterpreterConfig>;
 
 export const DEFAULTS = {
-  executor: 'pyodide',
+  executor: 'pyodide' as 'pyodide' | 'bwrap',
   pool_size: 2,
   max_sessions: 8,
   session_idle_seconds: 3600,

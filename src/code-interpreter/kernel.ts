@@ -17,6 +17,16 @@ export interface KernelLimits {
   graceMs: number;
 }
 
+/** What the pool needs of a kernel: Pyodide's (below) or the bwrap executor's (bwrap.ts). */
+export interface KernelLike {
+  readonly ready: Promise<void>;
+  /** The memory snapshot a first kernel hands out for the next ones (Pyodide only). */
+  readonly snapshot: Promise<Uint8Array | undefined>;
+  dead: boolean;
+  run(code: string, files: SandboxFile[], timeoutMs: number): Promise<ExecuteResult>;
+  terminate(reason?: string): Promise<void>;
+}
+
 let source: string | undefined;
 let indexURL: string | undefined;
 
@@ -32,7 +42,7 @@ const lost = (why: string) => `\n[${why}: the session was reset; variables and f
  * One Pyodide interpreter in a worker thread: one session's Python globals and /mnt/data. Runs one
  * execution at a time (the pool queues the rest). `dead` once the worker has ended; it is never reused then.
  */
-export class Kernel {
+export class Kernel implements KernelLike {
   readonly ready: Promise<void>;
   /** With `snapshot: 'make'`: the interpreter's memory right after loading, for the next kernels (or undefined). */
   readonly snapshot: Promise<Uint8Array | undefined>;

@@ -1,3 +1,4 @@
+import { invalid } from '../core/errors.js';
 import { configSection, type Module } from '../core/module.js';
 import { CodeInterpreterConfig } from './config.js';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
@@ -24,7 +25,12 @@ export const codeInterpreterModule: Module = {
       key: 'code_interpreter',
       schema: CodeInterpreterConfig,
       async apply(ctx, _tx, value) {
-        await ctx.services.codeInterpreter.configure(value);
+        try {
+          await ctx.services.codeInterpreter.configure(value);
+        } catch (err) {
+          // A rule the schema cannot state (the bwrap executor on a machine without it): a 400, not a 500.
+          throw invalid(`the config is not valid: ${(err as Error).message}`, 'code_interpreter.executor', 'invalid_config');
+        }
       },
     }),
   ],

@@ -1,4 +1,4 @@
-import { Kernel, type KernelLimits } from './kernel.js';
+import { Kernel, type KernelLike, type KernelLimits } from './kernel.js';
 import type { ExecuteRequest, ExecuteResult } from './types.js';
 
 export interface PoolOptions extends KernelLimits {
@@ -9,11 +9,13 @@ export interface PoolOptions extends KernelLimits {
   /** A session unused this long (Standin clock) is closed. */
   idleMs: number;
   timeoutMs: number;
+  /** Starts a kernel of another executor (bwrap); by default Pyodide kernels, with snapshots. */
+  kernel?: (limits: KernelLimits) => KernelLike;
 }
 
 interface Session {
   key: string;
-  kernel?: Kernel;
+  kernel?: KernelLike;
   /** Executions in flight or queued (the session's kernel runs one at a time). */
   busy: number;
   lastUsed: number;
@@ -35,7 +37,7 @@ export interface PoolStats {
  * (or `warm()`), so Standin's start and unrelated tests never pay for Pyodide's load.
  */
 export class KernelPool {
-  private readonly spares: Kernel[] = [];
+  private readonly spares: KernelLike[] = [];
   private starting = 0;
   private readonly sessions = new Map<string, Session>();
   private waiters: (() => void)[] = [];
@@ -112,7 +114,7 @@ export class KernelPool {
   }
 
   /** A kernel for a session, once the session may hold one (at most maxSessions do). */
-  private async claim(self: Session): Promise<Kernel> {
+  private async claim(self: Session): Promise<KernelLike> {
     for (;;) {
       if (this.closed) throw new Error('the code interpreter is closed');
       const holders = [...this.sessions.values()].filter((s) => s.kernel && !s.kernel.dead);
@@ -125,7 +127,7 @@ export class KernelPool {
       }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
-    let kernel: Kernel | undefined;
+    let kernel: KernelLike | undefined;
     while (this.spares.length && !kernel) {
       const k = this.spares.shift()!;
       if (!k.dead) kernel = k;
@@ -145,7 +147,8 @@ export class KernelPool {
   }
 
   /** The first kernel loads in full and hands out its memory snapshot; the others start from it. */
-  private startKernel(): Kernel {
+  private startKernel(): KernelLike {
+    if (this.opts.kernel) return this.opts.kernel(this.opts);
     if (this.snapshots.current) return new Kernel(this.opts, this.snapshots.current);
     const kernel = new Kernel(this.opts, 'make');
     const holder = this.snapshots;

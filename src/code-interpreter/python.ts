@@ -7,11 +7,12 @@
  * the value of a last expression is printed. These Python-level refusals give clear errors; the real
  * boundary is the worker's lock-down (kernel-worker.ts), which holds even if Python gets around them.
  */
-export const PRELUDE = String.raw`
+/** The prelude refusing `blocked` modules (top-level names). */
+export function prelude(blocked: readonly string[]): string {
+  return String.raw`
 def __standin_setup():
     import ast, builtins, io, linecache, os, sys, traceback
 
-    os.environ.clear()
     os.makedirs('/mnt/data', exist_ok=True)
     os.chdir('/mnt/data')
 
@@ -19,7 +20,7 @@ def __standin_setup():
     sys.stdout = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', write_through=True)
     sys.stderr = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', write_through=True)
 
-    blocked = {'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'ctypes', '_ctypes', 'micropip', 'pyodide_http', 'pyodide_kernel'}
+    blocked = set(${JSON.stringify(blocked)})
 
     class SandboxImports:
         def find_spec(self, name, path=None, target=None):
@@ -61,6 +62,9 @@ def __standin_setup():
         plt.show = lambda *args, **kwargs: capture_figures()
     except Exception:
         pass
+
+    # After matplotlib's import (it reads MPLCONFIGDIR and HOME once): no environment for user code.
+    os.environ.clear()
 
     main = sys.modules['__main__'].__dict__
     filename = '<stdin>'
@@ -120,3 +124,17 @@ def __standin_setup():
 __standin_setup()
 del __standin_setup
 `;
+}
+
+/** Pyodide's JS bridge and C access, the package loader: refused in the embedded executor. */
+export const PRELUDE = prelude([
+  'js',
+  'pyodide_js',
+  'pyodide',
+  '_pyodide',
+  '_pyodide_core',
+  'ctypes',
+  '_ctypes',
+  'micropip',
+  'pyodide_http',
+]);

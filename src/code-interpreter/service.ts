@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { BwrapKernel, bwrapAvailable } from './bwrap.js';
 import { DEFAULTS, type CodeInterpreterConfig } from './config.js';
 import { KernelPool, type PoolStats, type SnapshotHolder } from './pool.js';
 import type { CodeInterpreter, ExecuteRequest, ExecuteResult } from './types.js';
@@ -47,6 +48,7 @@ export function createCodeInterpreter(
         heapMb: 256,
         outputLimitBytes: v.output_limit_bytes,
         graceMs: 2000,
+        kernel: v.executor === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
       },
       now,
       log,
@@ -68,6 +70,8 @@ export function createCodeInterpreter(
     async configure(value) {
       const next = { ...DEFAULTS, ...value };
       if (JSON.stringify(next) === JSON.stringify(current)) return;
+      if (next.executor === 'bwrap' && !bwrapAvailable())
+        throw new Error("executor 'bwrap' needs bubblewrap (able to create namespaces) and /usr/bin/python3 on this machine");
       current = next;
       // The old pool's sessions end: their limits were the old ones. Close it in the background.
       const old = pool;
