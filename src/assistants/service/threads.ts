@@ -18,7 +18,7 @@ import {
 } from '../validate.js';
 import { threadView } from '../views.js';
 import { messageRow } from './messages.js';
-import { attachToThread, resolveToolResources } from './resources.js';
+import { attachToThread, checkInterpreterAttachments, checkInterpreterResources, resolveToolResources } from './resources.js';
 import { write } from './write.js';
 
 /** Threads: a conversation's messages, and the lock the run working on it holds. */
@@ -70,13 +70,9 @@ export async function insertThread(
     { kind: 'thread', id },
     own ? at('tool_resources') : 'tool_resources',
   );
-  const attached = await attachToThread(
-    ctx,
-    tx,
-    projectId,
-    { id, tool_resources: toJson(resources) },
-    (body.messages ?? []).map((m, i) => ({ attachments: m.attachments, param: `${at('messages')}[${i}]` })),
-  );
+  const messages = (body.messages ?? []).map((m, i) => ({ attachments: m.attachments, param: `${at('messages')}[${i}]` }));
+  checkInterpreterAttachments(resources?.code_interpreter?.file_ids ?? [], messages);
+  const attached = await attachToThread(ctx, tx, projectId, { id, tool_resources: toJson(resources) }, messages);
   if (attached) resources = attached;
   const row: store.ThreadRow = {
     id,
@@ -115,6 +111,8 @@ export async function modifyThread(ctx: Ctx, projectId: string, id: string, body
   if (toolResources !== undefined) {
     if (!(await store.getThread(ctx.store.db, projectId, id))) throw notFound('thread', id);
     // No helper here (checked above): only the ids are checked.
+    const ciFiles = toolResources?.code_interpreter?.file_ids;
+    if (ciFiles) await checkInterpreterResources(ctx.store.db, id, ciFiles, 'tool_resources.code_interpreter.file_ids');
     set.tool_resources = toJson(
       await ctx.store.db.transaction().execute((tx) => resolveToolResources(ctx, tx, projectId, toolResources, { kind: 'thread', id })),
     );
