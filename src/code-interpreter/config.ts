@@ -1,0 +1,46 @@
+import { Type, type Static } from 'typebox';
+
+/** The root `code_interpreter` section of the config file. */
+export const CodeInterpreterConfig = Type.Object(
+  {
+    executor: Type.Optional(
+      Type.Union([Type.Literal('pyodide')], { description: "'pyodide' (embedded, the default); no other executor is built yet" }),
+    ),
+    pool_size: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 32, description: 'warm kernels kept ready for new sessions (default 2)' }),
+    ),
+    max_sessions: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1024, description: 'sessions (one kernel each) alive at once (default 8)' }),
+    ),
+    session_idle_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 30 * 86_400,
+        description: 'a session unused this long on the Standin clock is closed (default 3600)',
+      }),
+    ),
+    timeout_ms: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 3_600_000, description: 'wall-time limit of one execution (default 30000)' }),
+    ),
+    memory_mb: Type.Optional(
+      Type.Integer({ minimum: 64, maximum: 4096, description: "the interpreter's memory, /mnt/data included (default 512)" }),
+    ),
+    output_limit_bytes: Type.Optional(
+      Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, description: 'logs kept of one execution (default 65536)' }),
+    ),
+    warm_on_start: Type.Optional(Type.Boolean({ description: 'start the pool when Standin starts rather than at the first execution' })),
+  },
+  { additionalProperties: false },
+);
+export type CodeInterpreterConfig = Static<typeof CodeInterpreterConfig>;
+
+export const DEFAULTS = {
+  executor: 'pyodide',
+  pool_size: 2,
+  max_sessions: 8,
+  session_idle_seconds: 3600,
+  timeout_ms: 30_000,
+  memory_mb: 512,
+  output_limit_bytes: 65_536,
+  warm_on_start: false,
+} satisfies Required<CodeInterpreterConfig>;

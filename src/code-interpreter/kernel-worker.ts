@@ -1,0 +1,290 @@
+import type { KernelInbound, KernelOutbound, KernelWorkerData, WorkerFile } from './protocol.js';
+
+/**
+ * The kernel: one Pyodide interpreter in a worker thread, one session. Its source is handed to the Worker
+ * as text (`String(kernelMain)`), so it must not use anything from outside its own body: no imports, no
+ * helpers of this file. It loads modules with `req`, the eval'd script's `require`, passed in by name so
+ * that no bundler mistakes it for an import of its own (esbuild rewrites free `require` calls).
+ *
+ * Order matters: Pyodide loads with every Node capability it wants (it reads its files with `fs`), then
+ * the Python prelude runs, then `lockDown` takes the capabilities away from this thread for good, and only
+ * then does the kernel say it is ready and accept user code.
+ */
+export function kernelMain(req: NodeJS.Require): void {
+  const { parentPort, workerData } = req('node:worker_threads') as typeof import('node:worker_threads');
+  const { createHash } = req('node:crypto') as typeof import('node:crypto');
+  const data = workerData as KernelWorkerData;
+  const port = parentPort!;
+  const post = (m: KernelOutbound, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+
+  // WASM memory is outside V8's heap, so resourceLimits do not bound it: refuse to grow it past the limit.
+  // Emscripten's heap growth catches the error and malloc fails, which Python raises as MemoryError.
+  let growthRefused = false;
+  const grow = WebAssembly.Memory.prototype.grow;
+  Object.defineProperty(WebAssembly.Memory.prototype, 'grow', {
+    configurable: false,
+    writable: false,
+    value: function (this: WebAssembly.Memory, pages: number) {
+      if (this.buffer.byteLength + pages * 65536 > data.memoryLimitBytes) {
+        growthRefused = true;
+        throw new RangeError('the sandbox memory limit is reached');
+      }
+      return grow.call(this, pages);
+    },
+  });
+
+  // Logs: stdout and stderr interleaved as written, capped; past the cap Python is interrupted.
+  const decoder = new TextDecoder();
+  let logs = '';
+  let logBytes = 0;
+  let truncated = false;
+  const interrupt = new Int32Array(data.interrupt);
+  const write = (buf: Uint8Array): number => {
+    if (truncated) return buf.length;
+    if (logBytes + buf.length > data.outputLimitBytes) {
+      logs += decoder.decode(buf.subarray(0, Math.max(0, data.outputLimitBytes - logBytes)), { stream: true });
+      logBytes = data.outputLimitBytes;
+      truncated = true;
+      Atomics.store(interrupt, 1, data.interruptOutput);
+      Atomics.store(interrupt, 0, 2); // SIGINT: stop the flood now rather than at the time limit
+      return buf.length;
+    }
+    logBytes += buf.length;
+    logs += decoder.decode(buf, { stream: true });
+    return buf.length;
+  };
+
+  /** Takes away from this thread everything Python could reach through the JS bridge (see docs). */
+  function lockDown(): void {
+    const refuse = (what: string) =>
+      function refused() {
+        throw new Error(`${what} is not available in the sandbox`);
+      };
+    const neuter = (name: string, obj: Record<string, unknown>) => {
+      for (const key of Object.getOwnPropertyNames(obj)) {
+        const d = Object.getOwnPropertyDescriptor(obj, key);
+        if (d && typeof d.value === 'function' && d.configurable !== false && d.writable !== false) obj[key] = refuse(`${name}.${key}`);
+      }
+    };
+    const builtins = [
+      'child_process',
+      'cluster',
+      'dgram',
+      'dns',
+      'dns/promises',
+      'fs',
+      'fs/promises',
+      'http',
+      'http2',
+      'https',
+      'inspector',
+      'module',
+      'net',
+      'os',
+      'repl',
+      'tls',
+      'trace_events',
+      'v8',
+      'vm',
+      'wasi',
+      'worker_threads',
+    ];
+    const mod = req('node:module') as typeof import('node:module');
+    const sync = mod.syncBuiltinESMExports;
+    for (const name of builtins) {
+      let exports: Record<string, unknown>;
+      try {
+        exports = req(`node:${name}`) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      neuter(name, exports);
+      for (const value of Object.values(exports)) {
+        // Classes (net.Socket, fs.ReadStream, worker_threads.Worker …): their methods too.
+        if (typeof value === 'function' && value.prototype && typeof value.prototype === 'object')
+          neuter(`${name}.${value.name}`, value.prototype as Record<string, unknown>);
+      }
+      if (exports.promises && typeof exports.promises === 'object') neuter(`${name}.promises`, exports.promises as Record<string, unknown>);
+    }
+    sync(); // ES module namespaces (what Pyodide imported) see the replacements too
+    const proc = process as unknown as Record<string, unknown>;
+    for (const key of [
+      'abort',
+      'binding',
+      '_linkedBinding',
+      'dlopen',
+      'kill',
+      '_kill',
+      'reallyExit',
+      'chdir',
+      'loadEnvFile',
+      'setuid',
+      'setgid',
+      'seteuid',
+      'setegid',
+      'setgroups',
+      'initgroups',
+      'setSourceMapsEnabled',
+      'setUncaughtExceptionCaptureCallback',
+      'openStdin',
+      'cpuUsage',
+      'resourceUsage',
+    ])
+      if (key in proc) proc[key] = refuse(`process.${key}`);
+    if (proc.report && typeof proc.report === 'object') neuter('process.report', proc.report as Record<string, unknown>);
+    for (const key of Object.keys(process.env)) delete process.env[key];
+    const g = globalThis as Record<string, unknown>;
+    for (const key of [
+      'fetch',
+      'WebSocket',
+      'EventSource',
+      'XMLHttpRequest',
+      'require',
+      'module',
+      'Worker',
+      'SharedWorker',
+      'importScripts',
+    ])
+      delete g[key];
+    // No code from strings: the Function constructors and eval are the way to `import()` anything, and
+    // Emscripten's emscripten_run_script is a direct eval inside Pyodide's closure (where `require` lives).
+    const evalRefused = refuse('eval');
+    Object.defineProperty(g, 'eval', { value: evalRefused, writable: false, configurable: false });
+    Object.defineProperty(g, 'Function', { value: refuse('Function'), writable: false, configurable: false });
+    const ctors = [function () {}, async function () {}, function* () {}, async function* () {}].map(
+      (f) => Object.getPrototypeOf(f) as object,
+    );
+    for (const proto of ctors)
+      Object.defineProperty(proto, 'constructor', { value: refuse('Function'), writable: false, configurable: false });
+  }
+
+  async function start(): Promise<void> {
+    const { loadPyodide } = req(`${data.indexURL}pyodide.js`) as typeof import('pyodide');
+    const py = await loadPyodide({
+      indexURL: data.indexURL,
+      env: { HOME: '/mnt/data' },
+      jsglobals: {},
+      stdout: () => {},
+      stderr: () => {},
+      checkAPIVersion: true,
+    });
+    py.setStdout({ write });
+    py.setStderr({ write });
+    py.setInterruptBuffer(interrupt);
+    py.FS.mkdirTree('/mnt/data');
+    py.runPython(data.prelude);
+    const run = py.globals.get('__standin_run') as (code: string) => string;
+    const takeImages = py.globals.get('__standin_take_images') as () => { toJs(): Uint8Array[]; destroy(): void };
+    py.globals.delete('__standin_run');
+    // Python's `import js` / `import pyodide_js` stay refused even if user code removes the prelude's blocker.
+    py.unregisterJsModule('js');
+    py.unregisterJsModule('pyodide_js');
+    py.globals.delete('__standin_take_images');
+    lockDown();
+
+    const hashes = new Map<string, string>();
+    const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    const walk = (dir: string, out: string[]) => {
+      for (const name of py.FS.readdir(dir) as string[]) {
+        if (name === '.' || name === '..') continue;
+        const path = `${dir}/${name}`;
+        const st = py.FS.stat(path);
+        if (py.FS.isDir(st.mode)) walk(path, out);
+        else if (py.FS.isFile(st.mode)) out.push(path);
+      }
+      return out;
+    };
+    const putFile = (f: WorkerFile) => {
+      const sum = digest(f.bytes);
+      if (hashes.get(f.path) === sum) {
+        try {
+          if (py.FS.isFile(py.FS.stat(f.path).mode)) return; // same path and bytes: nothing to do
+        } catch {
+          // deleted by the code since: write it again
+        }
+      }
+      const dir = f.path.slice(0, f.path.lastIndexOf('/'));
+      py.FS.mkdirTree(dir);
+      py.FS.writeFile(f.path, f.bytes);
+      hashes.set(f.path, sum);
+    };
+
+    port.on('message', (msg: KernelInbound) => {
+      if (msg.type !== 'run') return;
+      const started = performance.now();
+      logs = '';
+      logBytes = 0;
+      truncated = false;
+      growthRefused = false;
+      Atomics.store(interrupt, 0, 0);
+      Atomics.store(interrupt, 1, 0);
+      let status: string;
+      try {
+        for (const f of msg.files) putFile(f);
+        // Files present before the code runs that Standin has not seen (left by earlier code) count as known.
+        for (const path of walk('/mnt/data', [])) if (!hashes.has(path)) hashes.set(path, digest(py.FS.readFile(path) as Uint8Array));
+        status = run(msg.code);
+      } catch (err) {
+        // Pyodide failed fatally (a refused capability inside a system call, for one): this kernel is done.
+        logs += `\n[${String((err as Error)?.message ?? err)}]`;
+        post({
+          type: 'result',
+          id: msg.id,
+          status: 'crashed',
+          logs: logs + decoder.decode(),
+          truncated,
+          files: [],
+          images: [],
+          durationMs: 0,
+        });
+        return;
+      }
+      logs += decoder.decode();
+      const files: WorkerFile[] = [];
+      const transfer: ArrayBuffer[] = [];
+      const seen = new Set<string>();
+      try {
+        for (const path of walk('/mnt/data', [])) {
+          seen.add(path);
+          const bytes = py.FS.readFile(path) as Uint8Array;
+          const sum = digest(bytes);
+          if (hashes.get(path) === sum) continue;
+          hashes.set(path, sum);
+          const copy = bytes.slice();
+          files.push({ path, bytes: copy });
+          transfer.push(copy.buffer);
+        }
+      } catch (err) {
+        logs += `\n[could not read /mnt/data: ${String((err as Error)?.message ?? err)}]`;
+      }
+      for (const path of [...hashes.keys()]) if (!seen.has(path)) hashes.delete(path);
+      if (status === 'exception' && growthRefused) status = 'memory';
+      // KeyboardInterrupt: the pool's time limit, the output cap, or the code's own `raise KeyboardInterrupt`.
+      if (status === 'interrupted') status = Atomics.load(interrupt, 1) === data.interruptTimeout ? 'timeout' : 'exception';
+      const images: Uint8Array[] = [];
+      try {
+        const list = takeImages();
+        images.push(...list.toJs().map((b) => new Uint8Array(b)));
+        list.destroy();
+      } catch (err) {
+        logs += `\n[could not read the figures: ${String((err as Error)?.message ?? err)}]`;
+      }
+      post(
+        {
+          type: 'result',
+          id: msg.id,
+          status: status as 'ok',
+          logs,
+          truncated,
+          files,
+          images,
+          durationMs: performance.now() - started,
+        },
+        transfer,
+      );
+    });
+    post({ type: 'ready' });
+  }
+
+  start().catch((err: unknown) => post({ type: 'failed', message: String((err as Error)?.stack ?? err) }));
+}

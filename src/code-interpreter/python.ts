@@ -1,0 +1,122 @@
+/**
+ * The Python a kernel runs once, before any user code (pyodide, and the bwrap executor's runner too).
+ *
+ * It defines `__standin_run(code) -> status` and `__standin_take_images() -> list[bytes]` in `__main__`
+ * (the kernel takes them and deletes the names), clears the environment, makes /mnt/data the working
+ * folder, refuses the modules that reach outside the interpreter, and runs code as a notebook cell does:
+ * the value of a last expression is printed. These Python-level refusals give clear errors; the real
+ * boundary is the worker's lock-down (kernel-worker.ts), which holds even if Python gets around them.
+ */
+export const PRELUDE = String.raw`
+def __standin_setup():
+    import ast, builtins, io, linecache, os, sys, traceback
+
+    os.environ.clear()
+    os.makedirs('/mnt/data', exist_ok=True)
+    os.chdir('/mnt/data')
+
+    # Unbuffered, so stdout and stderr interleave in the logs as they were written.
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', write_through=True)
+
+    blocked = {'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'ctypes', '_ctypes', 'micropip', 'pyodide_http', 'pyodide_kernel'}
+
+    class SandboxImports:
+        def find_spec(self, name, path=None, target=None):
+            if name.partition('.')[0] in blocked:
+                raise ImportError(f"module '{name}' is not available in the sandbox", name=name)
+            return None
+
+    def refuse(what):
+        def refused(*args, **kwargs):
+            raise OSError(f'{what} is not available in the sandbox')
+        return refused
+
+    for name in ('system', 'popen', 'fork', 'forkpty', 'execv', 'execve', 'execl', 'execle', 'execlp', 'execlpe', 'execvp', 'execvpe',
+                 'spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnv', 'spawnve', 'spawnvp', 'spawnvpe', 'posix_spawn', 'posix_spawnp',
+                 'kill', 'killpg'):
+        if hasattr(os, name):
+            setattr(os, name, refuse(f'os.{name}'))
+    import posix
+    for name in ('system', 'fork', 'execv', 'execve', 'posix_spawn', 'posix_spawnp', 'kill', 'killpg'):
+        if hasattr(posix, name):
+            setattr(posix, name, refuse(f'os.{name}'))
+
+    images = []
+
+    def capture_figures():
+        plt = sys.modules.get('matplotlib.pyplot')
+        if plt is None:
+            return
+        for number in plt.get_fignums():
+            buf = io.BytesIO()
+            plt.figure(number).savefig(buf, format='png')
+            images.append(buf.getvalue())
+        plt.close('all')
+
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+        plt.show = lambda *args, **kwargs: capture_figures()
+    except Exception:
+        pass
+
+    main = sys.modules['__main__'].__dict__
+    filename = '<stdin>'
+
+    def run(code):
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        try:
+            try:
+                tree = ast.parse(code, filename, 'exec')
+            except SyntaxError as e:
+                sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
+                return 'exception'
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, filename, 'exec'), main)
+            if last is not None:
+                value = eval(compile(last, filename, 'eval'), main)
+                if value is not None:
+                    main['_'] = value
+                    print(repr(value))
+            capture_figures()
+            return 'ok'
+        except SystemExit as e:
+            if e.code in (None, 0):
+                return 'ok'
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+            return 'exception'
+        except KeyboardInterrupt as e:
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+            return 'interrupted'
+        except MemoryError as e:
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+            return 'memory'
+        except BaseException as e:
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+            return 'exception'
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except Exception:
+                pass
+
+    def take_images():
+        out = list(images)
+        images.clear()
+        return out
+
+    for name in list(sys.modules):
+        if name.partition('.')[0] in blocked:
+            del sys.modules[name]
+    sys.meta_path.insert(0, SandboxImports())
+    main['__standin_run'] = run
+    main['__standin_take_images'] = take_images
+
+__standin_setup()
+del __standin_setup
+`;
