@@ -124,12 +124,16 @@ export async function modifyThread(ctx: Ctx, projectId: string, id: string, body
   return threadView(row);
 }
 
-/** Deletes the thread with its messages, runs and steps; runs executing here stop. */
+/** Deletes the thread with its messages, runs and steps; runs executing here stop; its code_interpreter session closes. */
 export async function deleteThread(ctx: Ctx, projectId: string, id: string) {
   const runIds = await write(ctx, async (tx) => {
     if (!(await store.getThread(tx, projectId, id))) throw notFound('thread', id);
     return store.deleteThreadRows(tx, id);
   });
   for (const r of runIds) runtime(ctx).engine.interrupt(r);
+  // The thread's Python session (code_interpreter) goes with it; it would expire on its own otherwise.
+  await ctx.services.codeInterpreter
+    ?.closeSession(id)
+    .catch((err: unknown) => ctx.log.warn({ err, thread: id }, 'closing the code interpreter session failed'));
   return { id, object: 'thread.deleted' as const, deleted: true };
 }
