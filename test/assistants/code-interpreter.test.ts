@@ -92,7 +92,7 @@ describe.each(dialects())('code_interpreter in runs (%s)', (dialect) => {
       ...TEST_MODELS,
     });
     // A short time limit, so the infinite loop below is stopped quickly.
-    await applyConfig(env.s.ctx, env.s.modules, { code_interpreter: { timeout_ms: 5000 } });
+    await applyConfig(env.s.ctx, env.s.modules, { code_interpreter: { timeout_ms: 10_000 } });
     client = env.client;
     assistantId = (await client.beta.assistants.create({ model: 'gpt-4o', tools: [{ type: 'code_interpreter' }] })).id;
     shared = (await client.beta.threads.create()).id;
@@ -242,39 +242,27 @@ describe.each(dialects())('code_interpreter in runs (%s)', (dialect) => {
     'cannot read host files, the environment or the network',
     async () => {
       const port = new URL(env.url).port;
-      const code = `
-import os
-def attempt(name, f):
-    try:
-        print(name, 'REACHED', repr(f())[:200])
-    except BaseException as e:
-        print(name, 'blocked', type(e).__name__)
-attempt('passwd', lambda: open('/etc/passwd').read())
-attempt('proc', lambda: open('/proc/self/environ').read())
-attempt('env', lambda: os.environ['STANDIN_TEST_CI_SECRET'])
-print('environ', dict(os.environ).get('STANDIN_TEST_CI_SECRET'))
-def js_env():
-    import js
-    return js.process.env.STANDIN_TEST_CI_SECRET
-attempt('js', js_env)
-def http():
-    import urllib.request
-    return urllib.request.urlopen('http://127.0.0.1:${port}/healthz', timeout=2).read()
-attempt('http', http)
-def sock():
-    import socket
-    return socket.create_connection(('127.0.0.1', ${port}), timeout=2)
-attempt('socket', sock)
-def fetch():
-    from pyodide.http import pyfetch
-    return pyfetch('http://127.0.0.1:${port}/healthz')
-attempt('pyfetch', fetch)
-`;
-      const { run, calls } = await askShared(python(code));
+      // Each attempt is its own fenced block, so its own call with its own time limit (one turn, several calls).
+      const attempt = (name: string, body: string) =>
+        python(
+          `def attempt():\n${body.replace(/^/gm, '    ')}\ntry:\n    print('${name}', 'REACHED', repr(attempt())[:200])\n` +
+            `except BaseException as e:\n    print('${name}', 'blocked', type(e).__name__)\n`,
+        );
+      const attempts: [string, string][] = [
+        ['passwd', "return open('/etc/passwd').read()"],
+        ['proc', "return open('/proc/self/environ').read()"],
+        ['env', "import os\nreturn os.environ['STANDIN_TEST_CI_SECRET']"],
+        ['js', 'import js\nreturn js.process.env.STANDIN_TEST_CI_SECRET'],
+        ['http', `import urllib.request\nreturn urllib.request.urlopen('http://127.0.0.1:${port}/healthz').read()`],
+        ['socket', `import socket\nreturn socket.create_connection(('127.0.0.1', ${port}))`],
+        ['pyfetch', `from pyodide.http import pyfetch\nreturn pyfetch('http://127.0.0.1:${port}/healthz')`],
+      ];
+      const { run, steps, calls } = await askShared(attempts.map(([name, body]) => attempt(name, body)).join('\n'));
       expect(run.status).toBe('completed');
-      const logs = logsOf(calls[0]);
-      for (const name of ['passwd', 'proc', 'env', 'js', 'http', 'socket', 'pyfetch'])
-        expect(logs).toMatch(new RegExp(`^${name} blocked`, 'm'));
+      expect(steps[0].status).toBe('completed');
+      expect(calls).toHaveLength(attempts.length);
+      calls.forEach((call, i) => expect(logsOf(call)).toMatch(new RegExp(`^${attempts[i][0]} blocked`)));
+      const logs = calls.map(logsOf).join('');
       expect(logs).not.toContain('REACHED');
       expect(logs).not.toContain(SECRET);
     },
