@@ -230,7 +230,7 @@ const FileSearchToolCall = Type.Object({
   }),
 });
 
-const CodeInterpreterToolCall = Type.Object({
+export const CodeInterpreterToolCall = Type.Object({
   id: Type.String(),
   type: Type.Literal('code_interpreter'),
   code_interpreter: Type.Object({
@@ -243,6 +243,8 @@ const CodeInterpreterToolCall = Type.Object({
     ),
   }),
 });
+
+export type CodeInterpreterToolCall = Static<typeof CodeInterpreterToolCall>;
 
 const StepToolCall = Type.Union([FunctionToolCall, FileSearchToolCall, CodeInterpreterToolCall]);
 

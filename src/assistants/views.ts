@@ -118,8 +118,9 @@ export function runView(r: Row<'thread_runs'>): RunObject {
 
 /**
  * A run step. File search results carry their `content` only when the caller asked for it with
- * `include[]=step_details.tool_calls[*].file_search.results[*].content`; a file search call shows its
- * platform members only (the query the model asked is kept for the prompt, not shown).
+ * `include[]=step_details.tool_calls[*].file_search.results[*].content`; file search and code calls show
+ * their platform members only (the query the model asked, the files the code wrote are kept for the
+ * runs, not shown).
  */
 export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean } = {}): RunStepObject {
   let details = JSON.parse(r.step_details) as StepDetails;
@@ -127,6 +128,8 @@ export function stepView(r: Row<'run_steps'>, opts: { includeContent?: boolean }
     details = {
       ...details,
       tool_calls: details.tool_calls.map((c) => {
+        // A code call shows its platform members only (the files its code wrote are kept for the run, not shown).
+        if (c.type === 'code_interpreter') return { id: c.id, type: 'code_interpreter', code_interpreter: c.code_interpreter };
         if (c.type !== 'file_search') return c;
         const { ranking_options, results } = c.file_search;
         return {

@@ -162,6 +162,38 @@ export async function uploadFile(ctx: Ctx, projectId: string, parts: AsyncIterab
   }
 }
 
+/**
+ * A file Standin generates (code_interpreter's outputs, purpose `assistants_output`): its bytes are stored
+ * now, its row is written by `insert` inside the caller's transaction, so the file exists exactly when
+ * what produced it is committed. Bytes whose row never comes (a rollback, a crash) are removed by the
+ * upload sweep.
+ */
+export async function stageGeneratedFile(
+  ctx: Ctx,
+  projectId: string,
+  input: { filename: string; purpose: string; bytes: Uint8Array },
+): Promise<{ file: FileObject; insert: (tx: Tx) => Promise<void> }> {
+  const id = newFileId(ctx);
+  await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, { fileId: id }, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+  const data = Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength);
+  const bytes = await ctx.services.files.storage.write(
+    id,
+    (async function* () {
+      yield data;
+    })(),
+  );
+  const row = {
+    id,
+    project_id: projectId,
+    filename: input.filename.slice(0, MAX_FILENAME),
+    bytes,
+    purpose: input.purpose,
+    created_at: ctx.clock.nowSeconds(),
+    expires_at: null,
+  };
+  return { file: fileObject(row), insert: (tx) => store.insertFile(tx, row) };
+}
+
 /** A live file of the project, or 404. */
 export async function getFile(ctx: Ctx, projectId: string, fileId: string, exec: Exec = ctx.store.db): Promise<FileObject> {
   const row = await store.getFile(exec, projectId, fileId, ctx.clock.nowSeconds());

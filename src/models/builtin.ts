@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { parseCodeOutput, pythonBlocks } from './code-interpreter.js';
 import type { BuiltinOptions, BuiltinRule } from './config.js';
 import { parseFileSearchOutput } from './file-search.js';
 import { exampleFor } from './schema-example.js';
@@ -9,15 +10,18 @@ import type { ChatChunk, ChatMessage, ChatRequest, ChatResult, ChatTool, ChatToo
  * The built-in deterministic provider: everything runs offline and in CI. Given the same request it
  * gives the same reply (tool call ids aside), chosen by, in order:
  * 1. tool outputs came back since the last user message → the matching rule's `after_tool_outputs`, or
- *    the answer from the top file_search result (its best sentence and citation marker), or a plain
- *    summary of the outputs;
+ *    the answer from the top file_search result (its best sentence and citation marker), what the code
+ *    printed with links to the files it wrote (code_interpreter), or a plain summary of the outputs;
  * 2. the first rule whose `match`/`regex` fits the last user message → its tool calls (those offered in
  *    the request) and/or its reply;
- * 3. tool_choice forces a function (`required` or a named function) → a call with arguments built from
+ * 3. with the code interpreter function offered (`request.interpreter`): each fenced python block of the
+ *    message (```python … ```) is run (a call with `{"code": <block>}`), with tool_choice `auto` or
+ *    `required` or forcing that function; forced without a block, the message itself is run as code;
+ * 4. tool_choice forces a function (`required` or a named function) → a call with arguments built from
  *    the function's JSON schema; with `auto`, a function whose name appears in the message is called;
  *    with the file search function offered (`request.retrieval`), a message that asks something is
  *    searched for (`{"query": <message>}`);
- * 4. otherwise the default reply: `default_reply`, else an echo of the message (as JSON for
+ * 5. otherwise the default reply: `default_reply`, else an echo of the message (as JSON for
  *    `json_object`, a schema-shaped object for `json_schema`).
  * `max_tokens` cuts the text (finish_reason `length`); usage is counted with the tokenizer.
  */
@@ -47,7 +51,9 @@ export function createBuiltinProvider(opts: BuiltinOptions) {
       if (onChunk) {
         toolCalls.forEach((call, index) => {
           onChunk({ type: 'tool_call', index, id: call.id, name: call.function.name });
-          onChunk({ type: 'tool_call', index, arguments: call.function.arguments });
+          // Code streams in pieces, as a model writes it (the step shows its input growing).
+          const pieces = call.function.name === request.interpreter?.name ? chunks(call.function.arguments, opts.chunkChars) : [];
+          for (const piece of pieces.length ? pieces : [call.function.arguments]) onChunk({ type: 'tool_call', index, arguments: piece });
         });
       }
       if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
@@ -90,14 +96,20 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
     template.replace(/\{\{\s*input\s*\}\}/g, input).replace(/\{\{\s*output\s*\}\}/g, outputs.map((o) => o.output).join('\n'));
 
   const searchName = request.retrieval?.name;
+  const codeName = request.interpreter?.name;
   if (outputs.length) {
     let text: string;
     if (rule?.afterToolOutputs !== undefined) text = fill(rule.afterToolOutputs);
     else {
       const searches = outputs.filter((o) => o.name === searchName);
-      const others = outputs.filter((o) => o.name !== searchName);
+      const runs = outputs.filter((o) => o.name === codeName);
+      const others = outputs.filter((o) => o.name !== searchName && o.name !== codeName);
       const last = searches[searches.length - 1];
-      text = [last ? answerFromFiles(`${input} ${last.arguments}`, last.output) : '', others.length ? summarize(others) : '']
+      text = [
+        last ? answerFromFiles(`${input} ${last.arguments}`, last.output) : '',
+        runs.length ? answerFromCode(runs.map((r) => r.output)) : '',
+        others.length ? summarize(others) : '',
+      ]
         .filter(Boolean)
         .join('\n');
     }
@@ -123,7 +135,24 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
     }
   }
 
-  const forcedTool = pickForced(request, functions, input, searchName);
+  const code = codeName ? functions.find((f) => f.function.name === codeName) : undefined;
+  const forced = forcedName(request);
+  const blocks = pythonBlocks(input);
+  if (code && codeName && (forced === codeName || (forced === undefined && blocks.length))) {
+    const sources = blocks.length ? blocks : [input];
+    return {
+      content: null,
+      toolCalls: (single ? sources.slice(0, 1) : sources).map((src) => ({
+        id: callId(),
+        type: 'function' as const,
+        function: { name: codeName, arguments: JSON.stringify({ code: src }) },
+      })),
+      finishReason: 'stop',
+      delayMs,
+    };
+  }
+
+  const forcedTool = pickForced(request, functions, input, searchName, codeName);
   if (forcedTool) {
     const name = forcedTool.function.name;
     return {
@@ -135,7 +164,11 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
           function: {
             name,
             arguments: JSON.stringify(
-              name === searchName ? { query: input } : (exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
+              name === searchName
+                ? { query: input }
+                : name === codeName
+                  ? { code: input }
+                  : (exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
             ),
           },
         },
@@ -158,11 +191,17 @@ function forcedName(request: ChatRequest): string | undefined {
  * names; else the file search function when the message asks something (or names it); else, for
  * `required`, the first function.
  */
-function pickForced(request: ChatRequest, functions: ChatTool[], input: string, searchName?: string): ChatTool | undefined {
+function pickForced(
+  request: ChatRequest,
+  functions: ChatTool[],
+  input: string,
+  searchName?: string,
+  codeName?: string,
+): ChatTool | undefined {
   if (!functions.length) return undefined;
   const named = forcedName(request);
   if (named) return functions.find((f) => f.function.name === named);
-  const own = functions.filter((f) => f.function.name !== searchName);
+  const own = functions.filter((f) => f.function.name !== searchName && f.function.name !== codeName);
   const mentioned = own.find((f) => mentions(input, f.function.name));
   if (mentioned) return mentioned;
   const search = functions.find((f) => f.function.name === searchName);
@@ -231,6 +270,17 @@ function toolOutputsSince(messages: ChatMessage[], from: number): { name: string
     }
   }
   return out;
+}
+
+/** The answer from code_interpreter results: what each run printed, then links to the files it wrote. */
+export function answerFromCode(outputs: readonly string[]): string {
+  const parts: string[] = [];
+  for (const output of outputs) {
+    const { logs, links } = parseCodeOutput(output);
+    if (logs) parts.push(`The code printed:\n\n\`\`\`text\n${logs}\n\`\`\``);
+    for (const link of links) parts.push(`Download [${link.slice(link.lastIndexOf('/') + 1)}](${link})`);
+  }
+  return parts.length ? parts.join('\n\n') : 'The code ran and printed nothing.';
 }
 
 function summarize(outputs: { name: string; output: string }[]): string {

@@ -12,6 +12,14 @@ export { ModelError, type ModelErrorCode } from './errors.js';
 export type { ModelRegistry } from './providers.js';
 export { countMessage, countPrompt, countTokens, truncateToTokens } from './tokens.js';
 export { citationMarker, FILE_SEARCH_FUNCTION, formatFileSearchOutput, type FileSearchPassage } from './file-search.js';
+export {
+  CODE_INTERPRETER_FUNCTION,
+  CodeArgumentDecoder,
+  codeOf,
+  formatCodeOutput,
+  interpreterFunction,
+  sandboxLink,
+} from './code-interpreter.js';
 
 /**
  * `DELETE /v1/models/{model}`: only a fine-tuned model of the caller's organization can be deleted, and a

@@ -37,6 +37,11 @@ export interface ChatRequest {
    * upstream; the built-in provider calls it when the user asks something (docs/models.md).
    */
   retrieval?: { name: string };
+  /**
+   * The offered function that runs Python (code_interpreter of runs; Standin executes its calls). Not
+   * sent upstream; the built-in provider calls it for a fenced python block (docs/models.md).
+   */
+  interpreter?: { name: string };
   signal?: AbortSignal;
 }
 

@@ -19,8 +19,8 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
   return {
     name: 'upstream',
     async complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult> {
-      // `retrieval` is Standin's own note: the upstream sees that function as any other.
-      const { signal: callerSignal, max_tokens, retrieval: _retrieval, ...rest } = request;
+      // `retrieval` and `interpreter` are Standin's own notes: the upstream sees those functions as any other.
+      const { signal: callerSignal, max_tokens, retrieval: _retrieval, interpreter: _interpreter, ...rest } = request;
       const body: Record<string, unknown> = { ...rest, model: opts.model ?? request.model, stream: opts.stream };
       if (opts.stream) body.stream_options = { include_usage: true };
       if (max_tokens != null) body[opts.maxTokensParam] = max_tokens;

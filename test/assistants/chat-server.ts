@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
  * (SSE `data:` chunks, text deltas, tool-call deltas split across chunks, a usage chunk, `[DONE]`) and
  * records every request it receives. Behaviour is chosen by the last user message:
  * - contains `call:<name>` → a tool call of `<name>` with arguments `{"q":"<message>"}`, in pieces
- *   (`call:file_search <words>` → `{"query":"<words>"}`);
+ *   (`call:file_search <words>` → `{"query":"<words>"}`, `call:code_interpreter <code>` → `{"code":"<code>"}`);
  * - contains `fail:<status>` → that HTTP status with an error body;
  * - contains `slow` → waits 3 s before answering (for timeouts and cancels);
  * - otherwise → `Upstream says: <message>` in word deltas.
@@ -49,7 +49,8 @@ export async function startChatServer(opts: { usage?: boolean } = {}): Promise<C
     if (marker) text = `Upstream found it${marker[0]}.`;
     else if (last?.role === 'tool') text = `Tool said: ${last.content}`;
     else if (call) {
-      const args = call[1] === 'file_search' ? { query: lastUser.replace(call[0], '').trim() } : { q: lastUser };
+      const rest = lastUser.replace(call[0], '').trim();
+      const args = call[1] === 'file_search' ? { query: rest } : call[1] === 'code_interpreter' ? { code: rest } : { q: lastUser };
       toolCall = { id: 'call_up_1', name: call[1], args: JSON.stringify(args) };
     } else text = `Upstream says: ${lastUser}`;
     if (!body.stream) {

@@ -283,4 +283,46 @@ describe('buildPrompt', () => {
     expect(req.tools?.map((t) => t.function.name)).toEqual(['file_search', 'file_search_2']);
     expect(req.retrieval).toEqual({ name: 'file_search_2' });
   });
+  it('offers code_interpreter as a function with the session files, forced until the run ran code, and gives results back', () => {
+    const tools = JSON.stringify([weather, { type: 'code_interpreter' }]);
+    const files = [{ path: '/mnt/data/file-abc', filename: 'data.csv' }];
+    // Without an executor (no `interpreter`), the tool is not offered.
+    expect(request({ run: run({ tools: JSON.stringify([{ type: 'code_interpreter' }]) }) })).not.toHaveProperty('interpreter');
+    const first = request({ run: run({ tools, tool_choice: JSON.stringify({ type: 'code_interpreter' }) }), interpreter: { files } });
+    expect(first.interpreter).toEqual({ name: 'code_interpreter' });
+    const fn = first.tools?.find((t) => t.function.name === 'code_interpreter');
+    expect(fn?.function.parameters).toMatchObject({ required: ['code'] });
+    expect(fn?.function.description).toContain('/mnt/data/file-abc (data.csv)');
+    expect(first.tool_choice).toEqual({ type: 'function', function: { name: 'code_interpreter' } });
+
+    const call = {
+      id: 'call_1',
+      type: 'code_interpreter',
+      code_interpreter: { input: 'print(6*7)', outputs: [{ type: 'logs', logs: '42\n' }] },
+      files: [{ path: '/mnt/data/out.csv', file_id: 'file-out' }],
+    };
+    const step = { ...toolStep(2, []), step_details: JSON.stringify({ type: 'tool_calls', tool_calls: [call] }) };
+    const after = request({
+      run: run({ tools, tool_choice: JSON.stringify({ type: 'code_interpreter' }) }),
+      messages: [message(1, 'compute')],
+      steps: [step],
+      interpreter: { files },
+    });
+    expect(after.tool_choice).toBe('auto');
+    expect(after.messages.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'code_interpreter', arguments: '{"code":"print(6*7)"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '42\n[files written: sandbox:/mnt/data/out.csv]' },
+    ]);
+  });
+
+  it('names the code interpreter function apart from a function of the run called code_interpreter', () => {
+    const own = { type: 'function', function: { name: 'code_interpreter', parameters: { type: 'object' } } };
+    const req = request({ run: run({ tools: JSON.stringify([own, { type: 'code_interpreter' }]) }), interpreter: { files: [] } });
+    expect(req.interpreter).toEqual({ name: 'code_interpreter_2' });
+    expect(req.tools?.map((t) => t.function.name)).toEqual(['code_interpreter', 'code_interpreter_2']);
+  });
 });

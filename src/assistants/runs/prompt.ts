@@ -1,10 +1,18 @@
-import { countMessage, countPrompt, FILE_SEARCH_FUNCTION, formatFileSearchOutput } from '../../models/service.js';
+import {
+  countMessage,
+  countPrompt,
+  FILE_SEARCH_FUNCTION,
+  formatCodeOutput,
+  formatFileSearchOutput,
+  interpreterFunction,
+} from '../../models/service.js';
 import type { ChatMessage, ChatRequest, ChatTool } from '../../models/types.js';
 import { fromJson } from '../../store/db.js';
 import type { FunctionToolCall, MessageContent, ResponseFormat, StepDetails, Tool, ToolChoice, TruncationStrategy } from '../objects.js';
 import type { MessageRow } from '../store/messages.js';
 import type { RunRow } from '../store/runs.js';
 import type { StepRow } from '../store/steps.js';
+import { codeFunctionName, codeRounds, MAX_CODE_ROUNDS, type StoredCodeCall } from './code-calls.js';
 import { MAX_SEARCH_ROUNDS, searchFunctionName, searchRounds, type StoredFileSearchCall } from './search-calls.js';
 
 /** What a turn's prompt is built from: the run, its thread's messages, its steps so far, the model's context window. */
@@ -33,6 +41,8 @@ export interface PromptInput {
   contextWindow: number;
   /** The run can search files: it has the file_search tool and vector stores to search. */
   fileSearch?: boolean;
+  /** The run can run code (it has the code_interpreter tool and Standin an executor): the files its session holds. */
+  interpreter?: { files: readonly { path: string; filename: string }[] };
 }
 
 /** The model request, or why the run ends `incomplete` instead. */
@@ -60,14 +70,18 @@ const completionReserve = (window: number) => Math.min(4096, Math.floor(window /
  * `incomplete` (max_prompt_tokens); a spent max_completion_tokens ends it `incomplete`
  * (max_completion_tokens).
  */
-export function buildPrompt({ run, messages, steps, contextWindow, fileSearch = false }: PromptInput): Prompt {
+export function buildPrompt({ run, messages, steps, contextWindow, fileSearch = false, interpreter }: PromptInput): Prompt {
   const tools = fromJson<Tool[]>(run.tools) ?? [];
   const fnTools: ChatTool[] = tools.flatMap((t) => (t.type === 'function' ? [{ type: 'function' as const, function: t.function }] : []));
   const searchName = searchFunctionName(fnTools);
-  const history = historyOf(messages, steps, searchName);
+  const codeName = codeFunctionName(new Set([...fnTools.map((f) => f.function.name), searchName]));
+  const history = historyOf(messages, steps, searchName, codeName);
   const rounds = searchRounds(steps);
+  const ran = codeRounds(steps);
   const searching = fileSearch && tools.some((t) => t.type === 'file_search');
+  const coding = interpreter !== undefined && tools.some((t) => t.type === 'code_interpreter');
   if (searching) fnTools.push({ type: 'function', function: { ...FILE_SEARCH_FUNCTION, name: searchName } });
+  if (coding) fnTools.push({ type: 'function', function: interpreterFunction(codeName, interpreter.files) });
   const system: ChatMessage[] = run.instructions ? [{ role: 'system', content: run.instructions }] : [];
   const strategy = fromJson<TruncationStrategy>(run.truncation_strategy) ?? { type: 'auto' };
 
@@ -99,10 +113,13 @@ export function buildPrompt({ run, messages, steps, contextWindow, fileSearch = 
     request.tools = fnTools;
     const choice = fromJson<ToolChoice>(run.tool_choice) ?? 'auto';
     request.tool_choice =
-      searching && rounds >= MAX_SEARCH_ROUNDS ? 'none' : chatToolChoice(choice, searching && rounds === 0 ? searchName : undefined);
+      (searching && rounds >= MAX_SEARCH_ROUNDS) || (coding && ran >= MAX_CODE_ROUNDS)
+        ? 'none'
+        : chatToolChoice(choice, searching && rounds === 0 ? searchName : undefined, coding && ran === 0 ? codeName : undefined);
     request.parallel_tool_calls = run.parallel_tool_calls === 1 || (run.parallel_tool_calls as unknown) === true;
   }
   if (searching) request.retrieval = { name: searchName };
+  if (coding) request.interpreter = { name: codeName };
   const format = fromJson<ResponseFormat>(run.response_format);
   if (format && format !== 'auto') request.response_format = format;
   return { request };
@@ -111,23 +128,38 @@ export function buildPrompt({ run, messages, steps, contextWindow, fileSearch = 
 /**
  * Thread messages and the run's tool-call turns, interleaved in creation order (ids are time-ordered). A
  * file search is a call of `searchName` with the model's arguments; its output is its results, each
- * under its marker (`m` counts the run's searches in order).
+ * under its marker (`m` counts the run's searches in order). A code_interpreter call is a call of
+ * `codeName` with its code; its output is what the code printed and the links of the files it wrote.
  */
-function historyOf(messages: readonly MessageRow[], steps: readonly StepRow[], searchName: string): Part[] {
+function historyOf(messages: readonly MessageRow[], steps: readonly StepRow[], searchName: string, codeName: string): Part[] {
   const history: Part[] = messages.map((m) => ({ key: suffix(m.id), items: [toChat(m)], pinned: false }));
   let m = 0;
   for (const s of steps) {
     const details = fromJson<StepDetails>(s.step_details);
     if (details?.type !== 'tool_calls') continue;
-    const calls = details.tool_calls.filter(
-      (c): c is FunctionToolCall | StoredFileSearchCall => c.type === 'function' || c.type === 'file_search',
-    );
+    const calls: (FunctionToolCall | StoredFileSearchCall | StoredCodeCall)[] = details.tool_calls;
     if (!calls.length) continue;
     const outputs: ChatMessage[] = [];
     const asked = calls.map((c) => {
       if (c.type === 'function') {
         outputs.push({ role: 'tool', tool_call_id: c.id, content: c.function.output ?? '' });
         return { id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } };
+      }
+      if (c.type === 'code_interpreter') {
+        const logs = c.code_interpreter.outputs.flatMap((o) => (o.type === 'logs' ? [o.logs] : [])).join('\n');
+        outputs.push({
+          role: 'tool',
+          tool_call_id: c.id,
+          content: formatCodeOutput(
+            logs,
+            (c.files ?? []).map((f) => f.path),
+          ),
+        });
+        return {
+          id: c.id,
+          type: 'function' as const,
+          function: { name: codeName, arguments: JSON.stringify({ code: c.code_interpreter.input }) },
+        };
       }
       const passages = (c.file_search.results ?? []).map((r) => ({
         fileName: r.file_name,
@@ -161,14 +193,15 @@ function dropMiddle(parts: Part[], total: number, budget: number): { kept: Part[
 }
 
 /**
- * The Chat Completions tool_choice: a named function as such; file_search as its function while it may be
- * forced (`searchName`); code_interpreter is never offered to a model (docs/threads.md), so forcing it
- * means `auto`, as does forcing file_search once the run has searched.
+ * The Chat Completions tool_choice: a named function as such; file_search and code_interpreter as their
+ * functions while they may be forced (`searchName`, `codeName`: until the run has searched, or run code);
+ * after that, or without an executor, forcing them means `auto`.
  */
-function chatToolChoice(choice: ToolChoice, searchName?: string): ChatRequest['tool_choice'] {
+function chatToolChoice(choice: ToolChoice, searchName?: string, codeName?: string): ChatRequest['tool_choice'] {
   if (typeof choice === 'string') return choice;
   if (choice.type === 'function' && choice.function) return { type: 'function', function: { name: choice.function.name } };
   if (choice.type === 'file_search' && searchName) return { type: 'function', function: { name: searchName } };
+  if (choice.type === 'code_interpreter' && codeName) return { type: 'function', function: { name: codeName } };
   return 'auto';
 }
 

@@ -1,15 +1,16 @@
 import type { Ctx } from '../../core/module.js';
 import { newId } from '../../core/ids.js';
-import { countTokens } from '../../models/service.js';
+import { CodeArgumentDecoder, codeOf, countTokens } from '../../models/service.js';
 import type { ChatChunk } from '../../models/types.js';
 import { toJson, type Tx } from '../../store/db.js';
-import type { FunctionToolCall, MessageContent, StepDetails } from '../objects.js';
+import type { CodeInterpreterToolCall, FunctionToolCall, MessageContent, StepDetails } from '../objects.js';
 import { appendEvents, type RunEvent } from '../store/events.js';
 import { completeMessage, insertMessages, setMessageContent, type MessageRow } from '../store/messages.js';
 import type { RunRow } from '../store/runs.js';
 import { completeStep, insertStep, setStepDetails, type StepRow } from '../store/steps.js';
 import { messageView, stepEvent } from '../views.js';
 import { commitRun } from './finish.js';
+import type { StoredCodeCall } from './code-calls.js';
 import { holdLease } from './lease.js';
 import type { FileSearchCall, StoredFileSearchCall } from './search-calls.js';
 
@@ -18,10 +19,15 @@ const FLUSH_EVERY_MS = 15;
 
 type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 type Annotation = Extract<MessageContent, { type: 'text' }>['text']['annotations'][number];
-type StepCall = FunctionToolCall | StoredFileSearchCall;
+type StepCall = FunctionToolCall | StoredFileSearchCall | StoredCodeCall;
+type CodeOutput = CodeInterpreterToolCall['code_interpreter']['outputs'][number];
+type Found = Annotation & { index: number };
 
 /** A citation marker the model copied from a file search result: `【m:i†…】`. */
 const MARKER = /【(\d+):(\d+)†[^】\n]*】/g;
+/** A link to a file the run's code wrote: `sandbox:/mnt/data/…` (up to a space, quote, bracket or parenthesis). */
+const LINK = /sandbox:(\/mnt\/data\/[^\s)\]"'<>`]+)/g;
+const LINK_PREFIX = 'sandbox:';
 
 /** What a turn writes beyond text and function calls. */
 export interface TurnOptions {
@@ -29,6 +35,12 @@ export interface TurnOptions {
   searchName?: string;
   /** `m:i` of a marker → the file of that result (the run's searches so far): the reply's file_citation annotations. */
   citations?: ReadonlyMap<string, string>;
+  /** The code interpreter function offered this turn: its calls are code_interpreter calls, which Standin executes. */
+  codeName?: string;
+  /** Sandbox path → the file the run's code wrote there: the reply's `sandbox:` links become file_path annotations. */
+  outputFiles?: ReadonlyMap<string, string>;
+  /** Images the run's code produced since its last message: image_file blocks ahead of the message's text. */
+  images?: readonly string[];
 }
 const usageOf = (prompt: number, completion: number): Usage => ({
   prompt_tokens: prompt,
@@ -55,6 +67,10 @@ export class TurnWriter {
   private annotations: Annotation[] = [];
   /** Where the text may still hold a citation marker not yet seen whole. */
   private scanFrom = 0;
+  /** Where the text may still hold a sandbox link not yet seen whole. */
+  private linkFrom = 0;
+  /** The code calls' decoders of their streamed arguments, by call index. */
+  private decoders = new Map<number, CodeArgumentDecoder>();
   private ops: ((tx: Tx) => Promise<void>)[] = [];
   private events: RunEvent[] = [];
   private dirtyText = false;
@@ -79,19 +95,38 @@ export class TurnWriter {
       const first = this.text === '';
       this.text += c.delta;
       this.dirtyText = true;
-      const cited = this.scanCitations();
+      const cited = [...this.scanCitations(), ...this.scanLinks(false)];
       const text = first || cited.length ? { value: c.delta, annotations: cited } : { value: c.delta };
-      this.events.push({
-        event: 'thread.message.delta',
-        data: { id: this.messageId, object: 'thread.message.delta', delta: { content: [{ index: 0, type: 'text', text }] } },
-      });
+      this.textDelta(text);
     } else {
       this.closeMessage();
       this.ensureToolStep();
       const isSearch = c.name !== undefined && c.name === this.opts.searchName;
+      const isCode = c.name !== undefined && c.name === this.opts.codeName;
       const call = (this.calls[c.index] ??= isSearch
         ? { id: '', type: 'file_search', file_search: {}, arguments: '' }
-        : { id: '', type: 'function', function: { name: '', arguments: '', output: null } });
+        : isCode
+          ? { id: '', type: 'code_interpreter', code_interpreter: { input: '', outputs: [] } }
+          : { id: '', type: 'function', function: { name: '', arguments: '', output: null } });
+      if (call.type === 'code_interpreter') {
+        // The first delta names the call with an empty input; then each piece of code as the model writes it.
+        if (c.id) {
+          call.id = c.id;
+          this.stepDelta({ index: c.index, id: c.id, type: 'code_interpreter', code_interpreter: { input: '', outputs: [] } });
+        }
+        if (c.arguments) {
+          const decoder = this.decoders.get(c.index) ?? new CodeArgumentDecoder();
+          this.decoders.set(c.index, decoder);
+          const piece = decoder.push(c.arguments);
+          if (piece) {
+            call.code_interpreter.input += piece;
+            this.stepDelta({ index: c.index, type: 'code_interpreter', code_interpreter: { input: piece } });
+          }
+        }
+        this.dirtyCalls = true;
+        this.schedule();
+        return;
+      }
       if (call.type === 'file_search') {
         // The delta of a file search call is the call itself ({} for now, as on the platform); its query stays inside.
         if (c.arguments) call.arguments = (call.arguments ?? '') + c.arguments;
@@ -146,10 +181,107 @@ export class TurnWriter {
     this.calls = calls.map((c): StepCall =>
       c.function.name === this.opts.searchName
         ? { id: c.id, type: 'file_search', file_search: {}, arguments: c.function.arguments }
-        : { id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments, output: null } },
+        : c.function.name === this.opts.codeName
+          ? { id: c.id, type: 'code_interpreter', code_interpreter: { input: codeOf(c.function.arguments), outputs: [] } }
+          : { id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments, output: null } },
     );
     this.dirtyCalls = true;
     return stepId;
+  }
+
+  /** The code_interpreter calls of this turn, as the model wrote them. */
+  codeCalls(): StoredCodeCall[] {
+    return this.calls.filter((c): c is StoredCodeCall => c?.type === 'code_interpreter');
+  }
+
+  /** Puts a code call's outputs (and the files its code wrote) into the call, with the step delta that shows them. */
+  coded(callId: string, outputs: CodeOutput[], files: { path: string; file_id: string }[]) {
+    const index = this.calls.findIndex((c) => c?.id === callId);
+    const call = this.calls[index];
+    if (call?.type !== 'code_interpreter') return;
+    this.calls[index] = { ...call, code_interpreter: { ...call.code_interpreter, outputs }, ...(files.length ? { files } : {}) };
+    this.dirtyCalls = true;
+    if (outputs.length)
+      this.stepDelta({
+        index,
+        type: 'code_interpreter',
+        code_interpreter: { outputs: outputs.map((o, i) => ({ index: i, ...o })) },
+      });
+  }
+
+  private stepDelta(call: Record<string, unknown>) {
+    this.events.push({
+      event: 'thread.run.step.delta',
+      data: {
+        id: this.toolStepId,
+        object: 'thread.run.step.delta',
+        delta: { step_details: { type: 'tool_calls', tool_calls: [call] } },
+      },
+    });
+  }
+
+  private textDelta(text: { value: string; annotations?: Found[] }) {
+    this.events.push({
+      event: 'thread.message.delta',
+      data: {
+        id: this.messageId,
+        object: 'thread.message.delta',
+        delta: { content: [{ index: this.opts.images?.length ?? 0, type: 'text', text }] },
+      },
+    });
+  }
+
+  /** The end of the text: links at its very end are complete now (their annotations follow in a last delta). */
+  endText() {
+    if (!this.messageId || this.messageClosed) return;
+    const found = this.scanLinks(true);
+    if (!found.length) return;
+    this.dirtyText = true;
+    this.textDelta({ value: '', annotations: found });
+  }
+
+  /**
+   * file_path annotations for the sandbox links completed in the text since the last scan, each naming
+   * the file the run's code wrote at that path. A link at the end of the text may go on in the next
+   * piece, so it waits, unless `final`; trailing sentence punctuation is not part of a link.
+   */
+  private scanLinks(final: boolean): Found[] {
+    const files = this.opts.outputFiles;
+    if (!files?.size) return [];
+    const found: Found[] = [];
+    const re = new RegExp(LINK.source, 'g');
+    re.lastIndex = this.linkFrom;
+    let from = this.text.length;
+    for (let m = re.exec(this.text); m; m = re.exec(this.text)) {
+      if (re.lastIndex === this.text.length && !final) {
+        from = m.index;
+        break;
+      }
+      const path = m[1].replace(/[.,;:!?]+$/, '');
+      const fileId = files.get(path);
+      if (!fileId) continue;
+      const text = `${LINK_PREFIX}${path}`;
+      const annotation: Annotation = {
+        type: 'file_path',
+        text,
+        start_index: m.index,
+        end_index: m.index + text.length,
+        file_path: { file_id: fileId },
+      };
+      found.push({ index: this.annotations.length, ...annotation });
+      this.annotations.push(annotation);
+    }
+    if (from === this.text.length && !final) {
+      // The text may end with the start of a link ("sand…").
+      for (let k = Math.min(LINK_PREFIX.length, this.text.length); k > 0; k--) {
+        if (this.text.endsWith(LINK_PREFIX.slice(0, k))) {
+          from = this.text.length - k;
+          break;
+        }
+      }
+    }
+    this.linkFrom = from;
+    return found;
   }
 
   /** The file search calls of this turn, as the model asked them. */
@@ -178,10 +310,10 @@ export class TurnWriter {
   }
 
   /** Annotations for the markers completed in the text since the last scan (each with its index among the message's). */
-  private scanCitations(): (Annotation & { index: number })[] {
+  private scanCitations(): Found[] {
     const citations = this.opts.citations;
     if (!citations?.size) return [];
-    const found: (Annotation & { index: number })[] = [];
+    const found: Found[] = [];
     const re = new RegExp(MARKER.source, 'g');
     re.lastIndex = this.scanFrom;
     let end = this.scanFrom;
@@ -211,13 +343,14 @@ export class TurnWriter {
     const messageId = (this.messageId = newId('msg', this.ctx.clock));
     const stepId = (this.messageStepId = newId('step', this.ctx.clock));
     const step = this.newStep(stepId, now, { type: 'message_creation', message_creation: { message_id: messageId } });
+    const images = this.opts.images ?? [];
     const message: MessageRow = {
       id: messageId,
       project_id: this.run.project_id,
       thread_id: this.run.thread_id,
       created_at: now,
       role: 'assistant',
-      content: '[]',
+      content: JSON.stringify(this.imageBlocks()),
       attachments: '[]',
       metadata: null,
       assistant_id: this.run.assistant_id,
@@ -239,12 +372,26 @@ export class TurnWriter {
       { event: 'thread.message.created', data: messageView(message) },
       { event: 'thread.message.in_progress', data: messageView(message) },
     );
+    if (images.length)
+      this.events.push({
+        event: 'thread.message.delta',
+        data: {
+          id: messageId,
+          object: 'thread.message.delta',
+          delta: { content: images.map((fileId, index) => ({ index, type: 'image_file', image_file: { file_id: fileId } })) },
+        },
+      });
     return { messageId, stepId };
+  }
+
+  private imageBlocks(): MessageContent[] {
+    return (this.opts.images ?? []).map((fileId) => ({ type: 'image_file', image_file: { file_id: fileId, detail: 'auto' } }));
   }
 
   /** Text followed by tool calls: the message and its step end before the tool step starts. */
   private closeMessage() {
     if (!this.messageRow || !this.messageStep || this.messageClosed) return;
+    this.endText();
     this.messageClosed = true;
     const now = this.ctx.clock.nowSeconds();
     const content = JSON.stringify(this.content());
@@ -300,7 +447,7 @@ export class TurnWriter {
   }
 
   private content(): MessageContent[] {
-    return [{ type: 'text', text: { value: this.text, annotations: this.annotations } }];
+    return [...this.imageBlocks(), { type: 'text', text: { value: this.text, annotations: this.annotations } }];
   }
 
   /** Usage of the turn, split between the steps it made (a text-then-calls turn has two). */

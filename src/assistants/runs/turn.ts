@@ -7,6 +7,8 @@ import { markMessageIncomplete, threadMessages } from '../store/messages.js';
 import { addRunUsage, markRequiresAction, type RunRow } from '../store/runs.js';
 import { runSteps, setStepUsage } from '../store/steps.js';
 import { messageView, runView } from '../views.js';
+import { hasInterpreter, outputFileMap, pendingImages } from './code-calls.js';
+import { RunSandbox } from './code-interpreter.js';
 import { runSearches, runStores } from './file-search.js';
 import { afterEnd, commitRun, endRun, finishRun } from './finish.js';
 import { Lost } from './lease.js';
@@ -20,15 +22,17 @@ const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /**
  * Model turns of a run this worker holds in progress: build the prompt, stream the reply into a message
- * and/or a tool_calls step, then move the run on — file searches are executed here and the next turn
- * follows at once (no requires_action for file_search); function calls put the run in
+ * and/or a tool_calls step, then move the run on — file searches and code_interpreter calls are executed
+ * here and the next turn follows at once (no requires_action for them); function calls put the run in
  * `requires_action`; a reply ends it `completed` (or `incomplete`). submit_tool_outputs queues the run
  * again. Throws Lost when the worker stopped holding the run; a model failure propagates (the engine
  * fails the run).
  */
 export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: AbortSignal): Promise<void> {
   const models = ctx.services.models;
-  const settings = fileSearchSettings(fromJson<Tool[]>(started.tools) ?? []);
+  const tools = fromJson<Tool[]>(started.tools) ?? [];
+  const settings = fileSearchSettings(tools);
+  const sandbox = hasInterpreter(tools) && ctx.services.codeInterpreter ? new RunSandbox(ctx, started) : undefined;
   let run = started;
   for (;;) {
     const stores = settings ? await runStores(ctx, run) : { ids: [] };
@@ -39,13 +43,21 @@ export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: 
       steps,
       contextWindow: models.route(run.model)?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
       fileSearch: stores.ids.length > 0,
+      interpreter: sandbox ? { files: await sandbox.listed() } : undefined,
     });
     if ('incomplete' in prompt) {
       await endRun(ctx, run.id, { status: 'incomplete', reason: prompt.incomplete }, { leaseToken: token });
       return;
     }
     const searchName = prompt.request.retrieval?.name;
-    const writer = new TurnWriter(ctx, run, token, { searchName, citations: citationMap(steps) });
+    const codeName = prompt.request.interpreter?.name;
+    const writer = new TurnWriter(ctx, run, token, {
+      searchName,
+      citations: citationMap(steps),
+      codeName,
+      outputFiles: outputFileMap(steps),
+      images: pendingImages(steps),
+    });
     const result: ChatResult = await models.complete({ ...prompt.request, signal }, (chunk) => writer.chunk(chunk));
     await writer.drain();
     const usage = { prompt: result.usage.prompt_tokens, completion: result.usage.completion_tokens };
@@ -63,10 +75,24 @@ export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: 
         });
         writer.searched(found);
       }
+      const codes = writer.codeCalls();
+      if (codes.length && sandbox) {
+        // The step shows the code while it runs; each call's outputs (and the files it wrote) commit together.
+        await commitRun(ctx, run.id, (tx) => writer.flushIn(tx));
+        for (const call of codes) {
+          const result = await sandbox.execute(call.id, call.code_interpreter.input);
+          if (signal.aborted) throw new Lost();
+          await commitRun(ctx, run.id, async (tx) => {
+            await result.insert(tx);
+            writer.coded(call.id, result.outputs, result.files);
+            await writer.flushIn(tx);
+          });
+        }
+      }
       const turnUsage = writer.splitUsage(usage);
-      const functions = calls.filter((c) => c.function.name !== searchName);
+      const functions = calls.filter((c) => c.function.name !== searchName && c.function.name !== codeName);
       if (!functions.length) {
-        // Only file searches: their step is done, and the model answers from the results in the next turn.
+        // Only file searches and code: their step is done, and the model answers from the results in the next turn.
         run = await commitRun(ctx, run.id, async (tx) => {
           writer.completeToolStep(turnUsage.tool);
           await writer.flushIn(tx);
@@ -98,6 +124,7 @@ export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: 
     }
 
     const { messageId, stepId } = writer.ensureMessage();
+    writer.endText();
     const turnUsage = writer.splitUsage(usage);
     const filtered = result.finish_reason === 'content_filter';
     const outcome: Outcome =

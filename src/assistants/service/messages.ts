@@ -9,7 +9,7 @@ import { getThread, updateThread, type ThreadRow } from '../store/threads.js';
 import { checkMessage, checkMetadata, type ContentInput, type MessageInput } from '../validate.js';
 import { messageView } from '../views.js';
 import { lockThread } from './lock.js';
-import { attachToThread } from './resources.js';
+import { attachToThread, checkInterpreterAttachments, threadInterpreterFiles } from './resources.js';
 import { write } from './write.js';
 
 /** Messages of a thread: created by users (or as earlier assistant turns), or written by runs. */
@@ -45,7 +45,10 @@ function toStoredBlock(b: ContentInput): MessageContent {
   return { type: 'image_url', image_url: { url: b.image_url.url, detail: b.image_url.detail ?? 'auto' } };
 }
 
-/** A message's file_search attachments join the thread's vector store (made for it when it has none). */
+/**
+ * A message's file_search attachments join the thread's vector store (made for it when it has none); its
+ * code_interpreter attachments may not bring the thread past 20 code_interpreter files.
+ */
 export async function attachFiles(
   ctx: Ctx,
   tx: Tx,
@@ -53,6 +56,7 @@ export async function attachFiles(
   thread: ThreadRow,
   messages: readonly { attachments?: Attachment[] | null; param: string }[],
 ): Promise<void> {
+  checkInterpreterAttachments(await threadInterpreterFiles(tx, thread), messages);
   const resources = await attachToThread(ctx, tx, projectId, thread, messages);
   if (resources) await updateThread(tx, projectId, thread.id, { tool_resources: toJson(resources) });
 }
@@ -69,8 +73,9 @@ export async function createMessage(ctx: Ctx, projectId: string, threadId: strin
   return write(ctx, async (tx, fx) => {
     const thread = await lockThread(ctx, tx, projectId, threadId, fx, lockError);
     const row = messageRow(ctx, projectId, threadId, body);
-    await store.insertMessages(tx, [row]);
+    // Before the insert: the attachments are counted against the thread's files so far.
     await attachFiles(ctx, tx, projectId, thread, [{ attachments: body.attachments, param: '' }]);
+    await store.insertMessages(tx, [row]);
     return messageView(row);
   });
 }

@@ -1,8 +1,9 @@
-import { notFound } from '../../core/errors.js';
+import { invalid, notFound } from '../../core/errors.js';
 import type { Ctx } from '../../core/module.js';
 import { fromJson, type Exec, type Tx } from '../../store/db.js';
 import { addFilesIn, createVectorStoreIn, existingVectorStoreIds } from '../../vector-stores/service.js';
 import type { Attachment, ToolResources } from '../objects.js';
+import { interpreterAttachments } from '../store/messages.js';
 import type { ToolResourcesInput } from '../validate.js';
 
 /**
@@ -92,4 +93,54 @@ export async function attachToThread(
   });
   await addFilesIn(ctx, tx, projectId, store.id, files);
   return { ...resources, file_search: { vector_store_ids: [store.id] } };
+}
+
+/** The most code_interpreter files a thread (tool_resources and attachments together) or an assistant has. */
+export const MAX_INTERPRETER_FILES = 20;
+
+/** The files of attachments that give them to code_interpreter, in order, each once. */
+export function interpreterAttachmentIds(attachments: readonly (Attachment[] | null | undefined)[]): string[] {
+  const ids = new Set<string>();
+  for (const list of attachments) for (const a of list ?? []) if (a.tools.some((t) => t.type === 'code_interpreter')) ids.add(a.file_id);
+  return [...ids];
+}
+
+/** A thread's code_interpreter files: `tool_resources.code_interpreter.file_ids`, then its messages' code_interpreter attachments (each once). */
+export async function threadInterpreterFiles(exec: Exec, thread: { id: string; tool_resources: string | null }): Promise<string[]> {
+  const own = fromJson<ToolResources>(thread.tool_resources)?.code_interpreter?.file_ids ?? [];
+  const rows = await interpreterAttachments(exec, thread.id);
+  return [...new Set([...own, ...interpreterAttachmentIds(rows.map((r) => fromJson<Attachment[]>(r.attachments)))])];
+}
+
+const tooMany = (param: string, count: number) =>
+  invalid(
+    `Invalid '${param}': a thread can have at most ${MAX_INTERPRETER_FILES} code_interpreter files ` +
+      `(tool_resources.code_interpreter.file_ids and code_interpreter attachments together); this makes ${count}.`,
+    param,
+    'array_above_max_length',
+  );
+
+/**
+ * Refuses (400, `param` naming the entry) messages whose code_interpreter attachments would bring a thread
+ * holding `current` files past 20. `messages` carry where each sits in the request (`param`).
+ */
+export function checkInterpreterAttachments(
+  current: readonly string[],
+  messages: readonly { attachments?: Attachment[] | null; param: string }[],
+): void {
+  const ids = new Set(current);
+  for (const m of messages) {
+    (m.attachments ?? []).forEach((a, j) => {
+      if (!a.tools.some((t) => t.type === 'code_interpreter') || ids.has(a.file_id)) return;
+      ids.add(a.file_id);
+      if (ids.size > MAX_INTERPRETER_FILES) throw tooMany(`${m.param ? `${m.param}.` : ''}attachments[${j}].file_id`, ids.size);
+    });
+  }
+}
+
+/** Refuses (400) new `tool_resources.code_interpreter.file_ids` of a thread that, with its attachments' files, would be more than 20. */
+export async function checkInterpreterResources(exec: Exec, threadId: string, fileIds: readonly string[], param: string): Promise<void> {
+  const rows = await interpreterAttachments(exec, threadId);
+  const all = new Set([...fileIds, ...interpreterAttachmentIds(rows.map((r) => fromJson<Attachment[]>(r.attachments)))]);
+  if (all.size > MAX_INTERPRETER_FILES) throw tooMany(param, all.size);
 }

@@ -201,16 +201,17 @@ export async function createRun(
   return write(ctx, async (tx, fx) => {
     const thread = await lockThread(ctx, tx, projectId, threadId, fx, lockError);
     const additional: MessageInput[] = body.additional_messages ?? [];
-    await insertMessages(
-      tx,
-      additional.map((m) => messageRow(ctx, projectId, threadId, m)),
-    );
+    // Before the insert: the attachments are counted against the thread's files so far.
     await attachFiles(
       ctx,
       tx,
       projectId,
       thread,
       additional.map((m, i) => ({ attachments: m.attachments, param: `additional_messages[${i}]` })),
+    );
+    await insertMessages(
+      tx,
+      additional.map((m) => messageRow(ctx, projectId, threadId, m)),
     );
     const run = runRow(ctx, projectId, threadId, assistant, body);
     run.ratelimit_ticket = toJson(opts.ticket);

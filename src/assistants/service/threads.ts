@@ -18,7 +18,7 @@ import {
 } from '../validate.js';
 import { threadView } from '../views.js';
 import { messageRow } from './messages.js';
-import { attachToThread, resolveToolResources } from './resources.js';
+import { attachToThread, checkInterpreterAttachments, checkInterpreterResources, resolveToolResources } from './resources.js';
 import { write } from './write.js';
 
 /** Threads: a conversation's messages, and the lock the run working on it holds. */
@@ -70,13 +70,9 @@ export async function insertThread(
     { kind: 'thread', id },
     own ? at('tool_resources') : 'tool_resources',
   );
-  const attached = await attachToThread(
-    ctx,
-    tx,
-    projectId,
-    { id, tool_resources: toJson(resources) },
-    (body.messages ?? []).map((m, i) => ({ attachments: m.attachments, param: `${at('messages')}[${i}]` })),
-  );
+  const messages = (body.messages ?? []).map((m, i) => ({ attachments: m.attachments, param: `${at('messages')}[${i}]` }));
+  checkInterpreterAttachments(resources?.code_interpreter?.file_ids ?? [], messages);
+  const attached = await attachToThread(ctx, tx, projectId, { id, tool_resources: toJson(resources) }, messages);
   if (attached) resources = attached;
   const row: store.ThreadRow = {
     id,
@@ -115,6 +111,8 @@ export async function modifyThread(ctx: Ctx, projectId: string, id: string, body
   if (toolResources !== undefined) {
     if (!(await store.getThread(ctx.store.db, projectId, id))) throw notFound('thread', id);
     // No helper here (checked above): only the ids are checked.
+    const ciFiles = toolResources?.code_interpreter?.file_ids;
+    if (ciFiles) await checkInterpreterResources(ctx.store.db, id, ciFiles, 'tool_resources.code_interpreter.file_ids');
     set.tool_resources = toJson(
       await ctx.store.db.transaction().execute((tx) => resolveToolResources(ctx, tx, projectId, toolResources, { kind: 'thread', id })),
     );
@@ -126,12 +124,16 @@ export async function modifyThread(ctx: Ctx, projectId: string, id: string, body
   return threadView(row);
 }
 
-/** Deletes the thread with its messages, runs and steps; runs executing here stop. */
+/** Deletes the thread with its messages, runs and steps; runs executing here stop; its code_interpreter session closes. */
 export async function deleteThread(ctx: Ctx, projectId: string, id: string) {
   const runIds = await write(ctx, async (tx) => {
     if (!(await store.getThread(tx, projectId, id))) throw notFound('thread', id);
     return store.deleteThreadRows(tx, id);
   });
   for (const r of runIds) runtime(ctx).engine.interrupt(r);
+  // The thread's Python session (code_interpreter) goes with it; it would expire on its own otherwise.
+  await ctx.services.codeInterpreter
+    ?.closeSession(id)
+    .catch((err: unknown) => ctx.log.warn({ err, thread: id }, 'closing the code interpreter session failed'));
   return { id, object: 'thread.deleted' as const, deleted: true };
 }

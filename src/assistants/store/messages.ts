@@ -16,6 +16,16 @@ export const getMessage = (db: Exec, projectId: string, threadId: string, id: st
     .where('project_id', '=', projectId)
     .executeTakeFirst();
 
+/** The attachments of a thread's messages that give files to code_interpreter (JSON, one entry per message). */
+export const interpreterAttachments = (db: Exec, threadId: string) =>
+  db
+    .selectFrom('thread_messages')
+    .select('attachments')
+    .where('thread_id', '=', threadId)
+    .where('attachments', 'like', '%"code_interpreter"%')
+    .orderBy('id', 'asc')
+    .execute();
+
 export async function insertMessages(tx: Exec, rows: MessageRow[]): Promise<void> {
   if (rows.length) await tx.insertInto('thread_messages').values(rows).execute();
 }
