@@ -15,6 +15,7 @@ import { filesModule } from '../files/module.js';
 import { vectorStoresModule } from '../vector-stores/module.js';
 import { chatModule } from '../chat/module.js';
 import { embeddingsModule } from '../embeddings/module.js';
+import { batchesModule } from '../batches/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -37,5 +38,6 @@ export const modules: Module[] = [
   vectorStoresModule,
   chatModule,
   embeddingsModule,
+  batchesModule,
   appsModule,
 ];
