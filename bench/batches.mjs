@@ -151,13 +151,16 @@ async function runBatch(standin, auth, fileId, onPoll = () => {}) {
 report(
   'batches',
   rows.map((r) => ({
-    'RSS idle MB': '',
-    'peak RSS before the batch MB': '',
-    'RSS sampled during the batch, max MB': '',
-    'peak RSS (VmHWM) at the end MB': '',
-    ...r,
+    what: r.what,
+    'lines/s': r['lines/s'],
+    seconds: r.seconds,
+    'server CPU ms/line': r['server CPU ms/line'],
+    'RSS idle MB': r['RSS idle MB'] ?? '',
+    'peak RSS before the batch MB': r['peak RSS before the batch MB'] ?? '',
+    'RSS sampled during the batch, max MB': r['RSS sampled during the batch, max MB'] ?? '',
+    'peak RSS (VmHWM) at the end MB': r['peak RSS (VmHWM) at the end MB'] ?? '',
   })),
   [
-    `Built-in model (${MODEL}), SQLite, one process, rate limits at tier 5. Direct requests: ${CONCURRENCY} in flight over keep-alive fetch, after 300 warm-up requests and a 300-line warm-up batch. Batch lines run ${32} at a time in one job, results recorded per group; the seconds include writing the output file. Shared 2-core machine: figures are noisy.`,
+    `Built-in model (${MODEL}), SQLite, one process, rate limits at tier 5. Direct requests: ${CONCURRENCY} in flight over keep-alive fetch, after 300 warm-up requests and a 300-line warm-up batch. Batch lines run 32 at a time in one job, results recorded per group; the seconds include writing the output file. Shared 2-core machine: figures are noisy.`,
   ],
 );

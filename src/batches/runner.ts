@@ -6,7 +6,8 @@ import type { Ctx } from '../core/module.js';
 import { runChatBody } from '../chat/service.js';
 import { runEmbeddingsBody } from '../embeddings/service.js';
 import { insertWrittenFile, openFileContent, writeFileBytes } from '../files/service.js';
-import { releaseBatchTokens, type Usage } from '../ratelimit/service.js';
+import type { Usage } from '../ratelimit/service.js';
+import type { Exec } from '../store/db.js';
 import { runResponseBody } from '../responses/service.js';
 import { readLines, type InputLine } from './lines.js';
 import * as store from './store.js';
@@ -228,7 +229,7 @@ async function finish(ctx: Ctx, row: store.BatchRow, outcome: 'completed' | 'exp
       });
       if (output.bytes) await insertWrittenFile(ctx, tx, row.project_id, output, meta('output'));
       if (errors.bytes) await insertWrittenFile(ctx, tx, row.project_id, errors, meta('error'));
-      await release(tx, row);
+      await release(ctx, tx, row);
       await emitEvent(ctx, tx, row.project_id, `batch.${outcome}`, { id: row.id });
       await store.deleteResults(tx, row.id);
       return true;
@@ -242,9 +243,13 @@ async function finish(ctx: Ctx, row: store.BatchRow, outcome: 'completed' | 'exp
 }
 
 /** Gives back the batch's hold on the batch queue (rule 4). */
-async function release(tx: Parameters<typeof releaseBatchTokens>[0], row: store.BatchRow) {
+async function release(ctx: Ctx, tx: Exec, row: store.BatchRow) {
   if (row.queue_key)
-    await releaseBatchTokens(tx, { organizationId: row.organization_id, limitKey: row.queue_key, tokens: Number(row.queued_tokens) });
+    await ctx.services.batchQueue.release(tx, {
+      organizationId: row.organization_id,
+      limitKey: row.queue_key,
+      tokens: Number(row.queued_tokens),
+    });
 }
 
 /** The input file was deleted while the batch ran: the batch fails, with what it had run discarded. */
@@ -263,7 +268,7 @@ async function failLost(ctx: Ctx, row: store.BatchRow): Promise<void> {
       queued_tokens: 0,
     };
     if (!(await store.updateBatch(tx, row.id, ['in_progress', 'cancelling', 'finalizing'], patch))) return;
-    await release(tx, row);
+    await release(ctx, tx, row);
     await emitEvent(ctx, tx, row.project_id, 'batch.failed', { id: row.id });
     await store.deleteResults(tx, row.id);
   });

@@ -4,7 +4,6 @@ import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
 import type { ListPage, ListParams } from '../core/pagination.js';
 import { getFile, openFileContent } from '../files/service.js';
-import { holdBatchTokens } from '../ratelimit/service.js';
 import type { Exec } from '../store/db.js';
 import { RUNNABLE_ENDPOINTS, type BatchError, type BatchObject, type BatchStatus, type CreateBatchBody } from './schemas.js';
 import * as store from './store.js';
@@ -161,7 +160,7 @@ export async function createBatch(
       await emitEvent(ctx, tx, payer.projectId, 'batch.failed', { id: row.id });
       return;
     }
-    const hold = await holdBatchTokens(ctx, tx, payer.organizationId, scan.model!, scan.tokens);
+    const hold = await ctx.services.batchQueue.hold(tx, payer.organizationId, scan.model!, scan.tokens);
     row.queue_key = hold.limitKey;
     row.queued_tokens = hold.tokens;
     await store.insertBatch(tx, row);

@@ -18,6 +18,26 @@ export interface BatchQueueHold {
   tokens: number;
 }
 
+/** Rule 4 as other areas use it (`ctx.services.batchQueue`): hold at create, release at the end, both in the batch's transaction. */
+export interface BatchQueue {
+  hold(exec: Exec, organizationId: string, model: string, tokens: number): Promise<BatchQueueHold>;
+  release(exec: Exec, hold: BatchQueueHold): Promise<void>;
+}
+
+declare module '../core/module.js' {
+  interface Services {
+    /** Rule 4: the batch queue limit (batch-queue.ts). */
+    batchQueue: BatchQueue;
+  }
+}
+
+export function createBatchQueue(ctx: Ctx): BatchQueue {
+  return {
+    hold: (exec, organizationId, model, tokens) => holdBatchTokens(ctx, exec, organizationId, model, tokens),
+    release: releaseBatchTokens,
+  };
+}
+
 /**
  * Holds `tokens` for a new batch of `model`, in the transaction that creates it; over the limit, throws the
  * platform's `token_limit_exceeded` (429, not retried by the SDKs: only a batch ending frees room).

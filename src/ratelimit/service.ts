@@ -492,6 +492,3 @@ export function createRateLimiter(opts: {
     },
   };
 }
-
-/** Rule 4 (batch queue limits), for the batches area. */
-export { holdBatchTokens, releaseBatchTokens, type BatchQueueHold } from './batch-queue.js';
