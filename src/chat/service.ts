@@ -4,7 +4,14 @@ import type { Ctx } from '../core/module.js';
 import { countTokens, ModelError } from '../models/service.js';
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResult, ChatTool } from '../models/types.js';
 import type { Usage } from '../ratelimit/service.js';
-import type { ChatCompletionChunk, ChatCompletionObject, ChatMessageParam, CompletionUsage, CreateChatCompletionBody } from './schemas.js';
+import { bodyChecker, toApiError } from '../core/validation.js';
+import {
+  CreateChatCompletionBody,
+  type ChatCompletionChunk,
+  type ChatCompletionObject,
+  type ChatMessageParam,
+  type CompletionUsage,
+} from './schemas.js';
 import { StopCutter } from './stop.js';
 
 /**
@@ -302,4 +309,23 @@ export async function streamCompletion(
   const whole = completionObject(h, body, result);
   if (includeUsage) send(frame(null, whole.usage));
   return whole;
+}
+
+const checkBody = bodyChecker<CreateChatCompletionBody>(CreateChatCompletionBody);
+
+/**
+ * One request body run without HTTP (a line of a batch): the status and body `POST /v1/chat/completions`
+ * would answer, checked by the same schema and rules. Streaming has no place in a batch.
+ */
+export async function runChatBody(ctx: Ctx, body: unknown): Promise<{ status: number; body: unknown; usage?: Usage }> {
+  try {
+    const checked = checkBody(body);
+    if (checked.stream)
+      throw invalid(`'stream' is not supported in a batch: each line's reply is written whole.`, 'stream', 'unsupported_parameter');
+    const c = await createCompletion(ctx, checked);
+    return { status: 200, body: c, usage: usageOf(c) };
+  } catch (err) {
+    const e = toApiError(err);
+    return { status: e.status, body: e.toBody() };
+  }
 }

@@ -237,3 +237,16 @@ export function toApiError(error: unknown): ApiError {
     });
   return new ApiError('server_error', 'The server had an error while processing your request. Sorry about that!', { code: 'server_error' });
 }
+
+/**
+ * A body check outside HTTP (a batch line runs the body of a request it never received): the strict rules
+ * of request bodies, and the same 400 a route would answer. Compiled on first use.
+ */
+export function bodyChecker<T>(schema: object): (data: unknown) => T {
+  let compiled: ValidateFunction | undefined;
+  return (data) => {
+    compiled ??= bodyAjv.compile(schema);
+    if (!compiled(data)) throw ajvErrorToApiError(compiled.errors![0], 'body', data);
+    return data as T;
+  };
+}

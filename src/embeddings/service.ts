@@ -5,7 +5,8 @@ import type { Ctx } from '../core/module.js';
 import { countTokens } from '../models/service.js';
 import type { Usage } from '../ratelimit/service.js';
 import { BUILTIN_DIMENSIONS, builtinEmbedder, normalize, type Embedder } from '../vector-stores/service.js';
-import type { CreateEmbeddingBody, EmbeddingList } from './schemas.js';
+import { bodyChecker, toApiError } from '../core/validation.js';
+import { CreateEmbeddingBody, type EmbeddingList } from './schemas.js';
 
 /**
  * `POST /v1/embeddings`: the built-in deterministic embedder (the one file search uses), or the
@@ -135,4 +136,18 @@ export async function createEmbeddings(ctx: Ctx, body: CreateEmbeddingBody, inpu
     model: body.model,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   };
+}
+
+const checkBody = bodyChecker<CreateEmbeddingBody>(CreateEmbeddingBody);
+
+/** One request body run without HTTP (a line of a batch): the status and body `POST /v1/embeddings` would answer. */
+export async function runEmbeddingsBody(ctx: Ctx, body: unknown): Promise<{ status: number; body: unknown; usage?: Usage }> {
+  try {
+    const checked = checkBody(body);
+    const r = await createEmbeddings(ctx, checked, await readInputs(checked.input));
+    return { status: 200, body: r, usage: usageOf(r) };
+  } catch (err) {
+    const e = toApiError(err);
+    return { status: e.status, body: e.toBody() };
+  }
 }

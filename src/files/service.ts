@@ -263,3 +263,37 @@ export async function sweepUpload(ctx: Ctx, payload: { fileId: string }): Promis
   if (await store.getFileById(ctx.store.db, payload.fileId)) return;
   await ctx.services.files.storage.remove(payload.fileId);
 }
+
+/**
+ * Writes a new file's bytes from a stream (a batch's output, assembled line by line), never holding them
+ * whole. The file is not visible until `insertWrittenFile` commits its row; should that never happen (a
+ * crash), the sweep job removes the bytes.
+ */
+export async function writeFileBytes(ctx: Ctx, source: AsyncIterable<Buffer>): Promise<{ id: string; bytes: number }> {
+  const id = newFileId(ctx);
+  await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, { fileId: id }, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+  return { id, bytes: await ctx.services.files.storage.write(id, source) };
+}
+
+/** Makes bytes written by `writeFileBytes` a file of the project, in the caller's transaction. */
+export async function insertWrittenFile(
+  ctx: Ctx,
+  tx: Exec,
+  projectId: string,
+  written: { id: string; bytes: number },
+  meta: { filename: string; purpose: string; expiresAfterSeconds?: number | null },
+): Promise<FileObject> {
+  const createdAt = ctx.clock.nowSeconds();
+  const row = {
+    id: written.id,
+    project_id: projectId,
+    filename: meta.filename,
+    bytes: written.bytes,
+    purpose: meta.purpose,
+    created_at: createdAt,
+    expires_at: meta.expiresAfterSeconds == null ? null : createdAt + meta.expiresAfterSeconds,
+  };
+  await store.insertFile(tx, row);
+  if (row.expires_at !== null) await ctx.jobs.enqueue(tx, EXPIRE_FILE, { fileId: row.id }, { runAt: row.expires_at * 1000 });
+  return fileObject(row);
+}

@@ -10,7 +10,11 @@ export type Tier = (typeof TIERS)[number];
 /** The six metrics of the spec (rule 1). Per-minute and per-day windows. */
 export const METRICS = ['rpm', 'rpd', 'tpm', 'tpd', 'ipm', 'audio_mpm'] as const;
 export type Metric = (typeof METRICS)[number];
-export type Limits = Partial<Record<Metric, number>>;
+/**
+ * A model's limits for one tier. `batch_queue_tokens` is rule 4: the input tokens that pending batches of
+ * the organization may hold for the model (batch-queue.ts); it is no bucket of the per-request limiter.
+ */
+export type Limits = Partial<Record<Metric, number>> & { batch_queue_tokens?: number };
 
 export const MINUTE = 60_000;
 export const DAY = 86_400_000;
@@ -106,12 +110,12 @@ const perTier = (rows: Record<Tier, Limits>) => rows;
 /** The limits and price of a small model (gpt-4o-mini's), also the default for unlisted models. */
 const smallModel = () => ({
   tiers: perTier({
-    free: { rpm: 3, rpd: 200, tpm: 40_000 },
-    tier_1: { rpm: 500, rpd: 10_000, tpm: 200_000, tpd: 2_000_000 },
-    tier_2: { rpm: 5_000, tpm: 2_000_000, tpd: 20_000_000 },
-    tier_3: { rpm: 5_000, tpm: 4_000_000, tpd: 40_000_000 },
-    tier_4: { rpm: 10_000, tpm: 10_000_000, tpd: 1_000_000_000 },
-    tier_5: { rpm: 30_000, tpm: 150_000_000, tpd: 15_000_000_000 },
+    free: { rpm: 3, rpd: 200, tpm: 40_000, batch_queue_tokens: 200_000 },
+    tier_1: { rpm: 500, rpd: 10_000, tpm: 200_000, tpd: 2_000_000, batch_queue_tokens: 2_000_000 },
+    tier_2: { rpm: 5_000, tpm: 2_000_000, tpd: 20_000_000, batch_queue_tokens: 20_000_000 },
+    tier_3: { rpm: 5_000, tpm: 4_000_000, tpd: 40_000_000, batch_queue_tokens: 40_000_000 },
+    tier_4: { rpm: 10_000, tpm: 10_000_000, tpd: 1_000_000_000, batch_queue_tokens: 1_000_000_000 },
+    tier_5: { rpm: 30_000, tpm: 150_000_000, tpd: 15_000_000_000, batch_queue_tokens: 15_000_000_000 },
   }),
   price: { input_per_million: 0.15, output_per_million: 0.6 },
 });
@@ -161,12 +165,12 @@ export function defaultConfig(): RateLimitConfig {
       'gpt-4o': {
         models: ['gpt-4o', 'gpt-4o-2024-05-13', 'gpt-4o-2024-08-06', 'gpt-4o-2024-11-20', 'chatgpt-4o-latest'],
         tiers: perTier({
-          free: { rpm: 3, rpd: 200, tpm: 10_000 },
-          tier_1: { rpm: 500, tpm: 30_000, tpd: 90_000 },
-          tier_2: { rpm: 5_000, tpm: 450_000, tpd: 1_350_000 },
-          tier_3: { rpm: 5_000, tpm: 800_000, tpd: 50_000_000 },
-          tier_4: { rpm: 10_000, tpm: 2_000_000, tpd: 200_000_000 },
-          tier_5: { rpm: 10_000, tpm: 30_000_000, tpd: 5_000_000_000 },
+          free: { rpm: 3, rpd: 200, tpm: 10_000, batch_queue_tokens: 90_000 },
+          tier_1: { rpm: 500, tpm: 30_000, tpd: 90_000, batch_queue_tokens: 90_000 },
+          tier_2: { rpm: 5_000, tpm: 450_000, tpd: 1_350_000, batch_queue_tokens: 1_350_000 },
+          tier_3: { rpm: 5_000, tpm: 800_000, tpd: 50_000_000, batch_queue_tokens: 50_000_000 },
+          tier_4: { rpm: 10_000, tpm: 2_000_000, tpd: 200_000_000, batch_queue_tokens: 200_000_000 },
+          tier_5: { rpm: 10_000, tpm: 30_000_000, tpd: 5_000_000_000, batch_queue_tokens: 5_000_000_000 },
         }),
         price: { input_per_million: 2.5, output_per_million: 10 },
       },
@@ -177,12 +181,12 @@ export function defaultConfig(): RateLimitConfig {
       'gpt-4.1': {
         models: ['gpt-4.1', 'gpt-4.1-2025-04-14'],
         tiers: perTier({
-          free: { rpm: 3, rpd: 200, tpm: 10_000 },
-          tier_1: { rpm: 500, tpm: 30_000, tpd: 900_000 },
-          tier_2: { rpm: 5_000, tpm: 450_000, tpd: 1_350_000 },
-          tier_3: { rpm: 5_000, tpm: 800_000, tpd: 50_000_000 },
-          tier_4: { rpm: 10_000, tpm: 2_000_000, tpd: 200_000_000 },
-          tier_5: { rpm: 10_000, tpm: 30_000_000, tpd: 5_000_000_000 },
+          free: { rpm: 3, rpd: 200, tpm: 10_000, batch_queue_tokens: 90_000 },
+          tier_1: { rpm: 500, tpm: 30_000, tpd: 900_000, batch_queue_tokens: 90_000 },
+          tier_2: { rpm: 5_000, tpm: 450_000, tpd: 1_350_000, batch_queue_tokens: 1_350_000 },
+          tier_3: { rpm: 5_000, tpm: 800_000, tpd: 50_000_000, batch_queue_tokens: 50_000_000 },
+          tier_4: { rpm: 10_000, tpm: 2_000_000, tpd: 200_000_000, batch_queue_tokens: 200_000_000 },
+          tier_5: { rpm: 10_000, tpm: 30_000_000, tpd: 5_000_000_000, batch_queue_tokens: 5_000_000_000 },
         }),
         long_context: {
           threshold_tokens: 128_000,
@@ -322,4 +326,16 @@ export function organizationLimits(config: RateLimitConfig, organizationId: stri
 export function projectLimits(config: RateLimitConfig, projectId: string, model: string): Limits | undefined {
   const r = resolveModel(config, model);
   return overrideFor(config.projects[projectId]?.models, r.entryName, model);
+}
+
+/**
+ * Rule 4: the batch queue limit of an organization for a model (input tokens its pending batches may hold),
+ * counted under the same key as the model's other limits (a shared-limit group shares one queue).
+ * `limit` undefined: not limited (the tokens are still counted).
+ */
+export function batchQueueLimit(config: RateLimitConfig, organizationId: string, model: string): { limitKey: string; limit?: number } {
+  return {
+    limitKey: resolveModel(config, model).limitKey,
+    limit: organizationLimits(config, organizationId, model, false).batch_queue_tokens,
+  };
 }

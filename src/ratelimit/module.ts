@@ -10,6 +10,7 @@ import {
   type RateLimitConfig,
   type RateLimitConfigInput,
 } from './catalog.js';
+import { createBatchQueue } from './batch-queue.js';
 import { createFaults, type Faults } from './fault-sync.js';
 import type { LimiterBackend } from './interface.js';
 import { createMemoryBackend } from './memory.js';
@@ -107,6 +108,7 @@ export const rateLimitModule: Module = {
       ? createRedisBackend(ctx.settings.redisUrl, { log: ctx.log })
       : createMemoryBackend(ctx.clock);
     ctx.services.ratelimit = createRateLimiter({ backend, clock: ctx.clock, config: await loadConfig(ctx.store.db), onOutage });
+    ctx.services.batchQueue = createBatchQueue(ctx);
     ctx.services.faults = createFaults(ctx);
     ctx.services.ratelimitWatcher = createWatcher(ctx, { faults: ctx.services.faults.refresh, config: followConfig(ctx) });
   },

@@ -16,6 +16,7 @@ export const LimitsSchema = Type.Object(
     tpd: positive('tokens per day'),
     ipm: positive('images per minute'),
     audio_mpm: positive('audio minutes per minute'),
+    batch_queue_tokens: positive('input tokens the pending batches of the organization may hold for the model (rule 4)'),
   },
   { additionalProperties: false },
 );

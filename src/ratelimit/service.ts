@@ -232,6 +232,8 @@ export function createRateLimiter(opts: {
     const buckets: BucketTemplate[] = [];
     const add = (scope: BucketTemplate['scope'], owner: string, limits: Limits) => {
       for (const [metric, limit] of Object.entries(limits) as [Metric, number][]) {
+        // Only the per-request metrics are buckets (`batch_queue_tokens` is rule 4, batch-queue.ts).
+        if (!(metric in WINDOW)) continue;
         if (limit === undefined || limit === null || !(limit > 0)) continue;
         buckets.push({
           key: `${owner}:${lk}:${metric}`,

@@ -125,3 +125,51 @@ export async function dataVersion(db: Exec): Promise<number> {
   const { rows } = await sql<{ data_version: number }>`PRAGMA data_version`.execute(db);
   return Number(rows[0]?.data_version ?? 0);
 }
+
+/**
+ * Adds `tokens` to an organization's batch queue when the sum stays within `limit` (no limit: always).
+ * One conditional UPDATE: PostgreSQL locks the row and re-checks the sum against a concurrent reservation,
+ * so the limit is exact across instances. False when it would not fit.
+ */
+export async function reserveBatchQueue(
+  exec: Exec,
+  organizationId: string,
+  limitKey: string,
+  tokens: number,
+  limit?: number,
+): Promise<boolean> {
+  await exec
+    .insertInto('rate_limit_batch_queue')
+    .values({ organization_id: organizationId, limit_key: limitKey, tokens: 0 })
+    .onConflict((oc) => oc.columns(['organization_id', 'limit_key']).doNothing())
+    .execute();
+  let q = exec
+    .updateTable('rate_limit_batch_queue')
+    .set({ tokens: sql`tokens + ${tokens}` })
+    .where('organization_id', '=', organizationId)
+    .where('limit_key', '=', limitKey);
+  if (limit !== undefined) q = q.where(sql<boolean>`tokens + ${tokens} <= ${limit}`);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Gives back what a batch held (never below zero: a reset may have emptied the table meanwhile). */
+export async function releaseBatchQueue(exec: Exec, organizationId: string, limitKey: string, tokens: number): Promise<void> {
+  await exec
+    .updateTable('rate_limit_batch_queue')
+    .set({ tokens: sql`case when tokens > ${tokens} then tokens - ${tokens} else 0 end` })
+    .where('organization_id', '=', organizationId)
+    .where('limit_key', '=', limitKey)
+    .execute();
+}
+
+/** The tokens an organization's pending batches hold under a limit key. */
+export async function batchQueueTokens(exec: Exec, organizationId: string, limitKey: string): Promise<number> {
+  const row = await exec
+    .selectFrom('rate_limit_batch_queue')
+    .select('tokens')
+    .where('organization_id', '=', organizationId)
+    .where('limit_key', '=', limitKey)
+    .executeTakeFirst();
+  return Number(row?.tokens ?? 0);
+}

@@ -27,6 +27,12 @@ export interface RateLimitTables {
     /** Standin clock, ms. */
     updated_at: number;
   };
+  /** Rule 4: input tokens held by the pending batches of an organization, per limit key (batch-queue.ts). */
+  rate_limit_batch_queue: {
+    organization_id: string;
+    limit_key: string;
+    tokens: number;
+  };
 }
 
 export const rateLimitMigrations: Record<string, Migration> = {
@@ -54,6 +60,17 @@ export const rateLimitMigrations: Record<string, Migration> = {
         .addColumn('remaining', 'integer', (c) => c.notNull())
         .addColumn('retry_after_ms', 'integer')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '202611250100_ratelimit_batch_queue': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('rate_limit_batch_queue')
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('limit_key', 'text', (c) => c.notNull())
+        .addColumn('tokens', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('rate_limit_batch_queue_pk', ['organization_id', 'limit_key'])
         .execute();
     },
   },

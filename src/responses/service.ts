@@ -6,7 +6,8 @@ import type { Ctx } from '../core/module.js';
 import type { ChatMessage, ChatRequest, ChatResult, ChatTool } from '../models/types.js';
 import type { Ticket, Usage } from '../ratelimit/service.js';
 import type { Exec } from '../store/db.js';
-import type { CreateResponseRequest, InputItem, ResponseObject, ResponseStatus } from './schemas.js';
+import { bodyChecker, toApiError } from '../core/validation.js';
+import { CreateResponseBody, type CreateResponseRequest, type InputItem, type ResponseObject, type ResponseStatus } from './schemas.js';
 import * as store from './store.js';
 
 /** Job kind that runs one background response. */
@@ -345,4 +346,31 @@ export async function createFinishedResponse(
   if (status === 'incomplete') r.max_output_tokens = 16;
   await store.insertResponse(exec, projectId, r, messages);
   return r;
+}
+
+const checkBody = bodyChecker<CreateResponseRequest>(CreateResponseBody);
+
+/**
+ * One request body run without HTTP (a line of a batch): the status and body `POST /v1/responses` would
+ * answer. A batch line runs in the foreground: `background` has no place in it.
+ */
+export async function runResponseBody(
+  ctx: Ctx,
+  projectId: string,
+  body: unknown,
+): Promise<{ status: number; body: unknown; usage?: Usage }> {
+  try {
+    const checked = checkBody(body);
+    if (checked.background)
+      throw invalid(
+        `'background' is not supported in a batch: the batch itself runs in the background.`,
+        'background',
+        'unsupported_parameter',
+      );
+    const r = await createResponse(ctx, projectId, checked);
+    return { status: 200, body: r, usage: usageOf(r) };
+  } catch (err) {
+    const e = toApiError(err);
+    return { status: e.status, body: e.toBody() };
+  }
 }

@@ -16,6 +16,7 @@ import { vectorStoresModule } from '../vector-stores/module.js';
 import { chatModule } from '../chat/module.js';
 import { embeddingsModule } from '../embeddings/module.js';
 import { codeInterpreterModule } from '../code-interpreter/module.js';
+import { batchesModule } from '../batches/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -39,5 +40,6 @@ export const modules: Module[] = [
   chatModule,
   embeddingsModule,
   codeInterpreterModule,
+  batchesModule,
   appsModule,
 ];

@@ -1,0 +1,35 @@
+import type { Module } from '../core/module.js';
+import { batchesRoutes } from './routes.js';
+import { runBatch, type RunBatchJob } from './runner.js';
+import { createSampleBatch, RUN_BATCH } from './service.js';
+import { batchesMigrations } from './tables.js';
+
+const ENDINGS = ['completed', 'failed', 'expired', 'cancelled'] as const;
+const isEnding = (s: string): s is (typeof ENDINGS)[number] => (ENDINGS as readonly string[]).includes(s);
+
+/** Batches (`/v1/batches`): input files of purpose `batch` run line by line on the job queue; the batch.* events. */
+export const batchesModule: Module = {
+  name: 'batches',
+  migrations: batchesMigrations,
+  routes: (app, ctx) => batchesRoutes(app, ctx),
+  jobs: (ctx) => [
+    // A step works for at most ~10 s; the claim outlasts it by far, so only a dead worker's claim lapses.
+    {
+      kind: RUN_BATCH,
+      concurrency: 4,
+      visibilityMs: 120_000,
+      retryDelayMs: 2_000,
+      handler: (payload: RunBatchJob) => runBatch(ctx, payload),
+    },
+  ],
+  eventSamples: [
+    {
+      types: ENDINGS.map((s) => `batch.${s}`),
+      async create(ctx, tx, { type, organizationId, projectId }) {
+        const status = type.slice(type.indexOf('.') + 1);
+        if (!isEnding(status)) throw new Error(`no sample for ${type}`);
+        return { id: (await createSampleBatch(ctx, tx, { organizationId, projectId }, status)).id };
+      },
+    },
+  ],
+};

@@ -1,0 +1,275 @@
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../core/errors.js';
+import { emitEvent } from '../core/events.js';
+import { newId } from '../core/ids.js';
+import type { Ctx } from '../core/module.js';
+import { runChatBody } from '../chat/service.js';
+import { runEmbeddingsBody } from '../embeddings/service.js';
+import { insertWrittenFile, openFileContent, writeFileBytes } from '../files/service.js';
+import type { Usage } from '../ratelimit/service.js';
+import type { Exec } from '../store/db.js';
+import { runResponseBody } from '../responses/service.js';
+import { readLines, type InputLine } from './lines.js';
+import * as store from './store.js';
+import { TERMINAL } from './service.js';
+
+/**
+ * The worker side of a batch (job `batches.run`). Each step reads the input file from the batch's cursor,
+ * runs the lines a group at a time through the same service functions as the HTTP endpoints, and records
+ * each group's results with the moved cursor in one transaction: a crash loses at most the group in
+ * flight, which runs again, and no line is recorded twice (the cursor only moves from where it was).
+ * At the end the results are streamed into the output and error files, in input order, and the batch
+ * ends with its event and frees its batch-queue tokens, in one transaction.
+ */
+
+/** Lines run at once. */
+export const GROUP = 32;
+/** How long one step works before giving its job back to the queue (another instance may take it). */
+const STEP_MS = 10_000;
+/** Result rows read at once while assembling a file. */
+const PAGE = 500;
+
+export interface RunBatchJob {
+  batchId: string;
+}
+
+type Reply = { status: number; body: unknown; usage?: Usage };
+
+function runnerFor(ctx: Ctx, endpoint: string, projectId: string): (body: unknown) => Promise<Reply> {
+  if (endpoint === '/v1/chat/completions') return (body) => runChatBody(ctx, body);
+  if (endpoint === '/v1/embeddings') return (body) => runEmbeddingsBody(ctx, body);
+  return (body) => runResponseBody(ctx, projectId, body);
+}
+
+/** Runs one line; never throws (a failure is the line's 500). */
+async function runLine(ctx: Ctx, run: (body: unknown) => Promise<Reply>, line: InputLine) {
+  const request = JSON.parse(line.text) as { custom_id: string; body: unknown };
+  let reply: Reply;
+  try {
+    reply = await run(request.body);
+  } catch (err) {
+    ctx.log.warn({ err }, 'a batch line failed');
+    reply = {
+      status: 500,
+      body: new ApiError('server_error', 'The server had an error while processing this request.', { code: 'server_error' }).toBody(),
+    };
+  }
+  const output = {
+    id: newId('batch_req', ctx.clock),
+    custom_id: request.custom_id,
+    response: { status_code: reply.status, request_id: `req_${randomBytes(16).toString('hex')}`, body: reply.body },
+    error: null,
+  };
+  return { ok: reply.status < 400, json: JSON.stringify(output), usage: reply.status < 400 ? reply.usage : undefined, end: line.end };
+}
+
+/** Job handler: one step of a batch. */
+export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { retryAt: number }> {
+  const started = performance.now();
+  let row: store.BatchRow | undefined = await store.getBatchById(ctx.store.db, job.batchId);
+  if (!row || TERMINAL.includes(row.status as never)) return;
+  if (row.status === 'validating') {
+    await store.updateBatch(ctx.store.db, row.id, ['validating'], { status: 'in_progress', in_progress_at: ctx.clock.nowSeconds() });
+    row = (await store.getBatchById(ctx.store.db, job.batchId))!;
+  }
+  const ended = () => {
+    if (row!.status === 'cancelling') return 'cancelled' as const;
+    if (Number(row!.next_line) >= Number(row!.lines) || row!.status === 'finalizing') return 'completed' as const;
+    if (ctx.clock.now() >= Number(row!.expires_at) * 1000) return 'expired' as const;
+    return undefined;
+  };
+  let end = ended();
+  if (end) return finish(ctx, row, end);
+  if (row.status !== 'in_progress') return;
+
+  let source;
+  try {
+    source = (await openFileContent(ctx, row.project_id, row.input_file_id)).stream;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return failLost(ctx, row);
+    throw err;
+  }
+  const run = runnerFor(ctx, row.endpoint, row.project_id);
+  const lines = readLines(source, { maxBytes: ctx.settings.bodyLimit, start: Number(row.next_offset) });
+  try {
+    for (;;) {
+      const group: InputLine[] = [];
+      while (group.length < GROUP) {
+        const next = await lines.next();
+        if (next.done) break;
+        group.push(next.value);
+      }
+      if (!group.length) break;
+      const results = await Promise.all(group.map((l) => runLine(ctx, run, l)));
+      const from: number = Number(row.next_line);
+      const counts: Parameters<typeof store.advance>[3] = {
+        line: from + results.length,
+        offset: results.at(-1)!.end,
+        completed: 0,
+        failed: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+      };
+      for (const r of results) {
+        if (r.ok) counts.completed++;
+        else counts.failed++;
+        counts.inputTokens += r.usage?.inputTokens ?? 0;
+        counts.outputTokens += r.usage?.outputTokens ?? 0;
+      }
+      const status = await ctx.store.db.transaction().execute(async (tx) => {
+        const after = await store.advance(tx, row!.id, from, counts);
+        if (after)
+          await store.insertResults(
+            tx,
+            results.map((r, i) => ({ batch_id: row!.id, line: from + i, ok: r.ok ? 1 : 0, json: r.json })),
+          );
+        return after;
+      });
+      // Another worker recorded these lines, or the batch ended meanwhile: look again from the store.
+      if (!status) return { retryAt: ctx.clock.now() };
+      row = { ...row, status, next_line: counts.line, next_offset: counts.offset };
+      end = ended();
+      if (end) break;
+      if (performance.now() - started > STEP_MS) return { retryAt: ctx.clock.now() };
+    }
+  } finally {
+    await lines.return(undefined);
+    source.destroy();
+  }
+  return finish(ctx, row, end ?? 'completed');
+}
+
+/** Joins JSON lines into chunks of bytes for a file. */
+async function* chunksOf(lines: AsyncIterable<string[]>): AsyncGenerator<Buffer> {
+  for await (const page of lines) if (page.length) yield Buffer.from(`${page.join('\n')}\n`);
+}
+
+/** The recorded results of one kind, in input order, a page at a time. */
+async function* results(ctx: Ctx, batchId: string, ok: boolean): AsyncGenerator<string[]> {
+  let after = -1;
+  for (;;) {
+    const page = await store.resultsPage(ctx.store.db, batchId, ok, after, PAGE);
+    if (!page.length) return;
+    after = Number(page.at(-1)!.line);
+    yield page.map((r) => r.json);
+  }
+}
+
+/** The lines never run (from the cursor on) as error lines with `code`; `count` tells how many there were. */
+async function* unrun(ctx: Ctx, row: store.BatchRow, code: string, message: string, count: { n: number }): AsyncGenerator<string[]> {
+  const { stream } = await openFileContent(ctx, row.project_id, row.input_file_id);
+  let page: string[] = [];
+  try {
+    for await (const line of readLines(stream, { maxBytes: ctx.settings.bodyLimit, start: Number(row.next_offset) })) {
+      const { custom_id } = JSON.parse(line.text) as { custom_id: string };
+      page.push(JSON.stringify({ id: newId('batch_req', ctx.clock), custom_id, response: null, error: { code, message } }));
+      count.n++;
+      if (page.length >= PAGE) {
+        yield page;
+        page = [];
+      }
+    }
+    yield page;
+  } finally {
+    stream.destroy();
+  }
+}
+
+async function* concat<T>(...sources: AsyncIterable<T>[]): AsyncGenerator<T> {
+  for (const s of sources) yield* s;
+}
+
+const UNRUN: Record<'expired' | 'cancelled', { code: string; message: string }> = {
+  expired: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
+  cancelled: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' },
+};
+
+/**
+ * Ends a batch: `finalizing` (a completed batch), then the output and error files streamed from the
+ * recorded results (an expired or cancelled batch adds its lines never run to the error file), then — in
+ * one transaction, only if no other worker ended it first — the files, the final status, the freed queue
+ * tokens and the event. A crash before that commit leaves bytes the files' sweep job removes.
+ */
+async function finish(ctx: Ctx, row: store.BatchRow, outcome: 'completed' | 'expired' | 'cancelled'): Promise<void | { retryAt: number }> {
+  const running = ['in_progress', 'cancelling', 'finalizing'];
+  const now = ctx.clock.nowSeconds();
+  if (outcome === 'completed' && row.status !== 'finalizing') {
+    // A cancel came first: the next step ends the batch cancelled.
+    if (!(await store.updateBatch(ctx.store.db, row.id, ['in_progress'], { status: 'finalizing', finalizing_at: now })))
+      return { retryAt: ctx.clock.now() };
+  }
+  const count = { n: 0 };
+  const written: { id: string; bytes: number }[] = [];
+  const write = async (lines: AsyncIterable<string[]>) => {
+    const w = await writeFileBytes(ctx, chunksOf(lines));
+    written.push(w);
+    return w;
+  };
+  try {
+    const output = await write(results(ctx, row.id, true));
+    const errorLines =
+      outcome === 'completed'
+        ? results(ctx, row.id, false)
+        : concat(results(ctx, row.id, false), unrun(ctx, row, UNRUN[outcome].code, UNRUN[outcome].message, count));
+    const errors = await write(errorLines);
+    const at = ctx.clock.nowSeconds();
+    const done = await ctx.store.db.transaction().execute(async (tx) => {
+      const patch = {
+        status: outcome,
+        [`${outcome}_at`]: at,
+        output_file_id: output.bytes ? output.id : null,
+        error_file_id: errors.bytes ? errors.id : null,
+        queued_tokens: 0,
+      };
+      if (!(await store.updateBatch(tx, row.id, running, patch, count.n))) return false;
+      const meta = (kind: string) => ({
+        filename: `${row.id}_${kind}.jsonl`,
+        purpose: 'batch_output',
+        expiresAfterSeconds: row.output_expires_seconds === null ? null : Number(row.output_expires_seconds),
+      });
+      if (output.bytes) await insertWrittenFile(ctx, tx, row.project_id, output, meta('output'));
+      if (errors.bytes) await insertWrittenFile(ctx, tx, row.project_id, errors, meta('error'));
+      await release(ctx, tx, row);
+      await emitEvent(ctx, tx, row.project_id, `batch.${outcome}`, { id: row.id });
+      await store.deleteResults(tx, row.id);
+      return true;
+    });
+    // Files not made part of the batch (an empty one, or another worker ended it first) are removed now.
+    for (const w of written) if (!done || w.bytes === 0) await ctx.services.files.storage.remove(w.id);
+  } catch (err) {
+    for (const w of written) await ctx.services.files.storage.remove(w.id).catch(() => {});
+    throw err;
+  }
+}
+
+/** Gives back the batch's hold on the batch queue (rule 4). */
+async function release(ctx: Ctx, tx: Exec, row: store.BatchRow) {
+  if (row.queue_key)
+    await ctx.services.batchQueue.release(tx, {
+      organizationId: row.organization_id,
+      limitKey: row.queue_key,
+      tokens: Number(row.queued_tokens),
+    });
+}
+
+/** The input file was deleted while the batch ran: the batch fails, with what it had run discarded. */
+async function failLost(ctx: Ctx, row: store.BatchRow): Promise<void> {
+  const error = {
+    code: 'file_not_found',
+    message: `The input file ${row.input_file_id} was deleted while the batch ran.`,
+    param: 'input_file_id',
+    line: null,
+  };
+  await ctx.store.db.transaction().execute(async (tx) => {
+    const patch = {
+      status: 'failed',
+      failed_at: ctx.clock.nowSeconds(),
+      errors: JSON.stringify({ object: 'list', data: [error] }),
+      queued_tokens: 0,
+    };
+    if (!(await store.updateBatch(tx, row.id, ['in_progress', 'cancelling', 'finalizing'], patch))) return;
+    await release(ctx, tx, row);
+    await emitEvent(ctx, tx, row.project_id, 'batch.failed', { id: row.id });
+    await store.deleteResults(tx, row.id);
+  });
+}
