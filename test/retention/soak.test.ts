@@ -30,7 +30,8 @@ describe.each(dialects())('retention soak (%s)', (dialect) => {
   let failing: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    s = await startTestStandin({ dialect, settings: { webhookTimeoutMs: 1000 } });
+    // A receiver slowed by a busy machine must not turn into retries (and duplicates) here.
+    s = await startTestStandin({ dialect, settings: { webhookTimeoutMs: 10_000 } });
     url = await s.listen();
     client = new OpenAI({
       apiKey: s.keys.platform,
@@ -66,15 +67,20 @@ describe.each(dialects())('retention soak (%s)', (dialect) => {
           .executeTakeFirstOrThrow()
       ).n,
     );
-  /** Bytes the database takes: SQLite's pages (freed pages are reused), PostgreSQL's relations of this schema. */
+  /**
+   * Bytes the data takes: SQLite's pages (it reuses freed pages itself); PostgreSQL's tables and indexes of
+   * this schema (their main forks: the free space and visibility maps a first VACUUM adds are not data).
+   */
   const size = async () => {
     if (s.ctx.store.dialect === 'sqlite') {
       const pages = await sql<{ page_count: number }>`PRAGMA page_count`.execute(s.ctx.store.db);
       const pageSize = await sql<{ page_size: number }>`PRAGMA page_size`.execute(s.ctx.store.db);
       return Number(pages.rows[0].page_count) * Number(pageSize.rows[0].page_size);
     }
-    const r = await sql<{ bytes: string }>`select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes from pg_class c
-      join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind = 'r'`.execute(s.ctx.store.db);
+    const r = await sql<{ bytes: string }>`select coalesce(sum(pg_relation_size(c.oid, 'main')), 0) as bytes from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind in ('r', 'i', 't')`.execute(
+      s.ctx.store.db,
+    );
     return Number(r.rows[0].bytes);
   };
 
@@ -158,12 +164,12 @@ describe.each(dialects())('retention soak (%s)', (dialect) => {
     expect(last.webhook_deliveries).toBeLessThan(40 * DAYS);
     expect(last.workload_exchanges).toBeLessThan(20 * DAYS);
     expect(last.image_audit_requests).toBeLessThan(5 * DAYS);
-    // The database grew while the keep times filled (days 1 to 5), then stays within 5 % of its size on
-    // day 6 (pages a store allocates ahead are not growth of the data).
-    expect(settled.bytes).toBeGreaterThan(history[0].bytes);
-    expect(most('bytes', 7, DAYS), `grew after day 6: ${history.map((h) => h.bytes).join(', ')}`).toBeLessThanOrEqual(
-      history[5].bytes * 1.05,
-    );
+    // The database grew while the keep times filled (days 1 to 5); over days 6 to 10, with the same traffic,
+    // it grows by at most a quarter of that (without retention it would grow as much again).
+    const early = settled.bytes - history[0].bytes;
+    const late = last.bytes - settled.bytes;
+    expect(early).toBeGreaterThan(0);
+    expect(late, `sizes by day: ${history.map((h) => h.bytes).join(', ')}`).toBeLessThanOrEqual(early / 4);
     const view = await admin('GET', '/retention');
     expect(view.last_sweep.rules.length).toBeGreaterThan(0);
   });
