@@ -4,7 +4,9 @@ import { routes } from './routes.js';
 import { createRunEngine } from './runs/engine.js';
 import { runJobDefinitions } from './runs/jobs.js';
 import type { AssistantsRuntime } from './runs/runtime.js';
+import { ACTIVE } from './runs/states.js';
 import { insertAssistantOnce } from './store/assistants.js';
+import { purgeRunEvents } from './store/events.js';
 import { assistantsMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -40,6 +42,16 @@ export const assistantsModule: Module = {
   routes(app, ctx) {
     routes(app, ctx);
   },
+  retention: [
+    {
+      name: 'run_events',
+      description:
+        "The stream events of runs (what SSE streams replay), by when they were written; an active run's are kept. A run's own expiry job drops them once its deadline has passed too.",
+      tables: ['run_events'],
+      defaultMs: 86_400_000,
+      purge: (tx, cutoffMs, limit) => purgeRunEvents(tx, cutoffMs, limit, ACTIVE),
+    },
+  ],
   async seed(ctx, tx, demo) {
     // A ready assistant, so `createAndRun` works on a fresh start without creating one first.
     await insertAssistantOnce(tx, {

@@ -8,6 +8,7 @@ import type { Auth } from './auth.js';
 import type { Clock } from './clock.js';
 import type { JobDefinition, JobQueue } from './jobs.js';
 import type { Outbound } from './outbound.js';
+import type { RetentionRule } from './retention.js';
 import type { Settings } from './settings.js';
 
 export interface Logger {
@@ -80,6 +81,8 @@ export interface Module {
   adminRoutes?(app: App, ctx: Ctx): Promise<void> | void;
   /** Job kinds this module's workers run. */
   jobs?(ctx: Ctx): JobDefinition[];
+  /** Records this module keeps for a while and then deletes (`core/retention.ts`; run by the retention area). */
+  retention?: RetentionRule[];
   /** Starts extra listeners or timers once the HTTP server listens; stopped in reverse order. */
   start?(ctx: Ctx): Promise<void> | void;
   stop?(ctx: Ctx): Promise<void> | void;

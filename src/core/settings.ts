@@ -47,6 +47,11 @@ export const OPTIONS = {
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
   checkResponses: opt('bool', false, "hold every JSON reply against its route's response schema (a mismatch is a 500; for tests)"),
+  retention: opt(
+    'string',
+    undefined,
+    "how long records are kept, e.g. 'webhook_deliveries=7d,run_events=off' (docs/retention.md; the config file's section wins)",
+  ),
   outboundAllow: opt(
     'string',
     undefined,

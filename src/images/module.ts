@@ -1,5 +1,6 @@
 import type { Module } from '../core/module.js';
 import { imagesRoutes } from './routes.js';
+import { purgeAuditRequests } from './store.js';
 
 /**
  * Images: audit requests of image generations (`POST /v1/images/request_audit`). Its table was created by
@@ -11,4 +12,13 @@ export const imagesModule: Module = {
   routes(app, ctx) {
     imagesRoutes(app, ctx);
   },
+  retention: [
+    {
+      name: 'image_audit_requests',
+      description: 'Image audit requests (write-only: no endpoint reads them back), by when they were made.',
+      tables: ['image_audit_requests'],
+      defaultMs: 90 * 86_400_000,
+      purge: (tx, cutoffMs, limit) => purgeAuditRequests(tx, Math.floor(cutoffMs / 1000), limit),
+    },
+  ],
 };

@@ -17,6 +17,7 @@ import { chatModule } from '../chat/module.js';
 import { embeddingsModule } from '../embeddings/module.js';
 import { codeInterpreterModule } from '../code-interpreter/module.js';
 import { batchesModule } from '../batches/module.js';
+import { retentionModule } from '../retention/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -42,4 +43,5 @@ export const modules: Module[] = [
   codeInterpreterModule,
   batchesModule,
   appsModule,
+  retentionModule,
 ];

@@ -5,6 +5,7 @@ import { createRecorder } from './recorder.js';
 import { webhookAdminRoutes, webhookPages } from './routes.js';
 import { WebhooksConfig } from './schemas.js';
 import { declareEndpoints, DELIVER } from './service.js';
+import { purgeDeliveries, purgeEvents } from './store.js';
 import { webhookMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -13,6 +14,8 @@ declare module '../core/module.js' {
     webhooks: DeliverOptions;
   }
 }
+
+const DAY_MS = 86_400_000;
 
 /** Webhook endpoints per project, the event fan-out and signed, retried deliveries. */
 export const webhooksModule: Module = {
@@ -23,6 +26,23 @@ export const webhooksModule: Module = {
   },
   routes: (app) => webhookPages(app),
   adminRoutes: webhookAdminRoutes,
+  retention: [
+    {
+      name: 'webhook_deliveries',
+      description:
+        'Webhook deliveries and their attempts, by when the delivery ended (succeeded, or failed after 72 hours); pending ones are kept.',
+      tables: ['webhook_attempts', 'webhook_deliveries'],
+      defaultMs: 30 * DAY_MS,
+      purge: (tx, cutoffMs, limit) => purgeDeliveries(tx, cutoffMs, limit),
+    },
+    {
+      name: 'webhook_events',
+      description: 'Events of the outbox (the envelopes deliveries send), by creation; kept while any delivery of the event is.',
+      tables: ['events'],
+      defaultMs: 30 * DAY_MS,
+      purge: (tx, cutoffMs, limit) => purgeEvents(tx, Math.floor(cutoffMs / 1000), limit, EVENT_FANOUT),
+    },
+  ],
   jobs: (ctx) => [
     {
       kind: EVENT_FANOUT,

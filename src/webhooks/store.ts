@@ -144,3 +144,51 @@ export const deliveriesOfEvent = (exec: Exec, eventId: string) =>
     .select(['id', 'endpoint_id', 'status', 'attempt_count', 'created_at'])
     .where('event_id', '=', eventId)
     .execute();
+
+/**
+ * Retention: deletes up to `limit` deliveries that ended (succeeded or failed) before `beforeMs`, with
+ * their attempts. A pending delivery is never deleted. Returns how many deliveries went.
+ */
+export async function purgeDeliveries(exec: Exec, beforeMs: number, limit: number): Promise<number> {
+  const ids = (
+    await exec
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', '!=', 'pending')
+      .where('completed_at', '<', beforeMs)
+      .limit(limit)
+      .execute()
+  ).map((r) => r.id);
+  if (!ids.length) return 0;
+  await exec.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
+  await exec.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '!=', 'pending').execute();
+  return ids.length;
+}
+
+/**
+ * Retention: deletes up to `limit` outbox events created before `beforeSeconds` that no delivery refers
+ * to any more, and that no fan-out job still waiting could need: events made after the oldest such job
+ * was queued are kept (an event and its fan-out job are written in one transaction).
+ */
+export async function purgeEvents(exec: Exec, beforeSeconds: number, limit: number, fanoutKind: string): Promise<number> {
+  const oldestFanout = await exec
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.min('created_at').as('at'))
+    .where('kind', '=', fanoutKind)
+    .executeTakeFirst();
+  const horizon = oldestFanout?.at == null ? beforeSeconds : Math.min(beforeSeconds, Math.floor(Number(oldestFanout.at) / 1000));
+  const ids = (
+    await exec
+      .selectFrom('events as v')
+      .select('v.id')
+      .where('v.created_at', '<', horizon)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'v.id'))),
+      )
+      .limit(limit)
+      .execute()
+  ).map((r) => r.id);
+  if (!ids.length) return 0;
+  await exec.deleteFrom('events').where('id', 'in', ids).execute();
+  return ids.length;
+}

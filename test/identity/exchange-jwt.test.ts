@@ -3,7 +3,6 @@ import { createPublicKey } from 'node:crypto';
 import { claimsFor, createIdp, type TestIdp } from './idp.js';
 import { dialects } from '../helpers.js';
 import { createApiKey, upsertServiceAccount } from '../../src/identity/service.js';
-import type { WorkloadIdentityService } from '../../src/identity/workload/module.js';
 import { makeRoot } from './certs.js';
 import { GRANT, ID_TOKEN_TYPE, identityFixture, JWT_TYPE, X509_TYPE, type IdentityFixture } from './setup.js';
 
@@ -370,7 +369,8 @@ describe.each(dialects())('JWT exchange (%s)', (dialect) => {
       const before = await count();
       expect(before).toBeGreaterThan(0);
       f.t.ctx.clock.advance(2 * 3_600_000);
-      await (f.t.ctx.services.workloadIdentity as WorkloadIdentityService).identity.purge();
+      const sweep = await f.admin('POST', '/admin/v1/retention/sweep');
+      expect(sweep.body.rules.find((r: { name: string }) => r.name === 'workload_tokens')).toMatchObject({ keep: '1h', deleted: before });
       expect(await count()).toBe(0);
     });
 

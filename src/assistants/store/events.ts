@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Ctx } from '../../core/module.js';
 import type { Exec } from '../../store/db.js';
+import type { RunStatus } from '../runs/states.js';
 
 /** One frame of a run's stream: the event name and its data (an API object or a delta). */
 export interface RunEvent {
@@ -52,4 +53,38 @@ export async function insertEvents(
 /** Drops a run's event log (once the run has ended and its streams have long finished). */
 export async function deleteRunEvents(db: Exec, runId: string): Promise<void> {
   await db.deleteFrom('run_events').where('run_id', '=', runId).execute();
+}
+
+/**
+ * Retention: deletes up to `limit` stream events written before `beforeMs` whose run is over (or gone).
+ * An active run's events are never deleted: its streams still read them. Returns how many went.
+ */
+export async function purgeRunEvents(db: Exec, beforeMs: number, limit: number, active: readonly RunStatus[]): Promise<number> {
+  const old = db
+    .selectFrom('run_events as e')
+    .select(['e.run_id', 'e.seq'])
+    .where('e.created_at', '<', beforeMs)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('thread_runs as r')
+            .select('r.id')
+            .whereRef('r.id', '=', 'e.run_id')
+            .where('r.status', 'in', [...active]),
+        ),
+      ),
+    )
+    .limit(limit);
+  const rows = await old.execute();
+  if (!rows.length) return 0;
+  // One run's rows at a time by its key range, so the statement stays small whatever the batch holds.
+  const byRun = new Map<string, number[]>();
+  for (const r of rows) {
+    const seqs = byRun.get(r.run_id);
+    if (seqs) seqs.push(Number(r.seq));
+    else byRun.set(r.run_id, [Number(r.seq)]);
+  }
+  for (const [runId, seqs] of byRun)
+    await db.deleteFrom('run_events').where('run_id', '=', runId).where('seq', 'in', seqs).where('created_at', '<', beforeMs).execute();
+  return rows.length;
 }

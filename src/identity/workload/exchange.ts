@@ -483,12 +483,6 @@ export class WorkloadIdentity {
     return this.commits({ token, exchange });
   }
 
-  /** Deletes tokens expired for more than an hour and audit entries older than `keepDays`. */
-  async purge(keepDays = 30): Promise<void> {
-    const nowS = this.ctx.clock.nowSeconds();
-    await store.purge(this.ctx.store.db, nowS - 3600, nowS - keepDays * 86_400);
-  }
-
   /** Standin clock, ms. */
   now(): number {
     return this.ctx.clock.now();

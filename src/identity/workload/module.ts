@@ -17,6 +17,7 @@ import {
 import { adminRoutes, tokenRoutes } from './routes.js';
 import { LIMITS, ProviderBody, RootBody } from './schemas.js';
 import { setAllowlist, upsertProvider, upsertRoot } from './service.js';
+import { purgeExchanges, purgeTokens } from './store.js';
 import { workloadMigrations } from './tables.js';
 
 declare module '../../core/module.js' {
@@ -39,7 +40,9 @@ export interface WorkloadIdentityService {
   verifiedConnections: VerifiedConnections;
 }
 
-const PURGE = 'workload_identity.purge';
+/** The hourly purge job of earlier versions; retention (below) does its work now. */
+const RETIRED_PURGE = 'workload_identity.purge';
+const HOUR_MS = 3_600_000;
 
 /** Workload identity: providers, mappings, mTLS roots, token exchange (JWT and X.509), minted tokens and the permission policies. */
 export const workloadModule: Module = {
@@ -84,22 +87,26 @@ export const workloadModule: Module = {
   adminRoutes(app, ctx) {
     adminRoutes(app, ctx, ctx.services.workloadIdentity.listeners);
   },
-  jobs: (ctx) => [
+  // Still registered so that a store of an earlier version sees its queued purge job finish (and go).
+  jobs: () => [{ kind: RETIRED_PURGE, handler: async () => {} }],
+  retention: [
     {
-      kind: PURGE,
-      maxAttempts: Number.MAX_SAFE_INTEGER,
-      handler: async () => {
-        await ctx.services.workloadIdentity.identity.purge();
-        return { retryAt: ctx.clock.now() + 3_600_000 };
-      },
+      name: 'workload_tokens',
+      description: 'Minted workload identity tokens, by their expiry: a token still good is never deleted.',
+      tables: ['workload_tokens'],
+      defaultMs: HOUR_MS,
+      purge: (tx, cutoffMs, limit) => purgeTokens(tx, Math.floor(cutoffMs / 1000), limit),
+    },
+    {
+      name: 'workload_exchanges',
+      description: 'The token exchange audit log (issued and refused exchanges), by when the exchange happened.',
+      tables: ['workload_exchanges'],
+      defaultMs: 30 * 24 * HOUR_MS,
+      purge: (tx, cutoffMs, limit) => purgeExchanges(tx, Math.floor(cutoffMs / 1000), limit),
     },
   ],
   async start(ctx) {
     const { startListener } = ctx.services.workloadIdentity;
-    // One purge job per store: its fixed id makes a second instance's enqueue a no-op.
-    await ctx.jobs
-      .enqueue(ctx.store.db, PURGE, {}, { id: 'job_workload_identity_purge', runAt: ctx.clock.now() + 60_000 })
-      .catch(() => undefined);
     if (ctx.settings.mtlsPort !== OFF) await startListener('auth', ctx.settings.mtlsPort);
     if (ctx.settings.mtlsApiPort !== OFF) await startListener('api', ctx.settings.mtlsApiPort);
   },

@@ -325,10 +325,18 @@ export async function revokeTokens(exec: Exec, of: { providerId: string } | { ma
   await q.execute();
 }
 
-/** Deletes tokens that expired before `tokensExpiredBefore` and audit entries older than `exchangesBefore` (seconds). */
-export async function purge(exec: Exec, tokensExpiredBefore: number, exchangesBefore: number): Promise<void> {
-  await exec.deleteFrom('workload_tokens').where('expires_at', '<', tokensExpiredBefore).execute();
-  await exec.deleteFrom('workload_exchanges').where('created_at', '<', exchangesBefore).execute();
+/** Retention: deletes up to `limit` tokens that expired before `expiredBefore` (seconds); returns how many. */
+export async function purgeTokens(exec: Exec, expiredBefore: number, limit: number): Promise<number> {
+  const ids = exec.selectFrom('workload_tokens').select('id').where('expires_at', '<', expiredBefore).limit(limit);
+  const r = await exec.deleteFrom('workload_tokens').where('id', 'in', ids).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Retention: deletes up to `limit` exchange audit entries made before `before` (seconds); returns how many. */
+export async function purgeExchanges(exec: Exec, before: number, limit: number): Promise<number> {
+  const ids = exec.selectFrom('workload_exchanges').select('id').where('created_at', '<', before).limit(limit);
+  const r = await exec.deleteFrom('workload_exchanges').where('id', 'in', ids).executeTakeFirst();
+  return Number(r.numDeletedRows);
 }
 
 /**
