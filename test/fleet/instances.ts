@@ -21,7 +21,7 @@ export interface Instance {
  */
 export async function startInstances(
   kind: string,
-  opts: { count?: number; redisUrl?: string; env?: Record<string, string> } = {},
+  opts: { count?: number; redisUrl?: string; env?: (index: number) => Promise<Record<string, string>> | Record<string, string> } = {},
 ): Promise<{ instances: Instance[]; databaseUrl: string; close(): Promise<void> }> {
   const databaseUrl = await freshDatabaseUrl(kind);
   const instances: Instance[] = [];
@@ -36,7 +36,7 @@ export async function startInstances(
       STANDIN_LOG_LEVEL: 'error',
       STANDIN_DATA: dirs[dirs.push(mkdtempSync(join(tmpdir(), 'standin-fleet-'))) - 1],
       ...(opts.redisUrl ? { STANDIN_REDIS_URL: opts.redisUrl } : {}),
-      ...opts.env,
+      ...(await opts.env?.(i)),
     };
     // One after the other: the first migrates and seeds, the next finds it done.
     const proc = await serve(env);
