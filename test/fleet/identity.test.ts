@@ -27,7 +27,9 @@ describe.runIf(databaseUrl)('workload identity across two instances', () => {
   beforeAll(async () => {
     ensureBuilt();
     mtlsPort = await freePort();
-    fleet = await startInstances('fleet_identity', { env: (i) => (i === 1 ? { STANDIN_MTLS_PORT: String(mtlsPort) } : {}) });
+    fleet = await startInstances('fleet_identity', {
+      env: (i): Record<string, string> => (i === 1 ? { STANDIN_MTLS_PORT: String(mtlsPort) } : {}),
+    });
     [a, b] = fleet.instances;
     idp = await createIdp('https://fleet.example.test');
     const sa = await a.call('POST', '/admin/v1/projects/proj_demo/service_accounts', { id: SA, name: 'fleet', role: 'member' });
