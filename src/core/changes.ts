@@ -1,6 +1,5 @@
 import type { Exec, Store } from '../store/db.js';
 import * as store from './changes-store.js';
-import type { Logger } from './module.js';
 
 /** How often every instance reads the generations (both stores): the bound on how late a change arrives. */
 export const POLL_MS = 250;
@@ -32,7 +31,7 @@ export interface Changes {
 }
 
 /** The change signal of one Standin (`ctx.changes`). */
-export function createChanges(s: Store, log: Logger): Changes {
+export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string): void }): Changes {
   const subscribers = new Map<string, (() => Promise<void> | void)[]>();
   let seen = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
