@@ -1,8 +1,11 @@
 import { sql } from 'kysely';
 import type { Ctx } from '../core/module.js';
 
-/** Tables reset keeps: the migration bookkeeping, and the settings that make this instance itself. */
-const KEEP = new Set(['kysely_migration', 'kysely_migration_lock']);
+/**
+ * Tables reset keeps: the migration bookkeeping, the settings that make this instance itself, and the
+ * change generations (they only grow, so no instance can mistake a later change for one it has seen).
+ */
+const KEEP = new Set(['kysely_migration', 'kysely_migration_lock', 'change_signals']);
 const KEEP_SETTINGS = ['admin_key', 'clock_offset_ms'];
 
 /** Empties every table (all state), keeping migrations, the admin key and the clock. */

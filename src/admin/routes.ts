@@ -85,6 +85,8 @@ export function adminRoutes(app: App, ctx: Ctx): void {
     for (const m of ctx.modules) await m.reset?.(ctx);
     ctx.services.requestLog.clear();
     const lines = await restoreBaseline(ctx);
+    // Every other instance drops what it holds in memory and reads the emptied (and re-seeded) state.
+    await ctx.changes.bumpAll(ctx.store.db);
     return { object: 'reset' as const, reset: true, printed: lines.map((l) => l.trim()) };
   });
   app.get('/config/schema', { schema: { hide: true } }, async () => configSchema(ctx.modules));

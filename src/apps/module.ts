@@ -5,6 +5,7 @@ import { mcpFetch } from './host/fetch.js';
 import { hostRoutes } from './host/routes.js';
 import { HostService } from './host/service.js';
 import { startWidgetServer } from './host/widget-server.js';
+import { appHostMigrations } from './host/tables.js';
 
 declare module '../core/module.js' {
   interface Services {
@@ -40,6 +41,7 @@ function publicUrl(ctx: Ctx): string {
  */
 export const appsModule: Module = {
   name: 'apps',
+  migrations: appHostMigrations,
   provide(ctx) {
     const host = new HostService({
       vendor: ctx.settings.vendor,
@@ -54,6 +56,7 @@ export const appsModule: Module = {
       log: (obj, msg) => ctx.log.info(obj, msg),
       // MCP servers are reached like webhooks and JWKS: through the SSRF guard.
       fetch: mcpFetch(ctx.outbound),
+      db: () => ctx.store.db,
     });
     ctx.services.apps = { host, allowCommand: (c) => host.allowCommand(c) };
   },
@@ -76,8 +79,14 @@ export const appsModule: Module = {
       const pub = new URL(publicUrl(ctx));
       s.widget.origin = `${pub.protocol}//${pub.hostname}:${new URL(s.widget.origin).port}`;
     }
+    // Behind a load balancer every instance names the balancer's widget address (documents are in the store).
+    if (ctx.settings.widgetPublicUrl) s.widget.origin = new URL(ctx.settings.widgetPublicUrl).origin;
     ctx.listeners.widgets = s.widget.origin;
     ctx.log.info({ widgetOrigin: s.widget.origin }, 'app host: components are served from a separate origin');
+  },
+  reset(ctx) {
+    // The signing key of download URLs was emptied with the rest of the store.
+    appsOf(ctx).host.files.forgetKey();
   },
   async stop(ctx) {
     const s = appsOf(ctx);

@@ -5,6 +5,7 @@ import type { Migration } from 'kysely';
 import type { Static, TSchema } from 'typebox';
 import type { Exec, Store, Tx } from '../store/db.js';
 import type { Auth } from './auth.js';
+import type { Changes } from './changes.js';
 import type { Clock } from './clock.js';
 import type { JobDefinition, JobQueue } from './jobs.js';
 import type { Outbound } from './outbound.js';
@@ -41,6 +42,8 @@ export interface Ctx {
   jobs: JobQueue;
   log: Logger;
   auth: Auth;
+  /** Tells every instance on the store that a concern of in-memory state changed (core/changes.ts). */
+  changes: Changes;
   /** The SSRF-guarded HTTP client of every outbound call (webhooks, JWKS, MCP servers of the app host). */
   outbound: Outbound;
   /**

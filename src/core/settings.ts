@@ -44,6 +44,7 @@ export const OPTIONS = {
   tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
   widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
   publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
+  widgetPublicUrl: opt('string', undefined, 'the address users reach the widget listener at, behind a load balancer (defaults to it)'),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
   checkResponses: opt('bool', false, "hold every JSON reply against its route's response schema (a mismatch is a 500; for tests)"),

@@ -23,6 +23,8 @@ export interface CoreTables {
     /** The webhook envelope, JSON. */
     payload: string;
   };
+  /** One generation per concern of in-memory state that every instance follows (core/changes.ts). */
+  change_signals: { concern: string; generation: number };
 }
 
 export const coreMigrations: Record<string, Migration> = {
@@ -55,6 +57,15 @@ export const coreMigrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('events_project').on('events').columns(['project_id', 'id']).execute();
       void sql;
+    },
+  },
+  '202611231200_core_change_signals': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('change_signals')
+        .addColumn('concern', 'text', (c) => c.primaryKey())
+        .addColumn('generation', 'bigint', (c) => c.notNull())
+        .execute();
     },
   },
 };

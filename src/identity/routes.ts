@@ -79,8 +79,7 @@ export function identityAdminRoutes(app: App, ctx: Ctx) {
     { schema: { tags, params: ProjectKeyParams, response: { 200: Deleted('organization.project.api_key.deleted') } } },
     async (req) => {
       const { project_id, key_id } = req.params;
-      await svc.deleteApiKey(db, project_id, key_id);
-      ctx.auth.forget();
+      await svc.deleteApiKey(ctx, project_id, key_id);
       return { id: key_id, object: 'organization.project.api_key.deleted' as const, deleted: true };
     },
   );

@@ -198,6 +198,9 @@ export async function createApiKey(
       service_account_id: input.serviceAccountId ?? null,
     };
     await store.updateApiKey(exec, existing.id, columns);
+    // Its permissions may have narrowed: no instance may keep acting on the ones it remembers.
+    await ctx.changes.bump(exec, 'credentials');
+    ctx.auth.forget();
     return toApiKey({ ...existing, ...columns });
   }
   const row = {
@@ -219,8 +222,16 @@ export async function listApiKeys(exec: Exec, projectId: string): Promise<ApiKey
   return (await store.listApiKeys(exec, projectId)).map(toApiKey);
 }
 
-export async function deleteApiKey(exec: Exec, projectId: string, keyId: string): Promise<void> {
-  if (!(await store.deleteApiKey(exec, projectId, keyId))) throw notFound('API key', keyId);
+/**
+ * Deletes a key. Every instance stops taking it once the deletion commits: remembered credentials are
+ * dropped here at once, and on the others by the `credentials` change signal.
+ */
+export async function deleteApiKey(ctx: Ctx, projectId: string, keyId: string): Promise<void> {
+  await ctx.store.db.transaction().execute(async (tx) => {
+    if (!(await store.deleteApiKey(tx, projectId, keyId))) throw notFound('API key', keyId);
+    await ctx.changes.bump(tx, 'credentials');
+  });
+  ctx.auth.forget();
 }
 
 /** Resolves a platform API key to its principal, or null when no key has that value. */

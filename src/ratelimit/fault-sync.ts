@@ -9,15 +9,18 @@ import * as store from './store.js';
  * The faults of every instance on one store (`ctx.services.faults`). The table `rate_limit_faults` is the
  * truth; each instance keeps a copy that the edge check reads synchronously (nothing on the hot path waits
  * on the store). A change made here updates this copy at once; other instances' changes arrive through
- * `refresh`, which the module's watcher (watch.ts) calls: at once on PostgreSQL (LISTEN/NOTIFY), within
- * 250 ms on SQLite.
+ * `refresh`, which runs on every instance when the `faults` change signal moves (core/changes.ts): at once
+ * on PostgreSQL (LISTEN/NOTIFY), within 250 ms on either store.
  *
  * Counts: a request an instance fails counts down its copy at once and is written back (uses arriving
  * together in one transaction); every instance's copy follows the store. So one instance fails exactly
  * `count` requests; several together fail `count` plus at most the requests the others fail during one
  * propagation delay (milliseconds on PostgreSQL) — never fewer than `count` while the fault is live.
  */
-export function createFaults(ctx: Pick<Ctx, 'store' | 'clock' | 'log'>) {
+/** The concern of `ctx.changes` that fault changes (and uses written back) bump. */
+export const FAULTS = 'faults';
+
+export function createFaults(ctx: Pick<Ctx, 'store' | 'clock' | 'log' | 'changes'>) {
   const db = ctx.store.db;
   /** Uses taken locally and not yet written back, per fault id. */
   const pending = new Map<string, number>();
@@ -47,7 +50,7 @@ export function createFaults(ctx: Pick<Ctx, 'store' | 'clock' | 'log'>) {
     try {
       await db.transaction().execute(async (tx) => {
         await store.consumeFaults(tx, uses);
-        await store.notifyChange(ctx.store, tx, 'faults');
+        await ctx.changes.bump(tx, FAULTS);
       });
     } catch (err) {
       ctx.log.error({ err }, 'writing back fault uses failed; other instances may fail a few more requests');
@@ -77,7 +80,7 @@ export function createFaults(ctx: Pick<Ctx, 'store' | 'clock' | 'log'>) {
   async function change<T>(write: (tx: Tx) => Promise<T>): Promise<T> {
     const out = await db.transaction().execute(async (tx) => {
       const result = await write(tx);
-      await store.notifyChange(ctx.store, tx, 'faults');
+      await ctx.changes.bump(tx, FAULTS);
       return result;
     });
     await refresh();

@@ -11,16 +11,15 @@ import {
   type RateLimitConfigInput,
 } from './catalog.js';
 import { createBatchQueue } from './batch-queue.js';
-import { createFaults, type Faults } from './fault-sync.js';
+import { createFaults, FAULTS, type Faults } from './fault-sync.js';
 import type { LimiterBackend } from './interface.js';
 import { createMemoryBackend } from './memory.js';
 import { createRedisBackend } from './redis.js';
 import { rateLimitAdminRoutes, rateLimitRoutes } from './routes.js';
 import { OrganizationLimitsSchema, ProjectLimitsSchema, RateLimitsConfigSchema } from './schemas.js';
 import { createRateLimiter, OUTAGE_POLICIES, type OutagePolicy, type RateLimitService } from './service.js';
-import { loadSections, notifyChange, saveSection } from './store.js';
+import { loadSections, saveSection } from './store.js';
 import { rateLimitMigrations } from './tables.js';
-import { createWatcher, type Watcher } from './watch.js';
 
 declare module '../core/module.js' {
   interface Services {
@@ -28,8 +27,6 @@ declare module '../core/module.js' {
     ratelimit: RateLimitService;
     /** Faults injected through the control plane. */
     faults: Faults;
-    /** Follows what other instances change in the shared state (faults, the catalog). */
-    ratelimitWatcher: Watcher;
   }
 }
 
@@ -74,10 +71,13 @@ function outagePolicy(ctx: Ctx): OutagePolicy {
   return value as OutagePolicy;
 }
 
+/** The concern of `ctx.changes` that a change of the catalog (tiers, overrides, limits) bumps. */
+const CATALOG = 'rate_limit_config';
+
 /** Saves a section and puts the catalog it makes in force on this instance; the others follow (watch.ts). */
 async function applySection(ctx: Ctx, tx: Exec, scope: string, value: unknown) {
   await saveSection(tx, scope, value, ctx.clock.now());
-  await notifyChange(ctx.store, tx, 'config');
+  await ctx.changes.bump(tx, CATALOG);
   ctx.services.ratelimit.setConfig(await loadConfig(tx));
 }
 
@@ -110,11 +110,12 @@ export const rateLimitModule: Module = {
     ctx.services.ratelimit = createRateLimiter({ backend, clock: ctx.clock, config: await loadConfig(ctx.store.db), onOutage });
     ctx.services.batchQueue = createBatchQueue(ctx);
     ctx.services.faults = createFaults(ctx);
-    ctx.services.ratelimitWatcher = createWatcher(ctx, { faults: ctx.services.faults.refresh, config: followConfig(ctx) });
+    // Other instances' changes of faults and of the catalog (core/changes.ts).
+    ctx.changes.on(FAULTS, ctx.services.faults.refresh);
+    ctx.changes.on(CATALOG, followConfig(ctx));
   },
   async init(ctx) {
     await ctx.services.faults.refresh();
-    await ctx.services.ratelimitWatcher.start();
   },
   config: [
     configSection({
@@ -147,10 +148,9 @@ export const rateLimitModule: Module = {
     await ctx.services.faults.reset();
     await ctx.services.ratelimit.reset();
     ctx.services.ratelimit.setConfig(await loadConfig(ctx.store.db));
-    await notifyChange(ctx.store, ctx.store.db, 'config');
+    await ctx.changes.bump(ctx.store.db, CATALOG);
   },
   async stop(ctx) {
-    ctx.services.ratelimitWatcher.stop();
     await ctx.services.faults.flush();
     await ctx.services.ratelimit.backend.close();
   },

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { ErrorType } from '../core/errors.js';
-import type { Exec, Store } from '../store/db.js';
+import type { Exec } from '../store/db.js';
 import type { Fault, FaultStatus } from './faults.js';
 import type { RateLimitTables } from './tables.js';
 
@@ -86,44 +86,6 @@ export async function consumeFaults(db: Exec, uses: ReadonlyMap<string, number>)
       .where('id', '=', id)
       .execute();
   await db.deleteFrom('rate_limit_faults').where('remaining', '<=', 0).execute();
-}
-
-/** The PostgreSQL channel that tells every instance the shared rate-limit state changed (payload: what). */
-const CHANNEL = 'standin_ratelimit';
-
-/** Tells every instance on the store that `what` changed (PostgreSQL: delivered at commit). SQLite: nothing to send. */
-export async function notifyChange(store: Pick<Store, 'dialect'>, db: Exec, what: 'faults' | 'config'): Promise<void> {
-  if (store.dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, ${what})`.execute(db);
-}
-
-/**
- * PostgreSQL: a dedicated connection that LISTENs for changes and calls `changed` with what changed;
- * `lost` when the connection fails. Returns a function that releases the connection.
- */
-export async function listenForChanges(store: Store, changed: (what: string) => void, lost: () => void): Promise<() => void> {
-  const client = await store.pgPool!.connect();
-  let released = false;
-  const release = (err?: Error) => {
-    if (released) return;
-    released = true;
-    client.release(err);
-  };
-  client.on('notification', (n) => changed(n.payload ?? ''));
-  client.on('error', (err) => {
-    release(err);
-    lost();
-  });
-  await client.query(`LISTEN ${CHANNEL}`);
-  return () => release();
-}
-
-/**
- * SQLite: a number that changes whenever another connection (another process on the same file) commits.
- * Read through the writer connection, so this process's own commits leave it as it is.
- */
-export async function dataVersion(db: Exec): Promise<number> {
-  const { rows } = await sql<{ data_version: number }>`PRAGMA data_version`.execute(db);
-  return Number(rows[0]?.data_version ?? 0);
 }
 
 /**

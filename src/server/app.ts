@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { createAuth, declareAuthFields } from '../core/auth.js';
+import { createChanges } from '../core/changes.js';
 import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError } from '../core/errors.js';
@@ -80,6 +81,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     jobs,
     log,
     auth: createAuth(),
+    changes: createChanges(store, log),
     outbound: outboundFor(settings),
     edge: [],
     banner: [],
@@ -106,6 +108,10 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     },
   });
 
+  // Generations are read before any module loads its state: a change committed from here on is reloaded.
+  await ctx.changes.start();
+  // A revoked key (or changed permissions) must stop working on every instance, not only the one that revoked it.
+  ctx.changes.on('credentials', () => ctx.auth.forget());
   for (const m of modules) await m.provide?.(ctx);
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
@@ -158,6 +164,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     },
     async close() {
       stopFollowing?.();
+      ctx.changes.stop();
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
       await jobs.stop();
       await app.close();

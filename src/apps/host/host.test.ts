@@ -111,21 +111,33 @@ describe('injectBridge', () => {
 });
 
 describe('files', () => {
-  it('signs download URLs that expire with the clock', () => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    s = await startTestStandin({ seed: false, modules: [{ name: 'core', migrations: coreMigrations }, appsModule] });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  it('signs download URLs that expire with the clock', async () => {
     const clock = createClock();
-    const files = new FileStore(clock);
-    const f = files.put(Buffer.from('hi'), 'a.txt', 'text/plain', true);
-    const url = new URL(files.downloadUrl('http://h', f.fileId));
+    const files = new FileStore(clock, () => s.ctx.store.db);
+    const f = await files.put(Buffer.from('hi'), 'a.txt', 'text/plain', true);
+    const url = new URL(await files.downloadUrl('http://h', f.fileId));
     const q = (k: string) => url.searchParams.get(k) ?? undefined;
-    expect(files.check(f.fileId, q('expires'), q('sig'))).toBe(f);
+    expect(await files.check(f.fileId, q('expires'), q('sig'))).toEqual(f);
+    expect((await files.bytes(f.fileId))?.toString()).toBe('hi');
     const sig = q('sig')!;
-    expect(files.check(f.fileId, q('expires'), (sig[0] === 'x' ? 'y' : 'x') + sig.slice(1))).toBe('invalid');
-    expect(files.check(f.fileId, String(Number(q('expires')) + 60), q('sig'))).toBe('invalid');
+    expect(await files.check(f.fileId, q('expires'), (sig[0] === 'x' ? 'y' : 'x') + sig.slice(1))).toBe('invalid');
+    expect(await files.check(f.fileId, String(Number(q('expires')) + 60), q('sig'))).toBe('invalid');
+    // Another instance on the same store (its own FileStore) accepts the URL: the signing key is shared.
+    const other = new FileStore(clock, () => s.ctx.store.db);
+    expect(await other.check(f.fileId, q('expires'), q('sig'))).toEqual(f);
     clock.advance(DOWNLOAD_TTL_MS + 2000);
-    expect(files.check(f.fileId, q('expires'), q('sig'))).toBe('expired');
-    expect(files.library().map((x) => x.fileId)).toEqual([f.fileId]);
-    expect(files.put(Buffer.from('x'), 'b', 'text/plain', false).library).toBe(false);
-    expect(files.library()).toHaveLength(1);
+    expect(await files.check(f.fileId, q('expires'), q('sig'))).toBe('expired');
+    expect((await files.library()).map((x) => x.fileId)).toEqual([f.fileId]);
+    expect((await files.put(Buffer.from('x'), 'b', 'text/plain', false)).library).toBe(false);
+    expect(await files.library()).toHaveLength(1);
   });
 });
 

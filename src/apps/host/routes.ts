@@ -85,7 +85,7 @@ export async function hostRoutes(app: App, ctx: Ctx) {
     '/apps/files/:id',
     { schema: { hide: true, params: FileIdParams, querystring: DownloadQuery, response: { 200: Document } } },
     async (req, reply) => {
-      const f = service.files.check(req.params.id, req.query.expires, req.query.sig);
+      const f = await service.files.check(req.params.id, req.query.expires, req.query.sig);
       reply.header('access-control-allow-origin', '*');
       if (f === 'expired')
         throw new ApiError('permission_error', 'This download URL has expired; ask for a new one with getFileDownloadUrl.', {
@@ -98,7 +98,9 @@ export async function hostRoutes(app: App, ctx: Ctx) {
         .header('content-disposition', `inline; filename="${f.fileName.replace(/["\\\r\n]/g, '_')}"`)
         .header('cache-control', 'private, max-age=60');
       reply.header('x-content-type-options', 'nosniff');
-      return f.bytes;
+      const bytes = await service.files.bytes(f.fileId);
+      if (!bytes) throw new ApiError('not_found_error', 'No file at this URL (it was removed).', { code: 'invalid_signature' });
+      return bytes;
     },
   );
 
@@ -149,13 +151,13 @@ async function apiRoutes(app: App, service: HostService) {
       const name = fileName(header(req, 'x-file-name'));
       const mime = (header(req, 'x-file-type') ?? 'application/octet-stream').slice(0, 200);
       const library = header(req, 'x-file-library') === 'true';
-      const f = service.files.put(req.body, name, mime, library);
+      const f = await service.files.put(req.body, name, mime, library);
       return { fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType, size: f.size, library: f.library };
     });
   });
 
   app.get('/apps/api/files', { schema: { hide: true, response: { 200: LibraryReply } } }, async () => ({
-    data: service.files.library().map((f) => ({ fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType, size: f.size })),
+    data: (await service.files.library()).map((f) => ({ fileId: f.fileId, fileName: f.fileName, mimeType: f.mimeType, size: f.size })),
   }));
 
   app.post(
@@ -163,10 +165,10 @@ async function apiRoutes(app: App, service: HostService) {
     { schema: { hide: true, params: FileIdParams, response: { 200: DownloadUrlReply } } },
     async (req) => {
       const { id } = req.params;
-      const f = service.files.get(id);
+      const f = await service.files.get(id);
       if (!f) throw new ApiError('not_found_error', `No file found with id '${id}'.`, { param: 'fileId' });
       return {
-        downloadUrl: service.files.downloadUrl(service.opts.publicUrl(), id),
+        downloadUrl: await service.files.downloadUrl(service.opts.publicUrl(), id),
         fileId: id,
         fileName: f.fileName,
         mimeType: f.mimeType,

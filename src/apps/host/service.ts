@@ -10,6 +10,8 @@ import { callToolRaw, connectServer, parseServerSpec, readTemplate, templateUri,
 import { buildCspHeader, effectiveCsp, type EffectiveCsp } from './csp.js';
 import { asset } from './assets.js';
 import { FileStore } from './files.js';
+import * as store from './store.js';
+import type { Exec } from '../../store/db.js';
 
 export interface Visibility {
   model: boolean;
@@ -90,6 +92,16 @@ export interface HostOptions {
   log?: (obj: unknown, msg: string) => void;
   /** The fetch of URL transports: through the SSRF-guarded outbound client, like webhooks and JWKS. */
   fetch?: FetchLike;
+  /** The store that every instance shares: connections, documents and files live there (no sticky sessions). */
+  db: () => Exec;
+}
+
+/** What the store keeps of a connection: enough for any instance to serve it with its own MCP client. */
+interface ConnectionState {
+  tools: ToolDescriptor[];
+  findings: Finding[];
+  templates: Record<string, { contents?: ResourceContent[]; error?: string }>;
+  serverInfo: object | undefined;
 }
 
 /**
@@ -103,21 +115,22 @@ const unreachable = (server: string) =>
     { status: 502, param: 'server', code: 'server_unreachable' },
   );
 
-const MAX_DOCS = 300;
+/** How long a component document stays servable (Standin clock). */
+const DOC_TTL_MS = 24 * 3_600_000;
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The app host's server side: MCP connections, tool calls with the visibility rules, component documents, files. */
 export class HostService {
   readonly files: FileStore;
-  private connections = new Map<string, Connection>();
+  /** This instance's MCP clients, by connection id (the connections themselves are in the store). */
+  private clients = new Map<string, Promise<Client>>();
   private byServer = new Map<string, Promise<Connection>>();
-  private docs = new Map<string, WidgetDoc>();
   private allowedCommands = new Set<string>();
   /** Templates read while the tool call runs (one-shot, 30 s), so rendering does not wait for resources/read. */
   private prefetched = new Map<string, { at: number; read: Promise<{ contents?: ResourceContent[]; error?: string }> }>();
 
   constructor(readonly opts: HostOptions) {
-    this.files = new FileStore(opts.clock);
+    this.files = new FileStore(opts.clock, opts.db);
   }
 
   /** Lets the host page run this local command over stdio (only commands given on the command line may run). */
@@ -146,7 +159,10 @@ export class HostService {
       try {
         const c = await existing;
         // Refresh: the same connection (so other tabs keep working) with the server's current tools and templates.
-        if (opts.refresh) await this.load(c);
+        if (opts.refresh) {
+          await this.load(c);
+          await this.save(c);
+        }
         return c;
       } catch (err) {
         if (err instanceof ApiError && err.code !== 'server_unreachable') throw err;
@@ -185,11 +201,48 @@ export class HostService {
       throw err;
     }
     client.onclose = () => {
-      // A closed stdio or SSE connection is replaced on the next connect.
-      if (this.connections.get(c.id)) this.byServer.delete(server);
+      // A closed stdio or SSE connection is replaced on the next connect (or the next request naming it).
+      this.byServer.delete(server);
+      this.clients.delete(c.id);
     };
-    this.connections.set(c.id, c);
+    await this.save(c);
+    this.clients.set(c.id, Promise.resolve(client));
     return c;
+  }
+
+  /** Saves what any instance needs to serve the connection. */
+  private async save(c: Connection): Promise<void> {
+    const state: ConnectionState = { tools: c.tools, findings: c.findings, templates: c.templates, serverInfo: c.serverInfo };
+    await store.saveConnection(this.opts.db(), {
+      id: c.id,
+      server: c.server,
+      locale: c.locale,
+      state: JSON.stringify(state),
+      updated_at: this.opts.clock.now(),
+    });
+  }
+
+  /**
+   * This instance's MCP client of a connection another instance (or this one) opened: reused, or opened now
+   * from the saved server and locale (without the connect-time lint: its result is saved with the connection).
+   */
+  private client(row: store.ConnectionRow, spec: ServerSpec): Promise<Client> {
+    let p = this.clients.get(row.id);
+    if (!p) {
+      p = connectServer(spec, { vendor: this.opts.vendor, locale: row.locale, stderr: 'ignore', fetch: this.opts.fetch }).then(
+        (client) => {
+          client.onclose = () => this.clients.delete(row.id);
+          return client;
+        },
+        (err: unknown) => {
+          this.clients.delete(row.id);
+          this.opts.log?.({ server: row.server, err: (err as Error).message }, 'app host: could not connect to an MCP server');
+          throw unreachable(row.server);
+        },
+      );
+      this.clients.set(row.id, p);
+    }
+    return p;
   }
 
   /**
@@ -210,11 +263,22 @@ export class HostService {
     c.findings = sortFindings(r.findings);
   }
 
-  /** A connection by id, or a 404 naming the field. */
-  get(id: string): Connection {
-    const c = this.connections.get(id);
-    if (!c) throw notFound('connection', id);
-    return c;
+  /**
+   * A connection by id, or a 404 naming the field. Read from the store at every request: a refresh through
+   * another instance changes its tools and templates.
+   */
+  async get(id: string): Promise<Connection> {
+    const row = await store.getConnection(this.opts.db(), id);
+    if (!row) throw notFound('connection', id);
+    const spec = parseServerSpec(row.server);
+    if (spec.kind === 'stdio' && !this.allowedCommands.has(row.server))
+      throw new ApiError(
+        'permission_error',
+        `'connection': it runs a local command that only the instance started with it may run (standin apps open).`,
+        { param: 'connection', code: 'command_not_allowed' },
+      );
+    const state = JSON.parse(row.state) as ConnectionState;
+    return { id: row.id, server: row.server, spec, client: await this.client(row, spec), locale: row.locale, ...state };
   }
 
   /** The tool list the host page shows: each descriptor with who may call it and its template. */
@@ -243,7 +307,7 @@ export class HostService {
     meta: Record<string, unknown>,
     caller: 'model' | 'app',
   ) {
-    const c = this.get(connectionId);
+    const c = await this.get(connectionId);
     const tool = c.tools.find((t) => t.name === name);
     if (!tool) throw invalid(`'name': the server has no tool '${name}'`, 'name');
     const vis = visibilityOf(tool, this.opts.vendor);
@@ -259,7 +323,7 @@ export class HostService {
         `'name': the tool '${name}' is hidden from the model: its visibility does not include "model"`,
         { param: 'name', code: 'tool_not_visible' },
       );
-    const resolved = this.resolveFileParams(tool, args);
+    const resolved = await this.resolveFileParams(tool, args);
     try {
       return await callToolRaw(c.client, name, resolved, meta);
     } catch (err) {
@@ -271,32 +335,33 @@ export class HostService {
   }
 
   /** Turns `{file_id}` (or `{fileId}`) values of `<vendor>/fileParams` inputs into full file objects with fresh URLs. */
-  resolveFileParams(tool: ToolDescriptor, args: Record<string, unknown>): Record<string, unknown> {
+  async resolveFileParams(tool: ToolDescriptor, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const params = tool._meta?.[`${this.opts.vendor}/fileParams`];
     if (!Array.isArray(params)) return args;
     const out = { ...args };
-    const one = (v: unknown) => {
+    const one = async (v: unknown) => {
       if (!isObj(v)) return v;
       const id = v.file_id ?? v.fileId;
-      const f = typeof id === 'string' ? this.files.get(id) : undefined;
+      const f = typeof id === 'string' ? await this.files.get(id) : undefined;
       if (!f) return v;
       const { fileId: _drop, ...rest } = v;
       return {
         ...rest,
         file_id: f.fileId,
-        download_url: this.files.downloadUrl(this.opts.publicUrl(), f.fileId),
+        download_url: await this.files.downloadUrl(this.opts.publicUrl(), f.fileId),
         mime_type: f.mimeType,
         file_name: f.fileName,
       };
     };
     for (const p of params)
-      if (typeof p === 'string' && p in out) out[p] = Array.isArray(out[p]) ? (out[p] as unknown[]).map(one) : one(out[p]);
+      if (typeof p === 'string' && p in out)
+        out[p] = Array.isArray(out[p]) ? await Promise.all((out[p] as unknown[]).map(one)) : await one(out[p]);
     return out;
   }
 
   /** Proxies `resources/read` for a component (templates and other resources of the same server). */
   async readResource(connectionId: string, uri: string) {
-    const c = this.get(connectionId);
+    const c = await this.get(connectionId);
     try {
       return await c.client.readResource({ uri });
     } catch (err) {
@@ -330,8 +395,8 @@ export class HostService {
   }
 
   /** Starts reading a tool's template now (the host page calls this when the tool call starts). */
-  prefetch(connectionId: string, tool: string): { uri: string; origin: string } {
-    const c = this.get(connectionId);
+  async prefetch(connectionId: string, tool: string): Promise<{ uri: string; origin: string }> {
+    const c = await this.get(connectionId);
     const uri = this.toolTemplate(c, tool);
     const now = this.opts.clock.now();
     for (const [k, v] of this.prefetched) if (now - v.at > 30_000) this.prefetched.delete(k);
@@ -344,7 +409,7 @@ export class HostService {
 
   /** Reads the template, builds its CSP and stores the document the widget origin will serve. */
   async render(req: RenderRequest): Promise<RenderResult> {
-    const c = this.get(req.connection);
+    const c = await this.get(req.connection);
     const uri = req.tool !== undefined ? this.toolTemplate(c, req.tool) : req.uri;
     if (!uri) throw invalid("give 'tool' or 'uri'", 'uri');
     // Modal templates must be templates of this server: read through the same connection.
@@ -390,14 +455,19 @@ export class HostService {
     const cspHeader = buildCspHeader(csp, [publicOrigin]);
     const id = randomBytes(12).toString('hex');
     const init = { vendor: v, widgetSessionId: req.widgetSessionId, globals: req.globals, hostOrigin: publicOrigin };
-    this.docs.set(id, {
-      id,
-      html: injectBridge(html, init, asset('apps/bridge.js').toString('utf8')),
-      csp: cspHeader,
-      origin: new URL(origin).host,
-      createdAt: this.opts.clock.now(),
-    });
-    while (this.docs.size > MAX_DOCS) this.docs.delete(this.docs.keys().next().value!);
+    const now = this.opts.clock.now();
+    // In the store, so the widget listener of any instance serves it.
+    await store.insertDocument(
+      this.opts.db(),
+      {
+        id,
+        html: injectBridge(html, init, asset('apps/bridge.js').toString('utf8')),
+        csp: cspHeader,
+        origin: new URL(origin).host,
+        created_at: now,
+      },
+      now - DOC_TTL_MS,
+    );
     this.opts.log?.({ server: c.server, uri, origin, csp: cspHeader, permissions: allow }, 'app host: rendering a component');
     return {
       url: `${origin}/w/${id}`,
@@ -415,15 +485,16 @@ export class HostService {
   }
 
   /** The document for the widget listener; only on the origin it was rendered for. */
-  doc(id: string, host: string | undefined): WidgetDoc | undefined {
-    const d = this.docs.get(id);
-    return d && host === d.origin ? d : undefined;
+  async doc(id: string, host: string | undefined): Promise<WidgetDoc | undefined> {
+    const d = await store.getDocument(this.opts.db(), id);
+    return d && host === d.origin ? { id: d.id, html: d.html, csp: d.csp, origin: d.origin, createdAt: d.created_at } : undefined;
   }
 
   async close() {
-    for (const c of this.connections.values()) await c.client.close().catch(() => undefined);
-    this.connections.clear();
+    const clients = [...this.clients.values()];
+    this.clients.clear();
     this.byServer.clear();
+    for (const p of clients) await p.then((c) => c.close()).catch(() => undefined);
   }
 }
 

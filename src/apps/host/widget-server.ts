@@ -21,10 +21,14 @@ export async function startWidgetServer(service: HostService, host: string, port
         'content-security-policy': "default-src 'none'",
       });
     const m = /^\/w\/([a-f0-9]{24})$/.exec(url.pathname);
-    const doc = m ? service.doc(m[1], req.headers.host) : undefined;
-    if (!doc)
-      return send(404, 'text/plain', 'no such component document (documents live for the session of the host page that rendered them)');
-    send(200, 'text/html; charset=utf-8', doc.html, { 'content-security-policy': doc.csp, 'referrer-policy': 'no-referrer' });
+    // Documents are in the store: the widget listener of any instance serves any of them.
+    (m ? service.doc(m[1], req.headers.host) : Promise.resolve(undefined)).then(
+      (doc) => {
+        if (!doc) return send(404, 'text/plain', 'no such component document (documents live for a day after the host page rendered them)');
+        send(200, 'text/html; charset=utf-8', doc.html, { 'content-security-policy': doc.csp, 'referrer-policy': 'no-referrer' });
+      },
+      () => send(503, 'text/plain', 'the store did not answer; try again'),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -16,7 +16,7 @@ import {
 } from './policy.js';
 import { adminRoutes, tokenRoutes } from './routes.js';
 import { LIMITS, ProviderBody, RootBody } from './schemas.js';
-import { setAllowlist, upsertProvider, upsertRoot } from './service.js';
+import { setAllowlist, upsertProvider, upsertRoot, WORKLOAD_CONCERN } from './service.js';
 import { purgeExchanges, purgeTokens } from './store.js';
 import { workloadMigrations } from './tables.js';
 
@@ -63,6 +63,11 @@ export const workloadModule: Module = {
       verifiedConnections: new WeakMap(),
     };
     ctx.services.workloadIdentity = service;
+    // Another instance changed providers, mappings, roots or an allowlist: read them again here.
+    ctx.changes.on(WORKLOAD_CONCERN, () => {
+      identity.invalidate();
+      service.allowlists.clear();
+    });
   },
   init(ctx) {
     const { identity, listeners, verifiedConnections } = ctx.services.workloadIdentity;

@@ -216,7 +216,7 @@ export function adminRoutes(app: App, ctx: Ctx, listeners: MtlsListeners) {
   app.put(
     '/projects/:project_id/ip_allowlist',
     { schema: { tags, params: schemas.ProjectParams, body: schemas.IpAllowlistBody, response: { 200: schemas.AllowlistObject } } },
-    async (req) => svc.setAllowlist(ctx, db, req.params.project_id, req.body.cidrs),
+    async (req) => svc.changeConfig(ctx, (tx) => svc.setAllowlist(ctx, tx, req.params.project_id, req.body.cidrs)),
   );
 
   app.get('/mtls/server_certificate', { schema: { tags, response: { 200: schemas.ServerCertificateObject } } }, async () => {

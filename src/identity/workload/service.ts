@@ -56,9 +56,23 @@ export interface RootInput {
 }
 
 /** Drops this process's cached workload identity configuration after a change. */
-function touch(ctx: Ctx): void {
+function invalidate(ctx: Ctx): void {
   ctx.services.workloadIdentity.identity.invalidate();
 }
+
+/**
+ * A configuration change, inside its transaction: this process drops its cache now, and every instance
+ * (this one included) once the change commits (`ctx.changes`). Changes can revoke tokens, so the
+ * credentials every instance remembers are dropped too.
+ */
+async function touch(ctx: Ctx, exec: Exec): Promise<void> {
+  invalidate(ctx);
+  await ctx.changes.bump(exec, WORKLOAD_CONCERN);
+  await ctx.changes.bump(exec, 'credentials');
+}
+
+/** The concern of `ctx.changes` that every change of providers, mappings, roots and allowlists bumps. */
+export const WORKLOAD_CONCERN = 'workload_identity';
 
 /**
  * Runs a configuration change in one transaction, then drops the cached configuration again: an exchange
@@ -66,7 +80,7 @@ function touch(ctx: Ctx): void {
  */
 export async function changeConfig<T>(ctx: Ctx, change: (tx: Exec) => Promise<T>): Promise<T> {
   const out = await ctx.store.db.transaction().execute(change);
-  touch(ctx);
+  invalidate(ctx);
   return out;
 }
 
@@ -214,7 +228,7 @@ export async function upsertProvider(
     // Tokens of an earlier provider with this id (deleted while one of its exchanges was under way) stay dead.
     await store.revokeTokens(exec, { providerId: id }, now);
   }
-  touch(ctx);
+  await touch(ctx, exec);
   const provider = (await store.findProvider(exec, id))!;
   for (const [i, m] of (input.mappings ?? []).entries()) await upsertMapping(ctx, exec, provider, m, `mappings[${i}].`);
   return { ...provider, mappings: await store.listMappings(exec, id) };
@@ -264,7 +278,7 @@ export async function getProvider(exec: Exec, organizationId: string, providerId
 /** Deletes a provider and its mappings, and revokes every token they minted. */
 export async function deleteProvider(ctx: Ctx, exec: Exec, organizationId: string, providerId: string): Promise<void> {
   await getProvider(exec, organizationId, providerId);
-  touch(ctx);
+  await touch(ctx, exec);
   ctx.services.workloadIdentity.identity.jwks.forget(providerId);
   await store.revokeTokens(exec, { providerId }, ctx.clock.nowSeconds());
   await store.deleteProvider(exec, providerId);
@@ -312,7 +326,7 @@ export async function upsertMapping(ctx: Ctx, exec: Exec, provider: Provider, in
     attribute_match: toJson(input.attribute_match ?? {})!,
     permissions: toJson(input.permissions ?? null),
   };
-  touch(ctx);
+  await touch(ctx, exec);
   const now = ctx.clock.nowSeconds();
   if (existing) {
     if (await store.findMappingByName(exec, provider.id, input.name, existing.id))
@@ -354,7 +368,7 @@ export async function updateMapping(
 /** Deletes a mapping and revokes every token it minted (re-creating it with the same id revives none). */
 export async function deleteMapping(ctx: Ctx, exec: Exec, provider: Provider, mappingId: string): Promise<void> {
   await getMapping(exec, provider, mappingId);
-  touch(ctx);
+  await touch(ctx, exec);
   await store.revokeTokens(exec, { mappingId }, ctx.clock.nowSeconds());
   await store.deleteMapping(exec, mappingId);
 }
@@ -380,7 +394,7 @@ export async function upsertRoot(ctx: Ctx, exec: Exec, organizationId: string, i
   if (existing && existing.organization_id !== organizationId)
     throw invalid(`mTLS root '${existing.id}' belongs to another organization.`, 'id');
   const status = input.status ?? 'active';
-  touch(ctx);
+  await touch(ctx, exec);
   const columns = {
     name: input.name,
     project_id: input.project_id ?? null,
@@ -436,7 +450,7 @@ export async function updateRoot(
 
 export async function deleteRoot(ctx: Ctx, exec: Exec, organizationId: string, rootId: string): Promise<void> {
   await getRoot(exec, organizationId, rootId);
-  touch(ctx);
+  await touch(ctx, exec);
   await store.deleteRoot(exec, rootId);
 }
 
@@ -471,6 +485,8 @@ export async function setAllowlist(
     cidrs: toJson(normalized)!,
     updated_at: ctx.clock.nowSeconds(),
   });
+  await ctx.changes.bump(exec, WORKLOAD_CONCERN);
+  ctx.services.workloadIdentity.allowlists.delete(project.id);
   return { object: 'project.ip_allowlist', project_id: project.id, cidrs: normalized };
 }
 

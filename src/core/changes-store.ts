@@ -1,0 +1,56 @@
+import { sql } from 'kysely';
+import type { Exec, Store } from '../store/db.js';
+
+/** The PostgreSQL channel every instance LISTENs on; the payload names the concern that changed. */
+export const CHANNEL = 'standin_changes';
+
+/** Marks `concern` changed in the caller's transaction (PostgreSQL: the notification goes out at commit). */
+export async function bumpGeneration(store: Pick<Store, 'dialect'>, exec: Exec, concern: string): Promise<void> {
+  await exec
+    .insertInto('change_signals')
+    .values({ concern, generation: 1 })
+    .onConflict((oc) => oc.column('concern').doUpdateSet({ generation: sql`change_signals.generation + 1` }))
+    .execute();
+  if (store.dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, ${concern})`.execute(exec);
+}
+
+/** Marks every concern ever signalled changed (after an admin reset). */
+export async function bumpAll(store: Pick<Store, 'dialect'>, exec: Exec): Promise<void> {
+  await exec
+    .updateTable('change_signals')
+    .set({ generation: sql`generation + 1` })
+    .execute();
+  if (store.dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, '*')`.execute(exec);
+}
+
+/** Every concern's generation. */
+export async function readGenerations(exec: Exec): Promise<Map<string, number>> {
+  const rows = await exec.selectFrom('change_signals').select(['concern', 'generation']).execute();
+  return new Map(rows.map((r) => [r.concern, Number(r.generation)]));
+}
+
+/**
+ * PostgreSQL: a dedicated connection LISTENing on the channel; `notified` on each notification, `lost` when
+ * the connection fails. Returns the function that releases it.
+ */
+export async function listen(store: Store, notified: (concern: string) => void, lost: () => void): Promise<() => void> {
+  const client = await store.pgPool!.connect();
+  let released = false;
+  const release = (err?: Error) => {
+    if (released) return;
+    released = true;
+    client.release(err);
+  };
+  client.on('notification', (n) => notified(n.payload ?? ''));
+  client.on('error', (err) => {
+    release(err);
+    lost();
+  });
+  try {
+    await client.query(`LISTEN ${CHANNEL}`);
+  } catch (err) {
+    release(err as Error);
+    throw err;
+  }
+  return () => release();
+}
