@@ -1,0 +1,112 @@
+import type pg from 'pg';
+
+/** Distinct statements prepared by name at most; past it, new ones run unnamed (parsed each time). */
+const MAX_NAMED = 2000;
+
+/**
+ * PostgreSQL's counterpart of the SQLite read connection (store/reader.ts): statements that need no
+ * transaction run here, on a few connections in pipeline mode, instead of taking a pool connection each.
+ *
+ * One round trip per request was the ceiling through the pool: each query waited for a connection, was
+ * written on its own and answered before that connection served another. Here every statement of one turn
+ * of the event loop is written to one connection in a single write (the socket is corked for the turn),
+ * PostgreSQL answers them in order, and identical reads of the turn (same statement, same parameters) are
+ * sent once and share the answer. Successive turns go to the next connection, so PostgreSQL works on
+ * several at once.
+ *
+ * Each statement is followed by its own Sync: it is its own implicit transaction, so one failing
+ * statement fails alone, a write is committed when its answer arrives (never acknowledged before), and a
+ * read sees every commit that finished before it was sent — a write acknowledged by any instance is
+ * visible to a read sent after that acknowledgement.
+ */
+export class Pipeline {
+  private readonly clients: (pg.Client | undefined)[];
+  private next = 0;
+  /** The connection of the current turn, corked until the turn ends. */
+  private current: pg.Client | undefined;
+  /** Reads of the current turn, by statement and parameters. */
+  private readonly shared = new Map<string, Promise<pg.QueryArrayResult | pg.QueryResult>>();
+  private readonly names = new Map<string, string>();
+  private closed = false;
+
+  constructor(
+    private readonly connect: () => pg.Client,
+    connections: number,
+  ) {
+    this.clients = new Array<pg.Client | undefined>(Math.max(1, connections)).fill(undefined);
+  }
+
+  /** Runs one statement; its rows as objects. */
+  rows<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    return this.run(sql, params, false).then((r) => r.rows as R[]);
+  }
+
+  /** Runs one statement; the first column of each row. */
+  column<V>(sql: string, params: readonly unknown[]): Promise<V[]> {
+    return this.run(sql, params, true).then((r) => (r.rows as unknown[][]).map((row) => row[0] as V));
+  }
+
+  /** Runs a statement that changes data, on its own (never shared with an identical one). */
+  write(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.send(sql, params, false).then((r) => r.rowCount ?? 0);
+  }
+
+  private run(sql: string, params: readonly unknown[], array: boolean): Promise<pg.QueryArrayResult | pg.QueryResult> {
+    const key = `${array ? 'a' : 'o'}${sql}\u0000${JSON.stringify(params)}`;
+    let pending = this.shared.get(key);
+    if (!pending) {
+      pending = this.send(sql, params, array);
+      this.shared.set(key, pending);
+    }
+    return pending;
+  }
+
+  private send(sql: string, params: readonly unknown[], array: boolean): Promise<pg.QueryArrayResult | pg.QueryResult> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    const client = this.turn();
+    let name = this.names.get(sql);
+    if (name === undefined && this.names.size < MAX_NAMED) this.names.set(sql, (name = `standin_${this.names.size}`));
+    const config = { text: sql, values: params as unknown[], name, ...(array ? { rowMode: 'array' as const } : {}) };
+    return client.query(config);
+  }
+
+  /** The connection of this turn: corked, so the turn's statements leave in one write when it ends. */
+  private turn(): pg.Client {
+    if (this.current) return this.current;
+    const i = this.next;
+    this.next = (i + 1) % this.clients.length;
+    let client = this.clients[i];
+    if (!client) client = this.clients[i] = this.open(i);
+    this.current = client;
+    client.connection.stream.cork();
+    setImmediate(this.endTurn);
+    return client;
+  }
+
+  private readonly endTurn = () => {
+    const client = this.current;
+    this.current = undefined;
+    this.shared.clear();
+    // A connection that broke meanwhile has been dropped; uncorking it is harmless.
+    client?.connection.stream.uncork();
+  };
+
+  private open(i: number): pg.Client {
+    const client = this.connect();
+    const drop = () => {
+      if (this.clients[i] === client) this.clients[i] = undefined;
+    };
+    // A broken connection fails the statements in flight on it (pg rejects each) and is replaced on next use.
+    client.on('error', drop);
+    client.on('end', drop);
+    client.connect().catch(drop);
+    return client;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.endTurn();
+    const clients = this.clients.splice(0).filter((c) => c !== undefined);
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
+}
