@@ -145,6 +145,20 @@ export async function runAlone(db: Db, query: Compilable<unknown>): Promise<void
   else await db.executeQuery(compiled);
 }
 
+/**
+ * Runs statements as one transaction, without waiting for one before sending the next (none may need
+ * another's result): on PostgreSQL in one round trip on the turn's pipelined connection
+ * (store/pipeline.ts), else in a transaction of the database. Resolves once committed.
+ */
+export async function runTogether(db: Db, queries: readonly Compilable<unknown>[]): Promise<void> {
+  const compiled = queries.map((q) => q.compile());
+  const pipe = pipelines.get(db);
+  if (pipe) return pipe.transaction(compiled);
+  await db.transaction().execute(async (tx) => {
+    for (const c of compiled) await tx.executeQuery(c);
+  });
+}
+
 /** JSON columns are text in both stores: one code path, and SQLite has no json type. */
 export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 export const fromJson = <T>(v: string | null | undefined): T | null => (v == null ? null : (JSON.parse(v) as T));

@@ -1,5 +1,5 @@
 import type { Compilable } from 'kysely';
-import { runAlone, type Db, type Tx } from './db.js';
+import { runAlone, runTogether, type Db, type Tx } from './db.js';
 
 /** Writes one batch in a transaction. */
 export type BatchWrite<T> = (tx: Tx, items: T[]) => Promise<void>;
@@ -36,7 +36,20 @@ export function groupStatement<T>(db: () => Db, statement: BatchStatement<T>, ma
   return batched((items) => runAlone(db(), statement(db(), items)), maxBatch);
 }
 
-function batched<T>(write: (items: T[]) => Promise<void>, maxBatch: number): GroupCommit<T> {
+/**
+ * Group commit of a batch written by statements that need no answer from one another (inserts, updates by
+ * key): one transaction, and on PostgreSQL one round trip (store/pipeline.ts).
+ */
+export function groupStatements<T>(
+  db: () => Db,
+  statements: (db: Db, items: T[]) => Compilable<unknown>[],
+  maxBatch = 128,
+): GroupCommit<T> {
+  return batched((items) => runTogether(db(), statements(db(), items)), maxBatch);
+}
+
+/** Group commit with a write of its own: `write` commits a batch (in one transaction) or throws. */
+export function batched<T>(write: (items: T[]) => Promise<void>, maxBatch: number): GroupCommit<T> {
   const queue: { item: T; resolve(): void; reject(err: unknown): void }[] = [];
   let scheduled = false;
   let commits = 0;

@@ -51,6 +51,26 @@ export class Pipeline {
     return this.send(sql, params, false).then((r) => r.rowCount ?? 0);
   }
 
+  /**
+   * Runs statements as one transaction without waiting between them: BEGIN, the statements and COMMIT are
+   * written back to back on the turn's connection (nothing else can come between them: they are queued in
+   * one go), so the transaction costs one round trip. Resolves once committed; if one statement fails,
+   * PostgreSQL rolls the whole transaction back and this rejects with that statement's error.
+   */
+  async transaction(statements: readonly { sql: string; parameters: readonly unknown[] }[]): Promise<void> {
+    const sent = [
+      this.send('BEGIN', [], false),
+      ...statements.map((s) => this.send(s.sql, s.parameters, false)),
+      this.send('COMMIT', [], false),
+    ];
+    const settled = await Promise.allSettled(sent);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    // After a failed statement COMMIT answers ROLLBACK; a rejection above reports that case already.
+    const commit = settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>;
+    if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended with ${commit.value.command}`);
+  }
+
   private run(sql: string, params: readonly unknown[], array: boolean): Promise<pg.QueryArrayResult | pg.QueryResult> {
     const key = `${array ? 'a' : 'o'}${sql}\u0000${JSON.stringify(params)}`;
     let pending = this.shared.get(key);
