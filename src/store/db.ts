@@ -186,7 +186,11 @@ export function precompiled<A extends Record<string, unknown>, R>(
   };
 }
 
-/** Like `precompiled`, for a query of one column: its values, row by row (shared: not to be changed). */
+/**
+ * Like `precompiled`, for a query of one column: its values, row by row (shared: not to be changed). Its
+ * answer must depend on the stored data alone (no `now()`, no random): it is remembered until the data
+ * changes (store/reader.ts, store/pipeline.ts).
+ */
 export function precompiledColumn<A extends Record<string, unknown>, V>(
   names: readonly (keyof A & string)[],
   build: (db: Db, args: A) => Compilable<Record<string, V>>,

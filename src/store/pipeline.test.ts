@@ -11,7 +11,10 @@ const values = precompiledColumn(['k'] as const, (db, a: { k: string }) =>
   (db as any).selectFrom('kv').select('v').where('k', '>=', a.k).orderBy('k'),
 );
 const insert = (db: any, rows: { k: string; v: string }[]) => db.insertInto('kv').values(rows);
-const pid = precompiledColumn([] as const, (k) => k.selectNoFrom(sql<number>`pg_backend_pid()`.as('pid')));
+// Rows, not a column read: a column read is remembered while the data is unchanged, and these answers
+// depend on the connection and the time, not on the data.
+const pid = async (db: Store['db'], a: object) => (await pidRow(db, a)).map((r) => r.pid);
+const pidRow = precompiled([] as const, (k) => k.selectNoFrom(sql<number>`pg_backend_pid()`.as('pid')));
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
 let store: Store | undefined;
@@ -65,7 +68,7 @@ describe.skipIf(!process.env.STANDIN_TEST_DATABASE_URL)('pipelined statements (P
     const { store } = await open();
     const db = store.db;
     await runAlone(db, insert(db, [{ k: 'a', v: '1' }]));
-    const stamp = precompiledColumn([] as const, (k) => k.selectNoFrom(sql<string>`clock_timestamp()::text`.as('t')));
+    const stamp = precompiled([] as const, (k) => k.selectNoFrom(sql<string>`clock_timestamp()::text`.as('t')));
     const [x, y] = await Promise.all([stamp(db, {}), stamp(db, {})]);
     expect(x).toEqual(y); // one execution: clock_timestamp() differs between two
     await nextTurn();
@@ -135,6 +138,39 @@ describe.skipIf(!process.env.STANDIN_TEST_DATABASE_URL)('pipelined statements (P
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/duplicate key/);
     expect(await values(db, { k: 'a' })).toEqual(['3', '2', 'before', 'after']);
+  });
+
+  it('remembers column reads while the database is unchanged, and never serves one after a change', async () => {
+    const { store, url } = await open();
+    const db = store.db;
+    const pipe = store.pipeline!;
+    await runAlone(db, insert(db, [{ k: 'a', v: '0' }]));
+    // Other work on the same PostgreSQL (other tests) changes the snapshot too; a hit needs two quiet turns.
+    const hitTurn = async () => {
+      for (let i = 0; i < 1000; i++) {
+        const before = pipe.sent;
+        const v = await values(db, { k: 'a' });
+        if (pipe.sent - before === 1) return v; // the snapshot query alone: served from memory
+        await nextTurn();
+      }
+      throw new Error('no turn was served from memory');
+    };
+    expect(await hitTurn()).toEqual(['0']);
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      for (let i = 1; i <= 5; i++) {
+        // Committed by another connection (another instance, say), acknowledged, then read: the new value.
+        await other.query('update kv set v = $1 where k = $2', [String(i), 'a']);
+        expect(await values(db, { k: 'a' })).toEqual([String(i)]);
+        expect(await hitTurn()).toEqual([String(i)]);
+      }
+      // A row added by this store's own pipelined write shows at once too.
+      await runAlone(db, insert(db, [{ k: 'b', v: 'x' }]));
+      expect(await values(db, { k: 'a' })).toEqual(['5', 'x']);
+    } finally {
+      await other.end();
+    }
   });
 
   it('replaces a connection that breaks', async () => {
