@@ -13,7 +13,7 @@ const values = precompiledColumn(['k'] as const, (db, a: { k: string }) =>
 const insert = (db: any, rows: { k: string; v: string }[]) => db.insertInto('kv').values(rows);
 // Rows, not a column read: a column read is remembered while the data is unchanged, and these answers
 // depend on the connection and the time, not on the data.
-const pid = async (db: Store['db'], a: object) => (await pidRow(db, a)).map((r) => r.pid);
+const pid = async (db: Store['db'], a: Record<string, never>) => (await pidRow(db, a)).map((r) => r.pid);
 const pidRow = precompiled([] as const, (k) => k.selectNoFrom(sql<number>`pg_backend_pid()`.as('pid')));
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
