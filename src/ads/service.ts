@@ -3,7 +3,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { ListParams } from '../core/pagination.js';
 import { toJson, type Exec } from '../store/db.js';
-import { groupCommit, type GroupCommit } from '../store/group-commit.js';
+import { groupStatement, type GroupCommit } from '../store/group-commit.js';
 import { adGroupJson, withJson } from './documents.js';
 import { maxBidMicros, withOverrides, type BiddingType, type MaxBidTable } from './max-bids.js';
 import {
@@ -27,7 +27,7 @@ declare module '../core/module.js' {
 export interface AdsService {
   /** The max bid table in force (the config file may override the platform's). */
   maxBids: MaxBidTable;
-  /** Inserts ad groups under group commit: a burst of creates shares one transaction. */
+  /** Inserts ad groups under group commit: a burst of creates shares one statement. */
   inserts: GroupCommit<store.AdGroupRow>;
 }
 
@@ -35,10 +35,7 @@ export interface AdsService {
 export function createAdsService(ctx: Ctx): AdsService {
   return {
     maxBids: withOverrides(undefined),
-    inserts: groupCommit<store.AdGroupRow>(
-      () => ctx.store.db,
-      (tx, rows) => store.insertAdGroups(tx, rows),
-    ),
+    inserts: groupStatement<store.AdGroupRow>(() => ctx.store.db, store.insertAdGroupsStatement),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { paginate, precompiledPage, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
-import { precompiled, precompiledColumn, type Exec } from '../store/db.js';
+import { precompiled, precompiledColumn, type Db, type Exec } from '../store/db.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
@@ -40,6 +40,8 @@ export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string
   (await adGroupJsonById(exec, { id, adAccountId }))[0];
 
 export const insertAdGroups = async (exec: Exec, rows: AdGroupRow[]) => void (await exec.insertInto('ad_groups').values(rows).execute());
+/** The one statement that inserts these ad groups (group commit runs it alone, store/group-commit.ts). */
+export const insertAdGroupsStatement = (db: Db, rows: AdGroupRow[]) => db.insertInto('ad_groups').values(rows);
 
 export const updateAdGroup = (exec: Exec, row: AdGroupRow) =>
   exec

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Clock } from './clock.js';
 import { newId } from './ids.js';
 import type { Exec, Store } from '../store/db.js';
-import { groupCommit } from '../store/group-commit.js';
+import { groupStatement } from '../store/group-commit.js';
 
 /**
  * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
@@ -57,9 +57,10 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   const idle = new Set<string>();
   // Finished jobs are deleted under group commit: a burst of jobs ending together costs one write, not
   // one each. A crash before that commit runs those jobs again, which at-least-once already allows.
-  const finished = groupCommit<string>(
+  // One statement, no transaction around it (on PostgreSQL one pipelined round trip, store/pipeline.ts).
+  const finished = groupStatement<string>(
     () => store.db,
-    async (tx, ids) => void (await tx.deleteFrom('jobs').where('id', 'in', ids).execute()),
+    (db, ids) => db.deleteFrom('jobs').where('id', 'in', ids),
   );
 
   async function claim(def: Required<JobDefinition>, n: number) {

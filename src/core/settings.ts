@@ -28,6 +28,7 @@ export const OPTIONS = {
   data: opt('string', './.standin', 'data folder of the embedded SQLite store'),
   databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL'),
   dbPoolSize: opt('int', 20, 'PostgreSQL connections per instance'),
+  dbPipelines: opt('int', 2, 'PostgreSQL connections per instance for statements outside transactions, pipelined'),
   redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances'),
   rateLimitOutage: opt('string', 'closed', "while Redis is unreachable: 'closed' answers 503 (retry), 'open' admits requests uncounted"),
   config: opt('string', undefined, 'declarative config file (YAML or JSON)'),

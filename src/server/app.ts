@@ -37,7 +37,12 @@ const API_PREFIXES = [PLATFORM, '/ads/v1/', `${ADMIN}/`];
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
   const modules = opts.modules ?? defaultModules;
-  const store = openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.data, poolSize: settings.dbPoolSize });
+  const store = openStore({
+    databaseUrl: settings.databaseUrl,
+    dataDir: settings.data,
+    poolSize: settings.dbPoolSize,
+    pipelines: settings.dbPipelines,
+  });
   await migrate(store, modules);
 
   const { clock, clamped } = await loadClock(store);

@@ -7,6 +7,7 @@ import { lazy } from './lazy.js';
 import type { DB } from './schema.js';
 import { SnapshotReader } from './reader.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { Pipeline } from './pipeline.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -19,6 +20,8 @@ export interface Store {
   dialect: Dialect;
   /** With PostgreSQL, a dedicated client for LISTEN/NOTIFY; undefined on SQLite. */
   pgPool?: pg.Pool;
+  /** With PostgreSQL, the pipelined connections of statements that need no transaction (store/pipeline.ts). */
+  pipeline?: Pipeline;
   /** SQLite on disk: moves WAL checkpoints to a worker thread (store/checkpointer.ts) until close. */
   checkpointInBackground?(log: { warn(o: unknown, msg: string): void }): void;
   /** SQLite on disk: claims the folder for this process's workers until close (store/folder.ts). */
@@ -29,20 +32,27 @@ export interface Store {
 const pgLib = lazy<typeof pg>('pg');
 
 /** Opens the store: PostgreSQL when `databaseUrl` is set, else SQLite (WAL) in `dataDir`. */
-export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Store {
+export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pipelines?: number }): Store {
   if (opts.databaseUrl) {
     const pgm = pgLib();
     // int8 columns (timestamps, micros) come back as numbers: every value Standin stores fits in 2^53.
     pgm.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
     // Bounded waits: a database that stops answering fails requests (503) instead of hanging them.
-    const pool = new pgm.Pool({
-      connectionString: opts.databaseUrl,
-      max: opts.poolSize ?? 10,
-      connectionTimeoutMillis: 5_000,
-      query_timeout: 30_000,
-    });
+    const config = { connectionString: opts.databaseUrl, connectionTimeoutMillis: 5_000, query_timeout: 30_000 };
+    const pool = new pgm.Pool({ ...config, max: opts.poolSize ?? 10 });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+    const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 2);
+    pipelines.set(db, pipeline);
+    return {
+      db,
+      dialect: 'postgres',
+      pgPool: pool,
+      pipeline,
+      async close() {
+        await pipeline.close();
+        await db.destroy();
+      },
+    };
   }
   const file = opts.dataDir === ':memory:' ? ':memory:' : join(prepareFolder(opts.dataDir), 'standin.db');
   let sqlite: SQLite.Database;
@@ -90,6 +100,8 @@ const NO_OP = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }), 
 
 /** The read connection of each SQLite store (store/reader.ts). */
 const readers = new WeakMap<object, SnapshotReader>();
+/** The pipelined connections of each PostgreSQL store (store/pipeline.ts). */
+const pipelines = new WeakMap<object, Pipeline>();
 
 /**
  * Kysely prepares every query anew; preparing costs as much as running a small query. Queries are built
@@ -121,6 +133,32 @@ function withStatementCache(sqlite: SQLite.Database, beforeStatement?: () => voi
   });
 }
 
+/**
+ * Runs one statement outside any transaction (a statement is atomic on its own): on PostgreSQL with the
+ * turn's pipelined statements (store/pipeline.ts), else on the database. Resolves once it is committed.
+ * For short statements only: on a pipelined connection a slow one would hold up those behind it.
+ */
+export async function runAlone(db: Db, query: Compilable<unknown>): Promise<void> {
+  const compiled = query.compile();
+  const pipe = pipelines.get(db);
+  if (pipe) await pipe.write(compiled.sql, compiled.parameters);
+  else await db.executeQuery(compiled);
+}
+
+/**
+ * Runs statements as one transaction, without waiting for one before sending the next (none may need
+ * another's result): on PostgreSQL in one round trip on the turn's pipelined connection
+ * (store/pipeline.ts), else in a transaction of the database. Resolves once committed.
+ */
+export async function runTogether(db: Db, queries: readonly Compilable<unknown>[]): Promise<void> {
+  const compiled = queries.map((q) => q.compile());
+  const pipe = pipelines.get(db);
+  if (pipe) return pipe.transaction(compiled);
+  await db.transaction().execute(async (tx) => {
+    for (const c of compiled) await tx.executeQuery(c);
+  });
+}
+
 /** JSON columns are text in both stores: one code path, and SQLite has no json type. */
 export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 export const fromJson = <T>(v: string | null | undefined): T | null => (v == null ? null : (JSON.parse(v) as T));
@@ -131,7 +169,9 @@ export const toBool = (v: boolean | undefined | null): number => (v ? 1 : 0);
  * per-call building and compiling. `build` receives sentinel values for the named parameters; the compiled
  * parameter list is mapped back to names, so any dialect's placeholders work. Run on the database itself,
  * a SELECT on SQLite runs synchronously on the store's read connection (store/reader.ts), off the
- * writer's queue; in a transaction, or a write, it runs through Kysely on the transaction's connection.
+ * writer's queue, and on PostgreSQL it joins the turn's pipelined statements (store/pipeline.ts); in a
+ * transaction, or a write, it runs through Kysely on the transaction's connection. Rows read outside a
+ * transaction may be shared by the identical reads of one turn: they are not to be changed.
  */
 export function precompiled<A extends Record<string, unknown>, R>(
   names: readonly (keyof A & string)[],
@@ -139,21 +179,27 @@ export function precompiled<A extends Record<string, unknown>, R>(
 ) {
   const prepare = compiledOnce(names, build);
   return async (exec: Exec, args: A): Promise<R[]> => {
-    const { compiled, parameters, reader } = prepare(exec, args);
+    const { compiled, parameters, reader, pipe } = prepare(exec, args);
     if (reader) return reader.all<R>(compiled.sql, parameters);
+    if (pipe) return pipe.rows<R>(compiled.sql, parameters);
     return (await exec.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }
 
-/** Like `precompiled`, for a query of one column: its values, row by row (shared: not to be changed). */
+/**
+ * Like `precompiled`, for a query of one column: its values, row by row (shared: not to be changed). Its
+ * answer must depend on the stored data alone (no `now()`, no random): it is remembered until the data
+ * changes (store/reader.ts, store/pipeline.ts).
+ */
 export function precompiledColumn<A extends Record<string, unknown>, V>(
   names: readonly (keyof A & string)[],
   build: (db: Db, args: A) => Compilable<Record<string, V>>,
 ) {
   const prepare = compiledOnce(names, build);
   return async (exec: Exec, args: A): Promise<readonly V[]> => {
-    const { compiled, parameters, reader } = prepare(exec, args);
+    const { compiled, parameters, reader, pipe } = prepare(exec, args);
     if (reader) return reader.column<V>(compiled.sql, parameters);
+    if (pipe) return pipe.column<V>(compiled.sql, parameters);
     return (await exec.executeQuery<Record<string, V>>({ ...compiled, parameters })).rows.map((row) => Object.values(row)[0]);
   };
 }
@@ -182,6 +228,6 @@ function compiledOnce<A extends Record<string, unknown>, R>(
     }
     const { compiled, order, select } = entry;
     const parameters = order.map((slot) => ('name' in slot ? args[slot.name] : slot.value));
-    return { compiled, parameters, reader: select ? readers.get(exec) : undefined };
+    return { compiled, parameters, reader: select ? readers.get(exec) : undefined, pipe: select ? pipelines.get(exec) : undefined };
   };
 }

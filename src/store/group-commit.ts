@@ -1,7 +1,10 @@
-import type { Db, Tx } from './db.js';
+import type { Compilable } from 'kysely';
+import { runAlone, runTogether, type Db, type Tx } from './db.js';
 
 /** Writes one batch in a transaction. */
 export type BatchWrite<T> = (tx: Tx, items: T[]) => Promise<void>;
+/** Builds the one statement that writes a batch (a multi-row INSERT, say). */
+export type BatchStatement<T> = (db: Db, items: T[]) => Compilable<unknown>;
 
 export interface GroupCommit<T> {
   /** Queues an item; resolves once it is committed, rejects if its own write fails. */
@@ -17,14 +20,42 @@ export interface GroupCommit<T> {
  * fails alone.
  */
 export function groupCommit<T>(db: () => Db, write: BatchWrite<T>, maxBatch = 128): GroupCommit<T> {
+  return batched(async (items) => {
+    await db()
+      .transaction()
+      .execute((tx) => write(tx, items));
+  }, maxBatch);
+}
+
+/**
+ * Group commit of a batch that one statement writes: no transaction around it (a statement is atomic),
+ * so on PostgreSQL a batch costs one round trip, shared with the turn's other statements
+ * (store/pipeline.ts), instead of BEGIN, the write and COMMIT on a pool connection.
+ */
+export function groupStatement<T>(db: () => Db, statement: BatchStatement<T>, maxBatch = 128): GroupCommit<T> {
+  return batched((items) => runAlone(db(), statement(db(), items)), maxBatch);
+}
+
+/**
+ * Group commit of a batch written by statements that need no answer from one another (inserts, updates by
+ * key): one transaction, and on PostgreSQL one round trip (store/pipeline.ts).
+ */
+export function groupStatements<T>(
+  db: () => Db,
+  statements: (db: Db, items: T[]) => Compilable<unknown>[],
+  maxBatch = 128,
+): GroupCommit<T> {
+  return batched((items) => runTogether(db(), statements(db(), items)), maxBatch);
+}
+
+/** Group commit with a write of its own: `write` commits a batch (in one transaction) or throws. */
+export function batched<T>(write: (items: T[]) => Promise<void>, maxBatch: number): GroupCommit<T> {
   const queue: { item: T; resolve(): void; reject(err: unknown): void }[] = [];
   let scheduled = false;
   let commits = 0;
 
   const commit = async (items: T[]) => {
-    await db()
-      .transaction()
-      .execute((tx) => write(tx, items));
+    await write(items);
     commits++;
   };
 

@@ -1,5 +1,6 @@
 import type { Ctx } from '../core/module.js';
-import { groupCommit } from '../store/group-commit.js';
+import { runTogether, type Tx } from '../store/db.js';
+import { batched } from '../store/group-commit.js';
 import * as store from './store.js';
 import type { WebhookTables } from './tables.js';
 
@@ -17,22 +18,22 @@ export interface AttemptRecord {
  * Group commit of attempt records (store/group-commit.ts): records that arrive in the same turn of the
  * event loop are written in one transaction (one multi-row insert of attempts, then the delivery updates
  * and retry jobs). Each caller's promise settles when its record is durable; a bad record fails alone.
+ * A batch without retry jobs is a fixed list of statements, sent together (on PostgreSQL one round trip,
+ * store/pipeline.ts); one that enqueues jobs runs as a transaction through the job queue.
  */
 export function createRecorder(ctx: Pick<Ctx, 'store' | 'jobs'>) {
-  const record = groupCommit<AttemptRecord>(
-    () => ctx.store.db,
-    async (tx, records) => {
-      const created = records.filter((r) => r.create).map((r) => ({ ...r.create!, ...r.delivery }));
-      if (created.length) await store.insertDeliveries(tx, created);
-      await store.insertAttempts(
-        tx,
-        records.map((r) => r.attempt),
-      );
-      for (const r of records) if (!r.create) await store.updateDeliveryState(tx, r.delivery);
+  const record = batched<AttemptRecord>(async (records) => {
+    const db = ctx.store.db;
+    const created = records.filter((r) => r.create).map((r) => ({ ...r.create!, ...r.delivery }));
+    const updated = records.filter((r) => !r.create).map((r) => r.delivery);
+    const attempts = records.map((r) => r.attempt);
+    if (!records.some((r) => r.retry)) return runTogether(db, store.recordStatements(db, created, attempts, updated));
+    await db.transaction().execute(async (tx: Tx) => {
+      for (const q of store.recordStatements(tx, created, attempts, updated)) await tx.executeQuery(q.compile());
       for (const { retry } of records)
         if (retry) await ctx.jobs.enqueue(tx, retry.kind, { deliveryId: retry.deliveryId }, { runAt: retry.runAt, id: retry.jobId });
-    },
-  );
+    });
+  }, 128);
   return { record };
 }
 

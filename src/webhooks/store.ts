@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Compilable, Selectable } from 'kysely';
 import { paginate, type ListParams } from '../core/pagination.js';
 import { precompiled, type Exec } from '../store/db.js';
 import type { WebhookTables } from './tables.js';
@@ -59,31 +59,41 @@ export const eventPayload = async (exec: Exec, eventId: string): Promise<string 
 export const insertDeliveries = async (exec: Exec, rows: DeliveryRow[]) =>
   void (await exec.insertInto('webhook_deliveries').values(rows).execute());
 
-export const insertAttempts = async (exec: Exec, rows: AttemptRow[]) =>
-  void (await exec.insertInto('webhook_attempts').values(rows).execute());
-
 /** A delivery's state after an attempt. */
 export type DeliveryState = Pick<
   DeliveryRow,
   'id' | 'status' | 'attempt_count' | 'last_attempt_at' | 'last_status_code' | 'next_attempt_at' | 'completed_at'
 >;
 
-/** Writes a delivery's state after an attempt (precompiled: one per attempt). */
-export const updateDeliveryState = precompiled(
-  ['id', 'status', 'attempt_count', 'last_attempt_at', 'last_status_code', 'next_attempt_at', 'completed_at'] as const,
-  (db, d: DeliveryState) =>
-    db
-      .updateTable('webhook_deliveries')
-      .set({
-        status: d.status,
-        attempt_count: d.attempt_count,
-        last_attempt_at: d.last_attempt_at,
-        last_status_code: d.last_status_code,
-        next_attempt_at: d.next_attempt_at,
-        completed_at: d.completed_at,
-      })
-      .where('id', '=', d.id),
-);
+/**
+ * The statements that record a batch of attempts: deliveries written with their first attempt, the
+ * attempts, and the new state of deliveries that already existed. None needs another's answer.
+ */
+export function recordStatements(
+  exec: Exec,
+  created: DeliveryRow[],
+  attempts: AttemptRow[],
+  updated: DeliveryState[],
+): Compilable<unknown>[] {
+  const out: Compilable<unknown>[] = [];
+  if (created.length) out.push(exec.insertInto('webhook_deliveries').values(created));
+  if (attempts.length) out.push(exec.insertInto('webhook_attempts').values(attempts));
+  for (const d of updated)
+    out.push(
+      exec
+        .updateTable('webhook_deliveries')
+        .set({
+          status: d.status,
+          attempt_count: d.attempt_count,
+          last_attempt_at: d.last_attempt_at,
+          last_status_code: d.last_status_code,
+          next_attempt_at: d.next_attempt_at,
+          completed_at: d.completed_at,
+        })
+        .where('id', '=', d.id),
+    );
+  return out;
+}
 
 /** Ends a pending delivery without an attempt (its endpoint was disabled meanwhile). */
 export const failPendingDelivery = async (exec: Exec, id: string, nowMs: number) =>
