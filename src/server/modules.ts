@@ -15,6 +15,7 @@ import { filesModule } from '../files/module.js';
 import { vectorStoresModule } from '../vector-stores/module.js';
 import { chatModule } from '../chat/module.js';
 import { embeddingsModule } from '../embeddings/module.js';
+import { dashboardModule } from '../dashboard/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -38,4 +39,5 @@ export const modules: Module[] = [
   chatModule,
   embeddingsModule,
   appsModule,
+  dashboardModule,
 ];
