@@ -169,6 +169,15 @@ function keptBody(request: FastifyRequest): unknown {
 }
 
 /**
+ * The dashboard's own reads of the control plane (its live views poll): not logged, or they would crowd
+ * out the traffic the log is for. Only GETs of /admin/ and /dashboard, so no API request can hide.
+ */
+const dashboardRead = (request: FastifyRequest) =>
+  request.method === 'GET' &&
+  request.headers['x-standin-dashboard'] !== undefined &&
+  (request.url.startsWith('/admin/') || request.url.startsWith('/dashboard'));
+
+/**
  * Fastify's request logging, pointed at the request log: every completed request is recorded there, and
  * nothing is logged line by line. Fastify calls it for every finished reply when it has a logger, so the
  * log needs no onResponse hook (a hook costs more per request than the recording itself). The reply body
@@ -183,7 +192,7 @@ export class RequestLogController extends LogController {
   }
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (request.url === '/healthz') return;
+    if (request.url === '/healthz' || dashboardRead(request)) return;
     const r = request as Recorded;
     const who = credentialOf(r.principal);
     const body = keptBody(request);

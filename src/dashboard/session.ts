@@ -76,7 +76,7 @@ export function cookieOf(header: string | undefined, name = COOKIE): string | un
 /** Whether an Origin header names the host the request was sent to (a same-origin request). */
 export function sameOrigin(origin: string, host: string | undefined): boolean {
   try {
-    return !!host && new URL(origin).host === host;
+    return !!host && new URL(origin).host === new URL(`http://${host}`).host;
   } catch {
     return false;
   }

@@ -30,6 +30,14 @@ const num = (v: string | undefined) => (v === undefined || v === '' || Number.is
 const min = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
+/** A path without its query and with ids generalised: `/v1/threads/:id/runs`. */
+const endpointOf = (path: string) =>
+  path
+    .split('?')[0]
+    .split('/')
+    .map((p) => (/^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$|^[a-z]+-[A-Za-z0-9-]{8,}$/.test(p) ? ':id' : p))
+    .join('/');
+
 /**
  * Rate-limit use over the last minutes, per model, derived from the request log: each reply's
  * x-ratelimit-* headers say the limit and what remained, and 429s and 503s are counted as they were
@@ -56,7 +64,8 @@ export function rateLimitHistory(
   });
   log.each(from, (r, header) => {
     if (!r.path.startsWith('/v1/')) return;
-    const model = r.model ?? (r.path.split('?')[0].split('/').slice(2, 3)[0] || 'other');
+    // Requests refused before their body was read (a fault at the edge, a 429 before parsing) have no model: the endpoint names them.
+    const model = r.model ?? endpointOf(r.path);
     let points = byModel.get(model);
     if (!points) byModel.set(model, (points = Array.from({ length: buckets }, (_, i) => empty(i))));
     const p = points[Math.min(buckets - 1, Math.max(0, Math.floor((r.at - from) / bucketSeconds)))];

@@ -262,7 +262,7 @@ export const HistoryView = Type.Object({
   bucket_seconds: Type.Integer(),
   series: Type.Array(
     Type.Object({
-      model: Type.String({ description: "The request body's model, else the endpoint family" }),
+      model: Type.String({ description: "The request body's model, else the endpoint (when the body was not read)" }),
       points: Type.Array(
         Type.Object({
           t: Type.Integer(),

@@ -14,8 +14,8 @@ const signedOut: Listener[] = [];
 export const onSignedOut = (l: Listener) => void signedOut.push(l);
 
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
-  if (method !== 'GET') headers['x-standin-csrf'] = '1';
+  // The dashboard's reads stay out of the request log; its writes are logged like any other.
+  const headers: Record<string, string> = method === 'GET' ? { 'x-standin-dashboard': '1' } : { 'x-standin-csrf': '1' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path.startsWith('/') ? path : `/admin/v1/${path}`, {
     method,

@@ -94,9 +94,9 @@ function ModelChart({ model, points }: { model: string; points: Point[] }) {
           ],
           series: [
             {},
-            { label: 'requests', stroke: c('--accent'), width: 2 },
-            { label: 'used (limit − remaining)', stroke: c('--ok'), width: 2 },
-            { label: 'limit', stroke: c('--muted'), dash: [6, 4] },
+            { label: 'requests', stroke: c('--accent'), width: 2, points: { show: false } },
+            { label: 'used (limit − remaining)', stroke: c('--ok'), width: 2, spanGaps: true, points: { show: false } },
+            { label: 'limit', stroke: c('--muted'), dash: [6, 4], spanGaps: true, points: { show: false } },
             { label: '429', stroke: c('--bad'), width: 0, points: { show: true, size: 9, fill: c('--bad') } },
             { label: '503', stroke: c('--warn'), width: 0, points: { show: true, size: 9, fill: c('--warn') } },
           ],

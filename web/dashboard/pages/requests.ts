@@ -129,7 +129,7 @@ export function Requests() {
                           </button>
                         </td>
                         <td><${Status} code=${r.status} /></td>
-                        <td class="num">${r.duration_ms}</td>
+                        <td class="num wide">${r.duration_ms}</td>
                         <td class="wide"><small>${r.credential_id ?? '—'}</small></td>
                       </tr>`,
                   )}
