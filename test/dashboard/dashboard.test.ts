@@ -159,6 +159,36 @@ describe('dashboard', () => {
     await context.close();
   });
 
+  it('runs: threads → runs → steps, and a replay of the stream', async () => {
+    // A streamed run through the SDK, so the run has a stream to replay.
+    const stream = await client.beta.threads.createAndRun({
+      assistant_id: 'asst_demo',
+      thread: { messages: [{ role: 'user', content: 'Say hello from the dashboard test' }] },
+      stream: true,
+    });
+    let threadId = '';
+    let runId = '';
+    let status = '';
+    for await (const ev of stream) {
+      if (ev.event === 'thread.run.created') ({ thread_id: threadId, id: runId } = ev.data);
+      if (ev.event.startsWith('thread.run.')) status = (ev.data as { status: string }).status;
+    }
+    expect(status).toBe('completed');
+    const { context, page } = await signedIn(browser, url, s.keys.admin);
+    await page.goto(`${url}/dashboard/runs?project=proj_demo`);
+    await page.getByRole('button', { name: threadId }).click();
+    await page.getByRole('button', { name: runId }).click();
+    const steps = page.getByRole('list', { name: 'Steps' });
+    await steps.getByText('Message').first().waitFor();
+    await steps.getByText('completed').first().waitFor();
+    const streamCard = page.locator('section', { has: page.getByRole('heading', { name: 'Stream' }) });
+    await streamCard.getByText('thread.run.created').waitFor();
+    await streamCard.getByRole('button', { name: 'Replay' }).click();
+    await streamCard.getByText('thread.run.completed').waitFor();
+    await streamCard.getByText('thread.message.delta').first().waitFor();
+    await context.close();
+  });
+
   it('rate limits: the chart of the last minutes with the 429s marked', async () => {
     const { context, page } = await signedIn(browser, url, s.keys.admin);
     await page.goto(`${url}/dashboard/rate-limits`);
@@ -217,10 +247,27 @@ describe('dashboard', () => {
           await p.locator('ol.timeline li').first().waitFor();
         },
       ],
+      [
+        'runs',
+        '/dashboard/runs?project=proj_demo',
+        async (p) => {
+          await p
+            .locator('section', { has: p.getByRole('heading', { name: 'Threads' }) })
+            .getByRole('button')
+            .first()
+            .click();
+          await p
+            .locator('section', { has: p.getByRole('heading', { name: 'Runs', exact: true }) })
+            .getByRole('button')
+            .first()
+            .click();
+          await p.getByText('thread.run.created').waitFor();
+        },
+      ],
       ['rate-limits', '/dashboard/rate-limits', (p) => p.locator('canvas').first().waitFor()],
       ['identity', '/dashboard/identity', (p) => p.getByRole('heading', { name: 'Token exchanges' }).first().waitFor()],
     ]);
-    expect(shots).toHaveLength(6 * 4);
+    expect(shots).toHaveLength(7 * 4);
     const signIn = await browser.newPage({ viewport: { width: 390, height: 800 } });
     await signIn.goto(`${url}/dashboard`);
     await signIn.getByLabel('Admin key').waitFor();

@@ -9,6 +9,7 @@ import { Overview } from './pages/overview.js';
 import { Requests } from './pages/requests.js';
 import { Webhooks } from './pages/webhooks.js';
 import { RateLimits } from './pages/ratelimits.js';
+import { Runs } from './pages/runs.js';
 import { Identity } from './pages/identity.js';
 import { SignIn } from './pages/signin.js';
 
@@ -16,6 +17,7 @@ const PAGES = [
   { id: 'overview', title: 'Overview', view: Overview },
   { id: 'requests', title: 'Requests', view: Requests },
   { id: 'webhooks', title: 'Webhooks', view: Webhooks },
+  { id: 'runs', title: 'Runs', view: Runs },
   { id: 'rate-limits', title: 'Rate limits', view: RateLimits },
   { id: 'identity', title: 'Identity', view: Identity },
 ];

@@ -101,7 +101,7 @@ function Exchanges({ title, path, outcome }: { title: string; path: string; outc
     ${
       list.data?.data.length
         ? html`<div class="scroll">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
                   <th>When</th>
@@ -118,7 +118,7 @@ function Exchanges({ title, path, outcome }: { title: string; path: string; outc
                       <td class="nowrap">${time(x.created_at)}</td>
                       <td><span class=${`badge ${x.outcome === 'issued' ? 'ok' : 'bad'}`}>${x.outcome}</span></td>
                       <td class="break">${x.subject ?? '—'}<br /><small class="muted">${x.service_account_id ?? ''}</small></td>
-                      <td>${x.via ?? '—'}</td>
+                      <td data-label="Via">${x.via ?? '—'}</td>
                       <td>
                         ${x.outcome === 'refused' ? html`<code>${x.error}</code> ${x.category ? html`<span class="badge">${x.category}</span>` : null}<br /><small>${x.reason}</small>` : html`<small class="muted">${x.mapping_id ?? ''}</small>`}
                       </td>

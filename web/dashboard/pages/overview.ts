@@ -161,7 +161,7 @@ function Project({ project }: { project: { id: string; name: string } }) {
     ${
       keys.data?.data.length
         ? html`<div class="scroll">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
                   <th>Name</th>
@@ -181,9 +181,9 @@ function Project({ project }: { project: { id: string; name: string } }) {
                           >${k.id}</small
                         >
                       </td>
-                      <td><code>${k.redacted_value}</code></td>
-                      <td>${time(k.created_at)}</td>
-                      <td>
+                      <td data-label="Key"><code>${k.redacted_value}</code></td>
+                      <td data-label="Created">${time(k.created_at)}</td>
+                      <td data-label="Last used">
                         ${k.last_used ? html`<a href=${`/dashboard/requests?credential_id=${k.id}`}>${relative(k.last_used, now)}</a>` : html`<span class="muted">not in the log</span>`}
                       </td>
                       <td>

@@ -83,7 +83,7 @@ export function Webhooks() {
       ${
         endpoints.data?.length
           ? html`<div class="scroll">
-              <table>
+              <table class="cards">
                 <thead>
                   <tr>
                     <th>Name</th>
@@ -100,8 +100,8 @@ export function Webhooks() {
                       html`<tr class=${open === e.id ? 'sel' : ''}>
                         <td>${e.name}<br /><small class="muted">${e.id}</small></td>
                         <td class="break">${e.url}</td>
-                        <td><small>${e.event_types.join(', ')}</small></td>
-                        <td><span class=${`badge ${e.status === 'enabled' ? 'ok' : ''}`}>${e.status}</span></td>
+                        <td data-label="Events"><small>${e.event_types.join(', ')}</small></td>
+                        <td data-label="Status"><span class=${`badge ${e.status === 'enabled' ? 'ok' : ''}`}>${e.status}</span></td>
                         <td>
                           <code>${e.secret_hint}</code
                           >${e.previous_secret_expires_at ? html`<br /><small class="muted">old secret signs until ${time(e.previous_secret_expires_at)}</small>` : null}
