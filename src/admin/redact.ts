@@ -9,7 +9,7 @@ const SECRET_HEADERS = new Set([
   'api-key',
 ]);
 /** Body fields that hold secrets (keys, signing secrets, tokens, passwords). */
-const SECRET_FIELD = /(^|_)(secret|password|token|api_key|key_value|private_key|client_secret|assertion)$|^(value|secret|key)$/i;
+const SECRET_FIELD = /(^|_)(secret|password|token|api_key|admin_key|key_value|private_key|client_secret|assertion)$|^(value|secret|key)$/i;
 /** Values that look like a credential wherever they appear: API keys, webhook secrets, JWTs. */
 const SECRET_VALUE = /^(sk-[A-Za-z0-9_-]{8,}|whsec_[A-Za-z0-9+/=]{8,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
 const REDACTED = '[redacted]';

@@ -169,13 +169,13 @@ function keptBody(request: FastifyRequest): unknown {
 }
 
 /**
- * The dashboard's own reads of the control plane (its live views poll): not logged, or they would crowd
- * out the traffic the log is for. Only GETs of /admin/ and /dashboard, so no API request can hide.
+ * The dashboard's own reads: its pages and assets, and its calls to the control plane (its live views
+ * poll). Not logged, or they would crowd out the traffic the log is for. Only GETs of /dashboard and
+ * /admin/, so no API request can hide.
  */
 const dashboardRead = (request: FastifyRequest) =>
   request.method === 'GET' &&
-  request.headers['x-standin-dashboard'] !== undefined &&
-  (request.url.startsWith('/admin/') || request.url.startsWith('/dashboard'));
+  (request.url.startsWith('/dashboard') || (request.headers['x-standin-dashboard'] !== undefined && request.url.startsWith('/admin/')));
 
 /**
  * Fastify's request logging, pointed at the request log: every completed request is recorded there, and

@@ -29,7 +29,9 @@ function applyTheme(t: Theme) {
 }
 
 function App() {
-  const [signedIn, setSignedIn] = useState<boolean | null>(null);
+  // Optimistic: the page renders and loads its data while the session is checked; a 401 from either
+  // shows the sign-in page (saves a round trip before anything appears).
+  const [signedIn, setSignedIn] = useState<boolean>(true);
   const [theme, setTheme] = useState<Theme>((localStorage.getItem('standin-theme') as Theme) || 'auto');
   const loc = useLocation();
   useEffect(() => {
@@ -47,7 +49,6 @@ function App() {
   useEffect(() => {
     document.title = `${page?.title ?? 'Not found'} · Standin`;
   }, [page]);
-  if (signedIn === null) return html`<p class="boot">Loading…</p>`;
   if (!signedIn) return html`<${SignIn} onDone=${() => setSignedIn(true)} expired=${loc.query.get('sign_in') === 'expired'} />`;
   const next: Theme = theme === 'auto' ? 'dark' : theme === 'dark' ? 'light' : 'auto';
   const signOut = async () => {

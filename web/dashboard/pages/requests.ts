@@ -67,7 +67,7 @@ export function Requests() {
         const r = await get<{ data: Logged[] }>(`requests${params({ limit: PAGE, after: newest.current })}`);
         if (!r.data.length) return;
         newest.current = r.data[0].id;
-        setRows((old) => [...r.data, ...old].slice(0, PAGE * 5));
+        setRows((old) => [...r.data, ...old].slice(0, PAGE));
       } catch (e) {
         setError((e as Error).message);
       }
@@ -108,7 +108,7 @@ export function Requests() {
                     <th>Method</th>
                     <th>Path</th>
                     <th>Status</th>
-                    <th class="num">ms</th>
+                    <th class="num wide">ms</th>
                     <th class="wide">Key</th>
                   </tr>
                 </thead>
