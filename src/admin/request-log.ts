@@ -104,7 +104,8 @@ export class RequestLog {
     this.walk((e) => {
       if (e.id === f.after) return false;
       if (f.until !== undefined && e.at > f.until) return true;
-      if (f.since !== undefined && e.at < f.since) return false;
+      // Not a stop: the Standin clock can be put back (reset), so times are not ordered in the log.
+      if (f.since !== undefined && e.at < f.since) return true;
       if (f.path && !e.path.includes(f.path)) return true;
       if (f.credential_id && e.credential_id !== f.credential_id) return true;
       if (!status(e.status)) return true;
@@ -127,12 +128,13 @@ export class RequestLog {
   }
 
   /**
-   * Visits the requests at or after `since` (Unix seconds), newest first, with a reader of their reply
+   * Visits the requests at or after `since` (Unix seconds, Standin clock; the whole log is read, as a reset
+   * clock leaves times unordered), newest first, with a reader of their reply
    * headers: for views derived from the log (rate-limit use over time).
    */
   each(since: number, visit: (request: LoggedRequest, replyHeader: (name: string) => string | undefined) => void): void {
     this.walk((e) => {
-      if (e.at < since) return false;
+      if (e.at < since) return true;
       const h = e.resHeaders;
       visit(e, (name) => {
         const v = h[name];
