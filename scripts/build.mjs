@@ -19,6 +19,6 @@ await build({
   logLevel: 'warning',
 });
 // Optional extra build steps contributed by areas (web assets etc.).
-for (const step of ['scripts/build-web.mjs']) {
+for (const step of ['scripts/build-web.mjs', 'scripts/build-dashboard.mjs']) {
   if (existsSync(step)) await import(new URL(`../${step}`, import.meta.url).href);
 }

@@ -1,8 +1,7 @@
 import { applyConfig, configSchema, readConfigFile } from './admin/config-file.js';
 import { createStandin } from './server/app.js';
 import { modules } from './server/modules.js';
-import { DEMO, isSeeded, seedDemo } from './admin/seed.js';
-import { getProject } from './identity/service.js';
+import { isSeeded, seedDemo } from './admin/seed.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
 import { migrate } from './store/migrate.js';
@@ -87,11 +86,7 @@ async function serve(settings: Settings): Promise<void> {
     if (adsKey)
       lines.push('', 'Try it:', `  curl -s '${url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks' -H 'Authorization: Bearer ${adsKey}'`);
   }
-  const demoProject = await getProject(ctx.store.db, DEMO.projectId).catch(() => null);
-  lines.push(
-    ...ctx.banner,
-    `  app host: ${url}/apps${demoProject ? `   dashboard: ${url}/dashboard/projects/${demoProject.id}/webhooks` : ''}`,
-  );
+  lines.push(...ctx.banner, `  app host: ${url}/apps`);
   lines.push(`  API reference: ${url}/openapi.json   docs: docs/README.md`);
   process.stdout.write(lines.join('\n') + '\n');
 }

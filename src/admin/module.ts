@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import type { Ctx, Module } from '../core/module.js';
 import { configSchema } from './config-file.js';
-import type { RequestLog } from './request-log.js';
+import { MAX_KEPT_BODY, type RequestLog } from './request-log.js';
 import { adminRoutes } from './routes.js';
 
 declare module '../core/module.js' {
@@ -67,6 +67,14 @@ export const adminModule: Module = {
     },
   ],
   routes(app, ctx) {
+    // The request log keeps small reply bodies for the dashboard: the payload is kept by reference here,
+    // read (and redacted) only when someone opens the request.
+    app.decorateRequest('loggedPayload', null);
+    app.addHook('onSend', (request, _reply, payload, done) => {
+      if (typeof payload === 'string' && payload.length <= MAX_KEPT_BODY)
+        (request as typeof request & { loggedPayload: string }).loggedPayload = payload;
+      done(null, payload);
+    });
     // The schema of the config file is public: editors fetch it for completion.
     app.get('/config.schema.json', { schema: { hide: true } }, async () => configSchema(ctx.modules));
   },

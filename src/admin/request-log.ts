@@ -1,7 +1,9 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Principal } from '../core/auth.js';
 import type { Clock } from '../core/clock.js';
+import { redactBody, redactHeaders } from './redact.js';
 
-/** The recent requests the control plane shows (method, path, status, duration, request id), secrets redacted. */
+/** One request of the log as lists show it (method, path, status, duration, who), secrets redacted. */
 export interface LoggedRequest {
   id: string;
   method: string;
@@ -9,6 +11,39 @@ export interface LoggedRequest {
   status: number;
   duration_ms: number;
   at: number;
+  /** The credential that made it (an API key, service account key, workload token, ads key), `admin`, or null. */
+  credential_id: string | null;
+  project_id: string | null;
+  /** The `model` of the request body, when it named one. */
+  model: string | null;
+}
+
+/** A request with what it sent and got back (secrets redacted). */
+export interface LoggedRequestDetail extends LoggedRequest {
+  request: { headers: Record<string, string>; body: unknown };
+  response: { headers: Record<string, string>; body: unknown };
+}
+
+/** What the log keeps of a request besides the summary: references, redacted only when someone reads them. */
+interface Entry extends LoggedRequest {
+  reqHeaders: Record<string, unknown>;
+  reqBody: unknown;
+  resHeaders: Record<string, unknown>;
+  resBody: string | null;
+}
+
+export interface RequestFilter {
+  /** Part of the path. */
+  path?: string;
+  /** A status (`429`) or a class (`4xx`). */
+  status?: string;
+  credential_id?: string;
+  /** Unix seconds, inclusive. */
+  since?: number;
+  until?: number;
+  /** Only requests newer than this one (live views poll with it). */
+  after?: string;
+  limit?: number;
 }
 
 const SECRET_PARAMS = /([?&](?:key|api_key|token|access_token|secret|subject_token|client_secret|sig)=)[^&]*/gi;
@@ -16,22 +51,102 @@ const SECRET_PARAMS = /([?&](?:key|api_key|token|access_token|secret|subject_tok
 /** Removes secret-looking query values from a URL. */
 export const redactUrl = (url: string) => (url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url);
 
+/** Bodies larger than this are not kept (the log holds thousands of requests). */
+export const MAX_KEPT_BODY = 8192;
+
+const summary = (e: Entry): LoggedRequest => ({
+  id: e.id,
+  method: e.method,
+  path: e.path,
+  status: e.status,
+  duration_ms: e.duration_ms,
+  at: e.at,
+  credential_id: e.credential_id,
+  project_id: e.project_id,
+  model: e.model,
+});
+
+function statusMatcher(status: string | undefined): (s: number) => boolean {
+  if (!status) return () => true;
+  const cls = /^([1-5])xx$/i.exec(status);
+  if (cls) return (s) => Math.floor(s / 100) === Number(cls[1]);
+  return (s) => s === Number(status);
+}
+
 export class RequestLog {
-  private items: LoggedRequest[] = [];
+  private items: Entry[] = [];
   private next = 0;
   constructor(private readonly capacity = 1000) {}
 
-  add(item: LoggedRequest): void {
+  add(item: Entry): void {
     if (this.items.length < this.capacity) this.items.push(item);
     else this.items[this.next] = item;
     this.next = (this.next + 1) % this.capacity;
   }
 
+  /** Newest first, until `visit` returns false. */
+  private walk(visit: (e: Entry) => boolean): void {
+    const n = this.items.length;
+    const newest = n < this.capacity ? n - 1 : (this.next - 1 + n) % n;
+    for (let i = 0; i < n; i++) if (!visit(this.items[(newest - i + n) % n])) return;
+  }
+
   /** Newest first. */
   recent(limit = 100): LoggedRequest[] {
-    const ordered =
-      this.items.length < this.capacity ? this.items.slice() : [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
-    return ordered.reverse().slice(0, limit);
+    return this.query({ limit });
+  }
+
+  /** Newest first, the requests that match every given filter. */
+  query(f: RequestFilter): LoggedRequest[] {
+    const out: LoggedRequest[] = [];
+    const limit = f.limit ?? 100;
+    const status = statusMatcher(f.status);
+    this.walk((e) => {
+      if (e.id === f.after) return false;
+      if (f.until !== undefined && e.at > f.until) return true;
+      // Not a stop: the Standin clock can be put back (reset), so times are not ordered in the log.
+      if (f.since !== undefined && e.at < f.since) return true;
+      if (f.path && !e.path.includes(f.path)) return true;
+      if (f.credential_id && e.credential_id !== f.credential_id) return true;
+      if (!status(e.status)) return true;
+      out.push(summary(e));
+      return out.length < limit;
+    });
+    return out;
+  }
+
+  /** One request with its headers and bodies, secrets redacted; undefined once it left the log. */
+  get(id: string): LoggedRequestDetail | undefined {
+    let found: Entry | undefined;
+    this.walk((e) => (e.id === id ? ((found = e), false) : true));
+    if (!found) return undefined;
+    return {
+      ...summary(found),
+      request: { headers: redactHeaders(found.reqHeaders), body: found.reqBody === undefined ? null : redactBody(found.reqBody) },
+      response: { headers: redactHeaders(found.resHeaders), body: found.resBody === null ? null : redactBody(found.resBody) },
+    };
+  }
+
+  /**
+   * Visits the requests at or after `since` (Unix seconds, Standin clock; the whole log is read, as a reset
+   * clock leaves times unordered), newest first, with a reader of their reply
+   * headers: for views derived from the log (rate-limit use over time).
+   */
+  each(since: number, visit: (request: LoggedRequest, replyHeader: (name: string) => string | undefined) => void): void {
+    this.walk((e) => {
+      if (e.at < since) return true;
+      const h = e.resHeaders;
+      visit(e, (name) => {
+        const v = h[name];
+        return v === undefined ? undefined : String(v);
+      });
+      return true;
+    });
+  }
+
+  /** How many requests it holds. */
+  get size(): number {
+    return this.items.length;
   }
 
   clear(): void {
@@ -40,10 +155,35 @@ export class RequestLog {
   }
 }
 
+type Recorded = FastifyRequest & { principal?: Principal | null; loggedPayload?: string | null };
+
+function credentialOf(p: Principal | null | undefined): { credential: string | null; project: string | null } {
+  if (!p) return { credential: null, project: null };
+  if (p.kind === 'admin') return { credential: 'admin', project: null };
+  if (p.kind === 'ads') return { credential: p.credentialId, project: null };
+  return { credential: p.credentialId, project: p.projectId };
+}
+
+/** The request body when it is small enough to keep (bodies are parsed JSON or absent; uploads are streamed). */
+function keptBody(request: FastifyRequest): unknown {
+  const length = Number(request.headers['content-length'] ?? 0);
+  return length > 0 && length <= MAX_KEPT_BODY ? request.body : undefined;
+}
+
+/**
+ * The dashboard's own reads: its pages and assets, and its calls to the control plane (its live views
+ * poll). Not logged, or they would crowd out the traffic the log is for. Only GETs of /dashboard and
+ * /admin/, so no API request can hide.
+ */
+const dashboardRead = (request: FastifyRequest) =>
+  request.method === 'GET' &&
+  (request.url.startsWith('/dashboard') || (request.headers['x-standin-dashboard'] !== undefined && request.url.startsWith('/admin/')));
+
 /**
  * Fastify's request logging, pointed at the request log: every completed request is recorded there, and
  * nothing is logged line by line. Fastify calls it for every finished reply when it has a logger, so the
- * log needs no onResponse hook (a hook costs more per request than the recording itself).
+ * log needs no onResponse hook (a hook costs more per request than the recording itself). The reply body
+ * comes from the admin module's onSend hook (`loggedPayload`).
  */
 export class RequestLogController extends LogController {
   constructor(
@@ -54,7 +194,11 @@ export class RequestLogController extends LogController {
   }
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (request.url === '/healthz') return;
+    if (request.url === '/healthz' || dashboardRead(request)) return;
+    const r = request as Recorded;
+    const who = credentialOf(r.principal);
+    const body = keptBody(request);
+    const model = body && typeof body === 'object' && 'model' in body && typeof body.model === 'string' ? body.model : null;
     this.requestLog.add({
       id: request.id,
       method: request.method,
@@ -62,6 +206,13 @@ export class RequestLogController extends LogController {
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       at: this.clock.nowSeconds(),
+      credential_id: who.credential,
+      project_id: who.project,
+      model,
+      reqHeaders: request.headers,
+      reqBody: body,
+      resHeaders: reply.getHeaders(),
+      resBody: r.loggedPayload ?? null,
     });
   }
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { parseDuration } from '../core/clock.js';
-import { invalid } from '../core/errors.js';
+import { invalid, notFound } from '../core/errors.js';
 import { absentBodyIsEmpty } from '../core/validation.js';
 import type { App, Ctx } from '../core/module.js';
 import { resetClock, saveClock } from './clock-store.js';
@@ -16,16 +16,40 @@ const AdvanceBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const RequestsQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }, { additionalProperties: false });
-const LoggedRequest = Type.Object({
+const RequestsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+    path: Type.Optional(Type.String({ maxLength: 500, description: 'part of the path' })),
+    status: Type.Optional(Type.String({ pattern: '^([1-5][0-9][0-9]|[1-5]xx)$', description: 'a status (429) or a class (4xx)' })),
+    credential_id: Type.Optional(
+      Type.String({ maxLength: 200, description: 'the key (or token) that made the request; admin for the control plane' }),
+    ),
+    since: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds (Standin clock), inclusive' })),
+    until: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds (Standin clock), inclusive' })),
+    after: Type.Optional(Type.String({ maxLength: 100, description: 'only requests newer than this request id (live views)' })),
+  },
+  { additionalProperties: false },
+);
+const Nullable = (s: ReturnType<typeof Type.String>) => Type.Union([s, Type.Null()]);
+const LoggedRequestFields = {
   id: Type.String(),
   method: Type.String(),
   path: Type.String(),
   status: Type.Integer(),
   duration_ms: Type.Number(),
   at: Type.Integer(),
-});
+  credential_id: Nullable(Type.String()),
+  project_id: Nullable(Type.String()),
+  model: Nullable(Type.String()),
+};
+const LoggedRequest = Type.Object(LoggedRequestFields);
 const RequestList = Type.Object({ object: Type.Literal('list'), data: Type.Array(LoggedRequest) });
+const Exchange = Type.Object({
+  headers: Type.Record(Type.String(), Type.String()),
+  body: Type.Unknown({ description: 'JSON (or text) with secrets redacted; null when absent or larger than 8 KiB' }),
+});
+const LoggedRequestDetail = Type.Object({ ...LoggedRequestFields, request: Exchange, response: Exchange });
+const RequestParams = Type.Object({ request_id: Type.String({ maxLength: 100 }) });
 const ListenerList = Type.Object({
   object: Type.Literal('list'),
   data: Type.Array(Type.Object({ name: Type.String({ description: 'http, widgets, mtls_token or mtls_api' }), url: Type.String() })),
@@ -75,8 +99,13 @@ export function adminRoutes(app: App, ctx: Ctx): void {
   }));
   app.get('/requests', { schema: { querystring: RequestsQuery, response: { 200: RequestList } } }, async (req) => ({
     object: 'list' as const,
-    data: ctx.services.requestLog.recent(req.query.limit ?? 100),
+    data: ctx.services.requestLog.query(req.query),
   }));
+  app.get('/requests/:request_id', { schema: { params: RequestParams, response: { 200: LoggedRequestDetail } } }, async (req) => {
+    const found = ctx.services.requestLog.get(req.params.request_id);
+    if (!found) throw notFound('request', req.params.request_id, 'request_id');
+    return found;
+  });
   app.post('/reset', { preValidation: absentBodyIsEmpty, schema: { body: ResetBody, response: { 200: ResetView } } }, async (req) => {
     await resetState(ctx);
     // All state is gone, so ids made from here on sort after none: the clock may go back too.

@@ -1,6 +1,7 @@
 import type { Module } from '../core/module.js';
 import { RunBus } from './bus.js';
 import { routes } from './routes.js';
+import { assistantsAdminRoutes } from './admin-routes.js';
 import { createRunEngine } from './runs/engine.js';
 import { runJobDefinitions } from './runs/jobs.js';
 import type { AssistantsRuntime } from './runs/runtime.js';
@@ -36,6 +37,7 @@ export const assistantsModule: Module = {
     const bus = new RunBus();
     ctx.services.assistants = { bus, direct: ctx.settings.workers, engine: createRunEngine(ctx, bus) };
   },
+  adminRoutes: assistantsAdminRoutes,
   jobs(ctx) {
     return runJobDefinitions(ctx.services.assistants.engine.handlers);
   },

@@ -41,6 +41,11 @@ export type Principal = PlatformPrincipal | AdsPrincipal | AdminPrincipal;
 
 /** A rule that refuses a credential on the control plane outright, before it is compared with the admin key. */
 export type AdminRule = (credential: string) => ApiError | undefined;
+/**
+ * Recognises a signed-in browser (the dashboard's session cookie) on a request that carries no admin key:
+ * true when it holds a valid session; throws ApiError to refuse it (a cross-site write).
+ */
+export type AdminSession = (request: FastifyRequest) => boolean;
 
 export interface Need {
   /** Resource group, e.g. `threads`. */
@@ -79,6 +84,8 @@ export interface Auth {
   adminKey(): string;
   setAdminKey(key: string): void;
   refuseAdmin(rule: AdminRule): void;
+  /** Lets a browser session stand for the admin key (the dashboard's cookie). */
+  addAdminSession(session: AdminSession): void;
 }
 
 export function bearerOf(request: FastifyRequest): string | null {
@@ -100,12 +107,14 @@ export function createAuth(): Auth {
   const policies: Policy[] = [];
   const protectedPrefixes: { prefix: string; kind: Principal['kind'] | null }[] = [];
   const adminRules: AdminRule[] = [];
+  const adminSessions: AdminSession[] = [];
   let adminKey = '';
   const ADMIN: AdminPrincipal = { kind: 'admin' };
 
   // The admin key is checked synchronously, on every request: it is one constant-time comparison.
   function admin(request: FastifyRequest): AdminPrincipal {
     const given = (request.headers['x-admin-key'] as string | undefined) ?? bearerOf(request);
+    if (!given && adminSessions.some((session) => session(request))) return ((request as AuthFields).principal = ADMIN);
     if (given) {
       for (const rule of adminRules) {
         const refused = rule(given);
@@ -217,6 +226,7 @@ export function createAuth(): Auth {
       adminKey = key;
     },
     refuseAdmin: (rule) => void adminRules.push(rule),
+    addAdminSession: (session) => void adminSessions.push(session),
   };
 }
 

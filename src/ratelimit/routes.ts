@@ -3,6 +3,7 @@ import { wholeList as list } from '../core/pagination.js';
 import { Deleted, ListOf } from '../core/schemas.js';
 import { invalid, notFound } from '../core/errors.js';
 import { tierOf, usageLimitOf } from './catalog.js';
+import { rateLimitHistory } from './history.js';
 import {
   FaultBody,
   FaultObject,
@@ -10,6 +11,8 @@ import {
   FaultsCleared,
   FineTuningModelLimit,
   OrganizationParams,
+  HistoryQuery,
+  HistoryView,
   OrganizationRateLimitsView,
   RateLimitsReset,
   RateLimitsView,
@@ -91,6 +94,13 @@ export function rateLimitAdminRoutes(app: App, ctx: Ctx) {
       };
     },
   );
+  // Use over the last minutes, from the request log's reply headers (the dashboard's chart).
+  app.get('/rate_limits/history', { schema: { tags, querystring: HistoryQuery, response: { 200: HistoryView } } }, async (request) => {
+    const now = ctx.clock.nowSeconds();
+    const bucket = request.query.bucket_seconds ?? 10;
+    const { from, series } = rateLimitHistory(ctx.services.requestLog, now, request.query.minutes ?? 10, bucket);
+    return { object: 'admin.rate_limit_history' as const, from, to: now, bucket_seconds: bucket, series };
+  });
   app.post('/rate_limits/reset', { schema: { tags, response: { 200: RateLimitsReset } } }, async () => {
     await limiter.reset();
     return { object: 'admin.rate_limits.reset' as const, backend: limiter.backend.name };

@@ -247,3 +247,35 @@ export const FineTuningModelLimit = Type.Object({
   max_jobs_per_day: Type.Integer(),
   max_training_tokens_per_day: Type.Integer(),
 });
+
+export const HistoryQuery = Type.Object(
+  {
+    minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'How far back (default 10)' })),
+    bucket_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: 'Width of a point (default 10)' })),
+  },
+  { additionalProperties: false },
+);
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+export const HistoryView = Type.Object({
+  object: Type.Literal('admin.rate_limit_history'),
+  from: Type.Integer({ description: 'Unix seconds (Standin clock) of the first point' }),
+  to: Type.Integer(),
+  bucket_seconds: Type.Integer(),
+  series: Type.Array(
+    Type.Object({
+      model: Type.String({ description: "The request body's model, else the endpoint (when the body was not read)" }),
+      points: Type.Array(
+        Type.Object({
+          t: Type.Integer(),
+          requests: Type.Integer(),
+          status_429: Type.Integer(),
+          status_503: Type.Integer(),
+          limit_requests: NullableInt,
+          remaining_requests: NullableInt,
+          limit_tokens: NullableInt,
+          remaining_tokens: NullableInt,
+        }),
+      ),
+    }),
+  ),
+});

@@ -46,7 +46,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   await migrate(store, modules);
 
   const { clock, clamped } = await loadClock(store);
-  const requestLog = new RequestLog();
+  const requestLog = new RequestLog(settings.requestLogSize);
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     logger: {

@@ -18,6 +18,7 @@ import { embeddingsModule } from '../embeddings/module.js';
 import { codeInterpreterModule } from '../code-interpreter/module.js';
 import { batchesModule } from '../batches/module.js';
 import { retentionModule } from '../retention/module.js';
+import { dashboardModule } from '../dashboard/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -44,4 +45,5 @@ export const modules: Module[] = [
   batchesModule,
   appsModule,
   retentionModule,
+  dashboardModule,
 ];

@@ -2,7 +2,7 @@ import { EVENT_FANOUT } from '../core/events.js';
 import { configSection, type Module } from '../core/module.js';
 import { deliver, fanout, type DeliverOptions } from './deliver.js';
 import { createRecorder } from './recorder.js';
-import { webhookAdminRoutes, webhookPages } from './routes.js';
+import { webhookAdminRoutes } from './routes.js';
 import { WebhooksConfig } from './schemas.js';
 import { declareEndpoints, DELIVER } from './service.js';
 import { purgeDeliveries, purgeEvents } from './store.js';
@@ -24,7 +24,6 @@ export const webhooksModule: Module = {
   provide(ctx) {
     ctx.services.webhooks = { outbound: ctx.outbound, timeoutMs: ctx.settings.webhookTimeoutMs, recorder: createRecorder(ctx) };
   },
-  routes: (app) => webhookPages(app),
   adminRoutes: webhookAdminRoutes,
   retention: [
     {

@@ -4,7 +4,6 @@ import type { App, Ctx } from '../core/module.js';
 import { Deleted, ListOf } from '../core/schemas.js';
 import { getProject } from '../identity/service.js';
 import { EVENT_TYPES, DEPRECATED_EVENT_TYPE } from './catalog.js';
-import { dashboardPage } from './dashboard.js';
 import {
   CreateEndpointBody,
   DeliveryParams,
@@ -131,23 +130,6 @@ export function webhookAdminRoutes(app: App, ctx: Ctx) {
       const event = await triggerEvent(ctx, req.params.project_id, req.body.type, req.body.data);
       reply.code(201);
       return event;
-    },
-  );
-}
-
-/** The dashboard page that drives the admin API of webhooks. */
-export function webhookPages(app: App) {
-  app.get(
-    '/dashboard/projects/:project_id/webhooks',
-    { schema: { hide: true, params: ProjectParams, response: { 200: Type.String({ description: 'The HTML page.' }) } } },
-    async (req, reply) => {
-      reply.header('content-type', 'text/html; charset=utf-8');
-      reply.header(
-        'content-security-policy',
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-      );
-      reply.header('cache-control', 'no-store');
-      return dashboardPage(req.params.project_id);
     },
   );
 }

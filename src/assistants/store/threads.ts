@@ -1,4 +1,6 @@
 import type { Updateable } from 'kysely';
+import { paginate, type ListParams } from '../../core/pagination.js';
+import { LIST } from './page.js';
 import type { Exec } from '../../store/db.js';
 import type { AssistantsTables } from '../tables.js';
 
@@ -66,4 +68,9 @@ export async function deleteThreadRows(tx: Exec, threadId: string): Promise<stri
   await tx.deleteFrom('thread_messages').where('thread_id', '=', threadId).execute();
   await tx.deleteFrom('threads').where('id', '=', threadId).execute();
   return ids;
+}
+
+/** A project's threads, newest first (the control plane's list; the threads interface has none). */
+export function pageThreads<T>(db: Exec, projectId: string, page: ListParams, map: (row: ThreadRow) => T) {
+  return paginate(db.selectFrom('threads').selectAll().where('project_id', '=', projectId), 'id', page, { ...LIST, map });
 }

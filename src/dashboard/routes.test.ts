@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { signInLink } from './routes.js';
+
+const cookieFrom = (setCookie: unknown) => String(setCookie).split(';')[0];
+
+describe('dashboard sign-in and session', () => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    s = await startTestStandin();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  const signIn = async () => {
+    const res = await s.req('POST', '/dashboard/session', { body: { admin_key: s.keys.admin } });
+    expect(res.status).toBe(200);
+    expect(res.headers['set-cookie']).toMatch(/HttpOnly; SameSite=Strict/);
+    return cookieFrom(res.headers['set-cookie']);
+  };
+
+  it('a sign-in link works once and sets an HttpOnly session cookie', async () => {
+    const { url } = signInLink(s.ctx);
+    const path = url.slice(url.indexOf('/dashboard'));
+    const first = await s.req('GET', path);
+    expect(first.status).toBe(303);
+    expect(first.headers.location).toBe('/dashboard');
+    const cookie = cookieFrom(first.headers['set-cookie']);
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie } })).status).toBe(200);
+    const again = await s.req('GET', path);
+    expect(again.headers.location).toBe('/dashboard?sign_in=expired');
+    expect(again.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('refuses a forged or tampered link and cookie', async () => {
+    const { url } = signInLink(s.ctx);
+    const token = url.split('token=')[1];
+    const tampered = token.replace(/^link\.(\d+)/, (_, ms) => `link.${Number(ms) + 1000}`);
+    expect((await s.req('GET', `/dashboard/sign-in?token=${tampered}`)).headers.location).toBe('/dashboard?sign_in=expired');
+    // A link is not a session.
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: `standin_session=${token}` } })).status).toBe(401);
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: 'standin_session=session.9999999999999.x.y' } })).status).toBe(401);
+  });
+
+  it('signs in with the admin key only', async () => {
+    const wrong = await s.req('POST', '/dashboard/session', { body: { admin_key: 'sk-admin-nope-nope-nope-nope-nope' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe('invalid_admin_key');
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+    const bad = await s.req('POST', '/dashboard/session', { body: { admin_key: s.keys.admin, extra: 1 } });
+    expect(bad.status).toBe(400);
+    const crossSite = await s.req('POST', '/dashboard/session', {
+      body: { admin_key: s.keys.admin },
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(crossSite.status).toBe(403);
+  });
+
+  it('a session reads the control plane; writes need the CSRF header and a same-origin Origin', async () => {
+    const cookie = await signIn();
+    expect((await s.req('GET', '/admin/v1/faults', { headers: { cookie } })).status).toBe(200);
+    const body = { path: '/v1/embeddings', status: 429 };
+    const noHeader = await s.req('POST', '/admin/v1/faults', { body, headers: { cookie } });
+    expect(noHeader.status).toBe(403);
+    expect(noHeader.body.error.code).toBe('csrf_header_missing');
+    const crossOrigin = await s.req('POST', '/admin/v1/faults', {
+      body,
+      headers: { cookie, 'x-standin-csrf': '1', origin: 'http://evil.example', host: 'localhost:80' },
+    });
+    expect(crossOrigin.body.error.code).toBe('cross_origin');
+    expect((await s.req('GET', '/admin/v1/faults', { key: 'admin' })).body.data).toHaveLength(0);
+    const ok = await s.req('POST', '/admin/v1/faults', {
+      body,
+      headers: { cookie, 'x-standin-csrf': '1', origin: 'http://localhost:80', host: 'localhost:80' },
+    });
+    expect(ok.status).toBe(201);
+    await s.req('DELETE', '/admin/v1/faults', { key: 'admin' });
+  });
+
+  it('signing out spends the session; changing the admin key ends every session', async () => {
+    const cookie = await signIn();
+    expect((await s.req('GET', '/dashboard/session', { headers: { cookie } })).body.signed_in).toBe(true);
+    expect((await s.req('DELETE', '/dashboard/session', { headers: { cookie } })).status).toBe(403);
+    const out = await s.req('DELETE', '/dashboard/session', { headers: { cookie, 'x-standin-csrf': '1' } });
+    expect(out.body.signed_in).toBe(false);
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie } })).status).toBe(401);
+
+    const other = await signIn();
+    const key = s.ctx.auth.adminKey();
+    s.ctx.auth.setAdminKey('sk-admin-rotated-key-000000000000000000');
+    try {
+      expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: other } })).status).toBe(401);
+    } finally {
+      s.ctx.auth.setAdminKey(key);
+    }
+  });
+
+  it('a cookie never stands in for a platform key, and the admin key still works without one', async () => {
+    const cookie = await signIn();
+    expect((await s.req('GET', '/v1/models', { headers: { cookie } })).status).toBe(401);
+    expect((await s.req('GET', '/admin/v1/clock', { key: 'admin' })).status).toBe(200);
+    // A wrong admin key with a valid cookie is still refused: the key given is the one checked.
+    expect((await s.req('GET', '/admin/v1/clock', { key: 'sk-admin-wrong-0000000000000000000', headers: { cookie } })).status).toBe(401);
+  });
+
+  it('serves the shell with a strict CSP, redirects the old webhooks page, mints links for scripts', async () => {
+    const shell = await s.req('GET', '/dashboard/requests');
+    expect(shell.status).toBe(200);
+    expect(shell.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(shell.body).not.toContain('proj_demo');
+    const old = await s.req('GET', '/dashboard/projects/proj_demo/webhooks');
+    expect(old.status).toBe(301);
+    expect(old.headers.location).toBe('/dashboard/webhooks?project=proj_demo');
+    expect((await s.req('POST', '/admin/v1/dashboard/sign_in_links')).status).toBe(401);
+    const link = await s.req('POST', '/admin/v1/dashboard/sign_in_links', { key: 'admin' });
+    expect(link.status).toBe(201);
+    expect(link.body.url).toMatch(/\/dashboard\/sign-in\?token=link\./);
+    expect((await s.req('GET', '/dashboard/assets/nope.js')).status).toBe(404);
+    expect((await s.req('GET', '/dashboard/assets/..%2Fpackage.json')).status).toBe(400);
+  });
+});

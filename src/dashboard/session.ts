@@ -1,0 +1,104 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { wallNow } from '../core/clock.js';
+import { forbidden } from '../core/errors.js';
+import { sameSecret } from '../core/secrets.js';
+
+/** The dashboard's session cookie: HttpOnly, SameSite=Strict, scoped to the whole origin (the pages read /admin/v1). */
+export const COOKIE = 'standin_session';
+/** The header every cookie-authenticated write must carry: a page on another site cannot set it without a CORS preflight. */
+export const CSRF_HEADER = 'x-standin-csrf';
+
+/** How long a session lasts, and a sign-in link stays usable (real time: moving the Standin clock signs nobody out). */
+export const SESSION_MS = 12 * 3_600_000;
+export const LINK_MS = 3_600_000;
+
+type Kind = 'session' | 'link';
+
+/**
+ * Signed, stateless tokens for sign-in links and sessions, keyed by the admin key: every instance that
+ * shares the admin key accepts them, and changing the admin key signs everyone out. Single use of a link
+ * and sign-out are remembered per instance (a small set of spent nonces, dropped as they expire).
+ */
+export class Sessions {
+  private spent = new Map<string, number>();
+  private keyFor = '';
+  private key: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly adminKey: () => string) {}
+
+  private mac(text: string): string {
+    const admin = this.adminKey();
+    if (admin !== this.keyFor) {
+      this.key = createHmac('sha256', admin).update('standin dashboard session v1').digest();
+      this.keyFor = admin;
+    }
+    return createHmac('sha256', this.key).update(text).digest('base64url');
+  }
+
+  /** A new token of `kind`, valid for `ms`. */
+  mint(kind: Kind, ms: number): { token: string; expiresAt: number } {
+    const expiresAt = wallNow() + ms;
+    const body = `${kind}.${expiresAt}.${randomBytes(18).toString('base64url')}`;
+    return { token: `${body}.${this.mac(body)}`, expiresAt };
+  }
+
+  /** The token's nonce when it is a valid, unexpired, unspent token of `kind`; else null. */
+  check(token: string, kind: Kind): { nonce: string; expiresAt: number } | null {
+    if (token.length > 200) return null;
+    const parts = token.split('.');
+    if (parts.length !== 4 || parts[0] !== kind) return null;
+    const expiresAt = Number(parts[1]);
+    if (!Number.isSafeInteger(expiresAt) || expiresAt <= wallNow()) return null;
+    if (!sameSecret(parts[3], this.mac(parts.slice(0, 3).join('.')))) return null;
+    if (this.spent.has(parts[2])) return null;
+    return { nonce: parts[2], expiresAt };
+  }
+
+  /** Uses a token up (a redeemed link, a signed-out session). */
+  spend(nonce: string, expiresAt: number): void {
+    const now = wallNow();
+    for (const [n, until] of this.spent) if (until <= now) this.spent.delete(n);
+    this.spent.set(nonce, expiresAt);
+  }
+}
+
+/** The value of one cookie in a Cookie header. */
+export function cookieOf(header: string | undefined, name = COOKIE): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** Whether an Origin header names the host the request was sent to (a same-origin request). */
+export function sameOrigin(origin: string, host: string | undefined): boolean {
+  try {
+    return !!host && new URL(origin).host === new URL(`http://${host}`).host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Holds a cookie-authenticated write to the CSRF rules: the custom header (which forces a CORS preflight
+ * that Standin never grants) and, when the browser sends one, an Origin of this host. SameSite=Strict
+ * keeps the cookie off cross-site requests in the first place.
+ */
+export function checkCsrf(request: FastifyRequest): void {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+  if (request.headers[CSRF_HEADER] !== '1') {
+    throw forbidden(`A write signed in by the dashboard session needs the header "${CSRF_HEADER}: 1".`, 'csrf_header_missing');
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && !sameOrigin(origin, request.headers.host)) {
+    throw forbidden('A write signed in by the dashboard session must come from the dashboard itself (Origin).', 'cross_origin');
+  }
+}
+
+/** The Set-Cookie header of a session (Secure when the browser reached Standin over HTTPS). */
+export function sessionCookie(token: string, maxAgeMs: number, secure: boolean): string {
+  return `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(maxAgeMs / 1000)}${secure ? '; Secure' : ''}`;
+}

@@ -1,0 +1,88 @@
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, onSignedOut } from './api.js';
+import { interceptLinks, useLocation } from './router.js';
+import { html } from './ui.js';
+import { Overview } from './pages/overview.js';
+import { Requests } from './pages/requests.js';
+import { Webhooks } from './pages/webhooks.js';
+import { RateLimits } from './pages/ratelimits.js';
+import { Runs } from './pages/runs.js';
+import { Identity } from './pages/identity.js';
+import { SignIn } from './pages/signin.js';
+
+const PAGES = [
+  { id: 'overview', title: 'Overview', view: Overview },
+  { id: 'requests', title: 'Requests', view: Requests },
+  { id: 'webhooks', title: 'Webhooks', view: Webhooks },
+  { id: 'runs', title: 'Runs', view: Runs },
+  { id: 'rate-limits', title: 'Rate limits', view: RateLimits },
+  { id: 'identity', title: 'Identity', view: Identity },
+];
+
+type Theme = 'light' | 'dark' | 'auto';
+function applyTheme(t: Theme) {
+  if (t === 'auto') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = t;
+}
+
+function App() {
+  // Optimistic: the page renders and loads its data while the session is checked; a 401 from either
+  // shows the sign-in page (saves a round trip before anything appears).
+  const [signedIn, setSignedIn] = useState<boolean>(true);
+  const [theme, setTheme] = useState<Theme>((localStorage.getItem('standin-theme') as Theme) || 'auto');
+  const loc = useLocation();
+  useEffect(() => {
+    onSignedOut(() => setSignedIn(false));
+    api('GET', '/dashboard/session').then(
+      (s) => setSignedIn(s.signed_in),
+      () => setSignedIn(false),
+    );
+  }, []);
+  useEffect(() => {
+    applyTheme(theme);
+    localStorage.setItem('standin-theme', theme);
+  }, [theme]);
+  const page = PAGES.find((p) => p.id === loc.page);
+  useEffect(() => {
+    document.title = `${page?.title ?? 'Not found'} · Standin`;
+  }, [page]);
+  if (!signedIn) return html`<${SignIn} onDone=${() => setSignedIn(true)} expired=${loc.query.get('sign_in') === 'expired'} />`;
+  const next: Theme = theme === 'auto' ? 'dark' : theme === 'dark' ? 'light' : 'auto';
+  const signOut = async () => {
+    await api('DELETE', '/dashboard/session');
+    setSignedIn(false);
+  };
+  return html`
+    <a class="skip" href="#main">Skip to content</a>
+    <header class="top">
+      <a class="brand" href="/dashboard">Standin</a>
+      <nav aria-label="Pages">
+        <ul>
+          ${PAGES.map((p) => html`<li><a href=${`/dashboard/${p.id}`} aria-current=${p === page ? 'page' : undefined}>${p.title}</a></li>`)}
+          <li><a href="/apps">App host ↗</a></li>
+        </ul>
+      </nav>
+      <div class="tools">
+        <button type="button" onClick=${() => setTheme(next)} aria-label=${`Theme: ${theme}. Switch to ${next}`}>
+          ${theme === 'dark' ? '☾' : theme === 'light' ? '☀' : '◐'} <span class="wide">${theme}</span>
+        </button>
+        <button type="button" onClick=${signOut}>Sign out</button>
+      </div>
+    </header>
+    <main id="main" tabindex="-1">
+      ${
+        page
+          ? html`<${page.view} key=${page.id} />`
+          : html`<h1>Not found</h1>
+              <p>No page <code>${loc.page}</code>.</p>`
+      }
+    </main>
+  `;
+}
+
+interceptLinks();
+applyTheme((localStorage.getItem('standin-theme') as Theme) || 'auto');
+render(html`<${App} />`, document.getElementById('app')!);

@@ -1,0 +1,237 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get, qs } from '../api.js';
+import { setQuery, useLocation } from '../router.js';
+import { Empty, ErrorLine, Json, Status, html, time } from '../ui.js';
+
+export interface Logged {
+  id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  at: number;
+  credential_id: string | null;
+  project_id: string | null;
+  model: string | null;
+}
+
+const PAGE = 200;
+const WINDOWS: Record<string, number> = { '5m': 300, '1h': 3600, '24h': 86400 };
+
+/** The request log, live: new rows appear at the top; filters by path, status, key and time. */
+export function Requests() {
+  const { query, rest } = useLocation();
+  const [filters, setFilters] = useState({
+    path: query.get('path') ?? '',
+    status: query.get('status') ?? '',
+    credential_id: query.get('credential_id') ?? '',
+    window: query.get('window') ?? '',
+  });
+  const [rows, setRows] = useState<Logged[]>([]);
+  const [error, setError] = useState('');
+  const [live, setLive] = useState(true);
+  const [openId, setOpenId] = useState<string | null>(rest[0] ?? null);
+  const newest = useRef<string | undefined>(undefined);
+  const now = useRef(0);
+
+  const params = (extra: Record<string, string | number | undefined>) => {
+    const since = filters.window && now.current ? now.current - WINDOWS[filters.window] : undefined;
+    return qs({ path: filters.path, status: filters.status, credential_id: filters.credential_id, since, ...extra });
+  };
+
+  // A full load when the filters change; then only what is newer than the newest row.
+  useEffect(() => {
+    setQuery(filters);
+    let stop = false;
+    const load = async () => {
+      try {
+        if (filters.window) now.current = (await get<{ now: number }>('clock')).now;
+        const r = await get<{ data: Logged[] }>(`requests${params({ limit: PAGE })}`);
+        if (stop) return;
+        newest.current = r.data[0]?.id;
+        setRows(r.data);
+        setError('');
+      } catch (e) {
+        setError((e as Error).message);
+      }
+    };
+    void load();
+    return () => void (stop = true);
+  }, [filters.path, filters.status, filters.credential_id, filters.window]);
+
+  useEffect(() => {
+    if (!live) return;
+    const t = setInterval(async () => {
+      if (document.visibilityState !== 'visible') return;
+      try {
+        const r = await get<{ data: Logged[] }>(`requests${params({ limit: PAGE, after: newest.current })}`);
+        if (!r.data.length) return;
+        newest.current = r.data[0].id;
+        setRows((old) => [...r.data, ...old].slice(0, PAGE));
+      } catch (e) {
+        setError((e as Error).message);
+      }
+    }, 2000);
+    return () => clearInterval(t);
+  }, [live, filters.path, filters.status, filters.credential_id, filters.window]);
+
+  const field = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value });
+  return html`<h1>Requests</h1>
+    <form class="filters" role="search" aria-label="Filter requests" onSubmit=${(e: Event) => e.preventDefault()}>
+      <label>Path <input name="path" value=${filters.path} onInput=${field('path')} placeholder="/v1/threads" /></label>
+      <label>Status <input name="status" value=${filters.status} onInput=${field('status')} placeholder="429 or 4xx" size="8" /></label>
+      <label
+        >Key <input name="credential_id" value=${filters.credential_id} onInput=${field('credential_id')} placeholder="key id"
+      /></label>
+      <label
+        >Time
+        <select name="window" value=${filters.window} onChange=${field('window')}>
+          <option value="">all</option>
+          <option value="5m">last 5 min</option>
+          <option value="1h">last hour</option>
+          <option value="24h">last day</option>
+        </select></label
+      >
+      <label class="check"
+        ><input type="checkbox" checked=${live} onChange=${(e: Event) => setLive((e.target as HTMLInputElement).checked)} /> Live</label
+      >
+    </form>
+    <${ErrorLine} error=${error} />
+    <div class=${openId ? 'split open' : 'split'}>
+      <div class="scroll list" aria-live="off">
+        ${
+          rows.length
+            ? html`<table class="requests">
+                <thead>
+                  <tr>
+                    <th>Time</th>
+                    <th>Method</th>
+                    <th>Path</th>
+                    <th>Status</th>
+                    <th class="num wide">ms</th>
+                    <th class="wide">Key</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${rows.map(
+                    (r) =>
+                      html`<tr key=${r.id} class=${r.id === openId ? 'sel' : ''} data-id=${r.id}>
+                        <td class="nowrap">${time(r.at).split(', ').pop()}</td>
+                        <td>${r.method}</td>
+                        <td class="path">
+                          <button
+                            type="button"
+                            class="link"
+                            aria-label=${`Open ${r.method} ${r.path}, ${r.status}`}
+                            onClick=${() => setOpenId(r.id)}
+                          >
+                            ${r.path}
+                          </button>
+                        </td>
+                        <td><${Status} code=${r.status} /></td>
+                        <td class="num wide">${r.duration_ms}</td>
+                        <td class="wide"><small>${r.credential_id ?? '—'}</small></td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>`
+            : html`<${Empty}>No requests match.</${Empty}>`
+        }
+      </div>
+      ${openId ? html`<${Detail} id=${openId} onClose=${() => setOpenId(null)} />` : null}
+    </div>`;
+}
+
+interface Detail extends Logged {
+  request: { headers: Record<string, string>; body: unknown };
+  response: { headers: Record<string, string>; body: unknown };
+}
+
+/** Links to what a request made or touched: the object in its answer, and the ids in its path. */
+function caused(d: Detail): { label: string; href: string | null }[] {
+  const out: { label: string; href: string | null }[] = [];
+  const body = d.response.body as Record<string, unknown> | null;
+  const ids = new Set<string>();
+  if (body && typeof body === 'object' && typeof body.id === 'string') ids.add(body.id);
+  for (const part of d.path.split('?')[0].split('/')) if (/^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$/.test(part)) ids.add(part);
+  for (const id of ids) {
+    const href = id.startsWith('thread_') || id.startsWith('run_') ? `/dashboard/requests?path=${encodeURIComponent(id)}` : null;
+    out.push({ label: id, href });
+  }
+  if (body && typeof body === 'object' && typeof body.delivery_id === 'string') out.push({ label: body.delivery_id, href: null });
+  return out;
+}
+
+function Detail({ id, onClose }: { id: string; onClose: () => void }) {
+  const [d, setD] = useState<Detail | null>(null);
+  const [error, setError] = useState('');
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    setD(null);
+    get<Detail>(`requests/${encodeURIComponent(id)}`).then(
+      (x) => (setD(x), setError('')),
+      (e) => setError((e as Error).message),
+    );
+  }, [id]);
+  useEffect(() => heading.current?.focus(), [d]);
+  const limits = d
+    ? Object.entries(d.response.headers).filter(([k]) => k.startsWith('x-ratelimit-') || k === 'retry-after' || k === 'retry-after-ms')
+    : [];
+  return html`<aside class="detail card" aria-label="Request detail">
+    <header>
+      <h2 tabindex="-1" ref=${heading}>${d ? `${d.method} ${d.path}` : 'Request'}</h2>
+      <div class="actions"><button type="button" onClick=${onClose} aria-label="Close the request">✕</button></div>
+    </header>
+    <${ErrorLine} error=${error} />
+    ${
+      d
+        ? html`<p><${Status} code=${d.status} /> ${d.duration_ms} ms · ${time(d.at)} · <code>${d.id}</code></p>
+            <p class="muted">
+              Key ${d.credential_id ?? '—'}${d.project_id ? ` · project ${d.project_id}` : ''}${d.model ? ` · model ${d.model}` : ''}
+            </p>
+            <h3>Rate limits</h3>
+            ${
+              limits.length
+                ? html`<dl class="kv">
+                    ${limits.map(
+                      ([k, v]) =>
+                        html`<dt>${k}</dt>
+                          <dd>${v}</dd>`,
+                    )}
+                  </dl>`
+                : html`<${Empty}>No rate-limit headers.</${Empty}>`
+            }
+            <h3>What it touched</h3>
+            ${
+              caused(d).length
+                ? html`<ul class="plain">
+                    ${caused(d).map((c) => html`<li>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<code>${c.label}</code>`}</li>`)}
+                  </ul>`
+                : html`<${Empty}>Nothing.</${Empty}>`
+            }
+            <details open>
+              <summary>Request</summary>
+              <dl class="kv">
+                ${Object.entries(d.request.headers).map(
+                  ([k, v]) =>
+                    html`<dt>${k}</dt>
+                      <dd>${v}</dd>`,
+                )}
+              </dl>
+              <${Json} value=${d.request.body} />
+            </details>
+            <details open>
+              <summary>Response</summary>
+              <dl class="kv">
+                ${Object.entries(d.response.headers).map(
+                  ([k, v]) =>
+                    html`<dt>${k}</dt>
+                      <dd>${v}</dd>`,
+                )}
+              </dl>
+              <${Json} value=${d.response.body} />
+            </details>`
+        : null
+    }
+  </aside>`;
+}
