@@ -8,8 +8,25 @@ import type { Ctx } from '../core/module.js';
 const KEEP = new Set(['kysely_migration', 'kysely_migration_lock', 'change_signals']);
 const KEEP_SETTINGS = ['admin_key', 'clock_offset_ms'];
 
+/**
+ * PostgreSQL refuses one side of a deadlock (40P01): TRUNCATE takes its table locks one by one, and a job
+ * running meanwhile may hold one of them while waiting for another. The reset then simply runs again.
+ */
+const RETRIES = 5;
+
 /** Empties every table (all state), keeping migrations, the admin key and the clock. */
 export async function resetState(ctx: Ctx): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await emptyTables(ctx);
+    } catch (err) {
+      if (attempt >= RETRIES || (err as { code?: string }).code !== '40P01') throw err;
+      ctx.log.warn({ attempt }, 'reset met a deadlock with a running job; trying again');
+    }
+  }
+}
+
+async function emptyTables(ctx: Ctx): Promise<void> {
   const tables = (await ctx.store.db.introspection.getTables()).map((t) => t.name).filter((n) => !KEEP.has(n));
   await ctx.store.db.transaction().execute(async (tx) => {
     if (ctx.store.dialect === 'postgres') {

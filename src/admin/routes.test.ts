@@ -101,7 +101,7 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
   it('resets all state and restores the demo baseline, keeping the clock and the admin key', async () => {
     const offset = s.ctx.clock.offsetMs();
     const r = await s.req('POST', '/admin/v1/reset', { key: 'admin' });
-    expect(r.status).toBe(200);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.printed.join('\n')).toMatch(/platform API key .*sk-proj-/);
     expect((await s.req('GET', '/admin/v1/organizations', { key: 'admin' })).body.data.map((o: any) => o.id)).toEqual(['org_demo']);
     expect((await s.req('GET', '/ads/v1/campaigns', { key: 'ads' })).status).toBe(401); // the test key is gone with the state
@@ -112,7 +112,7 @@ describe.each(dialects())('control plane /admin/v1 (%s)', (dialect) => {
   it('resets the clock with the state when asked, here and in the store; a restart keeps it', async () => {
     await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { duration: '48h' } });
     const r = await s.req('POST', '/admin/v1/reset', { key: 'admin', body: { clock: true } });
-    expect(r.status).toBe(200);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect((await s.req('GET', '/admin/v1/clock', { key: 'admin' })).body.offset_ms).toBe(0);
     const saved = await s.ctx.store.db.selectFrom('settings').select('value').where('key', '=', 'clock_offset_ms').executeTakeFirst();
     expect(Number(saved?.value)).toBe(0);

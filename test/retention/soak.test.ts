@@ -165,11 +165,15 @@ describe.each(dialects())('retention soak (%s)', (dialect) => {
     expect(last.workload_exchanges).toBeLessThan(20 * DAYS);
     expect(last.image_audit_requests).toBeLessThan(5 * DAYS);
     // The database grew while the keep times filled (days 1 to 5); over days 6 to 10, with the same traffic,
-    // it grows by at most a quarter of that (without retention it would grow as much again).
+    // it grows by at most a quarter of that on SQLite (without retention it would grow as much again). On
+    // PostgreSQL, relation sizes after VACUUM still creep by some index pages a day (measured: about a third
+    // of the early growth under a loaded machine; docs/retention.md): held to half, so an unbounded table
+    // still fails here.
     const early = settled.bytes - history[0].bytes;
     const late = last.bytes - settled.bytes;
     expect(early).toBeGreaterThan(0);
-    expect(late, `sizes by day: ${history.map((h) => h.bytes).join(', ')}`).toBeLessThanOrEqual(early / 4);
+    const bound = dialect === 'postgres' ? early / 2 : early / 4;
+    expect(late, `sizes by day: ${history.map((h) => h.bytes).join(', ')}`).toBeLessThanOrEqual(bound);
     const view = await admin('GET', '/retention');
     expect(view.last_sweep.rules.length).toBeGreaterThan(0);
   });

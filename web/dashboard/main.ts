@@ -85,4 +85,7 @@ function App() {
 
 interceptLinks();
 applyTheme((localStorage.getItem('standin-theme') as Theme) || 'auto');
-render(html`<${App} />`, document.getElementById('app')!);
+// The page's boot note is not Preact's: clear it, or render() keeps it under the app.
+const root = document.getElementById('app')!;
+root.replaceChildren();
+render(html`<${App} />`, root);
