@@ -27,7 +27,16 @@ export async function resetState(ctx: Ctx): Promise<void> {
 }
 
 async function emptyTables(ctx: Ctx): Promise<void> {
-  const tables = (await ctx.store.db.introspection.getTables()).map((t) => t.name).filter((n) => !KEEP.has(n));
+  // Introspection lists every schema's tables on PostgreSQL (other databases' schemas in the same cluster
+  // included): only this store's schema is emptied.
+  const schema =
+    ctx.store.dialect === 'postgres'
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(ctx.store.db)).rows[0]?.s
+      : undefined;
+  const tables = (await ctx.store.db.introspection.getTables())
+    .filter((t) => schema === undefined || t.schema === schema)
+    .map((t) => t.name)
+    .filter((n) => !KEEP.has(n));
   await ctx.store.db.transaction().execute(async (tx) => {
     if (ctx.store.dialect === 'postgres') {
       const list = tables.filter((t) => t !== 'settings');
