@@ -9,7 +9,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { load, report, startStandin } from './lib.mjs';
+import { AD_GROUP_BODY, load, report, startStandin } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -51,12 +51,7 @@ const auth = { authorization: `Bearer ${a.keys.ads}`, 'content-type': 'applicati
 const created = await fetch(`${a.url}/ads/v1/ad_groups`, {
   method: 'POST',
   headers: auth,
-  body: JSON.stringify({
-    campaign_id: 'cmp_demo_clicks',
-    name: 'Bench ad group',
-    status: 'active',
-    bidding_config: { billing_event_type: 'click', max_bid_micros: 1000000 },
-  }),
+  body: AD_GROUP_BODY,
 });
 const { id } = await created.json();
 
@@ -71,7 +66,10 @@ async function startNginx(upstreamPorts) {
     .replace(/^( *)server 127\.0\.0\.1:8081;\n\1server 127\.0\.0\.1:8082;\n/m, (_, indent) =>
       upstreamPorts.map((p) => `${indent}server 127.0.0.1:${p};\n`).join(''),
     )
-    .replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`);
+    .replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`)
+    // The mTLS pass-through is not measured here (two balancers at once would share its ports).
+    .replace(/^load_module .*\n/m, '')
+    .replace(/^stream \{[\s\S]*?^\}\n/m, '');
   writeFileSync(join(prefix, 'nginx.conf'), conf);
   const args = ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'error.log')];
   execFileSync(nginx, [...args, '-t'], { stdio: 'pipe' });

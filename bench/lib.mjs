@@ -5,11 +5,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 
+/** The body the benchmarks create ad groups with (in the seeded demo campaign). */
+export const AD_GROUP_BODY = JSON.stringify({
+  campaign_id: 'cmp_demo_clicks',
+  name: 'Bench ad group',
+  status: 'active',
+  bidding_config: { billing_event_type: 'click', max_bid_micros: 1000000 },
+});
+
+/** Node's own flags for Standin (BENCH_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+const nodeArgs = (env) => (env.BENCH_NODE_ARGS ?? process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 /** Starts `node dist/main.js serve` on a free port with a fresh data folder; resolves with its URL and printed keys. */
 export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpdir(), 'standin-bench-')) } = {}) {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['dist/main.js', 'serve', '--port', '0', '--data', data, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs(env), 'dist/main.js', 'serve', '--port', '0', '--data', data, ...args], {
       env: { ...process.env, STANDIN_LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -19,7 +30,10 @@ export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpd
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m && out.includes('docs:')) {
         const keys = {
-          admin: /admin key[^:]*\): (\S+)/.exec(out)?.[1] ?? /admin key[^:]*:\s*(\S+)/.exec(out)?.[1],
+          // The banner's line is 'admin key (control plane http://…/admin/v1): <key>': the URL has colons of its
+          // own, so the key is what follows the closing '): ', not the first colon. A key set with
+          // --admin-key is not printed (undefined: the caller passed it).
+          admin: /admin key \(control plane \S+\): (\S+)/.exec(out)?.[1],
           platform: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1],
           ads: /ads API key[^:]*:\s*(\S+)/.exec(out)?.[1],
         };

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 
 const only = process.argv.slice(2);
 const files = readdirSync('bench').filter(
-  (f) => /\.(mjs|ts)$/.test(f) && !['lib.mjs', 'run.mjs'].includes(f) && (!only.length || only.some((o) => f.startsWith(o))),
+  (f) => /\.(mjs|ts)$/.test(f) && !['lib.mjs', 'run.mjs', 'bare-pg.mjs'].includes(f) && (!only.length || only.some((o) => f.startsWith(o))),
 );
 let failed = 0;
 for (const f of files.sort()) {

@@ -1,7 +1,7 @@
 // Builds the browser code of the app host (web/apps) into dist/web/apps: the host page and the component bridge.
 // Plain TypeScript, no framework: the host page is small and the bridge must load before any component script.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,4 +30,8 @@ await build({
   minify: true,
   logLevel: 'warning',
 });
-copyFileSync(join(root, 'web/apps/host.css'), join(out, 'host.css'));
+// The host's stylesheet: the look it shares with the dashboard first, then its own.
+writeFileSync(
+  join(out, 'host.css'),
+  ['web/shared/look.css', 'web/apps/host.css'].map((f) => readFileSync(join(root, f), 'utf8')).join('\n'),
+);

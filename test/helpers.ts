@@ -8,6 +8,7 @@ import { seedDemo } from '../src/admin/seed.js';
 import { createApiKey } from '../src/identity/service.js';
 import { createAdsKey } from '../src/ads/accounts.js';
 import type { Module } from '../src/core/module.js';
+import type { DB } from '../src/store/schema.js';
 
 export type TestDialect = 'sqlite' | 'postgres';
 
@@ -112,4 +113,13 @@ export async function startTestStandin(
     },
   };
   return t;
+}
+
+/** The rows a table holds now. */
+export async function countRows(s: Pick<TestStandin, 'ctx'>, table: keyof DB): Promise<number> {
+  const r = await s.ctx.store.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
 }

@@ -5,6 +5,8 @@ import type { Store } from '../store/db.js';
 
 /** The settings key of the clock's offset, shared by every instance on one store. */
 export const CLOCK_KEY = 'clock_offset_ms';
+/** The change signal's concern (core/changes.ts): a move or reset of the clock, for the other instances to follow. */
+export const CLOCK_CONCERN = 'clock';
 /** Counts resets of the clock: an instance that sees it change follows the offset back (time moves back only on reset). */
 const GENERATION_KEY = 'clock_generation';
 
@@ -31,23 +33,34 @@ export async function loadClock(store: Store): Promise<{ clock: Clock; clamped: 
 }
 const generations = new WeakMap<Clock, string>();
 
-/** Stores the clock's offset (only ever growing: a slower writer never moves it back). */
-export async function saveClock(ctx: Pick<Ctx, 'store' | 'clock'>): Promise<void> {
+/**
+ * Stores the clock's offset (only ever growing: a slower writer never moves it back) and, when that moved
+ * it, signals the other instances. An instance that follows an offset it read stores nothing new, so
+ * following never echoes a signal back.
+ */
+export async function saveClock(ctx: Pick<Ctx, 'store' | 'clock' | 'changes'>): Promise<void> {
   const value = String(ctx.clock.offsetMs());
-  await ctx.store.db
-    .insertInto('settings')
-    .values({ key: CLOCK_KEY, value })
-    .onConflict((oc) =>
-      oc
-        .column('key')
-        .doUpdateSet({ value })
-        .where(sql`cast(settings.value as ${sql.raw(ctx.store.dialect === 'postgres' ? 'bigint' : 'integer')})`, '<', ctx.clock.offsetMs()),
-    )
-    .execute();
+  await ctx.store.db.transaction().execute(async (tx) => {
+    const saved = await tx
+      .insertInto('settings')
+      .values({ key: CLOCK_KEY, value })
+      .onConflict((oc) =>
+        oc
+          .column('key')
+          .doUpdateSet({ value })
+          .where(
+            sql`cast(settings.value as ${sql.raw(ctx.store.dialect === 'postgres' ? 'bigint' : 'integer')})`,
+            '<',
+            ctx.clock.offsetMs(),
+          ),
+      )
+      .executeTakeFirst();
+    if (saved.numInsertedOrUpdatedRows) await ctx.changes.bump(tx, CLOCK_CONCERN);
+  });
 }
 
 /** Puts the clock back to the real time, here and (through the generation) on every instance of the store. */
-export async function resetClock(ctx: Pick<Ctx, 'store' | 'clock'>): Promise<void> {
+export async function resetClock(ctx: Pick<Ctx, 'store' | 'clock' | 'changes'>): Promise<void> {
   const generation = String(Number(generations.get(ctx.clock) ?? '0') + 1);
   await ctx.store.db.transaction().execute(async (tx) => {
     for (const [key, value] of [
@@ -60,26 +73,23 @@ export async function resetClock(ctx: Pick<Ctx, 'store' | 'clock'>): Promise<voi
         .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
         .execute();
     }
+    await ctx.changes.bump(tx, CLOCK_CONCERN);
   });
   generations.set(ctx.clock, generation);
   ctx.clock.reset();
 }
 
 /**
- * Follows the clock other instances move (PostgreSQL): forward always, back only after a reset. Returns
- * the function that stops following.
+ * Follows the clock other instances move: forward always, back only after a reset. It rides the change
+ * signal, so another instance's move arrives with its NOTIFY (PostgreSQL), or else with the signal's poll
+ * (core/changes.ts POLL_MS, both stores); the signal stops with the Standin.
  */
-export function followClock(ctx: Pick<Ctx, 'store' | 'clock'>): () => void {
-  const timer = setInterval(() => {
-    readSaved(ctx.store)
-      .then((saved) => {
-        if (saved.generation !== generations.get(ctx.clock)) {
-          generations.set(ctx.clock, saved.generation);
-          ctx.clock.reset(Math.min(saved.offset, MAX_OFFSET_MS));
-        } else ctx.clock.setOffset(Math.min(saved.offset, MAX_OFFSET_MS));
-      })
-      .catch(() => {});
-  }, 1000);
-  timer.unref();
-  return () => clearInterval(timer);
+export function followClock(ctx: Pick<Ctx, 'store' | 'clock' | 'changes'>): void {
+  ctx.changes.on(CLOCK_CONCERN, async () => {
+    const saved = await readSaved(ctx.store);
+    if (saved.generation !== generations.get(ctx.clock)) {
+      generations.set(ctx.clock, saved.generation);
+      ctx.clock.reset(Math.min(saved.offset, MAX_OFFSET_MS));
+    } else ctx.clock.setOffset(Math.min(saved.offset, MAX_OFFSET_MS));
+  });
 }

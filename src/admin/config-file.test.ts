@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { countRows, dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { applyConfig, checkConfig, configSchema, readConfigFile } from './config-file.js';
 
 describe.each(dialects())('declarative config (%s)', (dialect) => {
@@ -22,11 +22,7 @@ describe.each(dialects())('declarative config (%s)', (dialect) => {
       'custom_audiences',
       'product_feeds',
     ] as const) {
-      const r = await s.ctx.store.db
-        .selectFrom(t)
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow();
-      out[t] = Number(r.n);
+      out[t] = await countRows(s, t);
     }
     return out;
   };

@@ -3,9 +3,11 @@ import type { Ctx } from '../core/module.js';
 
 /**
  * Tables reset keeps: the migration bookkeeping, the settings that make this instance itself, and the
- * change generations (they only grow, so no instance can mistake a later change for one it has seen).
+ * change generations (they only grow, so no instance can mistake a later change for one it has seen),
+ * and the dashboard's spent sign-in tokens (sessions outlive a reset, as the admin key does: a signed-out
+ * one must stay out).
  */
-const KEEP = new Set(['kysely_migration', 'kysely_migration_lock', 'change_signals']);
+const KEEP = new Set(['kysely_migration', 'kysely_migration_lock', 'change_signals', 'dashboard_spent_tokens']);
 const KEEP_SETTINGS = ['admin_key', 'clock_offset_ms'];
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { PlatformPrincipal } from '../core/auth.js';
+import { needs, type PlatformPrincipal } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import type { Admission, Ticket } from '../ratelimit/service.js';
 import * as O from './objects.js';
@@ -60,46 +60,55 @@ async function createAdmitted(
 
 /** Registers the routes of assistants, threads, messages, runs and run steps. */
 export function routes(app: App, ctx: Ctx): void {
-  const auth = (req: FastifyRequest, group: 'assistants' | 'threads', access: 'read' | 'write') =>
-    ctx.auth.platform(req, { group, access });
-  const project = async (req: FastifyRequest, group: 'assistants' | 'threads', access: 'read' | 'write') =>
-    (await auth(req, group, access)).projectId;
+  const project = (req: FastifyRequest) => ctx.auth.principalOf(req).projectId;
   const includeContent = (query: { 'include[]'?: string[] }) => (query['include[]'] ?? []).includes(S.INCLUDE_FILE_SEARCH_CONTENT);
   const tags = ['assistants'];
   const polled = (reply: FastifyReply) => reply.header('openai-poll-after-ms', POLL_AFTER_MS);
 
   // Assistants
-  app.post('/v1/assistants', { schema: { tags, body: S.CreateAssistantBody, response: { 200: O.AssistantObject } } }, async (req) =>
-    svc.createAssistant(ctx, await project(req, 'assistants', 'write'), req.body),
+  app.post(
+    '/v1/assistants',
+    { config: needs('assistants', 'write'), schema: { tags, body: S.CreateAssistantBody, response: { 200: O.AssistantObject } } },
+    async (req) => svc.createAssistant(ctx, project(req), req.body),
   );
-  app.get('/v1/assistants', { schema: { tags, querystring: S.ListQuery, response: { 200: O.AssistantList } } }, async (req) =>
-    svc.listAssistants(ctx, await project(req, 'assistants', 'read'), req.query),
+  app.get(
+    '/v1/assistants',
+    { config: needs('assistants', 'read'), schema: { tags, querystring: S.ListQuery, response: { 200: O.AssistantList } } },
+    async (req) => svc.listAssistants(ctx, project(req), req.query),
   );
   app.get(
     '/v1/assistants/:assistant_id',
-    { schema: { tags, params: S.AssistantParams, response: { 200: O.AssistantObject } } },
-    async (req) => svc.getAssistant(ctx, await project(req, 'assistants', 'read'), req.params.assistant_id),
+    { config: needs('assistants', 'read'), schema: { tags, params: S.AssistantParams, response: { 200: O.AssistantObject } } },
+    async (req) => svc.getAssistant(ctx, project(req), req.params.assistant_id),
   );
   app.post(
     '/v1/assistants/:assistant_id',
-    { schema: { tags, params: S.AssistantParams, body: S.ModifyAssistantBody, response: { 200: O.AssistantObject } } },
-    async (req) => svc.modifyAssistant(ctx, await project(req, 'assistants', 'write'), req.params.assistant_id, req.body),
+    {
+      config: needs('assistants', 'write'),
+      schema: { tags, params: S.AssistantParams, body: S.ModifyAssistantBody, response: { 200: O.AssistantObject } },
+    },
+    async (req) => svc.modifyAssistant(ctx, project(req), req.params.assistant_id, req.body),
   );
   app.delete(
     '/v1/assistants/:assistant_id',
-    { schema: { tags, params: S.AssistantParams, response: { 200: O.AssistantDeleted } } },
-    async (req) => svc.deleteAssistant(ctx, await project(req, 'assistants', 'write'), req.params.assistant_id),
+    { config: needs('assistants', 'write'), schema: { tags, params: S.AssistantParams, response: { 200: O.AssistantDeleted } } },
+    async (req) => svc.deleteAssistant(ctx, project(req), req.params.assistant_id),
   );
 
   // Threads (a body may be left out where every member is optional)
-  app.post('/v1/threads', { schema: { tags, body: S.CreateThreadBody, response: { 200: O.ThreadObject } } }, async (req) =>
-    svc.createThread(ctx, await project(req, 'threads', 'write'), req.body ?? {}),
+  app.post(
+    '/v1/threads',
+    { config: needs('threads', 'write'), schema: { tags, body: S.CreateThreadBody, response: { 200: O.ThreadObject } } },
+    async (req) => svc.createThread(ctx, project(req), req.body ?? {}),
   );
   app.post(
     '/v1/threads/runs',
-    { schema: { tags, body: S.CreateThreadAndRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } } },
+    {
+      config: needs('threads', 'write'),
+      schema: { tags, body: S.CreateThreadAndRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } },
+    },
     async (req, reply) => {
-      const principal = await auth(req, 'threads', 'write');
+      const principal = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = { ...body, messages: isObject(body.thread) ? body.thread.messages : [] };
       const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
@@ -110,52 +119,70 @@ export function routes(app: App, ctx: Ctx): void {
       return runView(run);
     },
   );
-  app.get('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams, response: { 200: O.ThreadObject } } }, async (req) =>
-    svc.getThread(ctx, await project(req, 'threads', 'read'), req.params.thread_id),
+  app.get(
+    '/v1/threads/:thread_id',
+    { config: needs('threads', 'read'), schema: { tags, params: S.ThreadParams, response: { 200: O.ThreadObject } } },
+    async (req) => svc.getThread(ctx, project(req), req.params.thread_id),
   );
   app.post(
     '/v1/threads/:thread_id',
-    { schema: { tags, params: S.ThreadParams, body: S.ModifyThreadBody, response: { 200: O.ThreadObject } } },
-    async (req) => svc.modifyThread(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.body ?? {}),
+    {
+      config: needs('threads', 'write'),
+      schema: { tags, params: S.ThreadParams, body: S.ModifyThreadBody, response: { 200: O.ThreadObject } },
+    },
+    async (req) => svc.modifyThread(ctx, project(req), req.params.thread_id, req.body ?? {}),
   );
-  app.delete('/v1/threads/:thread_id', { schema: { tags, params: S.ThreadParams, response: { 200: O.ThreadDeleted } } }, async (req) =>
-    svc.deleteThread(ctx, await project(req, 'threads', 'write'), req.params.thread_id),
+  app.delete(
+    '/v1/threads/:thread_id',
+    { config: needs('threads', 'write'), schema: { tags, params: S.ThreadParams, response: { 200: O.ThreadDeleted } } },
+    async (req) => svc.deleteThread(ctx, project(req), req.params.thread_id),
   );
 
   // Messages
   app.post(
     '/v1/threads/:thread_id/messages',
-    { schema: { tags, params: S.ThreadParams, body: S.CreateMessageBody, response: { 200: O.MessageObject } } },
-    async (req) => svc.createMessage(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.body),
+    {
+      config: needs('threads', 'write'),
+      schema: { tags, params: S.ThreadParams, body: S.CreateMessageBody, response: { 200: O.MessageObject } },
+    },
+    async (req) => svc.createMessage(ctx, project(req), req.params.thread_id, req.body),
   );
   app.get(
     '/v1/threads/:thread_id/messages',
-    { schema: { tags, params: S.ThreadParams, querystring: S.ListMessagesQuery, response: { 200: O.MessageList } } },
-    async (req) => svc.listMessages(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.query),
+    {
+      config: needs('threads', 'read'),
+      schema: { tags, params: S.ThreadParams, querystring: S.ListMessagesQuery, response: { 200: O.MessageList } },
+    },
+    async (req) => svc.listMessages(ctx, project(req), req.params.thread_id, req.query),
   );
   app.get(
     '/v1/threads/:thread_id/messages/:message_id',
-    { schema: { tags, params: S.MessageParams, response: { 200: O.MessageObject } } },
-    async (req) => svc.getMessage(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.params.message_id),
+    { config: needs('threads', 'read'), schema: { tags, params: S.MessageParams, response: { 200: O.MessageObject } } },
+    async (req) => svc.getMessage(ctx, project(req), req.params.thread_id, req.params.message_id),
   );
   app.post(
     '/v1/threads/:thread_id/messages/:message_id',
-    { schema: { tags, params: S.MessageParams, body: S.ModifyBody, response: { 200: O.MessageObject } } },
-    async (req) =>
-      svc.modifyMessage(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.message_id, req.body ?? {}),
+    {
+      config: needs('threads', 'write'),
+      schema: { tags, params: S.MessageParams, body: S.ModifyBody, response: { 200: O.MessageObject } },
+    },
+    async (req) => svc.modifyMessage(ctx, project(req), req.params.thread_id, req.params.message_id, req.body ?? {}),
   );
   app.delete(
     '/v1/threads/:thread_id/messages/:message_id',
-    { schema: { tags, params: S.MessageParams, response: { 200: O.MessageDeleted } } },
-    async (req) => svc.deleteMessage(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.message_id),
+    { config: needs('threads', 'write'), schema: { tags, params: S.MessageParams, response: { 200: O.MessageDeleted } } },
+    async (req) => svc.deleteMessage(ctx, project(req), req.params.thread_id, req.params.message_id),
   );
 
   // Runs
   app.post(
     '/v1/threads/:thread_id/runs',
-    { schema: { tags, params: S.ThreadParams, body: S.CreateRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } } },
+    {
+      config: needs('threads', 'write'),
+      schema: { tags, params: S.ThreadParams, body: S.CreateRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } },
+    },
     async (req, reply) => {
-      const principal = await auth(req, 'threads', 'write');
+      const principal = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = { ...body, messages: body.additional_messages ?? [] };
       const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
@@ -168,50 +195,47 @@ export function routes(app: App, ctx: Ctx): void {
   );
   app.get(
     '/v1/threads/:thread_id/runs',
-    { schema: { tags, params: S.ThreadParams, querystring: S.ListQuery, response: { 200: O.RunList } } },
+    { config: needs('threads', 'read'), schema: { tags, params: S.ThreadParams, querystring: S.ListQuery, response: { 200: O.RunList } } },
     async (req, reply) => {
       polled(reply);
-      return svc.listRuns(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.query);
+      return svc.listRuns(ctx, project(req), req.params.thread_id, req.query);
     },
   );
   app.get(
     '/v1/threads/:thread_id/runs/:run_id',
-    { schema: { tags, params: S.RunParams, response: { 200: O.RunObject } } },
+    { config: needs('threads', 'read'), schema: { tags, params: S.RunParams, response: { 200: O.RunObject } } },
     async (req, reply) => {
-      const run = await svc.readRun(ctx, await project(req, 'threads', 'read'), req.params.thread_id, req.params.run_id);
+      const run = await svc.readRun(ctx, project(req), req.params.thread_id, req.params.run_id);
       polled(reply);
       return runView(run);
     },
   );
   app.post(
     '/v1/threads/:thread_id/runs/:run_id',
-    { schema: { tags, params: S.RunParams, body: S.ModifyBody, response: { 200: O.RunObject } } },
+    { config: needs('threads', 'write'), schema: { tags, params: S.RunParams, body: S.ModifyBody, response: { 200: O.RunObject } } },
     async (req, reply) => {
-      const run = await svc.modifyRun(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.run_id, req.body ?? {});
+      const run = await svc.modifyRun(ctx, project(req), req.params.thread_id, req.params.run_id, req.body ?? {});
       polled(reply);
       return run;
     },
   );
   app.post(
     '/v1/threads/:thread_id/runs/:run_id/cancel',
-    { schema: { tags, params: S.RunParams, response: { 200: O.RunObject } } },
+    { config: needs('threads', 'write'), schema: { tags, params: S.RunParams, response: { 200: O.RunObject } } },
     async (req, reply) => {
-      const run = await svc.cancelRun(ctx, await project(req, 'threads', 'write'), req.params.thread_id, req.params.run_id);
+      const run = await svc.cancelRun(ctx, project(req), req.params.thread_id, req.params.run_id);
       polled(reply);
       return run;
     },
   );
   app.post(
     '/v1/threads/:thread_id/runs/:run_id/submit_tool_outputs',
-    { schema: { tags, params: S.RunParams, body: S.SubmitToolOutputsBody, response: { 200: O.RunObject } } },
+    {
+      config: needs('threads', 'write'),
+      schema: { tags, params: S.RunParams, body: S.SubmitToolOutputsBody, response: { 200: O.RunObject } },
+    },
     async (req, reply) => {
-      const { run, afterSeq } = await svc.submitToolOutputs(
-        ctx,
-        await project(req, 'threads', 'write'),
-        req.params.thread_id,
-        req.params.run_id,
-        req.body,
-      );
+      const { run, afterSeq } = await svc.submitToolOutputs(ctx, project(req), req.params.thread_id, req.params.run_id, req.body);
       if (req.body.stream) return streamRun(ctx, req, reply, run.id, afterSeq);
       polled(reply);
       return runView(run);
@@ -221,30 +245,21 @@ export function routes(app: App, ctx: Ctx): void {
   // Run steps
   app.get(
     '/v1/threads/:thread_id/runs/:run_id/steps',
-    { schema: { tags, params: S.RunParams, querystring: S.ListStepsQuery, response: { 200: O.RunStepList } } },
+    {
+      config: needs('threads', 'read'),
+      schema: { tags, params: S.RunParams, querystring: S.ListStepsQuery, response: { 200: O.RunStepList } },
+    },
     async (req) => {
       const { 'include[]': _include, ...page } = req.query;
-      return svc.listSteps(
-        ctx,
-        await project(req, 'threads', 'read'),
-        req.params.thread_id,
-        req.params.run_id,
-        page,
-        includeContent(req.query),
-      );
+      return svc.listSteps(ctx, project(req), req.params.thread_id, req.params.run_id, page, includeContent(req.query));
     },
   );
   app.get(
     '/v1/threads/:thread_id/runs/:run_id/steps/:step_id',
-    { schema: { tags, params: S.StepParams, querystring: S.IncludeQuery, response: { 200: O.RunStepObject } } },
-    async (req) =>
-      svc.getStep(
-        ctx,
-        await project(req, 'threads', 'read'),
-        req.params.thread_id,
-        req.params.run_id,
-        req.params.step_id,
-        includeContent(req.query),
-      ),
+    {
+      config: needs('threads', 'read'),
+      schema: { tags, params: S.StepParams, querystring: S.IncludeQuery, response: { 200: O.RunStepObject } },
+    },
+    async (req) => svc.getStep(ctx, project(req), req.params.thread_id, req.params.run_id, req.params.step_id, includeContent(req.query)),
   );
 }

@@ -1,3 +1,4 @@
+import { batchesAdminRoutes } from './admin-routes.js';
 import type { Module } from '../core/module.js';
 import { batchesRoutes } from './routes.js';
 import { runBatch, type RunBatchJob } from './runner.js';
@@ -12,6 +13,7 @@ export const batchesModule: Module = {
   name: 'batches',
   migrations: batchesMigrations,
   routes: (app, ctx) => batchesRoutes(app, ctx),
+  adminRoutes: batchesAdminRoutes,
   jobs: (ctx) => [
     // A step works for at most ~10 s; the claim outlasts it by far, so only a dead worker's claim lapses.
     {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { form } from '../../test/files/form.js';
 import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../../test/helpers.js';
+import { resolveModel } from '../ratelimit/catalog.js';
 import { triggerEvent } from '../webhooks/trigger.js';
 
 const line = (id: string) =>
@@ -61,6 +62,37 @@ describe.each(dialects())('batches routes (%s)', (dialect) => {
     const list = await s.req('GET', '/v1/batches?limit=1', { key: 'platform' });
     expect(list.body).toMatchObject({ object: 'list', first_id: created.body.id, has_more: expect.any(Boolean) });
     expect((await s.req('GET', '/v1/batches?limit=101', { key: 'platform' })).body.error.param).toBe('limit');
+  });
+
+  it('adds the tokens of its lines to the monthly spend (rule 7), at the model price, once', async () => {
+    const limiter = s.ctx.services.ratelimit;
+    const before = await limiter.spend('org_demo');
+    const file = await upload([1, 2, 3].map((n) => line(`spend ${'word '.repeat(n * 20)}`)).join('\n'));
+    const created = await create({ input_file_id: file, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await s.ctx.jobs.drain();
+    const batch = (await s.req('GET', `/v1/batches/${created.body.id}`, { key: 'platform' })).body;
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { completed: 3 } });
+    const { input_tokens, output_tokens } = batch.usage;
+    expect(input_tokens).toBeGreaterThan(60);
+    expect(output_tokens).toBeGreaterThan(0);
+    const price = resolveModel(limiter.config(), 'gpt-4o-mini').entry.price!;
+    const cost = (input_tokens * price.input_per_million! + output_tokens * price.output_per_million!) / 1e6;
+    expect(cost).toBeGreaterThan(0);
+    expect((await limiter.spend('org_demo')) - before).toBeCloseTo(cost, 12);
+    // The same bodies sent one by one cost the same.
+    const direct = await limiter.spend('org_demo');
+    for (const n of [1, 2, 3]) {
+      const r = await s.req('POST', '/v1/chat/completions', {
+        key: 'platform',
+        body: JSON.parse(line(`spend ${'word '.repeat(n * 20)}`)).body,
+      });
+      expect(r.status).toBe(200);
+    }
+    expect((await limiter.spend('org_demo')) - direct).toBeCloseTo(cost, 12);
+    // A batch that has ended charges nothing more when its job runs again.
+    const after = await limiter.spend('org_demo');
+    await s.ctx.jobs.drain();
+    expect(await limiter.spend('org_demo')).toBe(after);
   });
 
   it('refuses bad bodies with 400 naming the member', async () => {

@@ -127,6 +127,7 @@ export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { ret
       });
       // Another worker recorded these lines, or the batch ended meanwhile: look again from the store.
       if (!status) return { retryAt: ctx.clock.now() };
+      await chargeGroup(ctx, row, counts);
       row = { ...row, status, next_line: counts.line, next_offset: counts.offset };
       end = ended();
       if (end) break;
@@ -137,6 +138,22 @@ export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { ret
     source.destroy();
   }
   return finish(ctx, row, end ?? 'completed');
+}
+
+/**
+ * Adds a recorded group's tokens to the organization's monthly spend (rate-limit rule 7), at the price of
+ * the endpoint's model, as the same requests made one by one would be (docs/batches.md). After the commit
+ * that recorded the group, so a group run again is not charged twice; a crash in between charges it
+ * never. A limiter that cannot count now (Redis down) costs the charge, not the batch.
+ */
+async function chargeGroup(ctx: Ctx, row: store.BatchRow, counts: { inputTokens: number; outputTokens: number }) {
+  const limiter = ctx.services.ratelimit;
+  if (!limiter || !row.model || counts.inputTokens + counts.outputTokens === 0) return;
+  try {
+    await limiter.charge(row.organization_id, row.model, { inputTokens: counts.inputTokens, outputTokens: counts.outputTokens });
+  } catch (err) {
+    ctx.log.warn({ err, batch: row.id }, 'adding a batch group to the monthly spend failed');
+  }
 }
 
 /** Joins JSON lines into chunks of bytes for a file. */

@@ -181,6 +181,12 @@ export function listBatches(ctx: Ctx, projectId: string, params: ListParams): Pr
   return store.listBatches(ctx.store.db, projectId, params, batchObject);
 }
 
+/** A batch with its share of lines done (completed or failed) of the total, for the control plane. */
+export function withProgress(batch: BatchObject): BatchObject & { progress: number } {
+  const { total, completed, failed } = batch.request_counts;
+  return { ...batch, progress: total > 0 ? Math.min(1, (completed + failed) / total) : 0 };
+}
+
 /**
  * `POST /v1/batches/{id}/cancel`: `cancelling` at once; the worker lets the lines in flight finish, then
  * ends the batch `cancelled` with what ran so far in its output. Cancelling twice answers the same.

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { ChatCompletionObject, CreateChatCompletionBody, type ChatCompletionChunk } from './schemas.js';
 import { createCompletion, maxTokensOf, modelFailure, streamCompletion, usageOf } from './service.js';
@@ -10,9 +11,12 @@ import { createCompletion, maxTokensOf, modelFailure, streamCompletion, usageOf 
 export function chatRoutes(app: App, ctx: Ctx): void {
   app.post(
     '/v1/chat/completions',
-    { schema: { tags: ['chat'], body: CreateChatCompletionBody, response: { 200: ChatCompletionObject } } },
+    {
+      config: needs('responses', 'write'),
+      schema: { tags: ['chat'], body: CreateChatCompletionBody, response: { 200: ChatCompletionObject } },
+    },
     async (req, reply) => {
-      const p = await ctx.auth.platform(req, { group: 'responses', access: 'write' });
+      const p = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = await ctx.services.ratelimit?.admit(req, p, {
         model: body.model,

@@ -30,7 +30,14 @@ export async function emitEvent(
   const envelope: EventEnvelope = { id: newId('evt', ctx.clock), object: 'event', type, created_at: ctx.clock.nowSeconds(), data };
   await exec
     .insertInto('events')
-    .values({ id: envelope.id, project_id: projectId, type, created_at: envelope.created_at, payload: JSON.stringify(envelope) })
+    .values({
+      id: envelope.id,
+      project_id: projectId,
+      type,
+      created_at: envelope.created_at,
+      payload: JSON.stringify(envelope),
+      object_id: typeof data.id === 'string' ? data.id : null,
+    })
     .execute();
   if (opts.fanout !== false) await ctx.jobs.enqueue(exec, EVENT_FANOUT, { eventId: envelope.id, projectId });
   return envelope;

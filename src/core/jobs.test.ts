@@ -50,6 +50,34 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(await s.ctx.store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
   });
 
+  it('refills a backlog a quarter of the concurrency at a time, never over it, each job once', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const ran: number[] = [];
+    let running = 0;
+    let most = 0;
+    s.ctx.jobs.register({
+      kind: 'test.backlog',
+      concurrency: 16,
+      handler: async (p: { i: number }) => {
+        most = Math.max(most, ++running);
+        // Jobs end one by one, at different times.
+        await new Promise((r) => setTimeout(r, 1 + ((p.i * 5) % 17) * 2));
+        running--;
+        ran.push(p.i);
+      },
+    });
+    await s.ctx.store.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < 96; i++) await s!.ctx.jobs.enqueue(tx, 'test.backlog', { i });
+    });
+    const before = s.ctx.jobs.claims;
+    s.ctx.jobs.start();
+    for (let t = 0; ran.length < 96 && t < 500; t++) await new Promise((r) => setTimeout(r, 20));
+    expect([...ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 96 }, (_, i) => i));
+    expect(most).toBeLessThanOrEqual(16);
+    // One claim per job would be 64 or more; refilled two slots at a time, about 64 / 2.
+    expect(s.ctx.jobs.claims - before).toBeLessThanOrEqual(36);
+  });
+
   it('reclaims a job whose worker died once its visibility timeout lapses', async () => {
     s = await startTestStandin({ dialect, seed: false });
     const { clock, store } = s.ctx;
@@ -67,6 +95,70 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     await s.ctx.jobs.drain();
     expect(seen).toEqual([2]);
   });
+
+  it.each(['completes', 'asks for a retry', 'throws'] as const)(
+    'a worker whose claim lapsed and was claimed again changes nothing when it %s; the newer claim decides',
+    async (ending) => {
+      s = await startTestStandin({ dialect, seed: false });
+      const { clock, store } = s.ctx;
+      const gate = () => {
+        let open!: () => void;
+        const opened = new Promise<void>((r) => (open = r));
+        let started!: () => void;
+        const began = new Promise<void>((r) => (started = r));
+        return { open, opened, started, began };
+      };
+      const first = gate();
+      const second = gate();
+      const stale = createJobQueue(store, clock, s.ctx.log);
+      stale.register({
+        kind: 'test.fence',
+        visibilityMs: 30_000,
+        retryDelayMs: 1_000,
+        handler: async () => {
+          first.started();
+          await first.opened;
+          if (ending === 'throws') throw new Error('the stale worker failed');
+          return ending === 'asks for a retry' ? { retryAt: clock.now() + 1_000 } : undefined;
+        },
+      });
+      s.ctx.jobs.register({
+        kind: 'test.fence',
+        visibilityMs: 30_000,
+        handler: async () => {
+          second.started();
+          await second.opened;
+        },
+      });
+      const id = await s.ctx.jobs.enqueue(store.db, 'test.fence', {});
+      const row = () => store.db.selectFrom('jobs').select(['attempts', 'locked_until', 'run_at']).where('id', '=', id).executeTakeFirst();
+
+      const staleDrain = stale.drain();
+      const freshDrain = first.began.then(() => {
+        clock.advance(31_000); // the first claim lapses
+        return s!.ctx.jobs.drain();
+      });
+      try {
+        await second.began;
+        const claimedAgain = await row();
+        expect(claimedAgain?.attempts).toBe(2);
+
+        first.open();
+        await staleDrain;
+        // The stale worker's end left the second claim as it was: the job is still there, still claimed.
+        expect(await row()).toEqual(claimedAgain);
+
+        second.open();
+        await freshDrain;
+        expect(await row()).toBeUndefined();
+      } finally {
+        // A failed expectation must not leave a handler waiting (closing the Standin waits for it).
+        first.open();
+        second.open();
+        await Promise.allSettled([staleDrain, freshDrain]);
+      }
+    },
+  );
 
   if (dialect === 'postgres') {
     it('shares work between two queues on one database: every job runs exactly once', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from './clock.js';
 import { newId } from './ids.js';
-import type { Exec, Store } from '../store/db.js';
+import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import { groupStatement } from '../store/group-commit.js';
 
 /**
@@ -11,6 +11,11 @@ import { groupStatement } from '../store/group-commit.js';
  * Workers claim due jobs — with PostgreSQL `FOR UPDATE SKIP LOCKED`, so any number of instances share
  * the work and each job runs once at a time — and a crashed worker's claim lapses after the visibility
  * timeout, so nothing is lost. Enqueueing inside a transaction commits the job with the state change.
+ *
+ * A claim is fenced: every claim adds one to `attempts`, so `(id, attempts)` names one claim, and a worker
+ * finishes, retries or drops a job only while its claim is the job's latest. A worker whose claim lapsed
+ * (it ran long, or the admin clock jumped past its visibility timeout) and whose job another worker has
+ * claimed since changes nothing when it ends: the newer claim decides.
  */
 export interface JobDefinition<P = any> {
   kind: string;
@@ -30,18 +35,30 @@ export interface JobQueue {
   register(def: JobDefinition): void;
   /** Adds a job. Pass the transaction of the state change so both commit together. */
   enqueue(exec: Exec, kind: string, payload: unknown, opts?: { runAt?: number; id?: string }): Promise<string>;
-  /** Wakes the workers now (after a commit that enqueued work). */
-  wake(): void;
+  /** Wakes the workers of `kind` (or of every kind) now: after a commit that enqueued work of that kind. */
+  wake(kind?: string): void;
   start(): void;
   /** Stops claiming and waits for running handlers. */
   stop(): Promise<void>;
   /** Runs due work until none is left (tests and `standin` CLI one-shots). */
   drain(timeoutMs?: number): Promise<void>;
+  /** Claim statements sent so far (for tests and benches). */
+  readonly claims: number;
 }
 
 const POLL_MS = 1000;
 
-export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unknown, msg?: string) => void }): JobQueue {
+/** One claim of a job: `attempts` counts claims, so it is the claim's fencing token. */
+interface Claimed {
+  id: string;
+  attempts: number;
+}
+
+export function createJobQueue(
+  store: Store,
+  clock: Clock,
+  log: { error: (o: unknown, msg?: string) => void; debug: (o: unknown, msg?: string) => void },
+): JobQueue {
   const defs = new Map<string, Required<JobDefinition>>();
   const running = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
@@ -55,15 +72,36 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   // Kinds whose last claim came back short: nothing more is due for them until an enqueue, a wake, a
   // NOTIFY of that kind, a clock move or the next timed poll. Skipping them saves a claim per kind per tick.
   const idle = new Set<string>();
+  // Kinds whose last claim came back full: more is waiting. Their slots are refilled a quarter of the
+  // concurrency at a time instead of one by one as jobs end, so a backlog costs a claim per batch of jobs.
+  const backlog = new Set<string>();
   // Finished jobs are deleted under group commit: a burst of jobs ending together costs one write, not
   // one each. A crash before that commit runs those jobs again, which at-least-once already allows.
   // One statement, no transaction around it (on PostgreSQL one pipelined round trip, store/pipeline.ts).
-  const finished = groupStatement<string>(
+  const finished = groupStatement<Claimed>(
     () => store.db,
-    (db, ids) => db.deleteFrom('jobs').where('id', 'in', ids),
+    (db, jobs) => db.deleteFrom('jobs').where((eb) => eb.or(jobs.map((j) => eb.and({ id: j.id, attempts: j.attempts })))),
   );
 
+  /** Retries or drops a job, if this worker's claim is still its latest; a stale claim's write is a no-op. */
+  async function settle(job: Claimed, runAt: number | 'drop') {
+    const n = await runAlone(
+      store.db,
+      runAt === 'drop'
+        ? store.db.deleteFrom('jobs').where('id', '=', job.id).where('attempts', '=', job.attempts)
+        : store.db
+            .updateTable('jobs')
+            .set({ run_at: runAt, locked_by: null, locked_until: null })
+            .where('id', '=', job.id)
+            .where('attempts', '=', job.attempts),
+    );
+    if (n === 0)
+      log.debug({ job: job.id, attempts: job.attempts }, 'job was claimed again after this claim lapsed; its end changes nothing');
+  }
+
+  let claims = 0;
   async function claim(def: Required<JobDefinition>, n: number) {
+    claims++;
     const now = clock.now();
     const due = store.db
       .selectFrom('jobs')
@@ -74,65 +112,86 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
       .orderBy('run_at')
       .limit(n);
     const sub = store.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-    return store.db
-      .updateTable('jobs')
-      .set({ locked_by: workerId, locked_until: now + def.visibilityMs, attempts: sql`attempts + 1` })
-      .where('id', 'in', sub)
-      .returning(['id', 'payload', 'attempts'])
-      .execute();
+    // One statement, no transaction around it: on PostgreSQL it joins the turn's pipelined round trip.
+    return queryAlone(
+      store.db,
+      store.db
+        .updateTable('jobs')
+        .set({ locked_by: workerId, locked_until: now + def.visibilityMs, attempts: sql`attempts + 1` })
+        .where('id', 'in', sub)
+        .returning(['id', 'payload', 'attempts']),
+    );
   }
 
-  async function runOne(def: Required<JobDefinition>, job: { id: string; payload: string; attempts: number }) {
+  /**
+   * Runs one job and records how it ended. `release` frees the job's slot as soon as the handler is done:
+   * the deletion of a finished job is group-committed afterwards (until then its claim keeps it from
+   * being claimed again; a crash before the deletion runs it again, which at-least-once allows).
+   */
+  async function runOne(def: Required<JobDefinition>, job: Claimed & { payload: string }, release: () => void) {
+    const lockedUntil = clock.now() + def.visibilityMs;
     try {
       const result = await def.handler(JSON.parse(job.payload), { id: job.id, attempts: job.attempts });
-      if (result && typeof result.retryAt === 'number') {
-        await store.db
-          .updateTable('jobs')
-          .set({ run_at: result.retryAt, locked_by: null, locked_until: null })
-          .where('id', '=', job.id)
-          .execute();
-      } else {
-        await finished(job.id);
+      if (result && typeof result.retryAt === 'number') await settle(job, result.retryAt);
+      else {
+        release();
+        // Group commit gives no count per job: say when the claim lapsed, the case where it may be a no-op.
+        if (clock.now() >= lockedUntil) log.debug({ job: job.id, attempts: job.attempts }, 'job ended after its claim lapsed');
+        await finished(job);
       }
     } catch (err) {
       log.error({ err, kind: def.kind, job: job.id }, 'job failed');
-      if (job.attempts >= def.maxAttempts) {
-        await store.db
-          .deleteFrom('jobs')
-          .where('id', '=', job.id)
-          .execute()
-          .catch(() => {});
-      } else {
-        await store.db
-          .updateTable('jobs')
-          .set({ run_at: clock.now() + def.retryDelayMs, locked_by: null, locked_until: null })
-          .where('id', '=', job.id)
-          .execute()
-          .catch(() => {});
-      }
+      await settle(job, job.attempts >= def.maxAttempts ? 'drop' : clock.now() + def.retryDelayMs).catch(() => {});
     }
   }
 
+  /**
+   * The slots of a kind worth a claim now: every free one, except that while a backlog waits they are
+   * refilled only once a quarter of the concurrency is free (a claim per batch of jobs, not per job).
+   */
+  function claimable(def: Required<JobDefinition>): number {
+    const busy = running.get(def.kind) ?? 0;
+    const free = def.concurrency - busy;
+    if (free <= 0 || (busy > 0 && backlog.has(def.kind) && free < Math.ceil(def.concurrency / 4))) return 0;
+    return free;
+  }
+
   async function tick(): Promise<boolean> {
+    const wanted = [...defs.values()].filter((def) => !idle.has(def.kind)).map((def) => ({ def, free: claimable(def) }));
+    // Every kind's claim at once: on PostgreSQL they leave together in the turn's pipelined write.
+    const results = await Promise.all(
+      wanted
+        .filter((w) => w.free > 0)
+        .map(({ def, free }) =>
+          claim(def, free).then(
+            (jobs) => ({ def, free, jobs }),
+            (err: unknown) => {
+              if (!stopping) log.error({ err, kind: def.kind }, 'claiming jobs failed');
+              return { def, free, jobs: null };
+            },
+          ),
+        ),
+    );
     let claimedAny = false;
-    for (const def of defs.values()) {
-      const free = def.concurrency - (running.get(def.kind) ?? 0);
-      if (free <= 0 || idle.has(def.kind)) continue;
-      let jobs: { id: string; payload: string; attempts: number }[];
-      try {
-        jobs = await claim(def, free);
-      } catch (err) {
-        if (!stopping) log.error({ err, kind: def.kind }, 'claiming jobs failed');
-        continue;
-      }
-      if (jobs.length < free) idle.add(def.kind);
+    for (const { def, free, jobs } of results) {
+      if (!jobs) continue;
+      if (jobs.length < free) {
+        idle.add(def.kind);
+        backlog.delete(def.kind);
+      } else backlog.add(def.kind);
       for (const job of jobs) {
         claimedAny = true;
         running.set(def.kind, (running.get(def.kind) ?? 0) + 1);
-        const p = runOne(def, job).finally(() => {
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
           running.set(def.kind, (running.get(def.kind) ?? 1) - 1);
-          inFlight.delete(p);
           schedule(0);
+        };
+        const p = runOne(def, job, release).finally(() => {
+          release();
+          inFlight.delete(p);
         });
         inFlight.add(p);
       }
@@ -141,18 +200,20 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   }
 
   /**
-   * How long until some job of a kind with free slots can be claimed: a job runs at `run_at`, or when
-   * its claim lapses if it is claimed (a running job is not due, or the loop would spin while it runs).
+   * How long until some job of a kind with claimable slots can be claimed: a job runs at `run_at`, or when
+   * its claim lapses if it is claimed (a running job is not due, or the loop would spin while it runs). A
+   * kind waiting for slots is left out: the end of one of its jobs wakes the loop.
    */
   async function nextDueIn(): Promise<number> {
-    const kinds = [...defs.values()].filter((d) => (running.get(d.kind) ?? 0) < d.concurrency).map((d) => d.kind);
+    const kinds = [...defs.values()].filter((d) => claimable(d) > 0).map((d) => d.kind);
     if (!kinds.length) return POLL_MS;
-    const row = await store.db
-      .selectFrom('jobs')
-      .select(sql<number | null>`min(case when locked_until > run_at then locked_until else run_at end)`.as('next'))
-      .where('kind', 'in', kinds)
-      .executeTakeFirst()
-      .catch(() => undefined);
+    const [row] = await queryAlone(
+      store.db,
+      store.db
+        .selectFrom('jobs')
+        .select(sql<number | null>`min(case when locked_until > run_at then locked_until else run_at end)`.as('next'))
+        .where('kind', 'in', kinds),
+    ).catch(() => []);
     const next = row?.next == null ? undefined : Number(row.next);
     if (next === undefined) return POLL_MS;
     const wait = Math.max(0, Math.min(POLL_MS, next - clock.now()));
@@ -205,6 +266,9 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
   clock.onChange(() => wakeKind());
 
   return {
+    get claims() {
+      return claims;
+    },
     register(def) {
       defs.set(def.kind, {
         concurrency: 1,
@@ -236,8 +300,8 @@ export function createJobQueue(store: Store, clock: Clock, log: { error: (o: unk
       else setImmediate(() => wakeKind(kind));
       return id;
     },
-    wake() {
-      wakeKind();
+    wake(kind) {
+      wakeKind(kind);
     },
     start() {
       if (started) return;

@@ -27,8 +27,8 @@ export const OPTIONS = {
   port: opt('int', 8080, 'HTTP port (0 picks a free one)'),
   data: opt('string', './.standin', 'data folder of the embedded SQLite store'),
   databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL'),
-  dbPoolSize: opt('int', 20, 'PostgreSQL connections per instance'),
-  dbPipelines: opt('int', 2, 'PostgreSQL connections per instance for statements outside transactions, pipelined'),
+  dbPoolSize: opt('int', 10, 'PostgreSQL connections per instance for transactions (bench/pg-sizes.mjs)'),
+  dbPipelines: opt('int', 1, 'PostgreSQL connections per instance for statements outside transactions, pipelined'),
   redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances'),
   rateLimitOutage: opt('string', 'closed', "while Redis is unreachable: 'closed' answers 503 (retry), 'open' admits requests uncounted"),
   config: opt('string', undefined, 'declarative config file (YAML or JSON)'),
@@ -54,6 +54,11 @@ export const OPTIONS = {
     'string',
     undefined,
     "how long records are kept, e.g. 'webhook_deliveries=7d,run_events=off' (docs/retention.md; the config file's section wins)",
+  ),
+  trustProxy: opt(
+    'string',
+    undefined,
+    'comma-separated addresses or CIDRs of load balancers whose X-Forwarded-For names the client (IP allowlists, the request log); default: none',
   ),
   outboundAllow: opt(
     'string',

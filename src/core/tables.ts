@@ -22,6 +22,8 @@ export interface CoreTables {
     created_at: number;
     /** The webhook envelope, JSON. */
     payload: string;
+    /** The id of the object the event is about (`data.id` of the envelope), so a request's effects can be found. */
+    object_id: string | null;
   };
   /** One generation per concern of in-memory state that every instance follows (core/changes.ts). */
   change_signals: { concern: string; generation: number };
@@ -66,6 +68,13 @@ export const coreMigrations: Record<string, Migration> = {
         .addColumn('concern', 'text', (c) => c.primaryKey())
         .addColumn('generation', 'bigint', (c) => c.notNull())
         .execute();
+    },
+  },
+  // Events written before this migration keep a null object id (the dashboard finds them no longer).
+  '202611231400_core_events_object': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('events').addColumn('object_id', 'text').execute();
+      await db.schema.createIndex('events_object').on('events').columns(['object_id', 'id']).execute();
     },
   },
 };

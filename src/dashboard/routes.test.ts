@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { signInLink } from './routes.js';
 
 const cookieFrom = (setCookie: unknown) => String(setCookie).split(';')[0];
 
-describe('dashboard sign-in and session', () => {
+describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
   let s: TestStandin;
   beforeAll(async () => {
-    s = await startTestStandin();
+    s = await startTestStandin({ dialect });
   });
   afterAll(async () => {
     await s?.close();

@@ -5,6 +5,7 @@ import type { App, Ctx } from '../core/module.js';
 import { sameSecret } from '../core/secrets.js';
 import { CSP, shellPage } from './page.js';
 import { AssetParams, Document, OldWebhooksParams, SessionBody, SessionView, SignInLink, SignInQuery } from './schemas.js';
+import { redeemLink, signOut } from './service.js';
 import { LINK_MS, SESSION_MS, checkCsrf, cookieOf, sameOrigin, sessionCookie } from './session.js';
 
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', map: 'application/json' };
@@ -40,8 +41,7 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
   app.get('/dashboard/sign-in', { schema: { hide: true, querystring: SignInQuery } }, async (req, reply) => {
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     const link = req.query.token ? sessions.check(req.query.token, 'link') : null;
-    if (!link) return reply.redirect('/dashboard?sign_in=expired', 303);
-    sessions.spend(link.nonce, link.expiresAt);
+    if (!link || !(await redeemLink(ctx, link.nonce, link.expiresAt))) return reply.redirect('/dashboard?sign_in=expired', 303);
     const session = sessions.mint('session', SESSION_MS);
     reply.header('set-cookie', sessionCookie(session.token, SESSION_MS, secure(ctx, req)));
     return reply.redirect('/dashboard', 303);
@@ -75,7 +75,7 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
     checkCsrf(req);
     const token = cookieOf(req.headers.cookie);
     const session = token ? sessions.check(token, 'session') : null;
-    if (session) sessions.spend(session.nonce, session.expiresAt);
+    if (session) await signOut(ctx, session.nonce, session.expiresAt);
     reply.header('set-cookie', sessionCookie('', 0, secure(ctx, req)));
     return sessionView(null);
   });

@@ -17,8 +17,9 @@ type Kind = 'session' | 'link';
 
 /**
  * Signed, stateless tokens for sign-in links and sessions, keyed by the admin key: every instance that
- * shares the admin key accepts them, and changing the admin key signs everyone out. Single use of a link
- * and sign-out are remembered per instance (a small set of spent nonces, dropped as they expire).
+ * shares the admin key accepts them, and changing the admin key signs everyone out. Used links and
+ * signed-out sessions are spent in the store (`service.ts`), so every instance refuses them; this keeps
+ * the copy each instance checks requests against (spent nonces, dropped as they expire).
  */
 export class Sessions {
   private spent = new Map<string, number>();
@@ -55,11 +56,16 @@ export class Sessions {
     return { nonce: parts[2], expiresAt };
   }
 
-  /** Uses a token up (a redeemed link, a signed-out session). */
+  /** Marks a token used up here (a redeemed link, a signed-out session). */
   spend(nonce: string, expiresAt: number): void {
     const now = wallNow();
     for (const [n, until] of this.spent) if (until <= now) this.spent.delete(n);
     this.spent.set(nonce, expiresAt);
+  }
+
+  /** Adds tokens spent elsewhere (read from the store after another instance signed a session out). */
+  spendAll(tokens: { nonce: string; expiresAt: number }[]): void {
+    for (const t of tokens) this.spend(t.nonce, t.expiresAt);
   }
 }
 

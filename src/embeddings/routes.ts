@@ -1,3 +1,4 @@
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { CreateEmbeddingBody, EmbeddingList } from './schemas.js';
 import { createEmbeddings, readInputs, usageOf } from './service.js';
@@ -6,9 +7,9 @@ import { createEmbeddings, readInputs, usageOf } from './service.js';
 export function embeddingsRoutes(app: App, ctx: Ctx): void {
   app.post(
     '/v1/embeddings',
-    { schema: { tags: ['embeddings'], body: CreateEmbeddingBody, response: { 200: EmbeddingList } } },
+    { config: needs('responses', 'write'), schema: { tags: ['embeddings'], body: CreateEmbeddingBody, response: { 200: EmbeddingList } } },
     async (req) => {
-      const p = await ctx.auth.platform(req, { group: 'responses', access: 'write' });
+      const p = ctx.auth.principalOf(req);
       const body = req.body;
       // The limits are checked before admission: a refused input costs no tokens.
       const inputs = await readInputs(body.input);

@@ -1,3 +1,4 @@
+import { filesAdminRoutes } from './admin-routes.js';
 import { join } from 'node:path';
 import type { Module } from '../core/module.js';
 import { filesRoutes } from './routes.js';
@@ -25,6 +26,7 @@ export const filesModule: Module = {
     ctx.services.files = { storage: onDisk ? fsStorage(join(ctx.settings.data, 'files')) : dbStorage(ctx.store.db), deleted: [] };
   },
   routes: filesRoutes,
+  adminRoutes: filesAdminRoutes,
   jobs: (ctx) => [
     { kind: EXPIRE_FILE, concurrency: 4, handler: (payload: { fileId: string }) => expireFile(ctx, payload) },
     { kind: SWEEP_UPLOAD, concurrency: 4, handler: (payload: { fileId: string }) => sweepUpload(ctx, payload) },

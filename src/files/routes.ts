@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { ApiError, invalid } from '../core/errors.js';
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { FileDeleted, FileList, FileObject, FileParams, ListFilesQuery, UploadForm } from './schemas.js';
 import * as svc from './service.js';
@@ -11,9 +12,6 @@ const tags = ['files'];
 
 /** `/v1/files`: upload (multipart, streamed), list, retrieve, delete, content (streamed, byte-exact). */
 export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
-  const auth = (req: Parameters<typeof ctx.auth.platform>[0], access: 'read' | 'write') =>
-    ctx.auth.platform(req, { group: 'files', access });
-
   // Multipart is parsed only here (its own scope): other routes keep refusing what is not JSON. Its
   // limits are its own; the JSON body limit (--body-limit) stays as it is.
   await app.register(async (scope) => {
@@ -24,6 +22,7 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
     scope.withTypeProvider<TypeBoxTypeProvider>().post(
       '/v1/files',
       {
+        config: needs('files', 'write'),
         schema: {
           tags,
           summary: 'Upload a file (multipart/form-data: file, purpose, expires_after).',
@@ -35,7 +34,7 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
         validatorCompiler: () => () => true,
       },
       async (req) => {
-        const { projectId } = await auth(req, 'write');
+        const { projectId } = ctx.auth.principalOf(req);
         if (!req.isMultipart())
           throw invalid("Send the upload as multipart/form-data with the fields 'file' and 'purpose'.", null, 'invalid_content_type');
         try {
@@ -47,18 +46,25 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
     );
   });
 
-  app.get('/v1/files', { schema: { tags, querystring: ListFilesQuery, response: { 200: FileList } } }, async (req) =>
-    svc.listFiles(ctx, (await auth(req, 'read')).projectId, req.query),
+  app.get(
+    '/v1/files',
+    { config: needs('files', 'read'), schema: { tags, querystring: ListFilesQuery, response: { 200: FileList } } },
+    async (req) => svc.listFiles(ctx, ctx.auth.principalOf(req).projectId, req.query),
   );
-  app.get('/v1/files/:file_id', { schema: { tags, params: FileParams, response: { 200: FileObject } } }, async (req) =>
-    svc.getFile(ctx, (await auth(req, 'read')).projectId, req.params.file_id),
+  app.get(
+    '/v1/files/:file_id',
+    { config: needs('files', 'read'), schema: { tags, params: FileParams, response: { 200: FileObject } } },
+    async (req) => svc.getFile(ctx, ctx.auth.principalOf(req).projectId, req.params.file_id),
   );
-  app.delete('/v1/files/:file_id', { schema: { tags, params: FileParams, response: { 200: FileDeleted } } }, async (req) =>
-    svc.deleteFile(ctx, (await auth(req, 'write')).projectId, req.params.file_id),
+  app.delete(
+    '/v1/files/:file_id',
+    { config: needs('files', 'write'), schema: { tags, params: FileParams, response: { 200: FileDeleted } } },
+    async (req) => svc.deleteFile(ctx, ctx.auth.principalOf(req).projectId, req.params.file_id),
   );
   app.get(
     '/v1/files/:file_id/content',
     {
+      config: needs('files', 'read'),
       schema: {
         tags,
         params: FileParams,
@@ -67,7 +73,7 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
       },
     },
     async (req, reply) => {
-      const { file, stream } = await svc.openFileContent(ctx, (await auth(req, 'read')).projectId, req.params.file_id);
+      const { file, stream } = await svc.openFileContent(ctx, ctx.auth.principalOf(req).projectId, req.params.file_id);
       return reply.header('content-type', 'application/octet-stream').header('content-length', String(file.bytes)).send(stream);
     },
   );

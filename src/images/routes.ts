@@ -1,3 +1,4 @@
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { AuditRequestBody, AuditRequestObject } from './schemas.js';
 import { requestAudit } from './service.js';
@@ -7,6 +8,7 @@ export function imagesRoutes(app: App, ctx: Ctx) {
   app.post(
     '/v1/images/request_audit',
     {
+      config: needs('images', 'write'),
       schema: {
         tags: ['images'],
         summary: 'Request an audit of image generations.',
@@ -15,7 +17,7 @@ export function imagesRoutes(app: App, ctx: Ctx) {
       },
     },
     async (req, reply) => {
-      const principal = await ctx.auth.platform(req, { group: 'images', access: 'write' });
+      const principal = ctx.auth.principalOf(req);
       return reply.code(201).send(await requestAudit(ctx, principal, req.body));
     },
   );

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ApiError } from '../core/errors.js';
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { Deleted } from '../core/schemas.js';
 import { deleteModel } from './service.js';
@@ -16,15 +17,16 @@ const ModelList = Type.Object({ object: Type.Literal('list'), data: Type.Array(M
 export function modelsRoutes(app: App, ctx: Ctx) {
   const models = () => ctx.services.models;
   const tags = ['models'];
-  app.get('/v1/models', { schema: { tags, response: { 200: ModelList } } }, async (req) => {
-    await ctx.auth.platform(req, { group: 'models', access: 'read' });
+  app.get('/v1/models', { config: needs('models', 'read'), schema: { tags, response: { 200: ModelList } } }, async () => {
     return { object: 'list' as const, data: models().list().map(view) };
   });
   app.get(
     '/v1/models/:model',
-    { schema: { tags, params: Type.Object({ model: Type.String({ maxLength: 512 }) }), response: { 200: ModelObject } } },
+    {
+      config: needs('models', 'read'),
+      schema: { tags, params: Type.Object({ model: Type.String({ maxLength: 512 }) }), response: { 200: ModelObject } },
+    },
     async (req) => {
-      await ctx.auth.platform(req, { group: 'models', access: 'read' });
       const id = req.params.model;
       const route = models().route(id);
       if (!route) {
@@ -41,6 +43,7 @@ export function modelsRoutes(app: App, ctx: Ctx) {
   app.delete(
     '/v1/models/:model',
     {
+      config: needs('models', 'write'),
       schema: {
         tags,
         summary: 'Delete a fine-tuned model (owner role).',
@@ -49,7 +52,7 @@ export function modelsRoutes(app: App, ctx: Ctx) {
       },
     },
     async (req) => {
-      const principal = await ctx.auth.platform(req, { group: 'models', access: 'write' });
+      const principal = ctx.auth.principalOf(req);
       return deleteModel(ctx, principal, req.params.model);
     },
   );

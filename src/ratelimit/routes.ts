@@ -1,3 +1,4 @@
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { wholeList as list } from '../core/pagination.js';
 import { Deleted, ListOf } from '../core/schemas.js';
@@ -31,9 +32,9 @@ export function rateLimitRoutes(app: App, ctx: Ctx) {
 
   app.get(
     '/v1/fine_tuning/model_limits',
-    { schema: { tags: ['fine_tuning'], response: { 200: ListOf(FineTuningModelLimit) } } },
+    { config: needs('fine_tuning', 'read'), schema: { tags: ['fine_tuning'], response: { 200: ListOf(FineTuningModelLimit) } } },
     async (request) => {
-      const principal = await ctx.auth.platform(request, { group: 'fine_tuning', access: 'read' });
+      const principal = ctx.auth.principalOf(request);
       const { tier, models, limits } = limiter.fineTuningLimits(principal.organizationId);
       const data = models.map((model) => ({ object: 'fine_tuning.model_limit' as const, model, tier, ...limits }));
       return { object: 'list' as const, data, first_id: data[0]?.model ?? null, last_id: data.at(-1)?.model ?? null, has_more: false };

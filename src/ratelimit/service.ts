@@ -92,6 +92,11 @@ export interface RateLimitService {
   fineTuningLimits(organizationId: string): { tier: Tier; models: string[]; limits: RateLimitConfig['fine_tuning']['tiers'][Tier] };
   config(): RateLimitConfig;
   setConfig(config: RateLimitConfig): void;
+  /**
+   * Adds to the organization's monthly spend (rule 7) the cost of work done without an admission (the
+   * lines of a batch, held to the batch queue of rule 4 instead), at the model's price.
+   */
+  charge(organizationId: string, model: string, usage: Usage): Promise<void>;
   /** This month's spend of an organization, dollars. */
   spend(organizationId: string): Promise<number>;
   /** Forgets every counter (admin reset); a 503 while the backend is unreachable. */
@@ -407,6 +412,10 @@ export function createRateLimiter(opts: {
       return { tier, models: config.fine_tuning.models, limits: config.fine_tuning.tiers[tier] };
     },
     release,
+    charge(organizationId, model, usage) {
+      const price = resolveModel(config, model).entry.price;
+      return release({ organizationId, model, inputTokens: 0, buckets: [], price }, usage);
+    },
     async admit(request, payer, input) {
       let chars = input.inputChars ?? 0;
       if (input.inputChars === undefined && input.inputText !== undefined) {

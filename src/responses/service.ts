@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { invalid, notFound } from '../core/errors.js';
-import { emitEvent } from '../core/events.js';
+import { EVENT_FANOUT, emitEvent } from '../core/events.js';
 import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
 import type { ChatMessage, ChatRequest, ChatResult, ChatTool } from '../models/types.js';
@@ -217,7 +217,7 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
       await store.insertResponse(tx, projectId, response, messages);
       await ctx.jobs.enqueue(tx, RUN_RESPONSE, job);
     });
-    ctx.jobs.wake();
+    ctx.jobs.wake(RUN_RESPONSE);
     return response;
   }
 
@@ -279,7 +279,7 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob): Promise<Usage> {
     // Only an unfinished response moves; a cancel that won the race keeps its state and its event.
     if (await store.finishResponse(tx, done, after)) await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
   });
-  ctx.jobs.wake();
+  ctx.jobs.wake(EVENT_FANOUT);
   return usageOf(done);
 }
 
@@ -300,7 +300,7 @@ export async function cancelResponse(ctx: Ctx, projectId: string, id: string): P
     return next;
   });
   ctx.services.responses.running.get(id)?.abort(new Error('cancelled'));
-  ctx.jobs.wake();
+  ctx.jobs.wake(EVENT_FANOUT);
   return out;
 }
 

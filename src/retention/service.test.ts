@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { countRows, dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { startReceiver } from '../../test/webhooks/receiver.js';
 import { formatKeep, parseKeep, parseRetentionSetting, resolvePolicy } from './policy.js';
 import { sweep } from './service.js';
@@ -49,15 +49,7 @@ describe.each(dialects())('retention sweep (%s)', (dialect) => {
   let ok: Awaited<ReturnType<typeof startReceiver>>;
   let failing: Awaited<ReturnType<typeof startReceiver>>;
   const P = '/admin/v1/projects/proj_demo';
-  const count = async (table: 'webhook_deliveries' | 'webhook_attempts' | 'events' | 'run_events' | 'workload_exchanges') =>
-    Number(
-      (
-        await s.ctx.store.db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const count = (table: 'webhook_deliveries' | 'webhook_attempts' | 'events' | 'run_events' | 'workload_exchanges') => countRows(s, table);
 
   beforeAll(async () => {
     s = await startTestStandin({ dialect, settings: { webhookTimeoutMs: 1000 } });

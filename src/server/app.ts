@@ -10,6 +10,7 @@ import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError } from '../core/errors.js';
 import { installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
+import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
 import { refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
@@ -47,6 +48,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
 
   const { clock, clamped } = await loadClock(store);
   const requestLog = new RequestLog(settings.requestLogSize);
+  const proxyTrust = createProxyTrust(splitTrustProxy(settings.trustProxy));
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     logger: {
@@ -62,6 +64,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     // request-level log lines carry the request id themselves.
     childLoggerFactory: (logger) => logger,
     forceCloseConnections: 'idle',
+    // request.ip: the client a trusted load balancer names in X-Forwarded-For, else the peer (core/proxy-trust.ts).
+    trustProxy: (address: string) => proxyTrust.trusts(address),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // A URL the router cannot read (bad percent-encoding, an over-long id) still meets the front door
     // and answers in the envelope.
@@ -93,10 +97,10 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     listeners: {},
     modules,
     // Filled by the modules' `provide` below; nothing reads it before.
-    services: { requestLog } as Services,
+    services: { requestLog, proxyTrust } as Services,
   };
-  // Every /v1 URL needs a platform API credential (routes then authorize with ctx.auth.platform); the
-  // control plane needs the admin key.
+  // Every /v1 URL needs a platform API credential (and the permission its route declares as config.need);
+  // the control plane needs the admin key.
   ctx.auth.protect(PLATFORM);
   ctx.auth.protect(`${ADMIN}/`, 'admin');
 
@@ -117,6 +121,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   await ctx.changes.start();
   // A revoked key (or changed permissions) must stop working on every instance, not only the one that revoked it.
   ctx.changes.on('credentials', () => ctx.auth.forget());
+  // Other instances on the store may move the shared clock: follow them.
+  followClock(ctx);
   for (const m of modules) await m.provide?.(ctx);
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
@@ -146,9 +152,6 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   );
   await app.ready();
 
-  // With PostgreSQL, other instances may move the shared clock: follow them.
-  let stopFollowing: (() => void) | undefined;
-
   return {
     app,
     ctx,
@@ -157,7 +160,6 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     async listen() {
       const address = await app.listen({ host: settings.host, port: settings.port });
       ctx.listeners.http = address;
-      if (store.dialect === 'postgres') stopFollowing = followClock(ctx);
       if (settings.workers) {
         // One serving process owns a SQLite folder's job queue: it may take back what a killed one had claimed.
         store.claim?.();
@@ -168,7 +170,6 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       return address.replace('[::1]', 'localhost');
     },
     async close() {
-      stopFollowing?.();
       ctx.changes.stop();
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
       await jobs.stop();
@@ -211,7 +212,12 @@ function installConventions(app: App, ctx: Ctx) {
     done(null, payload);
   };
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(PLATFORM)) route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
+    if (route.url.startsWith(PLATFORM)) {
+      // The front door authorizes every /v1 request for its route's need before validation; a route
+      // without one would be open to any key of any permission.
+      if (!route.config?.need) throw new Error(`${[route.method].flat().join(',')} ${route.url} declares no config.need (auth.ts needs())`);
+      route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
+    }
     // An action endpoint (`POST …/cancel`) refuses a body it would ignore: the platform refuses what it does not understand.
     if (
       (route.method === 'POST' || route.method === 'DELETE') &&

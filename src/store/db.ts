@@ -41,7 +41,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     const config = { connectionString: opts.databaseUrl, connectionTimeoutMillis: 5_000, query_timeout: 30_000 };
     const pool = new pgm.Pool({ ...config, max: opts.poolSize ?? 10 });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 2);
+    const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 1);
     pipelines.set(db, pipeline);
     return {
       db,
@@ -135,14 +135,26 @@ function withStatementCache(sqlite: SQLite.Database, beforeStatement?: () => voi
 
 /**
  * Runs one statement outside any transaction (a statement is atomic on its own): on PostgreSQL with the
- * turn's pipelined statements (store/pipeline.ts), else on the database. Resolves once it is committed.
- * For short statements only: on a pipelined connection a slow one would hold up those behind it.
+ * turn's pipelined statements (store/pipeline.ts), else on the database. Resolves once it is committed,
+ * with the number of rows it changed. For short statements only: on a pipelined connection a slow one
+ * would hold up those behind it.
  */
-export async function runAlone(db: Db, query: Compilable<unknown>): Promise<void> {
+export async function runAlone(db: Db, query: Compilable<unknown>): Promise<number> {
   const compiled = query.compile();
   const pipe = pipelines.get(db);
-  if (pipe) await pipe.write(compiled.sql, compiled.parameters);
-  else await db.executeQuery(compiled);
+  if (pipe) return pipe.write(compiled.sql, compiled.parameters);
+  return Number((await db.executeQuery(compiled)).numAffectedRows ?? 0);
+}
+
+/**
+ * Like `runAlone`, for a statement whose rows the caller needs (an `UPDATE … RETURNING`, a read that must
+ * not be shared or remembered): on PostgreSQL with the turn's pipelined statements, else on the database.
+ */
+export async function queryAlone<R>(db: Db, query: Compilable<R>): Promise<R[]> {
+  const compiled = query.compile();
+  const pipe = pipelines.get(db);
+  if (pipe) return pipe.returning<R>(compiled.sql, compiled.parameters);
+  return (await db.executeQuery(compiled)).rows;
 }
 
 /**

@@ -33,7 +33,7 @@ export function groupCommit<T>(db: () => Db, write: BatchWrite<T>, maxBatch = 12
  * (store/pipeline.ts), instead of BEGIN, the write and COMMIT on a pool connection.
  */
 export function groupStatement<T>(db: () => Db, statement: BatchStatement<T>, maxBatch = 128): GroupCommit<T> {
-  return batched((items) => runAlone(db(), statement(db(), items)), maxBatch);
+  return batched(async (items) => void (await runAlone(db(), statement(db(), items))), maxBatch);
 }
 
 /**

@@ -120,6 +120,11 @@ export class Pipeline {
     return this.send(sql, params, false).then((r) => r.rowCount ?? 0);
   }
 
+  /** Runs a statement on its own (never shared with an identical one); its rows as objects (`RETURNING`). */
+  returning<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    return this.send(sql, params, false).then((r) => r.rows as R[]);
+  }
+
   /**
    * Runs statements as one transaction without waiting between them: BEGIN, the statements and COMMIT are
    * written back to back on the turn's connection (nothing else can come between them: they are queued in

@@ -1,3 +1,4 @@
+import { vectorStoresAdminRoutes } from './admin-routes.js';
 import { configSection, type Module } from '../core/module.js';
 import { VectorStoresConfig } from './embedder.js';
 import { INGEST_ATTEMPTS, ingestFile } from './ingest.js';
@@ -37,6 +38,7 @@ export const vectorStoresModule: Module = {
     }),
   ],
   routes: vectorStoresRoutes,
+  adminRoutes: vectorStoresAdminRoutes,
   jobs: (ctx) => [
     {
       kind: INGEST,

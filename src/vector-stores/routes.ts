@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { admitIngestionWrite } from './ratelimit.js';
 import * as S from './schemas.js';
@@ -10,11 +11,10 @@ const POLL_AFTER_MS = '50';
 /** `/v1/vector_stores…`: stores, their files and file batches, search. */
 export function vectorStoresRoutes(app: App, ctx: Ctx): void {
   const tags = ['vector_stores'];
-  const project = async (req: FastifyRequest, access: 'read' | 'write') =>
-    (await ctx.auth.platform(req, { group: 'vector_stores', access })).projectId;
+  const project = (req: FastifyRequest) => ctx.auth.principalOf(req).projectId;
   /** A write to a store's files or file batches: rate-limit rule 5 first. */
   const ingestionWrite = async (req: FastifyRequest & { params: { vector_store_id: string } }) => {
-    const projectId = await project(req, 'write');
+    const projectId = project(req);
     await admitIngestionWrite(ctx, req, req.params.vector_store_id);
     return projectId;
   };
@@ -24,89 +24,112 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
   };
 
   // Stores
-  app.post('/v1/vector_stores', { schema: { tags, body: S.CreateVectorStoreBody, response: { 200: S.VectorStoreObject } } }, async (req) =>
-    svc.createVectorStore(ctx, await project(req, 'write'), req.body),
+  app.post(
+    '/v1/vector_stores',
+    { config: needs('vector_stores', 'write'), schema: { tags, body: S.CreateVectorStoreBody, response: { 200: S.VectorStoreObject } } },
+    async (req) => svc.createVectorStore(ctx, project(req), req.body),
   );
-  app.get('/v1/vector_stores', { schema: { tags, querystring: S.ListQuery, response: { 200: S.VectorStoreList } } }, async (req) =>
-    svc.listVectorStores(ctx, await project(req, 'read'), req.query),
+  app.get(
+    '/v1/vector_stores',
+    { config: needs('vector_stores', 'read'), schema: { tags, querystring: S.ListQuery, response: { 200: S.VectorStoreList } } },
+    async (req) => svc.listVectorStores(ctx, project(req), req.query),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id',
-    { schema: { tags, params: S.StoreParams, response: { 200: S.VectorStoreObject } } },
-    async (req, reply) => polled(reply, await svc.getVectorStore(ctx, await project(req, 'read'), req.params.vector_store_id)),
+    { config: needs('vector_stores', 'read'), schema: { tags, params: S.StoreParams, response: { 200: S.VectorStoreObject } } },
+    async (req, reply) => polled(reply, await svc.getVectorStore(ctx, project(req), req.params.vector_store_id)),
   );
   app.post(
     '/v1/vector_stores/:vector_store_id',
-    { schema: { tags, params: S.StoreParams, body: S.ModifyVectorStoreBody, response: { 200: S.VectorStoreObject } } },
-    async (req) => svc.modifyVectorStore(ctx, await project(req, 'write'), req.params.vector_store_id, req.body),
+    {
+      config: needs('vector_stores', 'write'),
+      schema: { tags, params: S.StoreParams, body: S.ModifyVectorStoreBody, response: { 200: S.VectorStoreObject } },
+    },
+    async (req) => svc.modifyVectorStore(ctx, project(req), req.params.vector_store_id, req.body),
   );
   app.delete(
     '/v1/vector_stores/:vector_store_id',
-    { schema: { tags, params: S.StoreParams, response: { 200: S.VectorStoreDeleted } } },
-    async (req) => svc.deleteVectorStore(ctx, await project(req, 'write'), req.params.vector_store_id),
+    { config: needs('vector_stores', 'write'), schema: { tags, params: S.StoreParams, response: { 200: S.VectorStoreDeleted } } },
+    async (req) => svc.deleteVectorStore(ctx, project(req), req.params.vector_store_id),
   );
 
   // Files of a store
   app.post(
     '/v1/vector_stores/:vector_store_id/files',
-    { schema: { tags, params: S.StoreParams, body: S.CreateStoreFileBody, response: { 200: S.StoreFileObject } } },
+    {
+      config: needs('vector_stores', 'write'),
+      schema: { tags, params: S.StoreParams, body: S.CreateStoreFileBody, response: { 200: S.StoreFileObject } },
+    },
     async (req, reply) => polled(reply, await svc.attachFile(ctx, await ingestionWrite(req), req.params.vector_store_id, req.body)),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/files',
-    { schema: { tags, params: S.StoreParams, querystring: S.ListFilesQuery, response: { 200: S.StoreFileList } } },
-    async (req) => svc.listStoreFiles(ctx, await project(req, 'read'), req.params.vector_store_id, req.query),
+    {
+      config: needs('vector_stores', 'read'),
+      schema: { tags, params: S.StoreParams, querystring: S.ListFilesQuery, response: { 200: S.StoreFileList } },
+    },
+    async (req) => svc.listStoreFiles(ctx, project(req), req.params.vector_store_id, req.query),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/files/:file_id',
-    { schema: { tags, params: S.StoreFileParams, response: { 200: S.StoreFileObject } } },
-    async (req, reply) =>
-      polled(reply, await svc.getStoreFile(ctx, await project(req, 'read'), req.params.vector_store_id, req.params.file_id)),
+    { config: needs('vector_stores', 'read'), schema: { tags, params: S.StoreFileParams, response: { 200: S.StoreFileObject } } },
+    async (req, reply) => polled(reply, await svc.getStoreFile(ctx, project(req), req.params.vector_store_id, req.params.file_id)),
   );
   app.post(
     '/v1/vector_stores/:vector_store_id/files/:file_id',
-    { schema: { tags, params: S.StoreFileParams, body: S.UpdateAttributesBody, response: { 200: S.StoreFileObject } } },
+    {
+      config: needs('vector_stores', 'write'),
+      schema: { tags, params: S.StoreFileParams, body: S.UpdateAttributesBody, response: { 200: S.StoreFileObject } },
+    },
     async (req) =>
       svc.updateStoreFileAttributes(ctx, await ingestionWrite(req), req.params.vector_store_id, req.params.file_id, req.body.attributes),
   );
   app.delete(
     '/v1/vector_stores/:vector_store_id/files/:file_id',
-    { schema: { tags, params: S.StoreFileParams, response: { 200: S.StoreFileDeleted } } },
+    { config: needs('vector_stores', 'write'), schema: { tags, params: S.StoreFileParams, response: { 200: S.StoreFileDeleted } } },
     async (req) => svc.deleteStoreFile(ctx, await ingestionWrite(req), req.params.vector_store_id, req.params.file_id),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/files/:file_id/content',
-    { schema: { tags, params: S.StoreFileParams, response: { 200: S.FileContentPage } } },
-    async (req) => svc.storeFileContent(ctx, await project(req, 'read'), req.params.vector_store_id, req.params.file_id),
+    { config: needs('vector_stores', 'read'), schema: { tags, params: S.StoreFileParams, response: { 200: S.FileContentPage } } },
+    async (req) => svc.storeFileContent(ctx, project(req), req.params.vector_store_id, req.params.file_id),
   );
 
   // File batches
   app.post(
     '/v1/vector_stores/:vector_store_id/file_batches',
-    { schema: { tags, params: S.StoreParams, body: S.CreateBatchBody, response: { 200: S.BatchObject } } },
+    {
+      config: needs('vector_stores', 'write'),
+      schema: { tags, params: S.StoreParams, body: S.CreateBatchBody, response: { 200: S.BatchObject } },
+    },
     async (req, reply) => polled(reply, await svc.createFileBatch(ctx, await ingestionWrite(req), req.params.vector_store_id, req.body)),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/file_batches/:batch_id',
-    { schema: { tags, params: S.BatchParams, response: { 200: S.BatchObject } } },
-    async (req, reply) =>
-      polled(reply, await svc.getFileBatch(ctx, await project(req, 'read'), req.params.vector_store_id, req.params.batch_id)),
+    { config: needs('vector_stores', 'read'), schema: { tags, params: S.BatchParams, response: { 200: S.BatchObject } } },
+    async (req, reply) => polled(reply, await svc.getFileBatch(ctx, project(req), req.params.vector_store_id, req.params.batch_id)),
   );
   app.post(
     '/v1/vector_stores/:vector_store_id/file_batches/:batch_id/cancel',
-    { schema: { tags, params: S.BatchParams, response: { 200: S.BatchObject } } },
+    { config: needs('vector_stores', 'write'), schema: { tags, params: S.BatchParams, response: { 200: S.BatchObject } } },
     async (req) => svc.cancelFileBatch(ctx, await ingestionWrite(req), req.params.vector_store_id, req.params.batch_id),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/file_batches/:batch_id/files',
-    { schema: { tags, params: S.BatchParams, querystring: S.ListFilesQuery, response: { 200: S.StoreFileList } } },
-    async (req) => svc.listBatchFiles(ctx, await project(req, 'read'), req.params.vector_store_id, req.params.batch_id, req.query),
+    {
+      config: needs('vector_stores', 'read'),
+      schema: { tags, params: S.BatchParams, querystring: S.ListFilesQuery, response: { 200: S.StoreFileList } },
+    },
+    async (req) => svc.listBatchFiles(ctx, project(req), req.params.vector_store_id, req.params.batch_id, req.query),
   );
 
   // Search
   app.post(
     '/v1/vector_stores/:vector_store_id/search',
-    { schema: { tags, params: S.StoreParams, body: S.SearchBody, response: { 200: S.SearchResultsPage } } },
-    async (req) => svc.search(ctx, await project(req, 'read'), req.params.vector_store_id, req.body),
+    {
+      config: needs('vector_stores', 'read'),
+      schema: { tags, params: S.StoreParams, body: S.SearchBody, response: { 200: S.SearchResultsPage } },
+    },
+    async (req) => svc.search(ctx, project(req), req.params.vector_store_id, req.body),
   );
 }

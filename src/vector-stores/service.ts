@@ -146,8 +146,17 @@ export async function createVectorStore(ctx: Ctx, projectId: string, body: Creat
   return ctx.store.db.transaction().execute((tx) => createVectorStoreIn(ctx, tx, projectId, body));
 }
 
-/** Creates a store in the caller's transaction (runs: the `vector_stores` helper, a thread's store of message attachments). */
-export async function createVectorStoreIn(ctx: Ctx, tx: Tx, projectId: string, body: CreateVectorStoreBody): Promise<VectorStoreObject> {
+/**
+ * Creates a store in the caller's transaction (runs: the `vector_stores` helper, a thread's store of
+ * message attachments). `madeForThread`: the thread it is made for, which takes it along when deleted.
+ */
+export async function createVectorStoreIn(
+  ctx: Ctx,
+  tx: Tx,
+  projectId: string,
+  body: CreateVectorStoreBody,
+  opts: { madeForThread?: string } = {},
+): Promise<VectorStoreObject> {
   const chunking = chunkingOf(body.chunking_strategy);
   const now = ctx.clock.nowSeconds();
   const row: store.StoreRow = {
@@ -160,6 +169,7 @@ export async function createVectorStoreIn(ctx: Ctx, tx: Tx, projectId: string, b
     expires_after: toJson(body.expires_after ?? null),
     metadata: toJson(body.metadata ?? null),
     index_version: 0,
+    made_for_thread: opts.madeForThread ?? null,
   };
   await store.insertStore(tx, row);
   await attach(
@@ -231,6 +241,16 @@ export async function deleteVectorStore(ctx: Ctx, projectId: string, id: string)
     await store.deleteStore(tx, id);
   });
   return { id, object: 'vector_store.deleted' as const, deleted: true };
+}
+
+/** The stores Standin made for a thread (the helper's, its attachments'), whether still attached to it or not. */
+export function vectorStoresMadeFor(exec: Exec, projectId: string, threadId: string): Promise<string[]> {
+  return store.storesMadeFor(exec, projectId, threadId);
+}
+
+/** Deletes stores of the project, with their files' chunks, in the caller's transaction (a deleted thread's own). */
+export async function deleteVectorStoresIn(tx: Tx, projectId: string, ids: readonly string[]): Promise<void> {
+  for (const id of ids) if (await store.getStore(tx, projectId, id)) await store.deleteStore(tx, id);
 }
 
 // Files of a store

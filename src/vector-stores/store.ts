@@ -58,6 +58,17 @@ export async function deleteStore(exec: Exec, id: string): Promise<boolean> {
   return Number(res.numDeletedRows) > 0;
 }
 
+/** The stores of a project Standin made for a thread. */
+export async function storesMadeFor(exec: Exec, projectId: string, threadId: string): Promise<string[]> {
+  const rows = await exec
+    .selectFrom('vector_stores')
+    .select('id')
+    .where('made_for_thread', '=', threadId)
+    .where('project_id', '=', projectId)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** Files by status and their bytes, per store. */
 export const fileCounts = (exec: Exec, storeIds: readonly string[]) =>
   storeIds.length

@@ -15,6 +15,11 @@ export interface VectorStoreTables {
     metadata: string | null;
     /** Grows with every change of the store's chunks or file attributes: search indexes are cached by it. */
     index_version: number;
+    /**
+     * The thread Standin made this store for (its `vector_stores` helper, its messages' file_search
+     * attachments): the store is deleted with that thread. Null for a store the client created.
+     */
+    made_for_thread: string | null;
   };
   vector_store_files: {
     vector_store_id: string;
@@ -121,6 +126,12 @@ export const vectorStoreMigrations: Record<string, Migration> = {
         .addColumn('embedder', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('vector_store_chunks_pk', ['vector_store_id', 'file_id', 'seq'])
         .execute();
+    },
+  },
+  '202611250300_vector_stores_made_for_thread': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('vector_stores').addColumn('made_for_thread', 'text').execute();
+      await db.schema.createIndex('vector_stores_made_for_thread').on('vector_stores').columns(['made_for_thread']).execute();
     },
   },
 };

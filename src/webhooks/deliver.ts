@@ -22,6 +22,8 @@ export interface DeliverOptions {
   random?: () => number;
   /** Writes attempt records (group commit). */
   recorder: Recorder;
+  /** The enabled endpoints of an event's project, with the event (the fan-outs claimed together share one read). */
+  endpointsOfEvent: (eventId: string) => Promise<store.EventEndpoint[]>;
 }
 
 interface AttemptResult {
@@ -177,7 +179,7 @@ type NewDelivery = WebhookTables['webhook_deliveries'];
  */
 export async function fanout(ctx: Ctx, opts: DeliverOptions, payload: { eventId: string }, job: { attempts: number }): Promise<void> {
   const db = ctx.store.db;
-  const endpoints = await store.endpointsOfEvent(db, { eventId: payload.eventId });
+  const endpoints = await opts.endpointsOfEvent(payload.eventId);
   const targets = endpoints.filter((e) => (JSON.parse(e.event_types) as string[]).includes(e.type));
   if (targets.length === 0) return;
   // Only a run after a crash can find deliveries of this event already there.

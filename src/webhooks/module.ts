@@ -5,7 +5,8 @@ import { createRecorder } from './recorder.js';
 import { webhookAdminRoutes } from './routes.js';
 import { WebhooksConfig } from './schemas.js';
 import { declareEndpoints, DELIVER } from './service.js';
-import { purgeDeliveries, purgeEvents } from './store.js';
+import { endpointsOfEvents, purgeDeliveries, purgeEvents } from './store.js';
+import { groupRead } from '../store/group-read.js';
 import { webhookMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -22,7 +23,15 @@ export const webhooksModule: Module = {
   name: 'webhooks',
   migrations: webhookMigrations,
   provide(ctx) {
-    ctx.services.webhooks = { outbound: ctx.outbound, timeoutMs: ctx.settings.webhookTimeoutMs, recorder: createRecorder(ctx) };
+    ctx.services.webhooks = {
+      outbound: ctx.outbound,
+      timeoutMs: ctx.settings.webhookTimeoutMs,
+      recorder: createRecorder(ctx),
+      endpointsOfEvent: groupRead(
+        (eventIds: string[]) => endpointsOfEvents(ctx.store.db, eventIds),
+        (row) => row.event_id,
+      ),
+    };
   },
   adminRoutes: webhookAdminRoutes,
   retention: [
@@ -45,7 +54,9 @@ export const webhooksModule: Module = {
   jobs: (ctx) => [
     {
       kind: EVENT_FANOUT,
-      concurrency: 64,
+      // As many as the outbound client's connections to one receiver (outboundFor): deliveries wait on
+      // receivers, not on this process, and none waits for a connection (its timeout would run meanwhile).
+      concurrency: 128,
       // Covers the inline first attempts: a live worker's claim never lapses, a dead one's does.
       visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 1_000,
@@ -53,7 +64,7 @@ export const webhooksModule: Module = {
     },
     {
       kind: DELIVER,
-      concurrency: 64,
+      concurrency: 128,
       visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 5_000,
       handler: (payload: { deliveryId: string }) => deliver(ctx, ctx.services.webhooks, payload),

@@ -11,6 +11,8 @@ import {
   EventEnvelopeObject,
   EventTypeList,
   ListQuery,
+  ObjectEventList,
+  ObjectEventsQuery,
   ProjectParams,
   RotateBody,
   TriggerBody,
@@ -122,6 +124,11 @@ export function webhookAdminRoutes(app: App, ctx: Ctx) {
       return delivery;
     },
   );
+  // Across projects: the dashboard reaches it from a request, which names the object, not always its project.
+  app.get('/events', { schema: { tags, querystring: ObjectEventsQuery, response: { 200: ObjectEventList } } }, async (req) => {
+    const ids = Array.isArray(req.query.object_id) ? req.query.object_id : [req.query.object_id];
+    return { object: 'list' as const, data: await svc.eventsOfObjects(db, ids, req.query.limit) };
+  });
   app.post(
     `${base}/events`,
     { schema: { tags, params: ProjectParams, body: TriggerBody, response: { 201: EventEnvelopeObject } } },

@@ -172,3 +172,31 @@ export const WebhookTestObject = Type.Object({
   event: EventEnvelopeObject,
   delivery_id: Type.String(),
 });
+
+export const ObjectEventsQuery = Type.Object(
+  {
+    object_id: Type.Union(
+      [
+        Type.String({ minLength: 1, maxLength: 200 }),
+        Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 20 }),
+      ],
+      {
+        description: 'The id of the object (a response, a batch, a run …); repeat it for several.',
+      },
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ObjectEventList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Object({
+      object: Type.Literal('object_event'),
+      project_id: Type.String(),
+      event: EventEnvelopeObject,
+      deliveries: Type.Array(WebhookDeliveryObject),
+    }),
+  ),
+});

@@ -311,6 +311,32 @@ export async function listDeliveries(exec: Exec, projectId: string, endpointId: 
   return store.listDeliveries(exec, endpointId, params, toDelivery);
 }
 
+/** An event with the project it belongs to and its deliveries (the dashboard's "what a request caused"). */
+export interface ObjectEvent {
+  object: 'object_event';
+  project_id: string;
+  event: EventEnvelope;
+  deliveries: WebhookDelivery[];
+}
+
+/**
+ * The newest events about any of `objectIds` (what made or touched them: a response created, a batch
+ * finished later by a job), newest first, each with its deliveries.
+ */
+export async function eventsOfObjects(exec: Exec, objectIds: string[], limit = 50): Promise<ObjectEvent[]> {
+  const rows = await store.eventsOfObject(exec, objectIds, limit);
+  const deliveries = await store.deliveriesOfEvents(
+    exec,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => ({
+    object: 'object_event' as const,
+    project_id: r.project_id,
+    event: JSON.parse(r.payload) as EventEnvelope,
+    deliveries: deliveries.filter((d) => d.event_id === r.id).map(toDelivery),
+  }));
+}
+
 /** One delivery with its attempts and the event it carries. */
 export async function getDelivery(exec: Exec, projectId: string, id: string): Promise<WebhookDelivery> {
   const row = await store.getDelivery(exec, projectId, id);
@@ -382,6 +408,6 @@ export async function resendDelivery(ctx: Ctx, projectId: string, deliveryId: st
     const id = await enqueueDelivery(ctx, tx, projectId, row.endpoint_id, row.event_id, row.event_type);
     return getDelivery(tx, projectId, id);
   });
-  ctx.jobs.wake();
+  ctx.jobs.wake(DELIVER);
   return delivery;
 }

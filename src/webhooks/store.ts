@@ -1,6 +1,6 @@
 import type { Compilable, Selectable } from 'kysely';
 import { paginate, type ListParams } from '../core/pagination.js';
-import { precompiled, type Exec } from '../store/db.js';
+import { precompiled, queryAlone, type Db, type Exec } from '../store/db.js';
 import type { WebhookTables } from './tables.js';
 
 /** The SQL of the webhooks area: endpoints, deliveries, attempts (and the outbox's events they carry). */
@@ -56,6 +56,22 @@ export const listAttempts = (exec: Exec, deliveryId: string): Promise<AttemptRow
 export const eventPayload = async (exec: Exec, eventId: string): Promise<string | undefined> =>
   (await exec.selectFrom('events').select('payload').where('id', '=', eventId).executeTakeFirst())?.payload;
 
+/** The newest events about an object (`events.object_id`), with the project each belongs to. */
+export const eventsOfObject = (exec: Exec, objectIds: string[], limit: number) =>
+  exec
+    .selectFrom('events')
+    .select(['id', 'project_id', 'payload'])
+    .where('object_id', 'in', objectIds)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+
+/** Every delivery of some events. */
+export const deliveriesOfEvents = (exec: Exec, eventIds: string[]): Promise<DeliveryRow[]> =>
+  eventIds.length
+    ? exec.selectFrom('webhook_deliveries').selectAll().where('event_id', 'in', eventIds).orderBy('id').execute()
+    : Promise.resolve([]);
+
 export const insertDeliveries = async (exec: Exec, rows: DeliveryRow[]) =>
   void (await exec.insertInto('webhook_deliveries').values(rows).execute());
 
@@ -104,9 +120,9 @@ export const failPendingDelivery = async (exec: Exec, id: string, nowMs: number)
     .where('status', '=', 'pending')
     .execute());
 
-/** A delivery with what an attempt needs: its endpoint (URL, secrets) and the stored envelope. */
-export const deliveryToAttempt = (exec: Exec, id: string) =>
-  exec
+/** A delivery with what an attempt needs: its endpoint (URL, secrets) and the stored envelope (precompiled: pipelined on PostgreSQL). */
+const deliveryToAttemptQuery = precompiled(['id'], (db, a: { id: string }) =>
+  db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
     .innerJoin('events as v', 'v.id', 'd.event_id')
@@ -123,29 +139,39 @@ export const deliveryToAttempt = (exec: Exec, id: string) =>
       'e.previous_secret_expires_at',
       'v.payload',
     ])
-    .where('d.id', '=', id)
-    .executeTakeFirst();
-
-/** The enabled endpoints of an event's project, with the event (one query per event; precompiled). */
-export const endpointsOfEvent = precompiled(['eventId'], (db, a: { eventId: string }) =>
-  db
-    .selectFrom('events as v')
-    .innerJoin('webhook_endpoints as e', 'e.project_id', 'v.project_id')
-    .select([
-      'e.id',
-      'e.event_types',
-      'e.url',
-      'e.enabled',
-      'e.secret',
-      'e.previous_secret',
-      'e.previous_secret_expires_at',
-      'v.type',
-      'v.payload',
-      'v.project_id',
-    ])
-    .where('v.id', '=', a.eventId)
-    .where('e.enabled', '=', 1),
+    .where('d.id', '=', a.id),
 );
+export const deliveryToAttempt = async (exec: Exec, id: string) => (await deliveryToAttemptQuery(exec, { id }))[0];
+
+/**
+ * The enabled endpoints of some events' projects, with each event: one row per event and endpoint. One
+ * statement for all the events (the fan-outs claimed together), outside any transaction (on PostgreSQL
+ * with the turn's pipelined statements).
+ */
+export const endpointsOfEvents = (db: Db, eventIds: string[]) =>
+  queryAlone(
+    db,
+    db
+      .selectFrom('events as v')
+      .innerJoin('webhook_endpoints as e', 'e.project_id', 'v.project_id')
+      .select([
+        'v.id as event_id',
+        'e.id',
+        'e.event_types',
+        'e.url',
+        'e.enabled',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'v.type',
+        'v.payload',
+        'v.project_id',
+      ])
+      .where('v.id', 'in', eventIds)
+      .where('e.enabled', '=', 1),
+  );
+
+export type EventEndpoint = Awaited<ReturnType<typeof endpointsOfEvents>>[number];
 
 /** The deliveries an event already has (a fan-out run again after a crash). */
 export const deliveriesOfEvent = (exec: Exec, eventId: string) =>

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../core/module.js';
 import { invalid } from '../core/errors.js';
-import { emitEvent, type EventEnvelope } from '../core/events.js';
+import { EVENT_FANOUT, emitEvent, type EventEnvelope } from '../core/events.js';
 import { getProject } from '../identity/service.js';
 import type { Exec } from '../store/db.js';
 import {
@@ -15,7 +15,7 @@ import {
   type SipHeader,
 } from './catalog.js';
 import type { TriggerData } from './schemas.js';
-import { enqueueDelivery, getEndpoint } from './service.js';
+import { DELIVER, enqueueDelivery, getEndpoint } from './service.js';
 
 /** What a caller may pin in a triggered event's data; the rest is made up realistically. */
 export type { TriggerData };
@@ -75,7 +75,7 @@ export async function triggerEvent(ctx: Ctx, projectId: string, rawType: string,
   const event = await ctx.store.db
     .transaction()
     .execute(async (tx) => emitEvent(ctx, tx, projectId, type, await objectFor(ctx, tx, project.organization_id, projectId, type, input)));
-  ctx.jobs.wake();
+  ctx.jobs.wake(EVENT_FANOUT);
   return event;
 }
 
@@ -105,6 +105,6 @@ export async function sendTestEvent(ctx: Ctx, projectId: string, endpointId: str
     const deliveryId = await enqueueDelivery(ctx, tx, projectId, endpoint.id, event.id, type);
     return { event, delivery_id: deliveryId };
   });
-  ctx.jobs.wake();
+  ctx.jobs.wake(DELIVER);
   return out;
 }

@@ -322,6 +322,60 @@ describe.each(dialects())('file_search in runs (%s)', (dialect) => {
     expect(textOf(await assistantMessage(run.thread_id, run.id)).annotations[0]).toMatchObject({ file_citation: { file_id: factFile.id } });
   });
 
+  it('deleting a thread deletes the stores Standin made for it, never one the client made or another still names', async () => {
+    const gone = async (id: string) => {
+      const err = await client.vectorStores.retrieve(id).catch((e: unknown) => e);
+      return err instanceof OpenAI.NotFoundError;
+    };
+    const own = await upload('The lighthouse of Skerry Point was lit in 1861.', 'skerry.txt');
+    const attachment = { file_id: own.id, tools: [{ type: 'file_search' as const }] };
+
+    // Attachments: the store made for them goes with the thread, its chunks too (a search of it is a 404).
+    const t1 = await client.beta.threads.create({ messages: [{ role: 'user', content: 'When?', attachments: [attachment] }] });
+    const made = t1.tool_resources!.file_search!.vector_store_ids![0];
+    await ready(made);
+    expect(await client.beta.threads.delete(t1.id)).toMatchObject({ id: t1.id, deleted: true });
+    expect(await gone(made)).toBe(true);
+    const search = await client.vectorStores.search(made, { query: 'Skerry' }).catch((e: unknown) => e);
+    expect(search).toBeInstanceOf(OpenAI.NotFoundError);
+    // The file itself is the client's: it stays.
+    expect((await client.files.retrieve(own.id)).id).toBe(own.id);
+
+    // The tool_resources helper: made for the thread, deleted with it.
+    const t2 = await client.beta.threads.create({ tool_resources: { file_search: { vector_stores: [{ file_ids: [own.id] }] } } });
+    const helper = t2.tool_resources!.file_search!.vector_store_ids![0];
+    await client.beta.threads.delete(t2.id);
+    expect(await gone(helper)).toBe(true);
+
+    // A store the client created and gave by id stays, with the thread's attachments added to it.
+    const mine = await client.vectorStores.create({ name: 'mine' });
+    const t3 = await client.beta.threads.create({
+      tool_resources: { file_search: { vector_store_ids: [mine.id] } },
+      messages: [{ role: 'user', content: 'When?', attachments: [attachment] }],
+    });
+    expect(t3.tool_resources!.file_search!.vector_store_ids).toEqual([mine.id]);
+    await client.beta.threads.delete(t3.id);
+    expect((await client.vectorStores.retrieve(mine.id)).file_counts.total).toBe(1);
+
+    // A store made for one thread that the client has since given to another thread (or an assistant) stays.
+    const t4 = await client.beta.threads.create({ messages: [{ role: 'user', content: 'When?', attachments: [attachment] }] });
+    const shared = t4.tool_resources!.file_search!.vector_store_ids![0];
+    const t5 = await client.beta.threads.create({ tool_resources: { file_search: { vector_store_ids: [shared] } } });
+    await client.beta.threads.delete(t4.id);
+    expect((await client.vectorStores.retrieve(shared)).id).toBe(shared);
+    // Once nothing names it, it is the client's to delete: deleting t5 leaves it (it was not made for t5).
+    await client.beta.threads.delete(t5.id);
+    expect(await gone(shared)).toBe(false);
+
+    // A store detached from its thread (modify) is still the thread's own, and goes with it.
+    const t6 = await client.beta.threads.create({ messages: [{ role: 'user', content: 'When?', attachments: [attachment] }] });
+    const detached = t6.tool_resources!.file_search!.vector_store_ids![0];
+    await client.beta.threads.update(t6.id, { tool_resources: { file_search: { vector_store_ids: [mine.id] } } });
+    await client.beta.threads.delete(t6.id);
+    expect(await gone(detached)).toBe(true);
+    expect(await gone(mine.id)).toBe(false);
+  });
+
   it('streams the tool_calls step (created, in_progress, delta, completed) before the cited message', async () => {
     const thread = await client.beta.threads.create({ messages: [{ role: 'user', content: QUESTION }] });
     const stream = client.beta.threads.runs.stream(thread.id, { assistant_id: assistantId });

@@ -15,18 +15,41 @@ export function nginxBinary(): string | undefined {
   }
 }
 
+/** The recipe's ports (examples/deploy/nginx.conf) and the free ones a test runs it with. */
+export interface RecipePorts {
+  /** nginx's HTTP port (8080), the instances' HTTP ports (8081, 8082). */
+  http: number;
+  instances: [number, number];
+  /** nginx's mTLS token and API ports (9440, 9450), the instances' --mtls-port (9441, 9442) and --mtls-api-port (9451, 9452). */
+  mtlsToken: number;
+  instancesMtlsToken: [number, number];
+  mtlsApi: number;
+  instancesMtlsApi: [number, number];
+}
+
 /**
- * The deployment recipe's nginx configuration (examples/deploy/nginx.conf), with its listen port and its
- * two upstream servers replaced by the given ones. Everything else is the file as documented.
+ * The deployment recipe's nginx configuration (examples/deploy/nginx.conf), with its ports replaced by the
+ * given ones. Everything else is the file as documented.
  */
-export function nginxConfig(listenPort: number, upstreamPorts: number[]): string {
-  const text = readFileSync(join(root, 'examples/deploy/nginx.conf'), 'utf8');
-  const servers = /^( *)server 127\.0\.0\.1:8081;\n\1server 127\.0\.0\.1:8082;\n/m;
-  if (!servers.test(text) || !text.includes('listen 127.0.0.1:8080;'))
-    throw new Error('examples/deploy/nginx.conf changed: update test/deploy/balancer.ts');
-  return text
-    .replace(servers, (_, indent: string) => upstreamPorts.map((p) => `${indent}server 127.0.0.1:${p};\n`).join(''))
-    .replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${listenPort};`);
+export function nginxConfig(ports: RecipePorts): string {
+  let text = readFileSync(join(root, 'examples/deploy/nginx.conf'), 'utf8');
+  const map: [number, number][] = [
+    [8080, ports.http],
+    [8081, ports.instances[0]],
+    [8082, ports.instances[1]],
+    [9440, ports.mtlsToken],
+    [9441, ports.instancesMtlsToken[0]],
+    [9442, ports.instancesMtlsToken[1]],
+    [9450, ports.mtlsApi],
+    [9451, ports.instancesMtlsApi[0]],
+    [9452, ports.instancesMtlsApi[1]],
+  ];
+  for (const [recipe, port] of map) {
+    const at = new RegExp(`127\\.0\\.0\\.1:${recipe};`, 'g');
+    if (!at.test(text)) throw new Error(`examples/deploy/nginx.conf changed (no 127.0.0.1:${recipe}): update test/deploy/balancer.ts`);
+    text = text.replace(at, `127.0.0.1:${port};`);
+  }
+  return text;
 }
 
 const accepts = (port: number) =>
@@ -46,14 +69,15 @@ export interface Balancer {
   stop(): Promise<void>;
 }
 
-/** Starts nginx as a real process on `listenPort`, balancing over `upstreamPorts`, and resolves once it accepts connections. */
-export async function startNginx(binary: string, listenPort: number, upstreamPorts: number[]): Promise<Balancer> {
+/** Starts nginx as a real process with the recipe on `ports`, and resolves once it accepts connections. */
+export async function startNginx(binary: string, ports: RecipePorts): Promise<Balancer> {
+  const listenPort = ports.http;
   const prefix = mkdtempSync(join(tmpdir(), 'standin-nginx-'));
   // Run as root, nginx's workers run as nobody: they must reach the temporary files' folder.
   chmodSync(prefix, 0o755);
   mkdirSync(join(prefix, 'tmp'), { mode: 0o777 });
   chmodSync(join(prefix, 'tmp'), 0o777);
-  writeFileSync(join(prefix, 'nginx.conf'), nginxConfig(listenPort, upstreamPorts));
+  writeFileSync(join(prefix, 'nginx.conf'), nginxConfig(ports));
   const args = ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'error.log')];
   execFileSync(binary, [...args, '-t'], { stdio: 'pipe' });
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });

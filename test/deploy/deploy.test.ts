@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRANT, X509_TYPE } from '../identity/setup.js';
+import { tlsRequest } from '../identity/tls-client.js';
 import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
 import { startReceiver } from '../webhooks/receiver.js';
-import { nginxBinary, startNginx, type Balancer } from './balancer.js';
+import { nginxBinary, startNginx, type Balancer, type RecipePorts } from './balancer.js';
+import { opensslCertificates, type OpensslCertificates } from './openssl.js';
 
 /**
  * The deployment of docs/deploy.md, as it runs: two `standin serve` processes on one PostgreSQL schema and
@@ -32,6 +35,8 @@ const DAILY_LIMIT = 6;
 describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Redis and nginx', () => {
   const instances: ChildProcess[] = [];
   const ports: number[] = [];
+  let recipe: RecipePorts;
+  let certs: OpensslCertificates;
   let balancer: Balancer;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   let client: OpenAI;
@@ -70,8 +75,18 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
     };
     writeFileSync(join(dir, 'standin.json'), JSON.stringify(config));
     const database = await freshDatabaseUrl('deploy');
+    // The server certificate both instances present on their mTLS listeners, and a client's, from openssl.
+    certs = opensslCertificates(dir);
+    recipe = {
+      http: await freePort(),
+      instances: [await freePort(), await freePort()],
+      mtlsToken: await freePort(),
+      instancesMtlsToken: [await freePort(), await freePort()],
+      mtlsApi: await freePort(),
+      instancesMtlsApi: [await freePort(), await freePort()],
+    };
     for (let i = 0; i < 2; i++) {
-      ports.push(await freePort());
+      ports.push(recipe.instances[i]);
       const env = {
         STANDIN_HOST: '127.0.0.1',
         STANDIN_PORT: String(ports[i]),
@@ -80,12 +95,18 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
         STANDIN_CONFIG: join(dir, 'standin.json'),
         STANDIN_DATA: join(dir, `data-${i}`),
         STANDIN_OUTBOUND_ALLOW: '127.0.0.1',
+        // nginx runs on this machine: its X-Forwarded-For names the client.
+        STANDIN_TRUST_PROXY: '127.0.0.1',
+        STANDIN_MTLS_PORT: String(recipe.instancesMtlsToken[i]),
+        STANDIN_MTLS_API_PORT: String(recipe.instancesMtlsApi[i]),
+        STANDIN_TLS_CERT: certs.serverCert,
+        STANDIN_TLS_KEY: certs.serverKey,
         STANDIN_LOG_LEVEL: 'warn',
       };
       // One after the other: the first start migrates the schema (a second would wait on the migration lock).
       instances.push(await serve(env));
     }
-    balancer = await startNginx(nginx!, await freePort(), ports);
+    balancer = await startNginx(nginx!, recipe);
     client = new OpenAI({
       apiKey: API_KEY,
       baseURL: `${balancer.url}/v1`,
@@ -196,5 +217,126 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
     // And through the SDK, as an application sees it.
     const err = await client.chat.completions.create({ model: LIMITED, messages: [{ role: 'user', content: 'one more' }] }).catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+  });
+
+  /** A control-plane request through nginx. */
+  const admin = (method: string, path: string, body?: unknown) =>
+    through(path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  /** Retries `probe` until it holds (a change reaches the other instance with the change signal). */
+  const eventually = async (probe: () => Promise<boolean>, what: string) => {
+    for (let i = 0; i < 100; i++) {
+      if (await probe()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`not so within 5 s: ${what}`);
+  };
+
+  it('an openssl-made client certificate exchanges for a token through nginx, and the token works there', async () => {
+    const org = '/admin/v1/organizations/org_deploy';
+    const sa = await admin('POST', '/admin/v1/projects/proj_deploy/service_accounts', {
+      id: 'svc_acct_deploy',
+      name: 'worker',
+      role: 'member',
+    });
+    expect(sa.status, JSON.stringify(sa.body)).toBe(201);
+    const provider = await admin('POST', `${org}/identity_providers`, {
+      id: 'idp_deploy_mtls',
+      kind: 'x509',
+      name: 'deploy-mtls',
+      mappings: [{ name: 'workers', service_account_id: 'svc_acct_deploy', project_id: 'proj_deploy' }],
+    });
+    expect(provider.status, JSON.stringify(provider.body)).toBe(201);
+    const root = await admin('POST', `${org}/mtls_roots`, { id: 'mtlsroot_deploy', name: 'deploy', certificate: certs.rootCert });
+    expect(root.status, JSON.stringify(root.body)).toBe(201);
+
+    const exchange = () =>
+      tlsRequest({
+        port: recipe.mtlsToken,
+        ca: certs.serverCert,
+        body: {
+          grant_type: GRANT,
+          subject_token_type: X509_TYPE,
+          identity_provider_id: 'idp_deploy_mtls',
+          service_account_id: 'svc_acct_deploy',
+        },
+        cert: certs.clientCert,
+        key: certs.clientKey,
+      });
+    // Several exchanges: nginx sends the connections round robin, so both instances verify the certificate.
+    const tokens: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      let r = await exchange();
+      await eventually(
+        async () => (r.status === 200 ? true : ((r = await exchange()), r.status === 200)),
+        'the root reached both instances',
+      );
+      expect(r.body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+      tokens.push(r.body.access_token);
+    }
+    // The minted token, with the same certificate, on the mTLS API listener through nginx.
+    for (const token of tokens.slice(0, 2)) {
+      const models = await tlsRequest({
+        port: recipe.mtlsApi,
+        ca: certs.serverCert,
+        method: 'GET',
+        path: '/v1/models',
+        headers: { authorization: `Bearer ${token}` },
+        cert: certs.clientCert,
+        key: certs.clientKey,
+      });
+      expect(models.status, JSON.stringify(models.body)).toBe(200);
+      expect(models.body.object).toBe('list');
+    }
+    // Without a client certificate the token endpoint refuses: nothing on the way ended TLS.
+    const bare = await tlsRequest({
+      port: recipe.mtlsToken,
+      ca: certs.serverCert,
+      body: {
+        grant_type: GRANT,
+        subject_token_type: X509_TYPE,
+        identity_provider_id: 'idp_deploy_mtls',
+        service_account_id: 'svc_acct_deploy',
+      },
+    });
+    expect(bare.status).toBe(401);
+    expect(bare.body.error).toBe('invalid_subject_token');
+  });
+
+  it('the IP allowlist judges the client nginx names: allowed from 127.0.0.1, refused elsewhere, a forged header changes nothing', async () => {
+    const models = (forwardedFor?: string) => through('/v1/models', forwardedFor ? { headers: { 'x-forwarded-for': forwardedFor } } : {});
+    const allow = async (cidrs: string[]) => {
+      const set = await admin('PUT', '/admin/v1/projects/proj_deploy/ip_allowlist', { cidrs });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+    };
+    try {
+      await allow(['127.0.0.1/32']);
+      for (let i = 0; i < 4; i++) expect((await models()).status).toBe(200);
+      await allow(['203.0.113.0/24']);
+      // Both instances refuse (each reads the allowlist again at the change signal), whatever the client claims.
+      const refusedBy = new Set<string | null>();
+      await eventually(async () => {
+        const r = await models('203.0.113.9');
+        if (r.status === 403) {
+          expect(r.body.error).toMatchObject({ code: 'ip_not_allowed' });
+          expect(r.body.error.message).toContain('127.0.0.1');
+          refusedBy.add(r.upstream);
+        }
+        return refusedBy.size === 2;
+      }, 'both instances refuse');
+      // The instances do believe X-Forwarded-For from 127.0.0.1, where nginx runs: the header that nginx
+      // replaced above admits a request made straight to an instance from this address.
+      const direct = await fetch(`http://127.0.0.1:${ports[0]}/v1/models`, {
+        headers: { authorization: `Bearer ${API_KEY}`, 'x-forwarded-for': '203.0.113.9' },
+      });
+      expect(direct.status).toBe(200);
+      await allow(['127.0.0.1/32']);
+      await eventually(async () => (await models('203.0.113.9')).status === 200, 'allowed again');
+    } finally {
+      await allow([]);
+    }
   });
 });

@@ -1,21 +1,24 @@
+import { needs } from '../../src/core/auth.js';
 import type { Module } from '../../src/core/module.js';
 import { modules as defaultModules } from '../../src/server/modules.js';
 import { upsertProject, upsertServiceAccount } from '../../src/identity/service.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
 
+/** The groups the probe routes stand for. */
+const PROBED_GROUPS = ['files', 'models', 'threads'];
+
 /**
- * A probe route for authorization tests: `GET|POST /v1/_probe/:group` authenticates with
- * `ctx.auth.platform` for that group (read on GET, write on POST) and echoes the principal.
+ * Probe routes for authorization tests: `GET|POST /v1/_probe/<group>` need that group (read on GET,
+ * write on POST), which the front door checks, and echo the principal.
  */
 export const probeModule: Module = {
   name: 'test_probe',
   routes(app, ctx) {
-    const handler = (access: 'read' | 'write') => async (request: any) => {
-      const p = await ctx.auth.platform(request, { group: request.params.group, access });
-      return { principal: p };
-    };
-    app.get('/v1/_probe/:group', handler('read'));
-    app.post('/v1/_probe/:group', handler('write'));
+    const handler = async (request: any) => ({ principal: ctx.auth.principalOf(request) });
+    for (const group of PROBED_GROUPS) {
+      app.get(`/v1/_probe/${group}`, { config: needs(group, 'read') }, handler);
+      app.post(`/v1/_probe/${group}`, { config: needs(group, 'write') }, handler);
+    }
   },
 };
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { needs } from '../../src/core/auth.js';
 import type { Module } from '../../src/core/module.js';
 import { AnyObject } from '../../src/core/schemas.js';
 
@@ -22,9 +23,12 @@ export const probeModule: Module = {
   routes(app, ctx) {
     app.post(
       '/v1/probe',
-      { schema: { body: ProbeBody, response: { 200: Type.Object({ object: Type.Literal('probe'), ok: Type.Boolean() }) } } },
+      {
+        config: needs('responses', 'write'),
+        schema: { body: ProbeBody, response: { 200: Type.Object({ object: Type.Literal('probe'), ok: Type.Boolean() }) } },
+      },
       async (request) => {
-        const principal = await ctx.auth.platform(request, { group: 'responses', access: 'write' });
+        const principal = ctx.auth.principalOf(request);
         const body = request.body;
         const admission = await ctx.services.ratelimit.admit(request, principal, {
           model: body.model,

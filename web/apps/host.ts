@@ -2,6 +2,8 @@
 // way the model would, renders their components on the widget origin and speaks both the `window.<vendor>`
 // bridge protocol (over a MessagePort) and MCP Apps JSON-RPC (over postMessage) with them.
 
+import { NAV_PAGES, THEME_KEY } from '../dashboard/nav.js';
+
 type Json = any;
 interface ToolEntry {
   descriptor: Json;
@@ -82,7 +84,12 @@ async function api<T = Json>(path: string, body?: unknown): Promise<T> {
 // ------------------------------------------------------------------------------------------------ state
 
 const settings = {
-  theme: (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light') as 'light' | 'dark',
+  // The theme chosen in the dashboard, else the system's: the two pages look alike.
+  theme: (localStorage.getItem(THEME_KEY) === 'dark' || localStorage.getItem(THEME_KEY) === 'light'
+    ? localStorage.getItem(THEME_KEY)
+    : matchMedia('(prefers-color-scheme: dark)').matches
+      ? 'dark'
+      : 'light') as 'light' | 'dark',
   locale: navigator.language || 'en-US',
   userAgent: navigator.userAgent,
   userLocation: {
@@ -237,7 +244,25 @@ const modalRoot = h('div', { id: 'modal-root' });
 /** Approval prompts float here, above every frame and modal, while something covers the page. */
 const approvalDock = h('div', { id: 'approval-dock', role: 'region', 'aria-label': 'Approvals' });
 
+/** The dashboard's header: its brand and pages, the host marked as the current one. */
+const topBar = h(
+  'div',
+  { className: 'top' },
+  h('a', { className: 'brand', href: '/dashboard' }, 'Standin'),
+  h(
+    'nav',
+    { 'aria-label': 'Pages' },
+    h(
+      'ul',
+      {},
+      ...NAV_PAGES.map((p) => h('li', {}, h('a', { href: `/dashboard/${p.id}` }, p.title))),
+      h('li', {}, h('a', { href: '/apps', 'aria-current': 'page' }, 'App host')),
+    ),
+  ),
+);
+
 root.append(
+  topBar,
   h(
     'header',
     {},

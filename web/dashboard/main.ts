@@ -1,6 +1,7 @@
 import 'uplot/dist/uPlot.min.css';
+import '../shared/look.css';
 import './style.css';
-import { render } from 'preact';
+import { render, type FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onSignedOut } from './api.js';
 import { interceptLinks, useLocation } from './router.js';
@@ -11,16 +12,20 @@ import { Webhooks } from './pages/webhooks.js';
 import { RateLimits } from './pages/ratelimits.js';
 import { Runs } from './pages/runs.js';
 import { Identity } from './pages/identity.js';
+import { Files } from './pages/files.js';
 import { SignIn } from './pages/signin.js';
+import { NAV_PAGES, THEME_KEY } from './nav.js';
 
-const PAGES = [
-  { id: 'overview', title: 'Overview', view: Overview },
-  { id: 'requests', title: 'Requests', view: Requests },
-  { id: 'webhooks', title: 'Webhooks', view: Webhooks },
-  { id: 'runs', title: 'Runs', view: Runs },
-  { id: 'rate-limits', title: 'Rate limits', view: RateLimits },
-  { id: 'identity', title: 'Identity', view: Identity },
-];
+const VIEWS: Record<string, FunctionComponent> = {
+  overview: Overview,
+  requests: Requests,
+  webhooks: Webhooks,
+  runs: Runs,
+  files: Files,
+  'rate-limits': RateLimits,
+  identity: Identity,
+};
+const PAGES = NAV_PAGES.map((p) => ({ ...p, view: VIEWS[p.id] }));
 
 type Theme = 'light' | 'dark' | 'auto';
 function applyTheme(t: Theme) {
@@ -32,7 +37,7 @@ function App() {
   // Optimistic: the page renders and loads its data while the session is checked; a 401 from either
   // shows the sign-in page (saves a round trip before anything appears).
   const [signedIn, setSignedIn] = useState<boolean>(true);
-  const [theme, setTheme] = useState<Theme>((localStorage.getItem('standin-theme') as Theme) || 'auto');
+  const [theme, setTheme] = useState<Theme>((localStorage.getItem(THEME_KEY) as Theme) || 'auto');
   const loc = useLocation();
   useEffect(() => {
     onSignedOut(() => setSignedIn(false));
@@ -43,7 +48,7 @@ function App() {
   }, []);
   useEffect(() => {
     applyTheme(theme);
-    localStorage.setItem('standin-theme', theme);
+    localStorage.setItem(THEME_KEY, theme);
   }, [theme]);
   const page = PAGES.find((p) => p.id === loc.page);
   useEffect(() => {
@@ -84,7 +89,7 @@ function App() {
 }
 
 interceptLinks();
-applyTheme((localStorage.getItem('standin-theme') as Theme) || 'auto');
+applyTheme((localStorage.getItem(THEME_KEY) as Theme) || 'auto');
 // The page's boot note is not Preact's: clear it, or render() keeps it under the app.
 const root = document.getElementById('app')!;
 root.replaceChildren();

@@ -137,7 +137,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     else if (run.status === 'queued' && run.lease_owner === token) {
       await releaseLease(db, runId, token);
       await enqueueRunJob(ctx, db, 'run.execute', { runId });
-      ctx.jobs.wake();
+      ctx.jobs.wake('run.execute');
     }
   }
 
@@ -163,7 +163,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     if (ctx.store.dialect === 'sqlite') await lapseLeases(db);
     const orphans = await orphanRunIds(db, ctx.clock.now());
     for (const runId of orphans) await enqueueRunJob(ctx, db, 'run.execute', { runId });
-    if (orphans.length) ctx.jobs.wake();
+    if (orphans.length) ctx.jobs.wake('run.execute');
     return orphans.length;
   }
 
@@ -178,7 +178,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
         // Not started here (held elsewhere, or this process is full): a job comes back to it.
         if (res && 'retryAt' in res && res.retryAt < ctx.clock.now() + WATCH_MS) {
           await enqueueRunJob(ctx, db, 'run.execute', { runId }, { runAt: res.retryAt });
-          ctx.jobs.wake();
+          ctx.jobs.wake('run.execute');
         }
       })
       .catch((err) => ctx.log.error({ err, run: runId }, 'starting a run failed; its watchdog job will retry'));

@@ -10,7 +10,8 @@ import type { ToolResourcesInput } from '../validate.js';
  * The vector stores of assistants and threads (tool_resources.file_search): ids must name stores of the
  * project; the `vector_stores` helper creates its store; a message's file_search attachments join its
  * thread's store, or make one. Stores made for a thread expire 7 days after their last activity, the
- * platform's default for stores created by thread helpers; an assistant's helper store does not expire.
+ * platform's default for stores created by thread helpers, and go with the thread when it is deleted; an
+ * assistant's helper store does not expire.
  */
 export const THREAD_STORE_EXPIRY = { anchor: 'last_active_at', days: 7 } as const;
 
@@ -37,13 +38,19 @@ export async function resolveToolResources(
     if (ids) await checkStoreIds(tx, projectId, ids, `${param}.file_search.vector_store_ids`);
     const made: string[] = [];
     for (const vs of tr.file_search.vector_stores ?? []) {
-      const store = await createVectorStoreIn(ctx, tx, projectId, {
-        name: owner.kind === 'thread' ? `Vector store for ${owner.id}` : '',
-        ...(vs.file_ids ? { file_ids: vs.file_ids } : {}),
-        ...(vs.chunking_strategy ? { chunking_strategy: vs.chunking_strategy } : {}),
-        ...(vs.metadata ? { metadata: vs.metadata } : {}),
-        ...(owner.kind === 'thread' ? { expires_after: THREAD_STORE_EXPIRY } : {}),
-      });
+      const store = await createVectorStoreIn(
+        ctx,
+        tx,
+        projectId,
+        {
+          name: owner.kind === 'thread' ? `Vector store for ${owner.id}` : '',
+          ...(vs.file_ids ? { file_ids: vs.file_ids } : {}),
+          ...(vs.chunking_strategy ? { chunking_strategy: vs.chunking_strategy } : {}),
+          ...(vs.metadata ? { metadata: vs.metadata } : {}),
+          ...(owner.kind === 'thread' ? { expires_after: THREAD_STORE_EXPIRY } : {}),
+        },
+        owner.kind === 'thread' ? { madeForThread: owner.id } : {},
+      );
       made.push(store.id);
     }
     out.file_search = { vector_store_ids: ids ?? made };
@@ -87,10 +94,13 @@ export async function attachToThread(
     await addFilesIn(ctx, tx, projectId, current, files);
     return null;
   }
-  const store = await createVectorStoreIn(ctx, tx, projectId, {
-    name: `Vector store for ${thread.id}`,
-    expires_after: THREAD_STORE_EXPIRY,
-  });
+  const store = await createVectorStoreIn(
+    ctx,
+    tx,
+    projectId,
+    { name: `Vector store for ${thread.id}`, expires_after: THREAD_STORE_EXPIRY },
+    { madeForThread: thread.id },
+  );
   await addFilesIn(ctx, tx, projectId, store.id, files);
   return { ...resources, file_search: { vector_store_ids: [store.id] } };
 }

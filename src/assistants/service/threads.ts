@@ -3,6 +3,7 @@ import { invalid, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Ctx } from '../../core/module.js';
 import { toJson, type Tx } from '../../store/db.js';
+import { deleteVectorStoresIn, vectorStoresMadeFor } from '../../vector-stores/service.js';
 import type { ThreadObject } from '../objects.js';
 import { runtime } from '../runs/runtime.js';
 import type { CreateThreadRequest, ModifyThreadRequest } from '../schemas.js';
@@ -124,10 +125,21 @@ export async function modifyThread(ctx: Ctx, projectId: string, id: string, body
   return threadView(row);
 }
 
-/** Deletes the thread with its messages, runs and steps; runs executing here stop; its code_interpreter session closes. */
+/**
+ * Deletes the thread with its messages, runs and steps, and the vector stores Standin made for it (the
+ * helper's, its attachments') that no other thread or assistant names; runs executing here stop; its
+ * code_interpreter session closes.
+ */
 export async function deleteThread(ctx: Ctx, projectId: string, id: string) {
   const runIds = await write(ctx, async (tx) => {
     if (!(await store.getThread(tx, projectId, id))) throw notFound('thread', id);
+    const made = await vectorStoresMadeFor(tx, projectId, id);
+    const kept = made.length ? await store.storesNamedElsewhere(tx, projectId, id, made) : new Set<string>();
+    await deleteVectorStoresIn(
+      tx,
+      projectId,
+      made.filter((s) => !kept.has(s)),
+    );
     return store.deleteThreadRows(tx, id);
   });
   for (const r of runIds) runtime(ctx).engine.interrupt(r);

@@ -70,6 +70,41 @@ export async function deleteThreadRows(tx: Exec, threadId: string): Promise<stri
   return ids;
 }
 
+/**
+ * Which of `storeIds` the tool_resources of another thread or an assistant of the project name. Matched
+ * in the JSON text (`_` of an id is a LIKE wildcard: at worst a store is kept that could have gone).
+ */
+export async function storesNamedElsewhere(
+  tx: Exec,
+  projectId: string,
+  threadId: string,
+  storeIds: readonly string[],
+): Promise<Set<string>> {
+  const named = new Set<string>();
+  for (const id of storeIds) {
+    const pattern = `%"${id}"%`;
+    const thread = await tx
+      .selectFrom('threads')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('id', '!=', threadId)
+      .where('tool_resources', 'like', pattern)
+      .limit(1)
+      .executeTakeFirst();
+    const assistant = thread
+      ? undefined
+      : await tx
+          .selectFrom('assistants')
+          .select('id')
+          .where('project_id', '=', projectId)
+          .where('tool_resources', 'like', pattern)
+          .limit(1)
+          .executeTakeFirst();
+    if (thread || assistant) named.add(id);
+  }
+  return named;
+}
+
 /** A project's threads, newest first (the control plane's list; the threads interface has none). */
 export function pageThreads<T>(db: Exec, projectId: string, page: ListParams, map: (row: ThreadRow) => T) {
   return paginate(db.selectFrom('threads').selectAll().where('project_id', '=', projectId), 'id', page, { ...LIST, map });

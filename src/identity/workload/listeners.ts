@@ -136,6 +136,11 @@ export class MtlsListeners {
           );
           return;
         }
+        // A balancer in front of these listeners passes TLS through untouched (it cannot add headers), so
+        // any X-Forwarded-* here came from the client: never believe it, whatever trust_proxy says.
+        delete req.headers['x-forwarded-for'];
+        delete req.headers['x-forwarded-host'];
+        delete req.headers['x-forwarded-proto'];
         app.routing(req, res);
       },
     );

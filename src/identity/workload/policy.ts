@@ -28,15 +28,16 @@ const refusal = (request: FastifyRequest) =>
     'workload_token_not_allowed',
   );
 
-/** Refuses workload tokens on the endpoints of rule 6 (for any route that authorizes through ctx.auth). */
+/** Refuses workload tokens on the endpoints of rule 6 (the front door holds every /v1 route to it). */
 export const workloadEndpointPolicy: Policy = (principal, request) => {
   if (principal.credentialType === 'workload_token' && CLOSED_TO_WORKLOAD_TOKENS.has(routeOf(request))) throw refusal(request);
 };
 
 /**
- * The same refusal as an onRequest hook of the closed routes, so it comes before the body is read and
- * validated (a workload token gets its 403 whatever it sends). It runs after the front door, which has
- * authenticated the bearer already: a `wit_` bearer here is a valid workload token.
+ * The same refusal as an onRequest hook of the closed routes, before the body is read and validated (a
+ * workload token gets its 403 whatever it sends), should the route's need or the policy ever go. It runs
+ * after the front door, which has authenticated the bearer already: a `wit_` bearer here is a valid
+ * workload token.
  */
 const refuseWorkloadTokens: onRequestHookHandler = (request: FastifyRequest, _reply: FastifyReply, done) => {
   done(bearerOf(request)?.startsWith(TOKEN_PREFIX) ? refusal(request) : undefined);

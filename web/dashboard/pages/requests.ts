@@ -122,6 +122,7 @@ export function Requests() {
                           <button
                             type="button"
                             class="link"
+                            title=${r.path}
                             aria-label=${`Open ${r.method} ${r.path}, ${r.status}`}
                             onClick=${() => setOpenId(r.id)}
                           >
@@ -147,19 +148,91 @@ interface Detail extends Logged {
   response: { headers: Record<string, string>; body: unknown };
 }
 
-/** Links to what a request made or touched: the object in its answer, and the ids in its path. */
-function caused(d: Detail): { label: string; href: string | null }[] {
-  const out: { label: string; href: string | null }[] = [];
+interface Delivery {
+  id: string;
+  endpoint_id: string;
+  status: string;
+  attempt_count: number;
+  last_status_code: number | null;
+}
+interface ObjectEvent {
+  project_id: string;
+  event: { id: string; type: string; created_at: number; data: Record<string, unknown> };
+  deliveries: Delivery[];
+}
+
+const ID = /^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$/;
+
+/** The ids of the objects a request made or touched: the object its answer names, and the ids in its path. */
+function touched(d: Detail): string[] {
   const body = d.response.body as Record<string, unknown> | null;
   const ids = new Set<string>();
-  if (body && typeof body === 'object' && typeof body.id === 'string') ids.add(body.id);
-  for (const part of d.path.split('?')[0].split('/')) if (/^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$/.test(part)) ids.add(part);
-  for (const id of ids) {
-    const href = id.startsWith('thread_') || id.startsWith('run_') ? `/dashboard/requests?path=${encodeURIComponent(id)}` : null;
-    out.push({ label: id, href });
-  }
-  if (body && typeof body === 'object' && typeof body.delivery_id === 'string') out.push({ label: body.delivery_id, href: null });
-  return out;
+  if (body && typeof body === 'object' && typeof body.id === 'string' && ID.test(body.id)) ids.add(body.id);
+  for (const part of d.path.split('?')[0].split('/')) if (ID.test(part)) ids.add(part);
+  return [...ids].slice(0, 20);
+}
+
+/** The run a request made or touched, as a link to the Runs page (its steps are there). */
+function runOf(d: Detail): { id: string; href: string } | null {
+  const body = d.response.body as Record<string, unknown> | null;
+  if (!body || typeof body !== 'object' || body.object !== 'thread.run' || typeof body.id !== 'string') return null;
+  const thread = typeof body.thread_id === 'string' ? body.thread_id : '';
+  return { id: body.id, href: `/dashboard/runs${qs({ project: d.project_id, thread, run: body.id })}` };
+}
+
+const tone = (status: string) => (status === 'succeeded' ? 'ok' : status === 'failed' ? 'bad' : 'warn');
+
+/** What a request caused: the run, the objects, the events about them (later ones too) and their deliveries. */
+function Caused({ d }: { d: Detail }) {
+  const ids = touched(d);
+  const run = runOf(d);
+  const [events, setEvents] = useState<ObjectEvent[] | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    setEvents(null);
+    if (!ids.length) return setEvents([]);
+    get<{ data: ObjectEvent[] }>(`events?${ids.map((id) => `object_id=${encodeURIComponent(id)}`).join('&')}&limit=20`).then(
+      (r) => setEvents(r.data),
+      (e) => setError((e as Error).message),
+    );
+  }, [d.id]);
+  return html`<h3>What it caused</h3>
+    ${run ? html`<p>Run <a href=${run.href}>${run.id}</a> <small class="muted">(its steps on the Runs page)</small></p>` : null}
+    ${ids.length ? html`<p class="ids">Objects ${ids.map((id) => html` <code>${id}</code>`)}</p>` : html`<${Empty}>No object.</${Empty}>`}
+    <${ErrorLine} error=${error} />
+    ${
+      events?.length
+        ? html`<ul class="plain caused" aria-label="Events">
+            ${events.map(
+              (e) =>
+                html`<li key=${e.event.id}>
+                  <strong>${e.event.type}</strong> <small class="muted">${e.event.id} · ${time(e.event.created_at)}</small>
+                  ${
+                    e.deliveries.length
+                      ? html`<ul class="plain">
+                          ${e.deliveries.map(
+                            (x) =>
+                              html`<li>
+                                <span class=${`badge ${tone(x.status)}`}>${x.status}</span>
+                                <a href=${`/dashboard/webhooks${qs({ project: e.project_id, endpoint: x.endpoint_id, delivery: x.id })}`}
+                                  >${x.id}</a
+                                >
+                                <small class="muted"
+                                  >to ${x.endpoint_id} · ${x.attempt_count}
+                                  attempt${x.attempt_count === 1 ? '' : 's'}${x.last_status_code ? ` · ${x.last_status_code}` : ''}</small
+                                >
+                              </li>`,
+                          )}
+                        </ul>`
+                      : html`<small class="muted"> · no delivery</small>`
+                  }
+                </li>`,
+            )}
+          </ul>`
+        : events && ids.length
+          ? html`<${Empty}>No events about these objects.</${Empty}>`
+          : null
+    }`;
 }
 
 function Detail({ id, onClose }: { id: string; onClose: () => void }) {
@@ -201,14 +274,7 @@ function Detail({ id, onClose }: { id: string; onClose: () => void }) {
                   </dl>`
                 : html`<${Empty}>No rate-limit headers.</${Empty}>`
             }
-            <h3>What it touched</h3>
-            ${
-              caused(d).length
-                ? html`<ul class="plain">
-                    ${caused(d).map((c) => html`<li>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<code>${c.label}</code>`}</li>`)}
-                  </ul>`
-                : html`<${Empty}>Nothing.</${Empty}>`
-            }
+            <${Caused} d=${d} />
             <details open>
               <summary>Request</summary>
               <dl class="kv">

@@ -41,7 +41,8 @@ interface Delivery {
 export function Webhooks() {
   const { query } = useLocation();
   const [project, setProject] = useState(query.get('project') ?? '');
-  const [open, setOpen] = useState<string | null>(null);
+  // A delivery linked from a request's detail opens its endpoint and its attempts.
+  const [open, setOpen] = useState<string | null>(query.get('endpoint'));
   const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
   const base = `projects/${encodeURIComponent(project)}`;
   const endpoints = useData(
@@ -128,7 +129,13 @@ export function Webhooks() {
     </${Card}>
     ${
       open && endpoints.data?.find((e) => e.id === open)
-        ? html`<${Deliveries} key=${open} base=${base} endpoint=${endpoints.data.find((e) => e.id === open)!} types=${types.data ?? []} />`
+        ? html`<${Deliveries}
+            key=${open}
+            base=${base}
+            endpoint=${endpoints.data.find((e) => e.id === open)!}
+            types=${types.data ?? []}
+            first=${query.get('delivery')}
+          />`
         : null
     }
     ${project ? html`<${CreateEndpoint} base=${base} types=${types.data ?? []} onCreated=${(e: Endpoint) => (setSecret({ name: e.name, value: e.secret! }), endpoints.reload())} />` : null}`;
@@ -175,7 +182,17 @@ function CreateEndpoint({
   </${Card}>`;
 }
 
-function Deliveries({ base, endpoint, types }: { base: string; endpoint: Endpoint; types: { type: string }[] }) {
+function Deliveries({
+  base,
+  endpoint,
+  types,
+  first,
+}: {
+  base: string;
+  endpoint: Endpoint;
+  types: { type: string }[];
+  first?: string | null;
+}) {
   const list = useData(
     async () => (await get<{ data: Delivery[] }>(`${base}/webhook_endpoints/${endpoint.id}/deliveries?limit=50`)).data,
     [endpoint.id],
@@ -183,7 +200,7 @@ function Deliveries({ base, endpoint, types }: { base: string; endpoint: Endpoin
   );
   const clock = useData(() => get<{ now: number }>('clock'), [], 3000);
   const [type, setType] = useState(types[0]?.type ?? '');
-  const [shown, setShown] = useState<string | null>(null);
+  const [shown, setShown] = useState<string | null>(first ?? null);
   const [msg, run] = useAction();
   const test = () =>
     run(async () => {

@@ -1,0 +1,25 @@
+import { Type } from 'typebox';
+import type { App, Ctx } from '../core/module.js';
+import { ListOf } from '../core/schemas.js';
+import { BatchObject, ListBatchesQuery } from './schemas.js';
+import { listBatches, withProgress } from './service.js';
+
+const ProjectParams = Type.Object({ project_id: Type.String({ maxLength: 256 }) });
+
+/** The batch object with `progress`: (completed + failed) / total, 0 while the total is not known. */
+export const AdminBatch = Type.Object({
+  ...BatchObject.properties,
+  progress: Type.Number({ minimum: 0, maximum: 1, description: '(completed + failed) / total; 0 while the total is not known' }),
+});
+
+/** A project's batches for the dashboard (under /admin/v1): status, counts and progress, newest first. */
+export function batchesAdminRoutes(app: App, ctx: Ctx) {
+  app.get(
+    '/projects/:project_id/batches',
+    { schema: { tags: ['admin: batches'], params: ProjectParams, querystring: ListBatchesQuery, response: { 200: ListOf(AdminBatch) } } },
+    async (req) => {
+      const page = await listBatches(ctx, req.params.project_id, req.query);
+      return { ...page, data: page.data.map(withProgress) };
+    },
+  );
+}
