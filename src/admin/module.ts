@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
-import type { Ctx, Module } from '../core/module.js';
-import type { ProxyTrust } from '../core/proxy-trust.js';
+import type { Module } from '../core/module.js';
+import { createProxyTrust, type ProxyTrust } from '../core/proxy-trust.js';
 import { configSchema } from './config-file.js';
 import { MAX_KEPT_BODY, type RequestLog } from './request-log.js';
 import { adminRoutes } from './routes.js';
+import { followRootSettings, resolveAdminKey, ROOT_SETTINGS, saveRootSetting } from './root-settings.js';
 
 declare module '../core/module.js' {
   interface Services {
@@ -17,26 +17,6 @@ declare module '../core/module.js' {
   }
 }
 
-const ADMIN_KEY = 'admin_key';
-
-/**
- * The admin key: the setting, else one generated on first start and kept in the store — only while
- * Standin listens on loopback (main refuses other addresses without a key set by the operator).
- */
-async function resolveAdminKey(ctx: Ctx): Promise<{ key: string; generated: boolean }> {
-  if (ctx.settings.adminKey) return { key: ctx.settings.adminKey, generated: false };
-  const saved = await ctx.store.db.selectFrom('settings').select('value').where('key', '=', ADMIN_KEY).executeTakeFirst();
-  if (saved) return { key: saved.value, generated: true };
-  const key = `sk-admin-${randomBytes(24).toString('base64url')}`;
-  await ctx.store.db
-    .insertInto('settings')
-    .values({ key: ADMIN_KEY, value: key })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-  const winner = await ctx.store.db.selectFrom('settings').select('value').where('key', '=', ADMIN_KEY).executeTakeFirstOrThrow();
-  return { key: winner.value, generated: true };
-}
-
 /** The control plane `/admin/v1`: clock, reset, request log, config. */
 export const adminModule: Module = {
   name: 'admin',
@@ -44,13 +24,21 @@ export const adminModule: Module = {
     const { key, generated } = await resolveAdminKey(ctx);
     ctx.auth.setAdminKey(key);
     ctx.services.adminKeyGenerated = generated;
+    const follow = followRootSettings(ctx);
+    await follow();
+    ctx.changes.on(ROOT_SETTINGS, follow);
   },
   config: [
     {
       at: 'root',
       key: 'admin_key',
-      schema: Type.String({ minLength: 20, maxLength: 200, description: 'Key of the /admin/v1 control plane (STANDIN_ADMIN_KEY wins).' }),
-      async apply(ctx, _tx, value) {
+      schema: Type.String({
+        minLength: 20,
+        maxLength: 200,
+        description: 'Key of the /admin/v1 control plane (every instance on the store; STANDIN_ADMIN_KEY wins on its own).',
+      }),
+      async apply(ctx, tx, value) {
+        await saveRootSetting(ctx, tx, 'adminKey', value as string);
         if (ctx.settings.adminKey) return;
         ctx.auth.setAdminKey(value as string);
         ctx.services.adminKeyGenerated = false;
@@ -62,15 +50,17 @@ export const adminModule: Module = {
       schema: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
         maxItems: 100,
         description:
-          'Addresses or CIDRs of the load balancers whose X-Forwarded-For names the client (STANDIN_TRUST_PROXY wins; this instance only).',
+          'Addresses or CIDRs of the load balancers whose X-Forwarded-For names the client (every instance on the store; STANDIN_TRUST_PROXY wins on its own).',
       }),
-      async apply(ctx, _tx, value) {
-        if (ctx.settings.trustProxy) return;
+      async apply(ctx, tx, value) {
+        const entries = value as string[];
         try {
-          ctx.services.proxyTrust.set(value as string[]);
+          createProxyTrust(entries);
         } catch (err) {
           throw new Error(`the config is not valid:\n  ${(err as Error).message}`);
         }
+        await saveRootSetting(ctx, tx, 'trustProxy', JSON.stringify(entries));
+        if (!ctx.settings.trustProxy) ctx.services.proxyTrust.set(entries);
       },
     },
     {
@@ -81,7 +71,8 @@ export const adminModule: Module = {
         description:
           "The host's name (window.<vendor>, <vendor>/…); default 'vendor'; 'openai' runs apps and clients written for that platform unchanged.",
       }),
-      async apply(ctx, _tx, value) {
+      async apply(ctx, tx, value) {
+        await saveRootSetting(ctx, tx, 'vendor', value as string);
         ctx.settings.vendor = value as string;
       },
     },

@@ -44,7 +44,7 @@ export const appsModule: Module = {
   migrations: appHostMigrations,
   provide(ctx) {
     const host = new HostService({
-      vendor: ctx.settings.vendor,
+      vendor: () => ctx.settings.vendor,
       clock: ctx.clock,
       publicUrl: () => publicUrl(ctx),
       widgetOrigin: () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { adminModule } from '../../src/admin/module.js';
+import { applyConfig } from '../../src/admin/config-file.js';
 import { buildWeb, launchChromium, openHost, startEcho, startHost, startTour, widgetFrame } from './harness.js';
 
 let browser: Browser;
@@ -527,8 +529,11 @@ describe('MCP Apps standard (ext-apps App class)', () => {
 });
 
 describe('vendor setting', () => {
-  it('with vendor openai, components find window.openai and openai:set_globals', async () => {
-    const h2 = await startHost('openai');
+  // By the flag, or by a config applied to a running host (the server connection, visibility and template
+  // lookups follow the page's vendor).
+  it.each(['flag', 'config'])('with vendor openai (%s), components find window.openai and openai:set_globals', async (by) => {
+    const h2 = await startHost(by === 'flag' ? 'openai' : 'vendor');
+    if (by === 'config') await applyConfig(h2.ctx, [adminModule], { vendor: 'openai' });
     const t2 = await startTour([], 'openai');
     try {
       const page = await context.newPage();

@@ -80,7 +80,8 @@ export interface RenderResult {
 }
 
 export interface HostOptions {
-  vendor: string;
+  /** The host's name now (`vendor`: a config may change it while Standin runs). */
+  vendor: () => string;
   clock: Clock;
   /** Standin's own base URL (download URLs). */
   publicUrl: () => string;
@@ -178,7 +179,7 @@ export class HostService {
   private async open(server: string, spec: ServerSpec, locale: string): Promise<Connection> {
     let client: Client;
     try {
-      client = await connectServer(spec, { vendor: this.opts.vendor, locale, stderr: 'ignore', fetch: this.opts.fetch });
+      client = await connectServer(spec, { vendor: this.opts.vendor(), locale, stderr: 'ignore', fetch: this.opts.fetch });
     } catch (err) {
       this.opts.log?.({ server, err: (err as Error).message }, 'app host: could not connect to an MCP server');
       throw unreachable(server);
@@ -229,7 +230,7 @@ export class HostService {
   private client(row: store.ConnectionRow, spec: ServerSpec): Promise<Client> {
     let p = this.clients.get(row.id);
     if (!p) {
-      p = connectServer(spec, { vendor: this.opts.vendor, locale: row.locale, stderr: 'ignore', fetch: this.opts.fetch }).then(
+      p = connectServer(spec, { vendor: this.opts.vendor(), locale: row.locale, stderr: 'ignore', fetch: this.opts.fetch }).then(
         (client) => {
           client.onclose = () => this.clients.delete(row.id);
           return client;
@@ -250,7 +251,7 @@ export class HostService {
    * lint` and its defaults (submission rules, automatic sample calls), so the page and the CLI report the same.
    */
   private async load(c: Connection) {
-    const v = this.opts.vendor;
+    const v = this.opts.vendor();
     let r: Awaited<ReturnType<typeof lintServer>>;
     try {
       r = await lintServer(c.client, { vendor: v, submission: true, autoSamples: true, callMeta: { [`${v}/locale`]: c.locale } });
@@ -289,8 +290,8 @@ export class HostService {
       serverInfo: c.serverInfo,
       tools: c.tools.map((t) => ({
         descriptor: t,
-        visibility: visibilityOf(t, this.opts.vendor),
-        templateUri: templateUri(t, this.opts.vendor) ?? null,
+        visibility: visibilityOf(t, this.opts.vendor()),
+        templateUri: templateUri(t, this.opts.vendor()) ?? null,
       })),
       findings: c.findings,
     };
@@ -310,7 +311,7 @@ export class HostService {
     const c = await this.get(connectionId);
     const tool = c.tools.find((t) => t.name === name);
     if (!tool) throw invalid(`'name': the server has no tool '${name}'`, 'name');
-    const vis = visibilityOf(tool, this.opts.vendor);
+    const vis = visibilityOf(tool, this.opts.vendor());
     if (caller === 'app' && !vis.app)
       throw new ApiError(
         'permission_error',
@@ -336,7 +337,7 @@ export class HostService {
 
   /** Turns `{file_id}` (or `{fileId}`) values of `<vendor>/fileParams` inputs into full file objects with fresh URLs. */
   async resolveFileParams(tool: ToolDescriptor, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const params = tool._meta?.[`${this.opts.vendor}/fileParams`];
+    const params = tool._meta?.[`${this.opts.vendor()}/fileParams`];
     if (!Array.isArray(params)) return args;
     const out = { ...args };
     const one = async (v: unknown) => {
@@ -389,7 +390,7 @@ export class HostService {
   private toolTemplate(c: Connection, name: string): string {
     const tool = c.tools.find((t) => t.name === name);
     if (!tool) throw invalid(`'tool': the server has no tool '${name}'`, 'tool');
-    const uri = templateUri(tool, this.opts.vendor);
+    const uri = templateUri(tool, this.opts.vendor());
     if (!uri) throw invalid(`'tool': '${name}' has no UI template (_meta.ui.resourceUri)`, 'tool');
     return uri;
   }
@@ -404,7 +405,7 @@ export class HostService {
     this.prefetched.set(`${c.id} ${uri}`, { at: now, read });
     // The origin, from the template as read at connect time: the page warms a renderer for it meanwhile.
     const meta = c.templates[uri]?.contents?.[0]?._meta ?? {};
-    return { uri, origin: this.originFor(pickString(meta.ui?.domain, meta[`${this.opts.vendor}/widgetDomain`])) };
+    return { uri, origin: this.originFor(pickString(meta.ui?.domain, meta[`${this.opts.vendor()}/widgetDomain`])) };
   }
 
   /** Reads the template, builds its CSP and stores the document the widget origin will serve. */
@@ -431,7 +432,7 @@ export class HostService {
       );
     const html = typeof content.text === 'string' ? content.text : Buffer.from(content.blob ?? '', 'base64').toString('utf8');
     const meta = isObj(content._meta) ? content._meta : {};
-    const v = this.opts.vendor;
+    const v = this.opts.vendor();
     const csp = effectiveCsp(meta, v);
     const domain = pickString(meta.ui?.domain, meta[`${v}/widgetDomain`]);
     const prefersBorder = pickBool(meta.ui?.prefersBorder, meta[`${v}/widgetPrefersBorder`]);
