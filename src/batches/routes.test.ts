@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { form } from '../../test/files/form.js';
 import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../../test/helpers.js';
@@ -93,6 +94,45 @@ describe.each(dialects())('batches routes (%s)', (dialect) => {
     const after = await limiter.spend('org_demo');
     await s.ctx.jobs.drain();
     expect(await limiter.spend('org_demo')).toBe(after);
+  });
+
+  it('refuses a new batch with 429 insufficient_quota once the monthly usage limit is reached; the SDK does not retry', async () => {
+    const file = await upload(`${line('quota')}\n`);
+    const limit = async (usd: number) =>
+      expect(
+        (
+          await s.req('POST', '/admin/v1/config', {
+            key: 'admin',
+            body: { rate_limits: { organizations: { org_demo: { usage_limit_usd: usd } } } },
+          })
+        ).status,
+      ).toBe(200);
+    // The spend so far (other tests' requests and batches, or nothing) is at the limit.
+    await limit(await s.ctx.services.ratelimit.spend('org_demo'));
+    const statuses: number[] = [];
+    const client = new OpenAI({
+      apiKey: TEST_KEYS.platform,
+      baseURL: `${await s.listen()}/v1`,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        statuses.push(res.status);
+        return res;
+      },
+    });
+    const err: any = await client.batches
+      .create({ input_file_id: file, endpoint: '/v1/chat/completions', completion_window: '24h' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect([err.type, err.code]).toEqual(['insufficient_quota', 'insufficient_quota']);
+    expect(statuses).toEqual([429]);
+    expect(
+      (await s.req('GET', '/v1/batches?limit=100', { key: 'platform' })).body.data.map((b: { input_file_id: string }) => b.input_file_id),
+    ).not.toContain(file);
+    // Below the limit again: the same request makes the batch.
+    await limit(1_000_000);
+    const made = await client.batches.create({ input_file_id: file, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(made.status).toBe('validating');
+    await s.ctx.jobs.drain();
   });
 
   it('refuses bad bodies with 400 naming the member', async () => {

@@ -93,7 +93,8 @@ async function inputFile(ctx: Ctx, projectId: string, fileId: string) {
  * `POST /v1/batches`. The input file is validated as it streams, while the request waits (it is read once,
  * a line at a time): a file the platform would refuse makes a batch that is `failed` with `errors`; a good
  * one holds its estimated input tokens in the batch queue (rule 4, refused over the limit with 429
- * `token_limit_exceeded`) and is queued, `validating` until a worker takes it.
+ * `token_limit_exceeded`) and is queued, `validating` until a worker takes it. An organization whose
+ * spend has reached its monthly usage limit is refused with 429 `insufficient_quota` (rule 7).
  */
 export async function createBatch(
   ctx: Ctx,
@@ -108,6 +109,8 @@ export async function createBatch(
     );
   checkMetadata(body.metadata);
   const file = await inputFile(ctx, payer.projectId, body.input_file_id);
+  // An organization at its monthly usage limit gets no new work, as its requests get none (rule 7).
+  await ctx.services.ratelimit?.checkQuota(payer.organizationId);
   let errors: BatchError[];
   let scan = { requests: 0, model: null as string | null, tokens: 0 };
   if (file.bytes > MAX_FILE_BYTES) {

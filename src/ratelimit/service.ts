@@ -99,6 +99,11 @@ export interface RateLimitService {
   charge(organizationId: string, model: string, usage: Usage): Promise<void>;
   /** This month's spend of an organization, dollars. */
   spend(organizationId: string): Promise<number>;
+  /**
+   * Refuses new work of an organization whose spend has reached its monthly usage limit (rule 7) with the
+   * 429 `insufficient_quota` a request gets then: for work admitted without a request of its own (a batch).
+   */
+  checkQuota(organizationId: string): Promise<void>;
   /** Forgets every counter (admin reset); a 503 while the backend is unreachable. */
   reset(): Promise<void>;
   backend: LimiterBackend;
@@ -116,6 +121,15 @@ export function backendDownError(): ApiError {
   return new ApiError('service_unavailable_error', 'The service is temporarily unable to check rate limits. You can retry your request.', {
     code: 'server_is_overloaded',
     headers: retryHeaders(1_000),
+  });
+}
+
+/** The monthly usage limit's refusal (rule 7): not cured by retrying, so the SDKs are told not to. */
+function quotaError(headers: Record<string, string>): ApiError {
+  return new ApiError('insufficient_quota', 'You exceeded your current quota, please check your plan and billing details.', {
+    status: 429,
+    code: 'insufficient_quota',
+    headers: { ...headers, 'x-should-retry': 'false' },
   });
 }
 
@@ -311,11 +325,7 @@ export function createRateLimiter(opts: {
     const r = decision.refusal!;
     switch (r.kind) {
       case 'quota':
-        return new ApiError('insufficient_quota', 'You exceeded your current quota, please check your plan and billing details.', {
-          status: 429,
-          code: 'insufficient_quota',
-          headers: { ...headers, 'x-should-retry': 'false' },
-        });
+        return quotaError(headers);
       case 'bucket': {
         const b = t.buckets[r.index];
         const owner = b.scope === 'project' ? `project ${payer.projectId}` : `organization ${payer.organizationId}`;
@@ -399,6 +409,17 @@ export function createRateLimiter(opts: {
       } catch (err) {
         throw err instanceof BackendUnavailable ? backendDownError() : err;
       }
+    },
+    async checkQuota(organizationId) {
+      let spent: number;
+      try {
+        spent = await backend.spend(spendKey(organizationId));
+      } catch (err) {
+        if (!(err instanceof BackendUnavailable)) throw err;
+        if (!failOpen) throw backendDownError();
+        return;
+      }
+      if (spent >= usageLimitOf(config, organizationId)) throw quotaError({});
     },
     async reset() {
       try {
