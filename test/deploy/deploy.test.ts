@@ -277,6 +277,23 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
       expect(r.body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
       tokens.push(r.body.access_token);
     }
+    // nginx names the client in a PROXY header: a client on 127.0.0.2 is audited as 127.0.0.2, not as nginx.
+    const fromElsewhere = await tlsRequest({
+      port: recipe.mtlsToken,
+      ca: certs.serverCert,
+      localAddress: '127.0.0.2',
+      body: {
+        grant_type: GRANT,
+        subject_token_type: X509_TYPE,
+        identity_provider_id: 'idp_deploy_mtls',
+        service_account_id: 'svc_acct_deploy',
+      },
+      cert: certs.clientCert,
+      key: certs.clientKey,
+    });
+    expect(fromElsewhere.status, JSON.stringify(fromElsewhere.body)).toBe(200);
+    const audit = await admin('GET', `${org}/workload_identity/exchanges?limit=1`);
+    expect(audit.body.data[0]).toMatchObject({ outcome: 'issued', client_ip: '127.0.0.2' });
     // The minted token, with the same certificate, on the mTLS API listener through nginx.
     for (const token of tokens.slice(0, 2)) {
       const models = await tlsRequest({

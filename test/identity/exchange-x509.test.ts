@@ -90,6 +90,68 @@ describe.each(dialects())('X.509 exchange (%s)', (dialect) => {
     return res;
   }
 
+  describe('a balancer in front of the mTLS listeners (PROXY protocol)', () => {
+    const audited = async () => {
+      const list = await f.admin('GET', `/admin/v1/organizations/${f.orgId}/workload_identity/exchanges?limit=1`);
+      return list.body.data[0].client_ip as string;
+    };
+    const v2 = (family: number, src: number[]) => {
+      const addresses = Buffer.from([...src, ...src.map(() => 0), 0x15, 0xb3, 0x01, 0xbb]);
+      const head = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, 0x21, family, 0, addresses.length]);
+      return Buffer.concat([head, addresses]);
+    };
+    afterAll(() => f.t.ctx.services.proxyTrust.set([]));
+
+    it('the client a trusted balancer names (v1 and v2) is the exchange’s client; without a header, the peer', async () => {
+      f.t.ctx.services.proxyTrust.set(['127.0.0.1']);
+      const leaf = await worker();
+      const pem = chain(leaf, inter);
+      const exchange = (proxyHeader?: string | Buffer) =>
+        tlsRequest({ port: authPort, ca, body: body(), cert: pem, key: leaf.keyPem, proxyHeader });
+      expect((await exchange('PROXY TCP4 198.51.100.7 127.0.0.1 5555 443\r\n')).status).toBe(200);
+      expect(await audited()).toBe('198.51.100.7');
+      expect((await exchange(v2(0x11, [203, 0, 113, 9]))).status).toBe(200);
+      expect(await audited()).toBe('203.0.113.9');
+      const v6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01];
+      expect((await exchange(v2(0x21, v6))).status).toBe(200);
+      expect(await audited()).toBe('2001:db8:0:0:0:0:0:1');
+      // A health check's LOCAL header, and none at all: the peer is the client.
+      const local = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, 0x20, 0x00, 0, 0]);
+      expect((await exchange(local)).status).toBe(200);
+      expect(await audited()).toBe('127.0.0.1');
+      expect((await exchange()).status).toBe(200);
+      expect(await audited()).toBe('127.0.0.1');
+      // The address is the connection's: an X-Forwarded-For on the mTLS listener still counts for nothing.
+      const forged = await tlsRequest({
+        port: authPort,
+        ca,
+        body: body(),
+        cert: pem,
+        key: leaf.keyPem,
+        headers: { 'x-forwarded-for': '192.0.2.1' },
+      });
+      expect(forged.status).toBe(200);
+      expect(await audited()).toBe('127.0.0.1');
+    });
+
+    it('a header from a peer that is not trusted, or one that cannot be read, ends the connection', async () => {
+      const leaf = await worker();
+      const exchange = (proxyHeader: string) =>
+        tlsRequest({ port: authPort, ca, body: body(), cert: chain(leaf, inter), key: leaf.keyPem, proxyHeader });
+      f.t.ctx.services.proxyTrust.set([]);
+      await expect(exchange('PROXY TCP4 198.51.100.7 127.0.0.1 5555 443\r\n')).rejects.toThrow();
+      f.t.ctx.services.proxyTrust.set(['127.0.0.1']);
+      for (const bad of [
+        'PROXY TCP4 not-an-ip 127.0.0.1 5555 443\r\n',
+        'PROXY TCP6 198.51.100.7 127.0.0.1 5555 443\r\n',
+        `PROXY ${'x'.repeat(120)}`,
+      ])
+        await expect(exchange(bad)).rejects.toThrow();
+      // The listener still serves.
+      expect((await tlsRequest({ port: authPort, ca, body: body(), cert: chain(leaf, inter), key: leaf.keyPem })).status).toBe(200);
+    });
+  });
+
   describe('X.509 exchange on the mTLS token endpoint', () => {
     it('mints a token for a valid chain; expires_in never exceeds the certificate', async () => {
       const leaf = await worker({ notAfter: new Date(Date.now() + 10 * 60_000) });

@@ -5,6 +5,7 @@ import { constants, webcrypto } from 'node:crypto';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Ctx } from '../../core/module.js';
+import { acceptProxied } from '../../core/proxy-protocol.js';
 import { OAUTH_ERROR_HEADERS, type OAuthErrorBody } from './errors.js';
 import { X509_LIMITS } from './x509.js';
 
@@ -61,6 +62,8 @@ export async function serverIdentity(settings: { tlsCert?: string; tlsKey?: stri
 export class MtlsListeners {
   private readonly kinds = new WeakMap<Socket, ListenerKind>();
   private readonly servers = new Map<ListenerKind, Server>();
+  /** The client a balancer named in a connection's PROXY header, by the connection's peer address and port. */
+  private readonly proxied = new Map<string, string>();
   private identity: ServerIdentity | null = null;
 
   constructor(private readonly ctx: Ctx) {}
@@ -137,10 +140,14 @@ export class MtlsListeners {
           return;
         }
         // A balancer in front of these listeners passes TLS through untouched (it cannot add headers), so
-        // any X-Forwarded-* here came from the client: never believe it, whatever trust_proxy says.
+        // any X-Forwarded-* here came from the client: never believe it, whatever trust_proxy says. The
+        // client a trusted balancer named in the connection's PROXY header is what it says instead (the
+        // balancer is the peer, so request.ip believes it).
         delete req.headers['x-forwarded-for'];
         delete req.headers['x-forwarded-host'];
         delete req.headers['x-forwarded-proto'];
+        const client = this.proxied.get(peerOf(req.socket));
+        if (client) req.headers['x-forwarded-for'] = client;
         app.routing(req, res);
       },
     );
@@ -148,6 +155,7 @@ export class MtlsListeners {
     server.on('tlsClientError', () => {
       /* a failed handshake is the client's problem; nothing to log with secrets in it */
     });
+    this.readProxyHeaders(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolve());
@@ -159,6 +167,30 @@ export class MtlsListeners {
     this.ctx.banner.push(`  ${line}`);
     this.ctx.listeners[kind === 'auth' ? 'mtls_token' : 'mtls_api'] = `https://${host.includes(':') ? `[${host}]` : host}:${bound}`;
     return bound;
+  }
+
+  /**
+   * Puts the PROXY header a trusted balancer sends (core/proxy-protocol.ts) before the TLS handshake: the
+   * server's own handshake listener gets each connection once its header is read.
+   */
+  private readProxyHeaders(server: Server): void {
+    const handshakes = server.listeners('connection') as ((raw: Socket) => void)[];
+    if (handshakes.length !== 1) throw new Error('the mTLS listener expects one connection listener (Node.js tls.Server)');
+    server.removeAllListeners('connection');
+    server.on('connection', (raw: Socket) =>
+      acceptProxied(
+        raw,
+        (address) => this.ctx.services.proxyTrust.trusts(address),
+        (client) => {
+          if (client) {
+            const peer = peerOf(raw);
+            this.proxied.set(peer, client);
+            raw.once('close', () => this.proxied.delete(peer));
+          }
+          handshakes[0].call(server, raw);
+        },
+      ),
+    );
   }
 
   async stop(): Promise<void> {
@@ -173,3 +205,6 @@ export class MtlsListeners {
     }
   }
 }
+
+/** A connection's peer address and port: the same on the TCP socket and the TLS socket over it. */
+const peerOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
