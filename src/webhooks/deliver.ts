@@ -5,6 +5,7 @@ import { readCapped, type Outbound } from '../core/outbound.js';
 import { nextAttemptAt, RETRY_WINDOW_MS } from './backoff.js';
 import { signatureHeader } from './signing.js';
 import { DELIVER, pendingDelivery } from './service.js';
+import type { Receivers } from './receivers.js';
 import type { Recorder } from './recorder.js';
 import * as store from './store.js';
 import type { WebhookTables } from './tables.js';
@@ -24,6 +25,8 @@ export interface DeliverOptions {
   recorder: Recorder;
   /** The enabled endpoints of an event's project, with the event (the fan-outs claimed together share one read). */
   endpointsOfEvent: (eventId: string) => Promise<store.EventEndpoint[]>;
+  /** Holds slow receivers to a share of the delivery slots (receivers.ts). */
+  receivers: Receivers;
 }
 
 interface AttemptResult {
@@ -33,6 +36,8 @@ interface AttemptResult {
   excerpt: string | null;
   truncated: boolean;
   durationUs: number;
+  /** No answer within the timeout. */
+  timedOut: boolean;
 }
 
 /** One POST: the envelope as stored, signed for this attempt. Never throws; every outcome is a result. */
@@ -60,24 +65,24 @@ export async function attempt(
     const status = res.statusCode;
     const ok = status >= 200 && status < 300;
     const error = ok ? null : status >= 300 && status < 400 ? 'redirect not followed (3xx counts as a failure)' : `non-2xx answer`;
-    return { statusCode: status, ok, error, excerpt: text || null, truncated, durationUs: took() };
+    return { statusCode: status, ok, error, excerpt: text || null, truncated, durationUs: took(), timedOut: false };
   } catch (err) {
     const e = err as Error & { code?: string; cause?: { code?: string } };
     let error: string;
-    if (
+    const timedOut =
       signal.aborted ||
       e.name === 'TimeoutError' ||
       e.name === 'AbortError' ||
       e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-      e.code === 'UND_ERR_BODY_TIMEOUT'
-    ) {
+      e.code === 'UND_ERR_BODY_TIMEOUT';
+    if (timedOut) {
       error = `no answer within ${opts.timeoutMs} ms`;
     } else if (e.code === 'ERR_SSRF_BLOCKED') {
       error = e.message;
     } else {
       error = `${e.code ?? e.name}: ${e.message}`.slice(0, 500);
     }
-    return { statusCode: null, ok: false, error, excerpt: null, truncated: false, durationUs: took() };
+    return { statusCode: null, ok: false, error, excerpt: null, truncated: false, durationUs: took(), timedOut };
   }
 }
 
@@ -100,6 +105,10 @@ type DeliveryRow = {
  * transaction (shared with other attempts finishing at the same time); `create` is a delivery that is
  * written only now, with its first attempt. With `scheduleRetry`, a failure also enqueues the `webhook.deliver` job of the next
  * attempt in that transaction (the fan-out makes first attempts inline). Returns the retry time, if any.
+ *
+ * A slow receiver that has its share of attempts running gets none now (receivers.ts): a delivery the
+ * fan-out makes is written with a `webhook.deliver` job for later, and a `webhook.deliver` job is told when
+ * to come back: later the more often it was claimed (`claims`), at most a minute.
  */
 async function attemptDelivery(
   ctx: Ctx,
@@ -107,11 +116,23 @@ async function attemptDelivery(
   row: DeliveryRow,
   scheduleRetry: boolean,
   create?: NewDelivery,
+  claims = 1,
 ): Promise<number | null> {
   const now = ctx.clock.now();
   if (!row.enabled) {
     // Disabled after the delivery was queued: it ends without an attempt; resend it once the endpoint is enabled.
     await store.failPendingDelivery(ctx.store.db, row.id, now);
+    return null;
+  }
+  // A fan-out run again after a crash may meet a delivery already written with no attempt: it has no job
+  // to come back with, so it is attempted now whatever the share.
+  if (!opts.receivers.begin(row.url, scheduleRetry && !create)) {
+    const runAt = now + opts.receivers.deferMs(claims);
+    if (!create) return runAt;
+    await ctx.store.db.transaction().execute(async (tx) => {
+      await store.insertDeliveries(tx, [{ ...create, next_attempt_at: runAt }]);
+      await ctx.jobs.enqueue(tx, DELIVER, { deliveryId: create.id }, { runAt, id: `job_${create.id}` });
+    });
     return null;
   }
   const secrets = [row.secret];
@@ -121,6 +142,7 @@ async function attemptDelivery(
   // Signed with the real time of this attempt: receivers check it against their own clock (Standard
   // Webhooks: 5 minutes), and the Standin clock may have been moved. Scheduling stays on the Standin clock.
   const result = await attempt(opts, row.url, row.event_id, row.payload, secrets, Math.floor(wallNow() / 1000));
+  opts.receivers.end(row.url, { ms: result.durationUs / 1000, timedOut: result.timedOut });
   const n = row.attempt_count + 1;
   const after = ctx.clock.now();
   const retryAt = result.ok ? null : nextAttemptAt(Number(row.created_at), after, n, opts.random, opts.windowMs ?? RETRY_WINDOW_MS);
@@ -161,10 +183,15 @@ async function attemptDelivery(
  * delivery is `failed`. A crash between the POST and the record means the attempt is made again (at
  * least once; `webhook-id` lets receivers drop the duplicate).
  */
-export async function deliver(ctx: Ctx, opts: DeliverOptions, payload: { deliveryId: string }): Promise<void | { retryAt: number }> {
+export async function deliver(
+  ctx: Ctx,
+  opts: DeliverOptions,
+  payload: { deliveryId: string },
+  job: { attempts: number },
+): Promise<void | { retryAt: number }> {
   const row = await store.deliveryToAttempt(ctx.store.db, payload.deliveryId);
   if (!row || row.status !== 'pending') return;
-  const retryAt = await attemptDelivery(ctx, opts, row, false);
+  const retryAt = await attemptDelivery(ctx, opts, row, false, undefined, job.attempts);
   if (retryAt !== null) return { retryAt };
 }
 

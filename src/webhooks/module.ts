@@ -1,6 +1,7 @@
 import { EVENT_FANOUT } from '../core/events.js';
 import { configSection, type Module } from '../core/module.js';
 import { deliver, fanout, type DeliverOptions } from './deliver.js';
+import { createReceivers } from './receivers.js';
 import { createRecorder } from './recorder.js';
 import { webhookAdminRoutes } from './routes.js';
 import { WebhooksConfig } from './schemas.js';
@@ -17,6 +18,12 @@ declare module '../core/module.js' {
 }
 
 const DAY_MS = 86_400_000;
+/**
+ * Deliveries at a time, per kind: as many as the outbound client's connections to one receiver
+ * (outboundFor). Deliveries wait on receivers, not on this process, and none waits for a connection (its
+ * timeout would run meanwhile).
+ */
+const DELIVERY_SLOTS = 128;
 
 /** Webhook endpoints per project, the event fan-out and signed, retried deliveries. */
 export const webhooksModule: Module = {
@@ -27,6 +34,8 @@ export const webhooksModule: Module = {
       outbound: ctx.outbound,
       timeoutMs: ctx.settings.webhookTimeoutMs,
       recorder: createRecorder(ctx),
+      // A slow receiver may hold a quarter of the delivery slots (the concurrency below).
+      receivers: createReceivers({ timeoutMs: ctx.settings.webhookTimeoutMs, share: DELIVERY_SLOTS / 4 }),
       endpointsOfEvent: groupRead(
         (eventIds: string[]) => endpointsOfEvents(ctx.store.db, eventIds),
         (row) => row.event_id,
@@ -54,9 +63,7 @@ export const webhooksModule: Module = {
   jobs: (ctx) => [
     {
       kind: EVENT_FANOUT,
-      // As many as the outbound client's connections to one receiver (outboundFor): deliveries wait on
-      // receivers, not on this process, and none waits for a connection (its timeout would run meanwhile).
-      concurrency: 128,
+      concurrency: DELIVERY_SLOTS,
       // Covers the inline first attempts: a live worker's claim never lapses, a dead one's does.
       visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 1_000,
@@ -64,10 +71,10 @@ export const webhooksModule: Module = {
     },
     {
       kind: DELIVER,
-      concurrency: 128,
+      concurrency: DELIVERY_SLOTS,
       visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 5_000,
-      handler: (payload: { deliveryId: string }) => deliver(ctx, ctx.services.webhooks, payload),
+      handler: (payload: { deliveryId: string }, job) => deliver(ctx, ctx.services.webhooks, payload, job),
     },
   ],
   config: [
