@@ -43,7 +43,7 @@ export const testSchemaName = (kind: string) => `${TEST_SCHEMA_PREFIX}${kind}_${
  * A fresh schema in the test database. It is not dropped at close: a DROP while another test process
  * migrates breaks PostgreSQL's catalog scan there; test/global-setup.ts drops earlier runs' schemas.
  */
-async function pgSchema(): Promise<{ url: string }> {
+export async function pgSchema(): Promise<{ url: string }> {
   const base = process.env.STANDIN_TEST_DATABASE_URL!;
   const schema = testSchemaName('t');
   const client = new pg.Client({ connectionString: base });

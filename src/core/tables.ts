@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 
 /** Tables every module shares through core services: settings, the job queue and the event outbox. */
 export interface CoreTables {
@@ -70,10 +70,16 @@ export const coreMigrations: Record<string, Migration> = {
         .execute();
     },
   },
-  // Events written before this migration keep a null object id (the dashboard finds them no longer).
+  // Events written before this migration get theirs from their envelope, as new ones do (core/events.ts):
+  // `data.id` when it is a string.
   '202611231400_core_events_object': {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('events').addColumn('object_id', 'text').execute();
+      const objectId =
+        db.getExecutor().adapter instanceof PostgresAdapter
+          ? sql`case when jsonb_typeof(payload::jsonb -> 'data' -> 'id') = 'string' then payload::jsonb -> 'data' ->> 'id' end`
+          : sql`case when json_type(payload, '$.data.id') = 'text' then json_extract(payload, '$.data.id') end`;
+      await db.updateTable('events').set({ object_id: objectId }).execute();
       await db.schema.createIndex('events_object').on('events').columns(['object_id', 'id']).execute();
     },
   },
