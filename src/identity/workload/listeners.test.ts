@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { Ctx } from '../../core/module.js';
+import { createProxyTrust } from '../../core/proxy-trust.js';
 import { makeIntermediate, makeLeaf, makeRoot, type Issued } from '../../../test/identity/certs.js';
 import { tlsRequest } from '../../../test/identity/tls-client.js';
 import { MtlsListeners, serverIdentity } from './listeners.js';
@@ -27,6 +28,7 @@ beforeAll(async () => {
     log: quiet,
     banner: [],
     listeners: {},
+    services: { proxyTrust: createProxyTrust() },
   } as unknown as Ctx;
   listeners = new MtlsListeners(ctx);
   app = Fastify();
