@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, forbidden, unauthorized } from './errors.js';
+import { ApiError, forbidden, invalid, unauthorized } from './errors.js';
 import { sameSecret } from './secrets.js';
 
 export type Access = 'read' | 'write';
 export type Level = 'none' | 'read' | 'write';
-/** Per resource group (models, assistants, threads, responses, files, webhooks, …) a level; null means all. */
+/** Per resource group (the groups the /v1 routes need: models, assistants, threads, …) a level; null means all. */
 export type Permissions = Record<string, Level>;
 
 /** Who a `/v1` request acts for. */
@@ -103,6 +103,12 @@ export interface Auth {
   refuseAdmin(rule: AdminRule): void;
   /** Lets a browser session stand for the admin key (the dashboard's cookie). */
   addAdminSession(session: AdminSession): void;
+  /** Records a resource group a `/v1` route needs (the server, as routes are added). */
+  declareGroup(group: string): void;
+  /** The resource groups of the `/v1` routes, sorted: what permissions may name. */
+  groups(): string[];
+  /** Refuses (400, naming `param.<group>`) permissions that name a group no route needs: a typo would deny silently. */
+  checkPermissions(permissions: Permissions | null | undefined, param: string): void;
 }
 
 export function bearerOf(request: FastifyRequest): string | null {
@@ -127,6 +133,7 @@ export function createAuth(): Auth {
   const adminSessions: AdminSession[] = [];
   let adminKey = '';
   const ADMIN: AdminPrincipal = { kind: 'admin' };
+  const groups = new Set<string>();
 
   // The admin key is checked synchronously, on every request: it is one constant-time comparison.
   function admin(request: FastifyRequest): AdminPrincipal {
@@ -268,6 +275,17 @@ export function createAuth(): Auth {
     },
     refuseAdmin: (rule) => void adminRules.push(rule),
     addAdminSession: (session) => void adminSessions.push(session),
+    declareGroup: (group) => void groups.add(group),
+    groups: () => [...groups].sort(),
+    checkPermissions(permissions, param) {
+      for (const group of Object.keys(permissions ?? {}))
+        if (!groups.has(group))
+          throw invalid(
+            `'${group}' is not a permission group; the groups are: ${[...groups].sort().join(', ')}.`,
+            `${param}.${group}`,
+            'unknown_permission_group',
+          );
+    },
   };
 }
 

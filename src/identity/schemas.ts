@@ -5,7 +5,7 @@ export const PermissionsSchema = Type.Record(
   Type.Union([Type.Literal('none'), Type.Literal('read'), Type.Literal('write')]),
   {
     description:
-      'Per resource group (models, assistants, threads, responses, files, webhooks …): none, read or write. Omitted: full access.',
+      'Per resource group of /v1 (models, threads, files, … as docs/core.md lists them): none, read or write; an unknown group is refused. Omitted: full access.',
   },
 );
 

@@ -180,6 +180,7 @@ export async function createApiKey(
   exec: Exec,
   input: { projectId: string; name: string; value?: string; permissions?: Permissions | null; serviceAccountId?: string | null },
 ): Promise<ApiKey> {
+  ctx.auth.checkPermissions(input.permissions, 'permissions');
   const project = await getProject(exec, input.projectId);
   if (input.serviceAccountId) {
     const sa = await getServiceAccount(exec, input.serviceAccountId);

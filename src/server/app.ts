@@ -216,6 +216,7 @@ function installConventions(app: App, ctx: Ctx) {
       // The front door authorizes every /v1 request for its route's need before validation; a route
       // without one would be open to any key of any permission.
       if (!route.config?.need) throw new Error(`${[route.method].flat().join(',')} ${route.url} declares no config.need (auth.ts needs())`);
+      ctx.auth.declareGroup(route.config.need.group);
       route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
     }
     // An action endpoint (`POST …/cancel`) refuses a body it would ignore: the platform refuses what it does not understand.

@@ -16,8 +16,6 @@ interface Operation {
 
 /** POST operations that only read (their need is `read`). */
 const READING_POSTS = new Set(['POST /v1/vector_stores/{vector_store_id}/search']);
-/** Every resource group of /v1 (a new group must be named here, or its GETs fail the read-only sweep). */
-const GROUPS = ['models', 'assistants', 'threads', 'responses', 'files', 'vector_stores', 'batch', 'images', 'safety', 'fine_tuning'];
 
 const KEYS = {
   none: 'sk-proj-test-no-permission-key-0000000',
@@ -42,7 +40,8 @@ describe.each(dialects())('authorization comes before validation on every /v1 op
     );
     const db = s.ctx.store.db;
     await createApiKey(s.ctx, db, { projectId: 'proj_demo', name: 'none', value: KEYS.none, permissions: {} });
-    const readOnly = Object.fromEntries(GROUPS.map((g) => [g, 'read' as const]));
+    // Every resource group the /v1 routes need, as the server collected them.
+    const readOnly = Object.fromEntries(s.ctx.auth.groups().map((g) => [g, 'read' as const]));
     await createApiKey(s.ctx, db, { projectId: 'proj_demo', name: 'read-only', value: KEYS.readOnly, permissions: readOnly });
     await upsertServiceAccount(s.ctx, db, 'proj_demo', { id: 'svc_acct_sweep_reader', name: 'reader', role: 'reader' });
     await createApiKey(s.ctx, db, {
@@ -75,6 +74,28 @@ describe.each(dialects())('authorization comes before validation on every /v1 op
     expect(probes).toBeGreaterThan(0);
     return findings;
   }
+
+  it('refuses keys and mappings whose permissions name a group no route needs (a typo would deny silently)', async () => {
+    expect(s.ctx.auth.groups()).toEqual(expect.arrayContaining(['assistants', 'batch', 'files', 'models', 'threads', 'vector_stores']));
+    const key = await s.req('POST', '/admin/v1/projects/proj_demo/api_keys', {
+      key: 'admin',
+      body: { name: 'typo', permissions: { threads: 'read', thread: 'write' } },
+    });
+    expect(key.status).toBe(400);
+    expect(key.body.error).toMatchObject({ param: 'permissions.thread', code: 'unknown_permission_group' });
+    expect(key.body.error.message).toContain('the groups are: ');
+    const provider = await s.req('POST', '/admin/v1/organizations/org_demo/identity_providers', {
+      key: 'admin',
+      body: {
+        kind: 'x509',
+        name: 'typo',
+        mappings: [{ name: 'm', service_account_id: 'svc_acct_sweep_reader', project_id: 'proj_demo', permissions: { modles: 'read' } }],
+      },
+    });
+    expect(provider.status).toBe(400);
+    expect(provider.body.error).toMatchObject({ code: 'unknown_permission_group' });
+    expect(provider.body.error.param).toMatch(/permissions\.modles$/);
+  });
 
   it('finds the /v1 operations, reading and writing', () => {
     expect(ops.length).toBeGreaterThan(50);

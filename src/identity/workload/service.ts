@@ -315,6 +315,7 @@ function checkMatch(ctx: Ctx, match: Record<string, string> | undefined, prefix:
 export async function upsertMapping(ctx: Ctx, exec: Exec, provider: Provider, input: MappingInput, prefix = ''): Promise<Mapping> {
   await checkMappingTarget(exec, provider.organization_id, input, prefix);
   checkMatch(ctx, input.attribute_match, prefix);
+  ctx.auth.checkPermissions(input.permissions, `${prefix}permissions`);
   const existing = input.id ? await store.findMapping(exec, input.id) : await store.findMappingByName(exec, provider.id, input.name);
   if (existing && existing.provider_id !== provider.id)
     throw invalid(`Mapping '${existing.id}' belongs to another identity provider.`, `${prefix}id`);
