@@ -11,6 +11,8 @@ import type { Ctx } from '../core/module.js';
 export class RunBus {
   private emitter = new EventEmitter();
   private listener: { release(): void } | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor() {
     this.emitter.setMaxListeners(0);
@@ -42,19 +44,44 @@ export class RunBus {
     return { promise, cancel: finish };
   }
 
-  /** With PostgreSQL, relays other instances' notifications. */
+  /** With PostgreSQL, relays other instances' notifications; a lost connection is opened again a second later. */
   async start(ctx: Ctx): Promise<void> {
+    this.stopped = false;
     if (ctx.store.dialect !== 'postgres' || !ctx.store.pgPool || this.listener) return;
     const client = await ctx.store.pgPool.connect();
     client.on('notification', (msg) => {
       if (msg.channel === 'standin_runs' && msg.payload) this.notify(msg.payload);
     });
-    client.on('error', (err) => ctx.log.warn({ err }, 'run notifications lost; streams fall back to polling'));
-    await client.query('LISTEN standin_runs');
+    client.on('error', (err) => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      client.release(err);
+      ctx.log.warn({ err }, 'run notifications lost; streams poll until they are back');
+      this.startLater(ctx);
+    });
+    try {
+      await client.query('LISTEN standin_runs');
+    } catch (err) {
+      client.release(err as Error);
+      throw err;
+    }
     this.listener = client;
   }
 
+  private startLater(ctx: Ctx): void {
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      if (this.stopped) return;
+      this.start(ctx).catch((err) => {
+        ctx.log.warn({ err }, 'LISTEN for run notifications failed; trying again');
+        this.startLater(ctx);
+      });
+    }, 1000);
+  }
+
   stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retry);
     this.listener?.release();
     this.listener = undefined;
   }

@@ -66,6 +66,7 @@ export function createJobQueue(
   let started = false;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
+  let listenTimer: NodeJS.Timeout | undefined;
   let ticking = false;
   let again = false;
   let listener: { release(): void; query(q: string): Promise<unknown> } | undefined;
@@ -258,9 +259,35 @@ export function createJobQueue(
     if (store.dialect !== 'postgres' || !store.pgPool) return;
     const client = await store.pgPool.connect();
     client.on('notification', (n: { payload?: string }) => wakeKind(n.payload || undefined));
-    client.on('error', () => {});
-    await client.query('LISTEN standin_jobs');
+    // A lost connection goes back to the pool as broken and is opened again; meanwhile the timed poll
+    // finds what other instances enqueue.
+    client.on('error', (err: Error) => {
+      if (listener !== client) return;
+      listener = undefined;
+      client.release(err);
+      listenLater();
+    });
+    try {
+      await client.query('LISTEN standin_jobs');
+    } catch (err) {
+      client.release(err as Error);
+      throw err;
+    }
     listener = client;
+  }
+  function listenLater() {
+    if (!started || stopping || listenTimer) return;
+    listenTimer = setTimeout(() => {
+      listenTimer = undefined;
+      if (!started || stopping || listener) return;
+      listen().then(
+        () => wakeKind(),
+        (err) => {
+          log.error({ err }, 'LISTEN failed; polling until it is back');
+          listenLater();
+        },
+      );
+    }, POLL_MS);
   }
 
   clock.onChange(() => wakeKind());
@@ -307,7 +334,10 @@ export function createJobQueue(
       if (started) return;
       started = true;
       stopping = false;
-      listen().catch((err) => log.error({ err }, 'LISTEN failed; polling only'));
+      listen().catch((err) => {
+        log.error({ err }, 'LISTEN failed; polling until it is back');
+        listenLater();
+      });
       // On SQLite this process owns the queue (the store claimed its folder): claims left by a process that
       // was killed are taken back now, not after their visibility timeout.
       if (store.dialect === 'sqlite') {
@@ -323,6 +353,8 @@ export function createJobQueue(
     async stop() {
       stopping = true;
       if (timer) clearTimeout(timer);
+      clearTimeout(listenTimer);
+      listenTimer = undefined;
       while (ticking) await new Promise((r) => setTimeout(r, 5));
       await Promise.allSettled([...inFlight]);
       listener?.release();

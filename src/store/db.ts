@@ -40,6 +40,10 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     // Bounded waits: a database that stops answering fails requests (503) instead of hanging them.
     const config = { connectionString: opts.databaseUrl, connectionTimeoutMillis: 5_000, query_timeout: 30_000 };
     const pool = new pgm.Pool({ ...config, max: opts.poolSize ?? 10 });
+    // An idle connection the server ends (a restart, a failover, pg_terminate_backend, idle_session_timeout)
+    // is an 'error' of the pool, which has already dropped it: the next checkout opens a new one. Unheard,
+    // that event would end the process.
+    pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 1);
     pipelines.set(db, pipeline);
