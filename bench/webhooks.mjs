@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import pg from 'pg';
 import { cpuMs, report, startStandin } from './lib.mjs';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10000);
 const LATENCY_EVENTS = 300;
 const ADMIN = 'sk-admin-bench-webhooks-0000000000000000';
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.STANDIN_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
