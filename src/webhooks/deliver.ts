@@ -128,7 +128,10 @@ async function attemptDelivery(
   // to come back with, so it is attempted now whatever the share.
   if (!opts.receivers.begin(row.url, scheduleRetry && !create)) {
     const runAt = now + opts.receivers.deferMs(claims);
-    if (!create) return runAt;
+    if (!create) {
+      await store.putOffDelivery(ctx.store.db, row.id, runAt);
+      return runAt;
+    }
     await ctx.store.db.transaction().execute(async (tx) => {
       await store.insertDeliveries(tx, [{ ...create, next_attempt_at: runAt }]);
       await ctx.jobs.enqueue(tx, DELIVER, { deliveryId: create.id }, { runAt, id: `job_${create.id}` });

@@ -1,6 +1,6 @@
 import type { Compilable, Selectable } from 'kysely';
 import { paginate, type ListParams } from '../core/pagination.js';
-import { precompiled, queryAlone, type Db, type Exec } from '../store/db.js';
+import { precompiled, queryAlone, runAlone, type Db, type Exec } from '../store/db.js';
 import type { WebhookTables } from './tables.js';
 
 /** The SQL of the webhooks area: endpoints, deliveries, attempts (and the outbox's events they carry). */
@@ -119,6 +119,13 @@ export const failPendingDelivery = async (exec: Exec, id: string, nowMs: number)
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute());
+
+/** A pending delivery put off without an attempt (a slow receiver's share is taken) shows when it comes back. */
+export const putOffDelivery = async (db: Db, id: string, runAtMs: number) =>
+  void (await runAlone(
+    db,
+    db.updateTable('webhook_deliveries').set({ next_attempt_at: runAtMs }).where('id', '=', id).where('status', '=', 'pending'),
+  ));
 
 /** A delivery with what an attempt needs: its endpoint (URL, secrets) and the stored envelope (precompiled: pipelined on PostgreSQL). */
 const deliveryToAttemptQuery = precompiled(['id'], (db, a: { id: string }) =>

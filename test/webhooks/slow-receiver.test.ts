@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
 import { until } from '../fleet/instances.js';
@@ -76,5 +77,20 @@ describe.each(dialects())('a slow receiver among others (%s)', (dialect) => {
         (d: { status: string }) => d.status === 'succeeded',
       ).length;
     await until(async () => (await succeeded()) === 5);
+
+    // A delivery put off shows when it comes back: each pending delivery whose job is not running now has
+    // the job's run_at as its next_attempt_at (one read, so both are seen at one moment).
+    const putOff = () =>
+      s.ctx.store.db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('jobs as j', (join) => join.on(sql<boolean>`j.id = 'job_' || d.id`))
+        .select(['d.id', 'd.next_attempt_at', 'j.run_at', 'j.attempts'])
+        .where('d.status', '=', 'pending')
+        .where('j.locked_by', 'is', null)
+        .where('j.attempts', '>=', 1)
+        .execute();
+    let put: Awaited<ReturnType<typeof putOff>> = [];
+    await until(async () => (put = await putOff()).length > 0, 20_000);
+    expect(put.filter((r) => Number(r.next_attempt_at) !== Number(r.run_at))).toEqual([]);
   });
 });
