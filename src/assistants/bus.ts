@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Ctx } from '../core/module.js';
+import { keepListening, type Listening } from '../store/listen.js';
 
 /**
  * Wakes whoever follows a run (SSE streams, the executor watching for a cancel) when the run's event log
@@ -10,9 +11,7 @@ import type { Ctx } from '../core/module.js';
  */
 export class RunBus {
   private emitter = new EventEmitter();
-  private listener: { release(): void } | undefined;
-  private retry: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private listening: Listening | undefined;
 
   constructor() {
     this.emitter.setMaxListeners(0);
@@ -44,45 +43,15 @@ export class RunBus {
     return { promise, cancel: finish };
   }
 
-  /** With PostgreSQL, relays other instances' notifications; a lost connection is opened again a second later. */
+  /** With PostgreSQL, relays other instances' notifications (followers re-read on their timers while it is down). */
   async start(ctx: Ctx): Promise<void> {
-    this.stopped = false;
-    if (ctx.store.dialect !== 'postgres' || !ctx.store.pgPool || this.listener) return;
-    const client = await ctx.store.pgPool.connect();
-    client.on('notification', (msg) => {
-      if (msg.channel === 'standin_runs' && msg.payload) this.notify(msg.payload);
-    });
-    client.on('error', (err) => {
-      if (this.listener !== client) return;
-      this.listener = undefined;
-      client.release(err);
-      ctx.log.warn({ err }, 'run notifications lost; streams poll until they are back');
-      this.startLater(ctx);
-    });
-    try {
-      await client.query('LISTEN standin_runs');
-    } catch (err) {
-      client.release(err as Error);
-      throw err;
-    }
-    this.listener = client;
-  }
-
-  private startLater(ctx: Ctx): void {
-    clearTimeout(this.retry);
-    this.retry = setTimeout(() => {
-      if (this.stopped) return;
-      this.start(ctx).catch((err) => {
-        ctx.log.warn({ err }, 'LISTEN for run notifications failed; trying again');
-        this.startLater(ctx);
-      });
-    }, 1000);
+    if (ctx.store.dialect !== 'postgres' || !ctx.store.pgPool || this.listening) return;
+    this.listening = keepListening(ctx.store.pgPool, 'standin_runs', (runId) => runId && this.notify(runId), { log: ctx.log });
+    await this.listening.ready;
   }
 
   stop(): void {
-    this.stopped = true;
-    clearTimeout(this.retry);
-    this.listener?.release();
-    this.listener = undefined;
+    this.listening?.stop();
+    this.listening = undefined;
   }
 }

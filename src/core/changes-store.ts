@@ -28,29 +28,3 @@ export async function readGenerations(exec: Exec): Promise<Map<string, number>> 
   const rows = await exec.selectFrom('change_signals').select(['concern', 'generation']).execute();
   return new Map(rows.map((r) => [r.concern, Number(r.generation)]));
 }
-
-/**
- * PostgreSQL: a dedicated connection LISTENing on the channel; `notified` on each notification, `lost` when
- * the connection fails. Returns the function that releases it.
- */
-export async function listen(store: Store, notified: (concern: string) => void, lost: () => void): Promise<() => void> {
-  const client = await store.pgPool!.connect();
-  let released = false;
-  const release = (err?: Error) => {
-    if (released) return;
-    released = true;
-    client.release(err);
-  };
-  client.on('notification', (n) => notified(n.payload ?? ''));
-  client.on('error', (err) => {
-    release(err);
-    lost();
-  });
-  try {
-    await client.query(`LISTEN ${CHANNEL}`);
-  } catch (err) {
-    release(err as Error);
-    throw err;
-  }
-  return () => release();
-}

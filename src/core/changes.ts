@@ -1,4 +1,5 @@
 import type { Exec, Store } from '../store/db.js';
+import { keepListening, type Listening } from '../store/listen.js';
 import * as store from './changes-store.js';
 
 /** How often every instance reads the generations (both stores): the bound on how late a change arrives. */
@@ -35,8 +36,7 @@ export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string):
   const subscribers = new Map<string, (() => Promise<void> | void)[]>();
   let seen = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
-  let unlisten: (() => void) | undefined;
-  let stopped = false;
+  let listening: Listening | undefined;
 
   async function run(): Promise<void> {
     const now = await store.readGenerations(s.db);
@@ -73,31 +73,9 @@ export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string):
     return next;
   }
 
-  let listening = false;
   let warned = false;
-  async function listen() {
-    // One attempt at a time: a stalled database must not collect connection attempts.
-    if (listening || stopped || unlisten || s.dialect !== 'postgres') return;
-    listening = true;
-    try {
-      unlisten = await store.listen(
-        s,
-        () => void check().catch(() => {}),
-        () => (unlisten = undefined),
-      );
-      if (stopped) unlisten();
-      warned = false;
-    } catch (err) {
-      if (!warned) log.warn({ err }, `LISTEN for changes failed; following other instances every ${POLL_MS} ms`);
-      warned = true;
-    } finally {
-      listening = false;
-    }
-  }
-
   let polling = false;
   function poll() {
-    void listen();
     // A stalled database: the last round is still running.
     if (polling) return;
     polling = true;
@@ -120,18 +98,21 @@ export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string):
     check,
     async start() {
       if (timer) return;
-      stopped = false;
       seen = await store.readGenerations(s.db);
-      await listen();
+      if (s.dialect === 'postgres' && s.pgPool) {
+        const follow = () => void check().catch(() => {});
+        // Listening again after a loss, it reads at once what changed meanwhile.
+        listening = keepListening(s.pgPool, store.CHANNEL, follow, { log, onListen: follow });
+        await listening.ready;
+      }
       timer = setInterval(poll, POLL_MS);
       timer.unref();
     },
     stop() {
-      stopped = true;
       clearInterval(timer);
       timer = undefined;
-      unlisten?.();
-      unlisten = undefined;
+      listening?.stop();
+      listening = undefined;
     },
   };
 }

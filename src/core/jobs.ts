@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import { newId } from './ids.js';
 import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import { groupStatement } from '../store/group-commit.js';
+import { keepListening, type Listening } from '../store/listen.js';
 
 /**
  * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
@@ -57,7 +58,7 @@ interface Claimed {
 export function createJobQueue(
   store: Store,
   clock: Clock,
-  log: { error: (o: unknown, msg?: string) => void; debug: (o: unknown, msg?: string) => void },
+  log: { error: (o: unknown, msg?: string) => void; warn: (o: unknown, msg: string) => void; debug: (o: unknown, msg?: string) => void },
 ): JobQueue {
   const defs = new Map<string, Required<JobDefinition>>();
   const running = new Map<string, number>();
@@ -66,10 +67,9 @@ export function createJobQueue(
   let started = false;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
-  let listenTimer: NodeJS.Timeout | undefined;
   let ticking = false;
   let again = false;
-  let listener: { release(): void; query(q: string): Promise<unknown> } | undefined;
+  let listening: Listening | undefined;
   // Kinds whose last claim came back short: nothing more is due for them until an enqueue, a wake, a
   // NOTIFY of that kind, a clock move or the next timed poll. Skipping them saves a claim per kind per tick.
   const idle = new Set<string>();
@@ -255,41 +255,6 @@ export function createJobQueue(
     schedule(again ? 0 : delay);
   }
 
-  async function listen() {
-    if (store.dialect !== 'postgres' || !store.pgPool) return;
-    const client = await store.pgPool.connect();
-    client.on('notification', (n: { payload?: string }) => wakeKind(n.payload || undefined));
-    // A lost connection goes back to the pool as broken and is opened again; meanwhile the timed poll
-    // finds what other instances enqueue.
-    client.on('error', (err: Error) => {
-      if (listener !== client) return;
-      listener = undefined;
-      client.release(err);
-      listenLater();
-    });
-    try {
-      await client.query('LISTEN standin_jobs');
-    } catch (err) {
-      client.release(err as Error);
-      throw err;
-    }
-    listener = client;
-  }
-  function listenLater() {
-    if (!started || stopping || listenTimer) return;
-    listenTimer = setTimeout(() => {
-      listenTimer = undefined;
-      if (!started || stopping || listener) return;
-      listen().then(
-        () => wakeKind(),
-        (err) => {
-          log.error({ err }, 'LISTEN failed; polling until it is back');
-          listenLater();
-        },
-      );
-    }, POLL_MS);
-  }
-
   clock.onChange(() => wakeKind());
 
   return {
@@ -334,10 +299,12 @@ export function createJobQueue(
       if (started) return;
       started = true;
       stopping = false;
-      listen().catch((err) => {
-        log.error({ err }, 'LISTEN failed; polling until it is back');
-        listenLater();
-      });
+      // Other instances' enqueues wake this one at once; without the connection, the timed poll finds them.
+      if (store.dialect === 'postgres' && store.pgPool)
+        listening = keepListening(store.pgPool, 'standin_jobs', (kind) => wakeKind(kind || undefined), {
+          log,
+          onListen: () => wakeKind(),
+        });
       // On SQLite this process owns the queue (the store claimed its folder): claims left by a process that
       // was killed are taken back now, not after their visibility timeout.
       if (store.dialect === 'sqlite') {
@@ -353,12 +320,10 @@ export function createJobQueue(
     async stop() {
       stopping = true;
       if (timer) clearTimeout(timer);
-      clearTimeout(listenTimer);
-      listenTimer = undefined;
       while (ticking) await new Promise((r) => setTimeout(r, 5));
       await Promise.allSettled([...inFlight]);
-      listener?.release();
-      listener = undefined;
+      listening?.stop();
+      listening = undefined;
       started = false;
     },
     async drain(timeoutMs = 10_000) {
