@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
-import { ListOf, PageParams } from '../core/schemas.js';
+import { ListOf, PageParams, PathId, ProjectParams } from '../core/schemas.js';
 import * as O from './objects.js';
 import { readRun, listRuns } from './service/runs.js';
 import { listSteps } from './service/steps.js';
@@ -8,10 +8,8 @@ import { eventsAfter } from './store/events.js';
 import { pageThreads } from './store/threads.js';
 import { threadView } from './views.js';
 
-const Id = Type.String({ maxLength: 256 });
-const ProjectParams = Type.Object({ project_id: Id });
-const ThreadParams = Type.Object({ project_id: Id, thread_id: Id });
-const RunParams = Type.Object({ project_id: Id, thread_id: Id, run_id: Id });
+const ThreadParams = Type.Object({ project_id: PathId, thread_id: PathId });
+const RunParams = Type.Object({ project_id: PathId, thread_id: PathId, run_id: PathId });
 const ListQuery = Type.Object(PageParams, { additionalProperties: false });
 const EventsQuery = Type.Object(
   { after: Type.Optional(Type.Integer({ minimum: 0, description: 'only events after this sequence number' })) },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { form } from '../../test/files/form.js';
-import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../../test/helpers.js';
+import { uploadFile } from '../../test/vector-stores/upload.js';
+import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 
 const line = (id: string, messages: unknown = [{ role: 'user', content: id }]) =>
   JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages } });
@@ -13,19 +13,7 @@ describe.each(dialects())('batches admin routes (%s)', (dialect) => {
   });
   afterAll(() => s?.close());
 
-  const upload = async (text: string) => {
-    const { payload, headers } = form([
-      ['file', { filename: 'in.jsonl', data: text }],
-      ['purpose', 'batch'],
-    ]);
-    const res = await s.app.inject({
-      method: 'POST',
-      url: '/v1/files',
-      payload,
-      headers: { ...headers, authorization: `Bearer ${TEST_KEYS.platform}` },
-    });
-    return res.json().id as string;
-  };
+  const upload = (text: string) => uploadFile(s, 'in.jsonl', text, 'batch');
   const list = async (query = '') => (await s.req('GET', `/admin/v1/projects/proj_demo/batches${query}`, { key: 'admin' })).body;
 
   it('lists batches with progress from 0 to 1, their timestamps on the Standin clock and their files', async () => {

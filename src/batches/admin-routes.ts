@@ -1,10 +1,8 @@
 import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
-import { ListOf } from '../core/schemas.js';
+import { ListOf, ProjectParams } from '../core/schemas.js';
 import { BatchObject, ListBatchesQuery } from './schemas.js';
 import { listBatches, withProgress } from './service.js';
-
-const ProjectParams = Type.Object({ project_id: Type.String({ maxLength: 256 }) });
 
 /** The batch object with `progress`: (completed + failed) / total, 0 while the total is not known. */
 export const AdminBatch = Type.Object({

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { form } from '../../test/files/form.js';
+import { uploadFile } from '../../test/vector-stores/upload.js';
 import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../../test/helpers.js';
 import { resolveModel } from '../ratelimit/catalog.js';
 import { triggerEvent } from '../webhooks/trigger.js';
@@ -21,19 +21,7 @@ describe.each(dialects())('batches routes (%s)', (dialect) => {
   });
   afterAll(() => s?.close());
 
-  const upload = async (text: string, purpose = 'batch') => {
-    const { payload, headers } = form([
-      ['file', { filename: 'in.jsonl', data: text }],
-      ['purpose', purpose],
-    ]);
-    const res = await s.app.inject({
-      method: 'POST',
-      url: '/v1/files',
-      payload,
-      headers: { ...headers, authorization: `Bearer ${TEST_KEYS.platform}` },
-    });
-    return res.json().id as string;
-  };
+  const upload = (text: string, purpose = 'batch') => uploadFile(s, 'in.jsonl', text, purpose);
   const create = (body: unknown, key = 'platform') => s.req('POST', '/v1/batches', { key, body });
 
   it('creates, runs on the queue, lists and retrieves', async () => {

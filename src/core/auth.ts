@@ -134,6 +134,7 @@ export function createAuth(): Auth {
   let adminKey = '';
   const ADMIN: AdminPrincipal = { kind: 'admin' };
   const groups = new Set<string>();
+  const sortedGroups = () => [...groups].sort();
 
   // The admin key is checked synchronously, on every request: it is one constant-time comparison.
   function admin(request: FastifyRequest): AdminPrincipal {
@@ -276,12 +277,12 @@ export function createAuth(): Auth {
     refuseAdmin: (rule) => void adminRules.push(rule),
     addAdminSession: (session) => void adminSessions.push(session),
     declareGroup: (group) => void groups.add(group),
-    groups: () => [...groups].sort(),
+    groups: sortedGroups,
     checkPermissions(permissions, param) {
       for (const group of Object.keys(permissions ?? {}))
         if (!groups.has(group))
           throw invalid(
-            `'${group}' is not a permission group; the groups are: ${[...groups].sort().join(', ')}.`,
+            `'${group}' is not a permission group; the groups are: ${sortedGroups().join(', ')}.`,
             `${param}.${group}`,
             'unknown_permission_group',
           );

@@ -35,6 +35,11 @@ export const ErrorEnvelope = Type.Object({
 /** An object whose members this schema does not spell out (a config document, a passed-through JSON). */
 export const AnyObject = Type.Object({}, { additionalProperties: true });
 
+/** An id in a path (`/admin/v1/projects/{project_id}/…`): any length a real id has, no more. */
+export const PathId = Type.String({ maxLength: 256 });
+/** The path parameters of the per-project admin routes. */
+export const ProjectParams = Type.Object({ project_id: PathId });
+
 /**
  * The cursor list parameters of every list endpoint (`limit`, `order`, `after`, `before`), to spread into
  * a querystring schema; `limit`'s bounds are each list's own (paginate checks them).

@@ -1,13 +1,11 @@
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
-import { PageParams } from '../core/schemas.js';
+import { PageParams, PathId, ProjectParams } from '../core/schemas.js';
 import { FileList } from './schemas.js';
 import * as svc from './service.js';
 
-const Id = Type.String({ maxLength: 256 });
-const ProjectParams = Type.Object({ project_id: Id });
-const FileParams = Type.Object({ project_id: Id, file_id: Id });
+const FileParams = Type.Object({ project_id: PathId, file_id: PathId });
 const ListQuery = Type.Object({ ...PageParams, purpose: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false });
 
 /** `filename*=` of RFC 6266/5987: any name a client uploaded, safe in a header. */

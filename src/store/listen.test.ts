@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../test/fleet/instances.js';
 import { keepListening, type Listening } from './listen.js';
 
 const URL = process.env.STANDIN_TEST_DATABASE_URL;
 
-describe.skipIf(!URL)('keepListening (PostgreSQL)', () => {
+describe.runIf(URL)('keepListening (PostgreSQL)', () => {
   const channel = `standin_listen_test_${process.pid}`;
   let pool: pg.Pool;
   let admin: pg.Client;
@@ -15,12 +16,6 @@ describe.skipIf(!URL)('keepListening (PostgreSQL)', () => {
     await pool?.end();
     await admin?.end();
   });
-
-  const until = async (ok: () => boolean, ms = 10_000) => {
-    const deadline = Date.now() + ms;
-    while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    return ok();
-  };
 
   it('listens again after the server ends its connection, logging the outage once', async () => {
     pool = new pg.Pool({ connectionString: URL, max: 2 });
@@ -41,15 +36,15 @@ describe.skipIf(!URL)('keepListening (PostgreSQL)', () => {
     await listening.ready;
     expect(listens).toBe(1);
     await admin.query(`select pg_notify($1, 'one')`, [channel]);
-    expect(await until(() => got.includes('one'))).toBe(true);
+    await until(async () => got.includes('one'));
 
     await admin.query('select pg_terminate_backend($1)', [pids[0]]);
-    expect(await until(() => listens === 2)).toBe(true);
+    await until(async () => listens === 2);
     expect(pids).toHaveLength(2);
     expect(pids[1]).not.toBe(pids[0]);
     expect(warnings).toEqual([`LISTEN ${channel} lost; following by polling until it is back`]);
     await admin.query(`select pg_notify($1, 'two')`, [channel]);
-    expect(await until(() => got.includes('two'))).toBe(true);
+    await until(async () => got.includes('two'));
 
     // Stopped: its connection goes back to the pool, and nothing more arrives.
     listening.stop();

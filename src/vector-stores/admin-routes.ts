@@ -1,11 +1,10 @@
 import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
+import { PathId, ProjectParams } from '../core/schemas.js';
 import { ListFilesQuery, ListQuery, StoreFileList, VectorStoreList } from './schemas.js';
 import * as svc from './service.js';
 
-const Id = Type.String({ maxLength: 256 });
-const ProjectParams = Type.Object({ project_id: Id });
-const StoreParams = Type.Object({ project_id: Id, vector_store_id: Id });
+const StoreParams = Type.Object({ project_id: PathId, vector_store_id: PathId });
 
 /** A project's vector stores (status, file counts, usage) and each store's files (status, last error), under /admin/v1. */
 export function vectorStoresAdminRoutes(app: App, ctx: Ctx) {

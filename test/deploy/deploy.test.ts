@@ -253,10 +253,11 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
     const root = await admin('POST', `${org}/mtls_roots`, { id: 'mtlsroot_deploy', name: 'deploy', certificate: certs.rootCert });
     expect(root.status, JSON.stringify(root.body)).toBe(201);
 
-    const exchange = () =>
+    const exchange = (localAddress?: string) =>
       tlsRequest({
         port: recipe.mtlsToken,
         ca: certs.serverCert,
+        localAddress,
         body: {
           grant_type: GRANT,
           subject_token_type: X509_TYPE,
@@ -278,19 +279,7 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
       tokens.push(r.body.access_token);
     }
     // nginx names the client in a PROXY header: a client on 127.0.0.2 is audited as 127.0.0.2, not as nginx.
-    const fromElsewhere = await tlsRequest({
-      port: recipe.mtlsToken,
-      ca: certs.serverCert,
-      localAddress: '127.0.0.2',
-      body: {
-        grant_type: GRANT,
-        subject_token_type: X509_TYPE,
-        identity_provider_id: 'idp_deploy_mtls',
-        service_account_id: 'svc_acct_deploy',
-      },
-      cert: certs.clientCert,
-      key: certs.clientKey,
-    });
+    const fromElsewhere = await exchange('127.0.0.2');
     expect(fromElsewhere.status, JSON.stringify(fromElsewhere.body)).toBe(200);
     const audit = await admin('GET', `${org}/workload_identity/exchanges?limit=1`);
     expect(audit.body.data[0]).toMatchObject({ outcome: 'issued', client_ip: '127.0.0.2' });
