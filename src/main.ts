@@ -12,6 +12,8 @@ function commands(): Record<string, CliCommand> {
   return Object.assign({}, ...modules.map((m) => m.commands ?? {}));
 }
 
+const BUILT_IN = ['serve', 'migrate', 'config-schema'];
+
 const USAGE = () => `standin — a self-hostable stand-in for the platform
 
 Usage:
@@ -95,7 +97,9 @@ export async function main(argv: string[]): Promise<number> {
   const { settings, rest } = readSettings(argv);
   const [command = 'serve', ...args] = rest;
   const extra = commands();
-  if (command === 'help' || ((argv.includes('--help') || argv.includes('-h')) && !extra[command])) {
+  const help = ['help', '--help', '-h'];
+  // `--help` of a command an area adds is that command's own; of an unknown one it is an error, not the usage.
+  if (help.includes(command) || (BUILT_IN.includes(command) && args.some((a) => help.includes(a)))) {
     process.stdout.write(USAGE());
     return 0;
   }

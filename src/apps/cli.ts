@@ -21,6 +21,8 @@ const USAGE = `standin apps — lint and render app components
 
 Exit status: 0 no errors (warnings allowed), 1 errors found, 2 bad usage or the server could not be reached.`;
 
+const SUBCOMMANDS = ['lint', 'validate-submission', 'open'];
+
 interface Parsed {
   positional: string[];
   flags: Map<string, string[]>;
@@ -63,6 +65,10 @@ export async function runAppsCli(args: string[], env: CliEnv, io: CliIo = stdio)
   const { settings } = env;
   const [command, ...rest] = args;
   try {
+    if (SUBCOMMANDS.includes(command) && rest.some((a) => a === '--help' || a === '-h')) {
+      io.out(USAGE);
+      return 0;
+    }
     const p = parseArgs(rest);
     switch (command) {
       case 'lint':

@@ -84,6 +84,16 @@ export const appsModule: Module = {
     ctx.listeners.widgets = s.widget.origin;
     ctx.log.info({ widgetOrigin: s.widget.origin }, 'app host: components are served from a separate origin');
   },
+  commands: {
+    apps: {
+      usage: [
+        'apps lint <server> [--json] [--dev]     lint an MCP server\'s tool descriptors and components',
+        'apps validate-submission <file.json>    check a submission import file',
+        'apps open <server>                      run the app host connected to <server>',
+      ],
+      load: async () => (await import('./cli.js')).runAppsCli,
+    },
+  },
   reset(ctx) {
     // The signing key of download URLs was emptied with the rest of the store.
     appsOf(ctx).host.files.forgetKey();

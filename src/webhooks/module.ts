@@ -43,6 +43,12 @@ export const webhooksModule: Module = {
     };
   },
   adminRoutes: webhookAdminRoutes,
+  commands: {
+    trigger: {
+      usage: ['trigger <event-type> [--project <id>] [--event-data <json>]   emit a webhook event into the store'],
+      load: async () => (await import('./cli.js')).runTriggerCli,
+    },
+  },
   retention: [
     {
       name: 'webhook_deliveries',
