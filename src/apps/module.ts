@@ -87,9 +87,9 @@ export const appsModule: Module = {
   commands: {
     apps: {
       usage: [
-        'apps lint <server> [--json] [--dev]     lint an MCP server\'s tool descriptors and components',
-        'apps validate-submission <file.json>    check a submission import file',
-        'apps open <server>                      run the app host connected to <server>',
+        "apps lint <server> [--json] [--dev]    lint an MCP server's tool descriptors (--help: every option)",
+        'apps validate-submission <file>        check a submission import file',
+        'apps open <server>                     run the app host connected to <server>',
       ],
       load: async () => (await import('./cli.js')).runAppsCli,
     },

@@ -45,7 +45,7 @@ export const webhooksModule: Module = {
   adminRoutes: webhookAdminRoutes,
   commands: {
     trigger: {
-      usage: ['trigger <event-type> [--project <id>] [--event-data <json>]   emit a webhook event into the store'],
+      usage: ['trigger <event-type> [options]         emit a webhook event into the store (--help: types, options)'],
       load: async () => (await import('./cli.js')).runTriggerCli,
     },
   },
