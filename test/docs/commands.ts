@@ -66,14 +66,23 @@ export function plan(shown: Shown, f: Fixtures): Plan {
   if (skip) return { kind: 'skip', why: skip.why };
   let command = shown.text.replace(/\s+#.*$/, '');
   for (const [from, to] of placeholders(f)) command = command.replace(from, to);
-  if (/<[a-z-]+>/.test(command)) throw new Error(`${shown.file}:${shown.line}: no value for the placeholder of '${command}': add it to placeholders()`);
+  if (/<[a-z-]+>/.test(command))
+    throw new Error(`${shown.file}:${shown.line}: no value for the placeholder of '${command}': add it to placeholders()`);
   if (NEED_AN_ARGUMENT.includes(command)) command += ' --help';
   const [, assigns, rest] = /^((?:[A-Z][A-Z0-9_]*=\S*\s+)*)(.*)$/s.exec(command)!;
   const words = rest.replace(COMMAND, '').trim().split(/\s+/);
-  const env = Object.fromEntries(assigns.trim() ? assigns.trim().split(/\s+/).map((a) => a.split(/=(.*)/s, 2)) : []);
+  const env = Object.fromEntries(
+    assigns.trim()
+      ? assigns
+          .trim()
+          .split(/\s+/)
+          .map((a) => a.split(/=(.*)/s, 2))
+      : [],
+  );
   if (words[0] === 'serve' && !words.includes('--help')) return { kind: 'serve', env, command: rest };
   if (words[0] === 'apps' && words[1] === 'open' && !words.includes('--help')) return { kind: 'open', env, command: rest };
-  if (env.STANDIN_DATABASE_URL?.startsWith('postgres://user@')) return { kind: 'skip', why: 'needs PostgreSQL (STANDIN_TEST_DATABASE_URL)' };
+  if (env.STANDIN_DATABASE_URL?.startsWith('postgres://user@'))
+    return { kind: 'skip', why: 'needs PostgreSQL (STANDIN_TEST_DATABASE_URL)' };
   return { kind: 'run', command, exit: DOCUMENTED_EXIT.find((d) => command.includes(d.shown))?.exit ?? 0 };
 }
 

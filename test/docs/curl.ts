@@ -79,7 +79,11 @@ async function identitySetup(state: CurlState): Promise<void> {
             algorithms: ['RS256'],
             jwks: state.idp.jwks,
             attribute_condition: 'assertion.repository_owner == "acme"',
-            attribute_mapping: { 'vendor.subject': 'assertion.sub', 'attribute.repo': 'assertion.repository', 'attribute.ref': 'assertion.ref' },
+            attribute_mapping: {
+              'vendor.subject': 'assertion.sub',
+              'attribute.repo': 'assertion.repository',
+              'attribute.ref': 'assertion.ref',
+            },
             mappings: [
               {
                 name: 'deploy-from-main',

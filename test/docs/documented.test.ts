@@ -75,7 +75,9 @@ function startHook(): Promise<typeof hook> {
     });
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` }),
+    ),
   );
 }
 

@@ -71,7 +71,8 @@ export function shownCommands(file: string, markdown: string): Shown[] {
   const inFence = new Set<number>();
   for (const f of fences(markdown)) {
     for (let l = f.line - 1; l <= f.line + f.lines.length; l++) inFence.add(l);
-    for (const c of shellCommands(f)) if (COMMAND.test(c.text.trim())) out.push({ file, line: c.line, text: c.text.trim(), where: 'fence' });
+    for (const c of shellCommands(f))
+      if (COMMAND.test(c.text.trim())) out.push({ file, line: c.line, text: c.text.trim(), where: 'fence' });
   }
   // Inline code may wrap onto the next line of its paragraph.
   const prose = lines.map((l, i) => (inFence.has(i + 1) ? '' : l)).join('\n');
