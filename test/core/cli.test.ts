@@ -218,6 +218,37 @@ describe('standin serve (the real process)', () => {
     }
   });
 
+  it('each command of the areas answers its own --help; an unknown command is refused, --help or not', async () => {
+    const run = async (...args: string[]) => {
+      const child = spawn(process.execPath, ['dist/main.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.stderr!.on('data', (d) => (out += d));
+      return { code: await exitCode(child), out };
+    };
+    const top = await run('--help');
+    expect(top.code).toBe(0);
+    for (const line of [
+      'standin trigger <event-type>',
+      'standin apps lint <server>',
+      'standin apps validate-submission',
+      'standin apps open',
+    ])
+      expect(top.out).toContain(line);
+    const trigger = await run('trigger', '--help');
+    expect(trigger).toMatchObject({ code: 0 });
+    expect(trigger.out).toMatch(/^usage: standin trigger/);
+    expect(trigger.out).toContain('batch.completed');
+    for (const sub of ['lint', 'validate-submission', 'open']) {
+      const r = await run('apps', sub, '--help');
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toMatch(/^standin apps — /);
+    }
+    const unknown = await run('nope', '--help');
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toContain("unknown command 'nope'");
+  });
+
   it('migrate runs the migrations and says so', async () => {
     const child = spawn(process.execPath, ['dist/main.js', 'migrate', '--data', join(dir, 'm')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
