@@ -275,7 +275,7 @@ describe('the pages, run as written', () => {
     // `trigger` wrote into the instance's store; the instance delivers it, signed with the endpoint's secret.
     const event = json(answer('trigger batch.completed'));
     expect(event).toMatchObject({ object: 'event', type: 'batch.completed' });
-    for (let i = 0; i < 100 && !hook.received.some((d) => d.body.includes(event.id)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 300 && !hook.received.some((d) => d.body.includes(event.id)); i++) await new Promise((r) => setTimeout(r, 100));
     const delivery = hook.received.find((d) => d.body.includes(event.id));
     expect(delivery, 'the triggered event reached the endpoint').toBeDefined();
     expect(new Webhook(secret).verify(delivery!.body, delivery!.headers)).toMatchObject({ id: event.id, type: 'batch.completed' });
