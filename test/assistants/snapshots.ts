@@ -37,7 +37,6 @@ export interface SnapshotReader {
 /** The members of `AssistantStream` used here (the same from openai 4.x to 6.x). */
 export interface SnapshotStream {
   // The SDK types each event's listener; only its arguments' shapes matter here.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   on(event: any, listener: (...args: any[]) => void): unknown;
   finalRun(): Promise<unknown>;
   finalRunSteps(): Promise<unknown[]>;
