@@ -164,6 +164,16 @@ describe.each(dialects())('streamed snapshots equal the stored objects (%s)', (d
     expect(second.run.status).toBe('completed');
   });
 
+  it('an incomplete message: a content filter, and the completion limit of an incomplete run', async () => {
+    const filtered = await streamed(client.beta.threads.runs.stream(await thread('say something filtered'), { assistant_id: plain }));
+    expect(filtered.counts).toMatchObject({ messages: 1, messageDone: 1 });
+    const cut = await streamed(
+      client.beta.threads.runs.stream(await thread('tell me a long story'), { assistant_id: plain, max_completion_tokens: 256 }),
+    );
+    expect(cut.run.status).toBe('incomplete');
+    expect(cut.counts).toMatchObject({ messages: 1, messageDone: 1, textDone: 1 });
+  });
+
   it('image_url content given by the user', async () => {
     const t = await thread([
       { type: 'text', text: 'what is in this picture' },
