@@ -25,12 +25,12 @@ type Found = Annotation & { index: number };
 /** A tool call's piece in a step delta: its index in the step, its type, and what the piece adds. */
 type CallDelta = { index: number; type: StepCall['type'] } & Record<string, unknown>;
 
-/** A call whole as a first delta shows it (a search's query and a code call's files stay inside). */
-function publicCall(call: StepCall): Omit<CallDelta, 'index'> & Pick<CallDelta, 'type'> {
-  if (call.type === 'file_search') return { id: call.id, type: 'file_search', file_search: {} };
+/** A call whole, as the first delta of a call not streamed shows it (a search's query, a code call's files stay inside). */
+function wholeCall(call: StepCall, index: number): CallDelta {
+  if (call.type === 'file_search') return { index, id: call.id, type: 'file_search', file_search: {} };
   if (call.type === 'code_interpreter')
-    return { id: call.id, type: 'code_interpreter', code_interpreter: { input: call.code_interpreter.input, outputs: [] } };
-  return { id: call.id, type: 'function', function: { ...call.function } };
+    return { index, id: call.id, type: 'code_interpreter', code_interpreter: { input: call.code_interpreter.input, outputs: [] } };
+  return { index, id: call.id, type: 'function', function: { ...call.function } };
 }
 
 /** A citation marker the model copied from a file search result: `【m:i†…】`. */
@@ -187,7 +187,7 @@ export class TurnWriter {
       const before = shown[index];
       if (!before) {
         if (call.type !== 'function') this.awaiting.add(index);
-        this.stepDelta({ index, ...publicCall(call) });
+        this.stepDelta(wholeCall(call, index));
         return;
       }
       const [had, has] =
