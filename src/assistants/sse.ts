@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../core/module.js';
 import { runtime } from './runs/runtime.js';
@@ -68,6 +69,19 @@ function withoutContent(data: string): string {
   return JSON.stringify(step);
 }
 
+/** Writes a frame; when the socket is full, waits for it to drain (or to close: nobody reads any more). */
+export async function writeFrame(raw: Pick<Writable, 'write' | 'once' | 'off'>, frame: string): Promise<void> {
+  if (raw.write(frame)) return;
+  // Whichever comes first; the other listener goes too, or a long stream gathers one per slow write.
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      raw.off('drain', done).off('close', done);
+      resolve();
+    };
+    raw.once('drain', done).once('close', done);
+  });
+}
+
 /** Answers the request with the run's event stream (from `afterSeq`); `includeContent`: file search results keep their content. */
 export async function streamRun(
   ctx: Ctx,
@@ -90,9 +104,7 @@ export async function streamRun(
   });
   const ac = new AbortController();
   raw.on('close', () => ac.abort());
-  const send = async (frame: string) => {
-    if (!raw.write(frame)) await new Promise<void>((resolve) => raw.once('drain', resolve).once('close', resolve));
-  };
+  const send = (frame: string) => writeFrame(raw, frame);
   try {
     for await (const e of followRun(ctx, runId, afterSeq, ac.signal)) {
       const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.data.includes('"results"');
