@@ -1,10 +1,10 @@
+import type { Writable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../core/module.js';
 import { runtime } from './runs/runtime.js';
 import { isTerminal, TERMINAL } from './runs/states.js';
 import { eventsAfter } from './store/events.js';
 import { getRunById } from './store/runs.js';
-import type { RunStepObject } from './objects.js';
 
 /**
  * Server-sent events of a run: every frame has an `event:` line and a JSON `data:` line, in the order the
@@ -53,17 +53,33 @@ async function* followRun(
   }
 }
 
+/** The tool calls of a step event or a step delta, as far as file search results go. */
+type WithResults = { tool_calls?: { type: string; file_search?: { results?: { content?: unknown }[] } }[] };
+
 /**
- * Step events are logged with their file search results' content (views.ts stepEvent); a stream whose
- * request did not ask for it (`include[]`) gets them without.
+ * Step events and step deltas are logged with their file search results' content (turn-writer.ts,
+ * views.ts stepEvent); a stream whose request did not ask for it (`include[]`) gets them without.
  */
 function withoutContent(data: string): string {
-  const step = JSON.parse(data) as RunStepObject;
-  if (step.step_details.type !== 'tool_calls') return data;
-  for (const call of step.step_details.tool_calls) {
-    if (call.type === 'file_search') for (const r of call.file_search.results ?? []) delete r.content;
+  const step = JSON.parse(data) as { step_details?: WithResults; delta?: { step_details?: WithResults } };
+  const details = step.step_details ?? step.delta?.step_details;
+  for (const call of details?.tool_calls ?? []) {
+    if (call.type === 'file_search') for (const r of call.file_search?.results ?? []) delete r.content;
   }
   return JSON.stringify(step);
+}
+
+/** Writes a frame; when the socket is full, waits for it to drain (or to close: nobody reads any more). */
+export async function writeFrame(raw: Pick<Writable, 'write' | 'once' | 'off'>, frame: string): Promise<void> {
+  if (raw.write(frame)) return;
+  // Whichever comes first; the other listener goes too, or a long stream gathers one per slow write.
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      raw.off('drain', done).off('close', done);
+      resolve();
+    };
+    raw.once('drain', done).once('close', done);
+  });
 }
 
 /** Answers the request with the run's event stream (from `afterSeq`); `includeContent`: file search results keep their content. */
@@ -88,13 +104,11 @@ export async function streamRun(
   });
   const ac = new AbortController();
   raw.on('close', () => ac.abort());
-  const send = async (frame: string) => {
-    if (!raw.write(frame)) await new Promise<void>((resolve) => raw.once('drain', resolve).once('close', resolve));
-  };
+  const send = (frame: string) => writeFrame(raw, frame);
   try {
     for await (const e of followRun(ctx, runId, afterSeq, ac.signal)) {
-      const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.event !== 'thread.run.step.delta';
-      const data = stepWithResults && e.data.includes('"results"') ? withoutContent(e.data) : e.data;
+      const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.data.includes('"results"');
+      const data = stepWithResults ? withoutContent(e.data) : e.data;
       await send(`event: ${e.event}\ndata: ${data}\n\n`);
     }
     if (!ac.signal.aborted) await send('event: done\ndata: [DONE]\n\n');

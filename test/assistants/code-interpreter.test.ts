@@ -5,6 +5,7 @@ import { applyConfig } from '../../src/admin/config-file.js';
 import { dialects } from '../helpers.js';
 import { startChatServer, type ChatServer } from './chat-server.js';
 import { startEnv, TEST_MODELS, type Env } from './setup.js';
+import { readerOf, watchSnapshots } from './snapshots.js';
 
 type Step = OpenAI.Beta.Threads.Runs.RunStep;
 type CodeCall = OpenAI.Beta.Threads.Runs.CodeInterpreterToolCall;
@@ -277,6 +278,7 @@ describe.each(dialects())('code_interpreter in runs (%s)', (dialect) => {
         assistant_id: assistantId,
         additional_messages: [{ role: 'user', content: python(code) }],
       });
+      const snapshots = watchSnapshots(stream);
       const inputs: string[] = [];
       const outputs: unknown[] = [];
       const events: string[] = [];
@@ -290,6 +292,7 @@ describe.each(dialects())('code_interpreter in runs (%s)', (dialect) => {
       stream.on('toolCallDone', (call) => (done = call));
       const run = await stream.finalRun();
       expect(run.status).toBe('completed');
+      expect(await snapshots.verify(readerOf(client))).toMatchObject({ toolCallDone: 1, textDone: 1 });
       expect(inputs.length).toBeGreaterThan(1);
       expect(inputs.join('')).toBe(code);
       expect(outputs).toEqual([{ index: 0, type: 'logs', logs: 'total is 135\n' }]);

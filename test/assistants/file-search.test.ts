@@ -4,6 +4,7 @@ import { dialects } from '../helpers.js';
 import { filler } from '../vector-stores/fixtures.js';
 import { startChatServer, type ChatServer } from './chat-server.js';
 import { startEnv, TEST_MODELS, until, weatherTool, type Env } from './setup.js';
+import { readerOf, watchSnapshots } from './snapshots.js';
 
 const FACT = 'The launch code of the Zephyr probe is 7731-ALPHA.';
 const QUESTION = 'What is the launch code of the Zephyr probe?';
@@ -376,17 +377,20 @@ describe.each(dialects())('file_search in runs (%s)', (dialect) => {
     expect(await gone(mine.id)).toBe(false);
   });
 
-  it('streams the tool_calls step (created, in_progress, delta, completed) before the cited message', async () => {
+  it('streams the tool_calls step (created, in_progress, a delta with the call then one with its results, completed) before the cited message', async () => {
     const thread = await client.beta.threads.create({ messages: [{ role: 'user', content: QUESTION }] });
     const stream = client.beta.threads.runs.stream(thread.id, { assistant_id: assistantId });
+    const snapshots = watchSnapshots(stream);
     const events: { event: string; data: any }[] = [];
     for await (const e of stream) events.push(e);
+    expect(await snapshots.verify(readerOf(client))).toMatchObject({ steps: 2, toolCallDone: 1, textDone: 1 });
     const names = events.map((e) => e.event);
     const toolStep = events.find((e) => e.event === 'thread.run.step.created' && e.data.type === 'tool_calls')!.data;
     const ofTool = events.filter((e) => e.event.startsWith('thread.run.step.') && e.data.id === toolStep.id);
     expect(ofTool.map((e) => e.event)).toEqual([
       'thread.run.step.created',
       'thread.run.step.in_progress',
+      'thread.run.step.delta',
       'thread.run.step.delta',
       'thread.run.step.completed',
     ]);
@@ -395,7 +399,11 @@ describe.each(dialects())('file_search in runs (%s)', (dialect) => {
       object: 'thread.run.step.delta',
       delta: { step_details: { type: 'tool_calls', tool_calls: [{ index: 0, type: 'file_search', file_search: {} }] } },
     });
-    const done = searchOf(ofTool[3].data);
+    // The search's results follow in a delta of their own, without their content unless include[] asked for it.
+    const results = ofTool[3].data.delta.step_details.tool_calls[0];
+    expect(results).toMatchObject({ index: 0, type: 'file_search', file_search: { ranking_options: { ranker: expect.any(String) } } });
+    expect(results.file_search.results[0]).toEqual({ file_id: factFile.id, file_name: 'zephyr.md', score: expect.any(Number) });
+    const done = searchOf(ofTool[4].data);
     expect(done.file_search.results![0]).toEqual({ file_id: factFile.id, file_name: 'zephyr.md', score: expect.any(Number) });
     // The message follows the search, and ends with its citation.
     expect(names.indexOf('thread.message.created')).toBeGreaterThan(names.indexOf('thread.run.step.completed'));
@@ -410,9 +418,11 @@ describe.each(dialects())('file_search in runs (%s)', (dialect) => {
     // With include[] on the run, the streamed step carries the content.
     const t2 = await client.beta.threads.create({ messages: [{ role: 'user', content: QUESTION }] });
     const withContent = client.beta.threads.runs.stream(t2.id, { assistant_id: assistantId, include: [INCLUDE] });
+    const withSnapshots = watchSnapshots(withContent);
     const completed: Step[] = [];
     for await (const e of withContent) if (e.event === 'thread.run.step.completed') completed.push(e.data);
     expect(searchOf(completed[0]).file_search.results![0].content![0].text).toContain(FACT);
+    expect(await withSnapshots.verify(readerOf(client, [INCLUDE]))).toMatchObject({ toolCallDone: 1 });
   });
 
   it('a turn with a file search and a function call: the search runs, the function waits for its output', async () => {

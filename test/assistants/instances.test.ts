@@ -5,6 +5,7 @@ import { createStandin, type Standin } from '../../src/server/app.js';
 import { applyConfig } from '../../src/admin/config-file.js';
 import { startTestStandin, TEST_KEYS, type TestStandin } from '../helpers.js';
 import { TEST_MODELS, until } from './setup.js';
+import { readerOf, watchSnapshots } from './snapshots.js';
 
 /**
  * Two instances on one PostgreSQL: A serves the requests but runs no workers, B only executes runs. A
@@ -44,8 +45,10 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('several instances on one 
     const assistant = await client.beta.assistants.create({ model: 'slow-model' });
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'from another instance' }] });
     const stream = client.beta.threads.runs.stream(t.id, { assistant_id: assistant.id });
+    const snapshots = watchSnapshots(stream);
     const events: string[] = [];
     for await (const e of stream) events.push(e.event);
+    expect(await snapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
     expect(events[0]).toBe('thread.run.created');
     expect(events.filter((e) => e === 'thread.message.delta').length).toBeGreaterThan(1);
     expect(events.at(-1)).toBe('thread.run.completed');

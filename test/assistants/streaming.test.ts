@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers.js';
 import { startEnv, until, weatherTool, type Env } from './setup.js';
+import { readerOf, watchSnapshots } from './snapshots.js';
 
 /** Splits a raw SSE body into frames of {event, data}. */
 function frames(body: string): { event: string | null; data: string }[] {
@@ -32,6 +33,7 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
     const { client } = env;
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'stream this reply to me in several pieces' }] });
     const stream = client.beta.threads.runs.stream(t.id, { assistant_id: assistantId });
+    const snapshots = watchSnapshots(stream);
     const events: string[] = [];
     const deltas: any[] = [];
     let text = '';
@@ -42,6 +44,7 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
     }
     const run = await stream.finalRun();
     expect(run.status).toBe('completed');
+    expect(await snapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
     const compact = events.filter((e, i) => e !== 'thread.message.delta' || events[i - 1] !== 'thread.message.delta');
     expect(compact).toEqual([
       'thread.run.created',
@@ -88,6 +91,7 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
     const { client } = env;
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'weather in paris?' }] });
     const first = client.beta.threads.runs.stream(t.id, { assistant_id: assistantId });
+    const firstSnapshots = watchSnapshots(first);
     const events: string[] = [];
     const toolDeltas: any[] = [];
     for await (const e of first) {
@@ -112,13 +116,16 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
     });
     const run = await first.finalRun();
     expect(run.status).toBe('requires_action');
+    expect(await firstSnapshots.verify(readerOf(client))).toMatchObject({ steps: 1, toolCallDone: 1 });
     const call = run.required_action!.submit_tool_outputs.tool_calls[0];
     const second = client.beta.threads.runs.submitToolOutputsStream(run.id, {
       thread_id: t.id,
       tool_outputs: [{ tool_call_id: call.id, output: 'rainy' }],
     });
+    const secondSnapshots = watchSnapshots(second);
     const after: string[] = [];
     for await (const e of second) after.push(e.event);
+    expect(await secondSnapshots.verify(readerOf(client))).toMatchObject({ steps: 2, messages: 1 });
     expect(after.filter((e) => e !== 'thread.message.delta')).toEqual([
       'thread.run.step.completed',
       'thread.run.queued',
@@ -141,6 +148,7 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
     const slow = await client.beta.assistants.create({ model: 'slow-model' });
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'a slow and rather long answer please' }] });
     const stream = client.beta.threads.runs.stream(t.id, { assistant_id: slow.id });
+    const snapshots = watchSnapshots(stream);
     const events: string[] = [];
     let cancelled = false;
     for await (const e of stream) {
@@ -153,6 +161,7 @@ describe.each(dialects())('run streaming (%s)', (dialect) => {
     const tail = events.filter((e) => e !== 'thread.message.delta').slice(-4);
     expect(tail).toEqual(['thread.run.cancelling', 'thread.message.incomplete', 'thread.run.step.cancelled', 'thread.run.cancelled']);
     expect((await stream.finalRun()).status).toBe('cancelled');
+    expect(await snapshots.verify(readerOf(client))).toMatchObject({ messages: 1, messageDone: 1 });
   });
 
   it('errors before the stream starts are plain JSON errors (thread lock)', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers.js';
 import { startChatServer, type ChatServer } from './chat-server.js';
 import { startEnv, weatherTool, type Env } from './setup.js';
+import { readerOf, watchSnapshots } from './snapshots.js';
 
 /** Runs served by an upstream that speaks Chat Completions (the test server streams text and tool-call deltas). */
 describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
@@ -12,6 +13,7 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     chat = await startChatServer();
     env = await startEnv(dialect, {
       'up-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', model: 'served-model', timeout: '1500ms' },
+      'whole-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', stream: false, timeout: '1500ms' },
     });
     assistantId = (await env.client.beta.assistants.create({ model: 'up-1', instructions: 'You are upstream.', tools: [weatherTool] })).id;
   });
@@ -24,10 +26,12 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     const { client } = env;
     const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'hello upstream world' }] });
     const stream = client.beta.threads.runs.stream(t.id, { assistant_id: assistantId, temperature: 0.4 });
+    const snapshots = watchSnapshots(stream);
     let deltas = 0;
     for await (const e of stream) if (e.event === 'thread.message.delta') deltas++;
     const run = await stream.finalRun();
     expect(run.status).toBe('completed');
+    expect(await snapshots.verify(readerOf(client))).toMatchObject({ textDone: 1 });
     expect(deltas).toBeGreaterThan(1);
     expect(run.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
     const [m] = (await client.beta.threads.messages.list(t.id, { run_id: run.id })).data;
@@ -133,5 +137,42 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     expect((await client.beta.threads.runs.createAndPoll(t3.id, { assistant_id: assistantId })).last_error).toMatchObject({
       code: 'invalid_prompt',
     });
+  });
+
+  it('streamed: the upstream tool-call deltas build the step the API returns, and the answer after the outputs', async () => {
+    const { client } = env;
+    const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'stream please call:get_weather' }] });
+    const first = client.beta.threads.runs.stream(t.id, { assistant_id: assistantId });
+    const firstSnapshots = watchSnapshots(first);
+    const run = await first.finalRun();
+    expect(run.status).toBe('requires_action');
+    expect(await firstSnapshots.verify(readerOf(client))).toMatchObject({ steps: 1, toolCallDone: 1 });
+    const [call] = run.required_action!.submit_tool_outputs.tool_calls;
+    const second = client.beta.threads.runs.submitToolOutputsStream(run.id, {
+      thread_id: t.id,
+      tool_outputs: [{ tool_call_id: call.id, output: '18C' }],
+    });
+    const secondSnapshots = watchSnapshots(second);
+    expect((await second.finalRun()).status).toBe('completed');
+    expect(await secondSnapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
+  });
+
+  it('streamed from an upstream without streaming: the calls and the text still add up to the stored objects', async () => {
+    const { client } = env;
+    const whole = await client.beta.assistants.create({ model: 'whole-1', tools: [weatherTool] });
+    const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'whole please call:get_weather' }] });
+    const first = client.beta.threads.runs.stream(t.id, { assistant_id: whole.id });
+    const firstSnapshots = watchSnapshots(first);
+    const run = await first.finalRun();
+    expect(run.status).toBe('requires_action');
+    expect(await firstSnapshots.verify(readerOf(client))).toMatchObject({ steps: 1, toolCallDone: 1 });
+    const [call] = run.required_action!.submit_tool_outputs.tool_calls;
+    const second = client.beta.threads.runs.submitToolOutputsStream(run.id, {
+      thread_id: t.id,
+      tool_outputs: [{ tool_call_id: call.id, output: '18C' }],
+    });
+    const secondSnapshots = watchSnapshots(second);
+    expect((await second.finalRun()).status).toBe('completed');
+    expect(await secondSnapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
   });
 });

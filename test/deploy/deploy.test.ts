@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readerOf, watchSnapshots } from '../assistants/snapshots.js';
 import { GRANT, X509_TYPE } from '../identity/setup.js';
 import { tlsRequest } from '../identity/tls-client.js';
 import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
@@ -159,8 +160,10 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
     // A streamed run: the SSE frames pass through nginx unbuffered, whichever instance executes the run.
     await client.beta.threads.messages.create(thread.id, { role: 'user', content: 'and a streamed one' });
     const stream = client.beta.threads.runs.stream(thread.id, { assistant_id: assistant.id });
+    const snapshots = watchSnapshots(stream);
     const events: string[] = [];
     for await (const e of stream) events.push(e.event);
+    expect(await snapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
     expect(events[0]).toBe('thread.run.created');
     expect(events).toContain('thread.message.delta');
     expect(events.at(-1)).toBe('thread.run.completed');

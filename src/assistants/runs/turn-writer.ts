@@ -22,6 +22,16 @@ type Annotation = Extract<MessageContent, { type: 'text' }>['text']['annotations
 type StepCall = FunctionToolCall | StoredFileSearchCall | StoredCodeCall;
 type CodeOutput = CodeInterpreterToolCall['code_interpreter']['outputs'][number];
 type Found = Annotation & { index: number };
+/** A tool call's piece in a step delta: its index in the step, its type, and what the piece adds. */
+type CallDelta = { index: number; type: StepCall['type'] } & Record<string, unknown>;
+
+/** A call whole, as the first delta of a call not streamed shows it (a search's query, a code call's files stay inside). */
+function wholeCall(call: StepCall, index: number): CallDelta {
+  if (call.type === 'file_search') return { index, id: call.id, type: 'file_search', file_search: {} };
+  if (call.type === 'code_interpreter')
+    return { index, id: call.id, type: 'code_interpreter', code_interpreter: { input: call.code_interpreter.input, outputs: [] } };
+  return { index, id: call.id, type: 'function', function: { ...call.function } };
+}
 
 /** A citation marker the model copied from a file search result: `【m:i†…】`. */
 const MARKER = /【(\d+):(\d+)†[^】\n]*】/g;
@@ -71,6 +81,10 @@ export class TurnWriter {
   private linkFrom = 0;
   /** The code calls' decoders of their streamed arguments, by call index. */
   private decoders = new Map<number, CodeArgumentDecoder>();
+  /** Calls of the step waiting for the results Standin adds (file searches, code), by index. */
+  private awaiting = new Set<number>();
+  /** Step deltas held back behind a call still waiting for its results (stepDelta). */
+  private held: CallDelta[] = [];
   private ops: ((tx: Tx) => Promise<void>)[] = [];
   private events: RunEvent[] = [];
   private dirtyText = false;
@@ -101,83 +115,67 @@ export class TurnWriter {
     } else {
       this.closeMessage();
       this.ensureToolStep();
-      const isSearch = c.name !== undefined && c.name === this.opts.searchName;
-      const isCode = c.name !== undefined && c.name === this.opts.codeName;
-      const call = (this.calls[c.index] ??= isSearch
-        ? { id: '', type: 'file_search', file_search: {}, arguments: '' }
-        : isCode
-          ? { id: '', type: 'code_interpreter', code_interpreter: { input: '', outputs: [] } }
-          : { id: '', type: 'function', function: { name: '', arguments: '', output: null } });
-      if (call.type === 'code_interpreter') {
-        // The first delta names the call with an empty input; then each piece of code as the model writes it.
-        if (c.id) {
-          call.id = c.id;
-          this.stepDelta({ index: c.index, id: c.id, type: 'code_interpreter', code_interpreter: { input: '', outputs: [] } });
-        }
-        if (c.arguments) {
-          const decoder = this.decoders.get(c.index) ?? new CodeArgumentDecoder();
-          this.decoders.set(c.index, decoder);
-          const piece = decoder.push(c.arguments);
-          if (piece) {
-            call.code_interpreter.input += piece;
-            this.stepDelta({ index: c.index, type: 'code_interpreter', code_interpreter: { input: piece } });
-          }
-        }
-        this.dirtyCalls = true;
-        this.schedule();
-        return;
-      }
-      if (call.type === 'file_search') {
-        // The delta of a file search call is the call itself ({} for now, as on the platform); its query stays inside.
-        if (c.arguments) call.arguments = (call.arguments ?? '') + c.arguments;
-        if (c.id) {
-          call.id = c.id;
-          this.events.push({
-            event: 'thread.run.step.delta',
-            data: {
-              id: this.toolStepId,
-              object: 'thread.run.step.delta',
-              delta: {
-                step_details: { type: 'tool_calls', tool_calls: [{ index: c.index, id: c.id, type: 'file_search', file_search: {} }] },
-              },
-            },
-          });
-        }
-        this.dirtyCalls = true;
-        this.schedule();
-        return;
-      }
-      // The delta carries what this piece adds; the piece that names the call carries the whole function so far.
-      const fn: { name?: string; arguments?: string; output?: null } = {};
-      if (c.id) call.id = c.id;
-      if (c.name) fn.name = call.function.name = c.name;
-      if (c.arguments) {
-        call.function.arguments += c.arguments;
-        fn.arguments = c.arguments;
-      }
-      const delta = {
-        index: c.index,
-        type: 'function',
-        function: c.id ? { name: call.function.name, arguments: call.function.arguments, output: null } : fn,
-        ...(c.id ? { id: c.id } : {}),
-      };
-      this.dirtyCalls = true;
-      this.events.push({
-        event: 'thread.run.step.delta',
-        data: {
-          id: this.toolStepId,
-          object: 'thread.run.step.delta',
-          delta: { step_details: { type: 'tool_calls', tool_calls: [delta] } },
-        },
-      });
+      this.callChunk(c);
     }
     this.schedule();
   }
 
-  /** The final calls (providers that do not stream them, or to fix ids). Returns the id of their step. */
+  /**
+   * A piece of a tool call, as the step delta the platform sends: the piece that first shows the call
+   * carries its id, type and empty members (`function: {name, arguments, output: null}`, `file_search:
+   * {}`, `code_interpreter: {input: "", outputs: []}`); later pieces carry only what they add, since
+   * the SDKs append every string of a delta to their snapshot.
+   */
+  private callChunk(c: Extract<ChatChunk, { type: 'tool_call' }>) {
+    const fresh = !this.calls[c.index];
+    const isSearch = c.name !== undefined && c.name === this.opts.searchName;
+    const isCode = c.name !== undefined && c.name === this.opts.codeName;
+    const call = (this.calls[c.index] ??= isSearch
+      ? { id: '', type: 'file_search', file_search: {}, arguments: '' }
+      : isCode
+        ? { id: '', type: 'code_interpreter', code_interpreter: { input: '', outputs: [] } }
+        : { id: '', type: 'function', function: { name: '', arguments: '', output: null } });
+    const delta: CallDelta = { index: c.index, type: call.type };
+    if (c.id && !call.id) delta.id = call.id = c.id;
+    this.dirtyCalls = true;
+    if (call.type === 'code_interpreter') {
+      const ci: { input?: string; outputs?: [] } = fresh ? { input: '', outputs: [] } : {};
+      if (c.arguments) {
+        const decoder = this.decoders.get(c.index) ?? new CodeArgumentDecoder();
+        this.decoders.set(c.index, decoder);
+        // The code as the model writes it, decoded out of its JSON arguments.
+        const piece = decoder.push(c.arguments);
+        if (piece) {
+          call.code_interpreter.input += piece;
+          ci.input = (ci.input ?? '') + piece;
+        }
+      }
+      if (fresh || ci.input) delta.code_interpreter = ci;
+    } else if (call.type === 'file_search') {
+      // The query stays inside (the platform's delta of a file search call is `{}`); results follow the search.
+      if (c.arguments) call.arguments = (call.arguments ?? '') + c.arguments;
+      if (fresh) delta.file_search = {};
+    } else {
+      const fn: { name?: string; arguments?: string; output?: null } = fresh ? { name: '', arguments: '', output: null } : {};
+      if (c.name && !call.function.name) fn.name = call.function.name = c.name;
+      if (c.arguments) {
+        call.function.arguments += c.arguments;
+        fn.arguments = (fn.arguments ?? '') + c.arguments;
+      }
+      if (Object.keys(fn).length) delta.function = fn;
+    }
+    if (fresh && call.type !== 'function') this.awaiting.add(c.index);
+    if (Object.keys(delta).length > 2) this.stepDelta(delta);
+  }
+
+  /**
+   * The final calls (providers that do not stream them, or to fix ids). Returns the id of their step. A
+   * call the stream has not shown yet is sent whole; a streamed one gets the rest of its arguments or code.
+   */
   toolCalls(calls: { id: string; function: { name: string; arguments: string } }[]): string {
     this.closeMessage();
     const stepId = this.ensureToolStep();
+    const shown = this.calls;
     this.calls = calls.map((c): StepCall =>
       c.function.name === this.opts.searchName
         ? { id: c.id, type: 'file_search', file_search: {}, arguments: c.function.arguments }
@@ -185,6 +183,28 @@ export class TurnWriter {
           ? { id: c.id, type: 'code_interpreter', code_interpreter: { input: codeOf(c.function.arguments), outputs: [] } }
           : { id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments, output: null } },
     );
+    this.calls.forEach((call, index) => {
+      const before = shown[index];
+      if (!before) {
+        if (call.type !== 'function') this.awaiting.add(index);
+        this.stepDelta(wholeCall(call, index));
+        return;
+      }
+      const [had, has] =
+        before.type === 'function' && call.type === 'function'
+          ? [before.function.arguments, call.function.arguments]
+          : before.type === 'code_interpreter' && call.type === 'code_interpreter'
+            ? [before.code_interpreter.input, call.code_interpreter.input]
+            : ['', ''];
+      if (has.length > had.length && has.startsWith(had)) {
+        const rest = has.slice(had.length);
+        this.stepDelta(
+          call.type === 'function'
+            ? { index, type: 'function', function: { arguments: rest } }
+            : { index, type: 'code_interpreter', code_interpreter: { input: rest } },
+        );
+      }
+    });
     this.dirtyCalls = true;
     return stepId;
   }
@@ -207,9 +227,21 @@ export class TurnWriter {
         type: 'code_interpreter',
         code_interpreter: { outputs: outputs.map((o, i) => ({ index: i, ...o })) },
       });
+    this.resolved(index);
   }
 
-  private stepDelta(call: Record<string, unknown>) {
+  /**
+   * Sends a step delta, unless an earlier call of the step still waits for the results Standin adds (a
+   * file search's, a code call's): then it waits too. The SDKs' stream helpers take a call as done when
+   * a delta of another call arrives, and place a call first shown by its position of arrival, so each
+   * call's deltas, results included, must come whole and in order.
+   */
+  private stepDelta(call: CallDelta) {
+    for (const waiting of this.awaiting)
+      if (waiting < call.index) {
+        this.held.push(call);
+        return;
+      }
     this.events.push({
       event: 'thread.run.step.delta',
       data: {
@@ -218,6 +250,18 @@ export class TurnWriter {
         delta: { step_details: { type: 'tool_calls', tool_calls: [call] } },
       },
     });
+  }
+
+  /** A call has its results: the deltas of the calls after it may go. */
+  private resolved(index: number) {
+    this.awaiting.delete(index);
+    for (const call of this.held.splice(0)) this.stepDelta(call);
+  }
+
+  /** The step's calls are over (with or without results): every delta held back goes now. */
+  releaseCalls() {
+    this.awaiting.clear();
+    this.resolved(-1);
   }
 
   private textDelta(text: { value: string; annotations?: Found[] }) {
@@ -289,15 +333,30 @@ export class TurnWriter {
     return this.calls.filter((c): c is StoredFileSearchCall => c?.type === 'file_search');
   }
 
-  /** Puts the searches' results (ranking options, results) into their calls. */
+  /**
+   * Puts the searches' results (ranking options, results) into their calls, each with a step delta that
+   * shows them (with their content: a stream that did not ask for it leaves it out, sse.ts).
+   */
   searched(results: ReadonlyMap<string, FileSearchCall['file_search']>) {
     this.calls = this.calls.map((c) => (c?.type === 'file_search' && results.has(c.id) ? { ...c, file_search: results.get(c.id)! } : c));
     this.dirtyCalls = true;
+    this.calls.forEach((call, index) => {
+      if (call?.type !== 'file_search' || !results.has(call.id)) return;
+      const { ranking_options, results: found } = call.file_search;
+      if (ranking_options || found)
+        this.stepDelta({
+          index,
+          type: 'file_search',
+          file_search: { ...(ranking_options ? { ranking_options } : {}), ...(found ? { results: found } : {}) },
+        });
+      this.resolved(index);
+    });
   }
 
   /** Completes the tool_calls step (every call done: file searches only) with its usage. */
   completeToolStep(usage: Usage) {
     if (!this.toolStep) return;
+    this.releaseCalls();
     const now = this.ctx.clock.nowSeconds();
     const details = JSON.stringify({ type: 'tool_calls', tool_calls: this.calls.filter(Boolean) } satisfies StepDetails);
     const step: StepRow = { ...this.toolStep, status: 'completed', completed_at: now, usage: toJson(usage), step_details: details };
@@ -343,7 +402,6 @@ export class TurnWriter {
     const messageId = (this.messageId = newId('msg', this.ctx.clock));
     const stepId = (this.messageStepId = newId('step', this.ctx.clock));
     const step = this.newStep(stepId, now, { type: 'message_creation', message_creation: { message_id: messageId } });
-    const images = this.opts.images ?? [];
     const message: MessageRow = {
       id: messageId,
       project_id: this.run.project_id,
@@ -366,19 +424,22 @@ export class TurnWriter {
       await insertStep(tx, step);
       await insertMessages(tx, [message]);
     });
+    // Created empty, as on the platform: the SDKs append every delta to the created message, so content
+    // shown here and sent again as a delta would arrive twice (an image id doubled: `file-Xfile-X`).
+    const created = messageView({ ...message, content: '[]' });
     this.events.push(
       { event: 'thread.run.step.created', data: stepEvent(step) },
       { event: 'thread.run.step.in_progress', data: stepEvent(step) },
-      { event: 'thread.message.created', data: messageView(message) },
-      { event: 'thread.message.in_progress', data: messageView(message) },
+      { event: 'thread.message.created', data: created },
+      { event: 'thread.message.in_progress', data: created },
     );
-    if (images.length)
+    if (this.opts.images?.length)
       this.events.push({
         event: 'thread.message.delta',
         data: {
           id: messageId,
           object: 'thread.message.delta',
-          delta: { content: images.map((fileId, index) => ({ index, type: 'image_file', image_file: { file_id: fileId } })) },
+          delta: { content: this.imageBlocks().map((block, index) => ({ index, ...block })) },
         },
       });
     return { messageId, stepId };

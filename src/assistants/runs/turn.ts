@@ -112,6 +112,8 @@ export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: 
           })),
         },
       };
+      // The step waits for outputs: its calls' deltas held behind searches and code all go before requires_action.
+      writer.releaseCalls();
       await commitRun(ctx, run.id, async (tx) => {
         // The run update below is conditional on the lease; failing it rolls the whole turn back.
         await writer.flushIn(tx, false);
