@@ -1,0 +1,226 @@
+import type * as Tokenizer from 'gpt-tokenizer';
+import { lazy } from '../store/lazy.js';
+
+/**
+ * The o200k tokenizer (gpt-tokenizer's default encoding) in time linear in the text, for every count,
+ * truncation and chunking in Standin. It gives gpt-tokenizer's tokens exactly.
+ *
+ * Why not gpt-tokenizer alone: it splits the text into pre-tokens with a regex (words, number groups,
+ * punctuation runs, whitespace runs), then merges the bytes of each pre-token by rescanning all its
+ * pairs for the lowest rank and splicing two arrays at every merge: O(n²) in the pre-token's length.
+ * Words are short, but a run without spaces (`aaaa…`, `[[[[…`, base64-free letters, one emoji or CJK
+ * character repeated, a long whitespace run) is one pre-token: 16 K characters took a second, 150 K half
+ * a minute, on the event loop. Here pre-tokens longer than `LONG` are merged with a heap (the same merge
+ * order: the lowest rank, the leftmost on ties), O(n log n); the text between them goes to gpt-tokenizer,
+ * whose merge cache makes ordinary words fast.
+ */
+const library = lazy<typeof Tokenizer>('gpt-tokenizer');
+const constants = lazy<{ O200K_TOKEN_SPLIT_REGEX: RegExp }>('gpt-tokenizer/encodingParams/constants');
+const ranksFile = lazy<{ default: readonly (string | readonly number[] | undefined)[] }>('gpt-tokenizer/bpeRanks/o200k_base');
+
+/** Special-token look-alikes (`<|endoftext|>`) in a text are text, as the platform counts user input. */
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
+/** Pre-tokens longer than this (UTF-16 units) skip gpt-tokenizer's quadratic merge. */
+const LONG = 256;
+/** Ordinary text goes to gpt-tokenizer in pieces of about this size, so a caller can stop early. */
+const SEGMENT = 65_536;
+
+/** Loads the tokenizer's tables (about 0.2 s of CPU) ahead of the first use, off the start path. */
+export const warmTokenizer = () => void library();
+
+/** The tokens of `text`, in order, a bounded piece at a time. */
+export function* encodePieces(text: string): Generator<number[]> {
+  if (text.length <= LONG) {
+    if (text) yield library().encode(text, PLAIN);
+    return;
+  }
+  let from = 0;
+  // matchAll clones the regex: generators may interleave without sharing its lastIndex.
+  for (const m of text.matchAll(constants().O200K_TOKEN_SPLIT_REGEX)) {
+    const at = m.index;
+    const long = m[0].length > LONG;
+    // Cuts fall only between pre-tokens, so gpt-tokenizer splits each piece as it would the whole.
+    if (at > from && (long || at - from >= SEGMENT)) {
+      yield library().encode(text.slice(from, at), PLAIN);
+      from = at;
+    }
+    if (long) {
+      yield mergeLong(m[0]);
+      from = at + m[0].length;
+    }
+  }
+  if (from < text.length) yield library().encode(text.slice(from), PLAIN);
+}
+
+/** The tokens of `text`. */
+export function encodeText(text: string): number[] {
+  const out: number[] = [];
+  for (const piece of encodePieces(text)) for (const t of piece) out.push(t);
+  return out;
+}
+
+/** How many tokens `text` holds. */
+export function countText(text: string): number {
+  let n = 0;
+  for (const piece of encodePieces(text)) n += piece.length;
+  return n;
+}
+
+/** The text of `tokens`; throws on an id the tokenizer does not know. A cut multi-byte character becomes U+FFFD. */
+export function decodeTokens(tokens: readonly number[]): string {
+  const { bytes } = vocabulary();
+  const parts: string[] = [];
+  for (const t of tokens) {
+    const b = bytes[t];
+    // Special tokens (and unknown ids, which throw) are gpt-tokenizer's to name.
+    parts.push(b ?? Buffer.from(library().decode([t]), 'utf8').toString('latin1'));
+  }
+  // One decode of all the bytes: gpt-tokenizer's decode copies its byte buffer at every byte token
+  // (quadratic over a long run of them) and keeps a cut character's bytes for its next call.
+  return Buffer.from(parts.join(''), 'latin1').toString('utf8');
+}
+
+/** The mergeable ranks keyed by their bytes as a latin1 string (one char per byte), and the reverse. */
+interface Vocabulary {
+  rank: Map<string, number>;
+  bytes: string[];
+  longest: number;
+}
+let vocab: Vocabulary | undefined;
+function vocabulary(): Vocabulary {
+  if (vocab) return vocab;
+  const rank = new Map<string, number>();
+  const bytes: string[] = [];
+  let longest = 0;
+  ranksFile().default.forEach((entry, r) => {
+    if (entry === undefined) return;
+    const key = typeof entry === 'string' ? Buffer.from(entry, 'utf8').toString('latin1') : String.fromCharCode(...entry);
+    rank.set(key, r);
+    bytes[r] = key;
+    longest = Math.max(longest, key.length);
+  });
+  return (vocab = { rank, bytes, longest });
+}
+
+const NONE = -1;
+const POS = 2 ** 30;
+const PAIR_CACHE = 4096;
+
+/**
+ * Byte-pair merge of one pre-token with a min-heap of (rank, start) and a linked list of parts: the
+ * merges gpt-tokenizer makes, lowest rank first and leftmost among equals, in O(n log n).
+ */
+function mergeLong(piece: string): number[] {
+  const { rank, longest } = vocabulary();
+  const buf = Buffer.from(piece, 'utf8');
+  const n = buf.length;
+  if (n >= POS) throw new RangeError('a pre-token of 1 GiB or more cannot be tokenized');
+  // One char per byte, so a part's key is a substring (an ASCII piece is its own byte string).
+  const bytes = n === piece.length ? piece : buf.toString('latin1');
+  const whole = n <= longest ? rank.get(bytes) : undefined;
+  if (whole !== undefined) return [whole];
+  // Parts are named by their first byte: next[p] starts the following part (n at the end; -1 once
+  // merged away), token[p] is the part's token.
+  const next = new Int32Array(n);
+  const prev = new Int32Array(n);
+  const token = new Int32Array(n);
+  const pairRank = new Int32Array(n);
+  // A run repeats few pairs: a small direct-mapped cache of pair ranks spares most vocabulary lookups.
+  const seenLeft = new Int32Array(PAIR_CACHE).fill(NONE);
+  const seenRight = new Int32Array(PAIR_CACHE);
+  const seenRank = new Int32Array(PAIR_CACHE);
+  const rankOf = (p: number) => {
+    const q = next[p];
+    if (q >= n) return NONE;
+    const end = next[q];
+    if (end - p > longest) return NONE;
+    const l = token[p];
+    const r = token[q];
+    const h = (Math.imul(l, 0x9e3779b1) ^ r) & (PAIR_CACHE - 1);
+    if (seenLeft[h] === l && seenRight[h] === r) return seenRank[h];
+    seenLeft[h] = l;
+    seenRight[h] = r;
+    return (seenRank[h] = rank.get(bytes.slice(p, end)) ?? NONE);
+  };
+  for (let p = 0; p < n; p++) {
+    next[p] = p + 1;
+    prev[p] = p - 1;
+    token[p] = rank.get(bytes[p])!;
+  }
+  // Each merge pushes at most two entries: n - 1 pairs at first, two per merge after.
+  const heap = new MinHeap(3 * n);
+  for (let p = 0; p + 1 < n; p++) {
+    pairRank[p] = rankOf(p);
+    if (pairRank[p] !== NONE) heap.add(pairRank[p] * POS + p);
+  }
+  pairRank[n - 1] = NONE;
+  heap.heapify();
+  const rerank = (p: number) => {
+    pairRank[p] = rankOf(p);
+    if (pairRank[p] !== NONE) heap.push(pairRank[p] * POS + p);
+  };
+  while (heap.size) {
+    const key = heap.pop();
+    const r = Math.floor(key / POS);
+    const p = key - r * POS;
+    // An entry is stale once its part was merged away or its pair changed.
+    if (next[p] === NONE || pairRank[p] !== r) continue;
+    const q = next[p];
+    next[p] = next[q];
+    if (next[q] < n) prev[next[q]] = p;
+    next[q] = NONE;
+    token[p] = r;
+    rerank(p);
+    if (prev[p] >= 0) rerank(prev[p]);
+  }
+  const out: number[] = [];
+  for (let p = 0; p < n; p = next[p]) out.push(token[p]);
+  return out;
+}
+
+/** A binary min-heap of numbers with a fixed capacity. */
+class MinHeap {
+  private a: Float64Array;
+  size = 0;
+  constructor(capacity: number) {
+    this.a = new Float64Array(Math.max(1, capacity));
+  }
+  /** Appends without ordering; call `heapify` before the first pop. */
+  add(v: number) {
+    this.a[this.size++] = v;
+  }
+  heapify() {
+    for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i, this.a[i]);
+  }
+  push(v: number) {
+    const a = this.a;
+    let i = this.size++;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (a[parent] <= v) break;
+      a[i] = a[parent];
+      i = parent;
+    }
+    a[i] = v;
+  }
+  pop(): number {
+    const top = this.a[0];
+    const last = this.a[--this.size];
+    if (this.size) this.down(0, last);
+    return top;
+  }
+  private down(i: number, v: number) {
+    const a = this.a;
+    const n = this.size;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && a[c + 1] < a[c]) c++;
+      if (a[c] >= v) break;
+      a[i] = a[c];
+      i = c;
+    }
+    a[i] = v;
+  }
+}
