@@ -10,7 +10,7 @@ const LINEAR = 15_000;
 
 /** A seeded pseudo-random generator, so a failure can be replayed. */
 function random(seed: number) {
-  return () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+  return () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
 }
 const draw = (n: number, pick: (r: number) => string, seed = 7) => {
   const r = random(seed);
