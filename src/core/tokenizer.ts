@@ -31,10 +31,29 @@ export const warmTokenizer = () => void library();
 
 /** The tokens of `text`, in order, a bounded piece at a time. */
 export function* encodePieces(text: string): Generator<number[]> {
-  if (text.length <= LONG) {
-    if (text) yield library().encode(text, PLAIN);
-    return;
+  if (!text) return;
+  if (text.length <= LONG) yield library().encode(text, PLAIN);
+  else if (!mayHoldLong(text)) yield* ordinaryPieces(text);
+  else yield* piecesAroundLong(text);
+}
+
+/** Text without a long pre-token, to gpt-tokenizer in pieces cut before a space that starts a word. */
+function* ordinaryPieces(text: string): Generator<number[]> {
+  let from = 0;
+  while (text.length - from > SEGMENT) {
+    // Before " word" after a non-space, both sides pre-tokenize as the whole does: " word" starts a pre-token.
+    WORD_START.lastIndex = from + SEGMENT;
+    const cut = WORD_START.exec(text);
+    if (!cut) break;
+    yield library().encode(text.slice(from, cut.index), PLAIN);
+    from = cut.index;
   }
+  yield library().encode(from ? text.slice(from) : text, PLAIN);
+}
+const WORD_START = /(?<=\S) (?=\p{L})/gu;
+
+/** Text with long pre-tokens: those to the heap merge, the text between to gpt-tokenizer. */
+function* piecesAroundLong(text: string): Generator<number[]> {
   let from = 0;
   // matchAll clones the regex: generators may interleave without sharing its lastIndex.
   for (const m of text.matchAll(constants().O200K_TOKEN_SPLIT_REGEX)) {
@@ -51,6 +70,48 @@ export function* encodePieces(text: string): Generator<number[]> {
     }
   }
   if (from < text.length) yield library().encode(text.slice(from), PLAIN);
+}
+
+/**
+ * Whether `text` may hold a pre-token longer than LONG, without the regex pass. Every pre-token is, but
+ * for one leading character, a run of whitespace, of non-whitespace, or a punctuation run followed by
+ * `\r`, `\n` and `/`; one longer than LONG holds a run of one of those kinds of over LONG / 2 - 1.
+ */
+function mayHoldLong(text: string): boolean {
+  const run = (LONG >> 1) - 1;
+  let space = 0;
+  let solid = 0;
+  let tail = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isWhitespace(c)) {
+      space++;
+      solid = 0;
+    } else {
+      solid++;
+      space = 0;
+    }
+    tail = c === 10 || c === 13 || c === 47 ? tail + 1 : 0;
+    if (space >= run || solid >= run || tail >= run) return true;
+  }
+  return false;
+}
+
+/** Whether UTF-16 code unit `c` is whitespace as the regex `\s` has it. */
+export function isWhitespace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /** The tokens of `text`. */
@@ -86,6 +147,8 @@ interface Vocabulary {
   rank: Map<string, number>;
   bytes: string[];
   longest: number;
+  /** The token of each single byte. */
+  byteToken: Int32Array;
 }
 let vocab: Vocabulary | undefined;
 function vocabulary(): Vocabulary {
@@ -100,7 +163,8 @@ function vocabulary(): Vocabulary {
     bytes[r] = key;
     longest = Math.max(longest, key.length);
   });
-  return (vocab = { rank, bytes, longest });
+  const byteToken = Int32Array.from({ length: 256 }, (_, b) => rank.get(String.fromCharCode(b))!);
+  return (vocab = { rank, bytes, longest, byteToken });
 }
 
 const NONE = -1;
@@ -112,7 +176,7 @@ const PAIR_CACHE = 4096;
  * merges gpt-tokenizer makes, lowest rank first and leftmost among equals, in O(n log n).
  */
 function mergeLong(piece: string): number[] {
-  const { rank, longest } = vocabulary();
+  const { rank, longest, byteToken } = vocabulary();
   const buf = Buffer.from(piece, 'utf8');
   const n = buf.length;
   if (n >= POS) throw new RangeError('a pre-token of 1 GiB or more cannot be tokenized');
@@ -146,7 +210,7 @@ function mergeLong(piece: string): number[] {
   for (let p = 0; p < n; p++) {
     next[p] = p + 1;
     prev[p] = p - 1;
-    token[p] = rank.get(bytes[p])!;
+    token[p] = byteToken[buf[p]];
   }
   // Each merge pushes at most two entries: n - 1 pairs at first, two per merge after.
   const heap = new MinHeap(3 * n);
