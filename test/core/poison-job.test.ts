@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, TEST_KEYS } from '../helpers.js';
+import { chatLine, uploadBatchFile } from '../batches/fixtures.js';
+import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../helpers.js';
 import { freshDatabaseUrl } from '../process.js';
 
 /**
@@ -82,4 +83,53 @@ describe.each(dialects())('a job that kills its process at every start (%s)', (d
     child.kill('SIGTERM');
     await exited;
   }, 120_000);
+});
+
+/** The areas' onAbandon hooks, through the queue: a job whose claims died three times marks its object failed. */
+describe.each(dialects())('objects of abandoned jobs (%s)', (dialect) => {
+  let s: TestStandin;
+  let client: OpenAI;
+  beforeAll(async () => {
+    // Workers off: the jobs stay queued until the test has "killed" them.
+    s = await startTestStandin({ dialect });
+    client = new OpenAI({ apiKey: s.keys.platform, baseURL: `${await s.listen()}/v1`, maxRetries: 0 });
+  });
+  afterAll(() => s?.close());
+
+  /** Three claims of the kind's jobs whose process died while their handler ran. */
+  async function diedThreeTimes(kind: string) {
+    const { store, clock } = s.ctx;
+    const n = await store.db
+      .updateTable('jobs')
+      .set({ locked_by: 'dead-worker', locked_until: clock.now() - 1, attempts: 3, open_claims: 3 })
+      .where('kind', '=', kind)
+      .executeTakeFirst();
+    expect(Number(n.numUpdatedRows)).toBe(1);
+    await s.ctx.jobs.drain();
+  }
+
+  it('fails a batch with a server_error naming the reason', async () => {
+    const input = await uploadBatchFile(client, [chatLine('one', 'Hello')]);
+    const batch = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await diedThreeTimes('batches.run');
+    const failed = await client.batches.retrieve(batch.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.failed_at).toEqual(expect.any(Number));
+    expect(failed.errors?.data).toEqual([
+      { code: 'server_error', message: expect.stringContaining('stopped without finishing 3 times in a row'), param: null, line: null },
+    ]);
+    const events = await s.req('GET', `/admin/v1/events?object_id=${batch.id}`, { key: 'admin' });
+    expect(events.body.data.map((e: { event: { type: string } }) => e.event.type)).toContain('batch.failed');
+  });
+
+  it('fails a background response with a server_error naming the reason', async () => {
+    const r = await client.responses.create({ model: 'gpt-4o-mini', input: 'in the back', background: true });
+    expect(r.status).toBe('queued');
+    await diedThreeTimes('response.run');
+    const failed = await client.responses.retrieve(r.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toEqual({ code: 'server_error', message: expect.stringContaining('stopped without finishing 3 times in a row') });
+    const events = await s.req('GET', `/admin/v1/events?object_id=${r.id}`, { key: 'admin' });
+    expect(events.body.data.map((e: { event: { type: string } }) => e.event.type)).toContain('response.failed');
+  });
 });

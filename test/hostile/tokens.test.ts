@@ -58,6 +58,14 @@ describe.each(dialects())('hostile input: tokenizing long runs without spaces (%
     expect(out[0].response.body.usage.prompt_tokens).toBeGreaterThan(120_000 / 8);
   }, 30_000);
 
+  it('counts a special-token look-alike in a message as text, not a 500', async () => {
+    const done = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'What is <|endoftext|>?' }],
+    });
+    expect(done.usage!.prompt_tokens).toBeGreaterThan(6);
+  });
+
   it('refuses an embeddings input of a 200 KB run with context_length_exceeded, promptly', async () => {
     const call = client.embeddings.create({ model: 'text-embedding-3-small', input: '['.repeat(200_000) });
     const err = await unfrozen(
