@@ -1,6 +1,6 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { countText, decodeTokens, encodePieces, encodeText, isWhitespace } from './tokenizer.js';
+import { countText, decodeTokens, encodePieces, encodeText, isWhitespace, mergeLong } from './tokenizer.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -85,6 +85,22 @@ describe('linear o200k tokenizing', () => {
       expect(decodeTokens(encodeText(letters))).toBe(letters);
       const nested = '['.repeat(MiB / 2) + ']'.repeat(MiB / 2);
       expect(countText(nested)).toBe(2 * countText('['.repeat(MiB / 2)));
+    },
+    LINEAR,
+  );
+
+  it(
+    'merges a pre-token over 256 K characters in blocks, the count within two tokens a block edge of one whole merge',
+    () => {
+      const run = draw(600_000, lower, 11);
+      const blocks = [...encodePieces(run)];
+      expect(blocks).toHaveLength(3);
+      expect(Math.abs(blocks.flat().length - mergeLong(run).length)).toBeLessThanOrEqual(4);
+      expect(decodeTokens(blocks.flat())).toBe(run);
+      // A block edge never splits a surrogate pair.
+      const emoji = `#${'😀'.repeat(140_000)}`;
+      expect(emoji.charCodeAt(262_144) & 0xfc00).toBe(0xdc00);
+      expect(decodeTokens(encodeText(emoji))).toBe(emoji);
     },
     LINEAR,
   );

@@ -25,6 +25,12 @@ const PLAIN = { disallowedSpecial: new Set<string>() };
 const LONG = 256;
 /** Ordinary text goes to gpt-tokenizer in pieces of about this size, so a caller can stop early. */
 const SEGMENT = 65_536;
+/**
+ * A longer pre-token is merged in blocks of this many UTF-16 units: the merge holds about 40 bytes per
+ * byte of its input, so a block costs at most ~30 MB, and a caller can stop after one. A block edge may
+ * shift the count by a token or two from gpt-tokenizer's (one whole merge) — on 256 K characters.
+ */
+const BLOCK = 262_144;
 
 /** Loads the tokenizer's tables (about 0.2 s of CPU) ahead of the first use, off the start path. */
 export const warmTokenizer = () => void library();
@@ -65,11 +71,21 @@ function* piecesAroundLong(text: string): Generator<number[]> {
       from = at;
     }
     if (long) {
-      yield mergeLong(m[0]);
+      yield* blocks(m[0]);
       from = at + m[0].length;
     }
   }
   if (from < text.length) yield library().encode(text.slice(from), PLAIN);
+}
+
+/** The tokens of one long pre-token, merged a BLOCK at a time (never between a surrogate pair). */
+function* blocks(piece: string): Generator<number[]> {
+  for (let at = 0; at < piece.length;) {
+    let end = Math.min(at + BLOCK, piece.length);
+    if (end < piece.length && (piece.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
+    yield mergeLong(at === 0 && end === piece.length ? piece : piece.slice(at, end));
+    at = end;
+  }
 }
 
 /**
@@ -173,9 +189,10 @@ const PAIR_CACHE = 4096;
 
 /**
  * Byte-pair merge of one pre-token with a min-heap of (rank, start) and a linked list of parts: the
- * merges gpt-tokenizer makes, lowest rank first and leftmost among equals, in O(n log n).
+ * merges gpt-tokenizer makes, lowest rank first and leftmost among equals, in O(n log n). Exported for
+ * the tests, which hold the block edges against one whole merge.
  */
-function mergeLong(piece: string): number[] {
+export function mergeLong(piece: string): number[] {
   const { rank, longest, byteToken } = vocabulary();
   const buf = Buffer.from(piece, 'utf8');
   const n = buf.length;
