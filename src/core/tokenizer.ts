@@ -3,12 +3,13 @@ import { lazy } from '../store/lazy.js';
 
 /**
  * The o200k tokenizer (gpt-tokenizer's default encoding) in time linear in the text, for every count,
- * truncation and chunking in Standin. It gives gpt-tokenizer's tokens exactly.
+ * truncation and chunking in Standin. It gives gpt-tokenizer's tokens exactly, but for a token or two at
+ * each block edge of a pre-token over BLOCK characters.
  *
  * Why not gpt-tokenizer alone: it splits the text into pre-tokens with a regex (words, number groups,
  * punctuation runs, whitespace runs), then merges the bytes of each pre-token by rescanning all its
  * pairs for the lowest rank and splicing two arrays at every merge: O(n²) in the pre-token's length.
- * Words are short, but a run without spaces (`aaaa…`, `[[[[…`, base64-free letters, one emoji or CJK
+ * Words are short, but a run without spaces (`aaaa…`, `[[[[…`, random letters, one emoji or CJK
  * character repeated, a long whitespace run) is one pre-token: 16 K characters took a second, 150 K half
  * a minute, on the event loop. Here pre-tokens longer than `LONG` are merged with a heap (the same merge
  * order: the lowest rank, the leftmost on ties), O(n log n); the text between them goes to gpt-tokenizer,
@@ -166,6 +167,8 @@ interface Vocabulary {
   /** The token of each single byte. */
   byteToken: Int32Array;
 }
+// Immutable tables, built on first use (~16 MB, ~0.1 s): shared by every Standin of the process, as the
+// lazily loaded modules are.
 let vocab: Vocabulary | undefined;
 function vocabulary(): Vocabulary {
   if (vocab) return vocab;
