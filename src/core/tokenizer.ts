@@ -263,7 +263,7 @@ export function mergeLong(piece: string): number[] {
   return out;
 }
 
-/** A binary min-heap of numbers with a fixed capacity. */
+/** A four-ary min-heap of numbers with a fixed capacity (half the levels of a binary one). */
 class MinHeap {
   private a: Float64Array;
   size = 0;
@@ -275,13 +275,13 @@ class MinHeap {
     this.a[this.size++] = v;
   }
   heapify() {
-    for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i, this.a[i]);
+    for (let i = (this.size - 2) >> 2; i >= 0; i--) this.down(i, this.a[i]);
   }
   push(v: number) {
     const a = this.a;
     let i = this.size++;
     while (i > 0) {
-      const parent = (i - 1) >> 1;
+      const parent = (i - 1) >> 2;
       if (a[parent] <= v) break;
       a[i] = a[parent];
       i = parent;
@@ -298,9 +298,11 @@ class MinHeap {
     const a = this.a;
     const n = this.size;
     for (;;) {
-      let c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && a[c + 1] < a[c]) c++;
+      const first = 4 * i + 1;
+      if (first >= n) break;
+      let c = first;
+      const end = Math.min(first + 4, n);
+      for (let k = first + 1; k < end; k++) if (a[k] < a[c]) c = k;
       if (a[c] >= v) break;
       a[i] = a[c];
       i = c;
