@@ -1,7 +1,7 @@
 import { batchesAdminRoutes } from './admin-routes.js';
 import type { Module } from '../core/module.js';
 import { batchesRoutes } from './routes.js';
-import { runBatch, type RunBatchJob } from './runner.js';
+import { abandonBatch, runBatch, type RunBatchJob } from './runner.js';
 import { createSampleBatch, RUN_BATCH } from './service.js';
 import { batchesMigrations } from './tables.js';
 
@@ -22,6 +22,7 @@ export const batchesModule: Module = {
       visibilityMs: 120_000,
       retryDelayMs: 2_000,
       handler: (payload: RunBatchJob) => runBatch(ctx, payload),
+      onAbandon: (payload: RunBatchJob, reason) => abandonBatch(ctx, payload, reason),
     },
   ],
   eventSamples: [

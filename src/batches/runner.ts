@@ -10,6 +10,7 @@ import type { Usage } from '../ratelimit/service.js';
 import type { Exec } from '../store/db.js';
 import { runResponseBody } from '../responses/service.js';
 import { readLines, type InputLine } from './lines.js';
+import type { BatchError } from './schemas.js';
 import * as store from './store.js';
 import { TERMINAL } from './service.js';
 
@@ -270,13 +271,23 @@ async function release(ctx: Ctx, tx: Exec, row: store.BatchRow) {
 }
 
 /** The input file was deleted while the batch ran: the batch fails, with what it had run discarded. */
-async function failLost(ctx: Ctx, row: store.BatchRow): Promise<void> {
-  const error = {
+function failLost(ctx: Ctx, row: store.BatchRow): Promise<void> {
+  return failBatch(ctx, row, {
     code: 'file_not_found',
     message: `The input file ${row.input_file_id} was deleted while the batch ran.`,
     param: 'input_file_id',
     line: null,
-  };
+  });
+}
+
+/** The job queue gave up on a batch whose step kept killing its process (core/jobs.ts `onAbandon`). */
+export async function abandonBatch(ctx: Ctx, job: RunBatchJob, reason: string): Promise<void> {
+  const row = await store.getBatchById(ctx.store.db, job.batchId);
+  if (row) await failBatch(ctx, row, { code: 'server_error', message: reason, param: null, line: null });
+}
+
+/** The batch fails with `error`, with what it had run discarded. */
+async function failBatch(ctx: Ctx, row: store.BatchRow, error: BatchError): Promise<void> {
   await ctx.store.db.transaction().execute(async (tx) => {
     const patch = {
       status: 'failed',
@@ -284,7 +295,7 @@ async function failLost(ctx: Ctx, row: store.BatchRow): Promise<void> {
       errors: JSON.stringify({ object: 'list', data: [error] }),
       queued_tokens: 0,
     };
-    if (!(await store.updateBatch(tx, row.id, ['in_progress', 'cancelling', 'finalizing'], patch))) return;
+    if (!(await store.updateBatch(tx, row.id, ['validating', 'in_progress', 'cancelling', 'finalizing'], patch))) return;
     await release(ctx, tx, row);
     await emitEvent(ctx, tx, row.project_id, 'batch.failed', { id: row.id });
     await store.deleteResults(tx, row.id);

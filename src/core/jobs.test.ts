@@ -160,6 +160,104 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     },
   );
 
+  describe('a job whose process keeps dying while it runs', () => {
+    /** A claim by a worker that then died, `times` in a row: each counted before its handler ran. */
+    async function diedWhileRunning(times: number) {
+      const { store, clock } = s!.ctx;
+      await store.db
+        .updateTable('jobs')
+        .set({ locked_by: 'dead-worker', locked_until: clock.now() - 1, attempts: times, open_claims: times })
+        .execute();
+    }
+
+    it('runs again after fewer deaths than the limit, then is failed without running, its kind told why', async () => {
+      s = await startTestStandin({ dialect, seed: false });
+      const ran: number[] = [];
+      const told: [unknown, string][] = [];
+      s.ctx.jobs.register({
+        kind: 'test.poison',
+        handler: async (_p, job) => void ran.push(job.attempts),
+        onAbandon: async (payload, reason) => void told.push([payload, reason]),
+      });
+      await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.poison', { fileId: 'file_1' });
+      await diedWhileRunning(2);
+      await s.ctx.jobs.drain();
+      expect(ran).toEqual([3]);
+      expect(told).toEqual([]);
+
+      await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.poison', { fileId: 'file_2' });
+      await diedWhileRunning(3);
+      await s.ctx.jobs.drain();
+      expect(ran).toEqual([3]);
+      expect(told).toEqual([[{ fileId: 'file_2' }, expect.stringContaining('stopped without finishing 3 times in a row')]]);
+      expect(await s.ctx.store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
+    });
+
+    it('counts deaths in a row: a handler that ends (a retry, a throw) starts the count again', async () => {
+      s = await startTestStandin({ dialect, seed: false });
+      const { store, clock } = s.ctx;
+      let calls = 0;
+      s.ctx.jobs.register({
+        kind: 'test.flaky',
+        retryDelayMs: 1_000,
+        handler: async () => {
+          calls++;
+          if (calls === 1) throw new Error('flaky');
+          return { retryAt: clock.now() + 1_000 };
+        },
+      });
+      const id = await s.ctx.jobs.enqueue(store.db, 'test.flaky', {});
+      const openClaims = async () =>
+        (await store.db.selectFrom('jobs').select('open_claims').where('id', '=', id).executeTakeFirstOrThrow()).open_claims;
+      await diedWhileRunning(2);
+      await s.ctx.jobs.drain();
+      expect(calls).toBe(1);
+      expect(await openClaims()).toBe(0);
+      clock.advance(1_000);
+      await s.ctx.jobs.drain();
+      expect(calls).toBe(2);
+      expect(await openClaims()).toBe(0);
+    });
+
+    it('keeps a job whose owner could not record the failure, and tries that again without running it', async () => {
+      s = await startTestStandin({ dialect, seed: false });
+      const { store, clock } = s.ctx;
+      let ran = 0;
+      let tries = 0;
+      s.ctx.jobs.register({
+        kind: 'test.unrecorded',
+        retryDelayMs: 1_000,
+        handler: async () => void ran++,
+        onAbandon: async () => {
+          if (++tries === 1) throw new Error('the database blinked');
+        },
+      });
+      await s.ctx.jobs.enqueue(store.db, 'test.unrecorded', {});
+      await diedWhileRunning(5);
+      await s.ctx.jobs.drain();
+      expect([ran, tries]).toEqual([0, 1]);
+      expect(await store.db.selectFrom('jobs').select('open_claims').execute()).toEqual([{ open_claims: 6 }]);
+      clock.advance(1_000);
+      await s.ctx.jobs.drain();
+      expect([ran, tries]).toEqual([0, 2]);
+      expect(await store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
+    });
+
+    it('takes its limit from the queue options', async () => {
+      s = await startTestStandin({ dialect, seed: false });
+      const { store, clock, log } = s.ctx;
+      const strict = createJobQueue(store, clock, log, { maxDeaths: 1 });
+      let ran = 0;
+      const told: string[] = [];
+      strict.register({ kind: 'test.strict', handler: async () => void ran++, onAbandon: async (_p, reason) => void told.push(reason) });
+      await strict.enqueue(store.db, 'test.strict', {});
+      await diedWhileRunning(1);
+      await strict.drain();
+      expect(ran).toBe(0);
+      expect(told).toHaveLength(1);
+    });
+  });
+
   if (dialect === 'postgres') {
     it('shares work between two queues on one database: every job runs exactly once', async () => {
       s = await startTestStandin({ dialect, seed: false });

@@ -17,6 +17,11 @@ import { keepListening, type Listening } from '../store/listen.js';
  * finishes, retries or drops a job only while its claim is the job's latest. A worker whose claim lapsed
  * (it ran long, or the admin clock jumped past its visibility timeout) and whose job another worker has
  * claimed since changes nothing when it ends: the newer claim decides.
+ *
+ * A poison job cannot crash-loop: every claim also adds one to `open_claims`, committed before the
+ * handler runs, and any end of the handler (done, a retry, a throw) sets it back to 0. A claim that finds
+ * it past `maxDeaths` has met a job whose handler was running that many times when its process died (or
+ * its claim lapsed); the job is failed instead of run again, and its kind's `onAbandon` is told why.
  */
 export interface JobDefinition<P = any> {
   kind: string;
@@ -30,7 +35,21 @@ export interface JobDefinition<P = any> {
   retryDelayMs?: number;
   /** Give up (and drop the job) after this many attempts; handlers that own retries set it high. */
   maxAttempts?: number;
+  /**
+   * Told when the job is failed without running because its handler never ended, `maxDeaths` times in a
+   * row (a crash-looping poison job): the owning area marks its object failed with `reason`.
+   */
+  onAbandon?: (payload: P, reason: string) => Promise<void>;
 }
+
+/** Settings of the queue. */
+export interface JobQueueOptions {
+  /** Claims in a row whose handler never ended (its process died) after which a job is failed. */
+  maxDeaths?: number;
+}
+
+/** `--job-max-deaths`'s default: a job may die with its process three times, the fourth claim fails it. */
+export const DEFAULT_MAX_DEATHS = 3;
 
 export interface JobQueue {
   register(def: JobDefinition): void;
@@ -55,12 +74,16 @@ interface Claimed {
   attempts: number;
 }
 
+type Definition = Required<Omit<JobDefinition, 'onAbandon'>> & Pick<JobDefinition, 'onAbandon'>;
+
 export function createJobQueue(
   store: Store,
   clock: Clock,
   log: { error: (o: unknown, msg?: string) => void; warn: (o: unknown, msg: string) => void; debug: (o: unknown, msg?: string) => void },
+  options: JobQueueOptions = {},
 ): JobQueue {
-  const defs = new Map<string, Required<JobDefinition>>();
+  const maxDeaths = options.maxDeaths ?? DEFAULT_MAX_DEATHS;
+  const defs = new Map<string, Definition>();
   const running = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
   const workerId = randomUUID();
@@ -84,15 +107,18 @@ export function createJobQueue(
     (db, jobs) => db.deleteFrom('jobs').where((eb) => eb.or(jobs.map((j) => eb.and({ id: j.id, attempts: j.attempts })))),
   );
 
-  /** Retries or drops a job, if this worker's claim is still its latest; a stale claim's write is a no-op. */
-  async function settle(job: Claimed, runAt: number | 'drop') {
+  /**
+   * Retries or drops a job, if this worker's claim is still its latest; a stale claim's write is a no-op.
+   * A retry after the handler ended clears `open_claims`; `ended: false` keeps it (the handler never ran).
+   */
+  async function settle(job: Claimed, runAt: number | 'drop', ended = true) {
     const n = await runAlone(
       store.db,
       runAt === 'drop'
         ? store.db.deleteFrom('jobs').where('id', '=', job.id).where('attempts', '=', job.attempts)
         : store.db
             .updateTable('jobs')
-            .set({ run_at: runAt, locked_by: null, locked_until: null })
+            .set({ run_at: runAt, locked_by: null, locked_until: null, ...(ended ? { open_claims: 0 } : {}) })
             .where('id', '=', job.id)
             .where('attempts', '=', job.attempts),
     );
@@ -101,7 +127,7 @@ export function createJobQueue(
   }
 
   let claims = 0;
-  async function claim(def: Required<JobDefinition>, n: number) {
+  async function claim(def: Definition, n: number) {
     claims++;
     const now = clock.now();
     const due = store.db
@@ -118,9 +144,14 @@ export function createJobQueue(
       store.db,
       store.db
         .updateTable('jobs')
-        .set({ locked_by: workerId, locked_until: now + def.visibilityMs, attempts: sql`attempts + 1` })
+        .set({
+          locked_by: workerId,
+          locked_until: now + def.visibilityMs,
+          attempts: sql`attempts + 1`,
+          open_claims: sql`open_claims + 1`,
+        })
         .where('id', 'in', sub)
-        .returning(['id', 'payload', 'attempts']),
+        .returning(['id', 'payload', 'attempts', 'open_claims']),
     );
   }
 
@@ -129,7 +160,9 @@ export function createJobQueue(
    * the deletion of a finished job is group-committed afterwards (until then its claim keeps it from
    * being claimed again; a crash before the deletion runs it again, which at-least-once allows).
    */
-  async function runOne(def: Required<JobDefinition>, job: Claimed & { payload: string }, release: () => void) {
+  async function runOne(def: Definition, job: Claimed & { payload: string; open_claims: number }, release: () => void) {
+    // This claim is counted in open_claims too: the ones before it never ended.
+    if (job.open_claims - 1 >= maxDeaths) return abandon(def, job, job.open_claims - 1);
     const lockedUntil = clock.now() + def.visibilityMs;
     try {
       const result = await def.handler(JSON.parse(job.payload), { id: job.id, attempts: job.attempts });
@@ -146,11 +179,27 @@ export function createJobQueue(
     }
   }
 
+  /** Fails a job whose handler died `deaths` times: tells its kind, then drops it (fenced, as any end). */
+  async function abandon(def: Definition, job: Claimed & { payload: string }, deaths: number) {
+    const reason =
+      `The ${def.kind} job stopped without finishing ${deaths} times in a row (its process died or its ` +
+      `claim lapsed while it ran), so it was failed rather than run again.`;
+    log.error({ kind: def.kind, job: job.id, deaths }, 'a job that keeps dying with its process is failed, not run again');
+    try {
+      await def.onAbandon?.(JSON.parse(job.payload), reason);
+    } catch (err) {
+      // The owner could not record the failure: try that again later, still without running the handler.
+      log.error({ err, kind: def.kind, job: job.id }, 'recording an abandoned job failed');
+      return settle(job, clock.now() + def.retryDelayMs, false).catch(() => {});
+    }
+    await settle(job, 'drop').catch((err) => log.error({ err, kind: def.kind, job: job.id }, 'dropping an abandoned job failed'));
+  }
+
   /**
    * The slots of a kind worth a claim now: every free one, except that while a backlog waits they are
    * refilled only once a quarter of the concurrency is free (a claim per batch of jobs, not per job).
    */
-  function claimable(def: Required<JobDefinition>): number {
+  function claimable(def: Definition): number {
     const busy = running.get(def.kind) ?? 0;
     const free = def.concurrency - busy;
     if (free <= 0 || (busy > 0 && backlog.has(def.kind) && free < Math.ceil(def.concurrency / 4))) return 0;
@@ -268,7 +317,7 @@ export function createJobQueue(
         retryDelayMs: 5_000,
         maxAttempts: 1_000_000,
         ...def,
-      } as Required<JobDefinition>);
+      } as Definition);
     },
     async enqueue(exec, kind, payload, opts = {}) {
       const id = opts.id ?? newId('job', clock);
@@ -281,6 +330,7 @@ export function createJobQueue(
           payload: JSON.stringify(payload),
           run_at: opts.runAt ?? now,
           attempts: 0,
+          open_claims: 0,
           locked_by: null,
           locked_until: null,
           created_at: now,

@@ -39,6 +39,7 @@ export const OPTIONS = {
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
   fileUploadLimit: opt('int', 536_870_912, 'largest file POST /v1/files accepts, in bytes (multipart, streamed; --body-limit is for JSON)'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
+  jobMaxDeaths: opt('int', 3, 'a job whose process died while it ran this many times in a row is failed, not run again'),
   mtlsPort: opt('port', OFF, "port of the mutual TLS token endpoint: 'off' (the default), a number, or 0 for a free one"),
   mtlsApiPort: opt('port', OFF, "port of the mutual TLS API listener: 'off' (the default), a number, or 0 for a free one"),
   tlsCert: opt('string', undefined, 'PEM server certificate for the mTLS listeners (generated for local use when unset)'),

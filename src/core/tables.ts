@@ -10,6 +10,8 @@ export interface CoreTables {
     /** Earliest time to run, Standin clock, ms. */
     run_at: number;
     attempts: number;
+    /** Claims since the handler last ended: past the queue's `maxDeaths` + 1 the job is failed (core/jobs.ts). */
+    open_claims: number;
     locked_by: string | null;
     /** Claim expiry, Standin clock ms: a crashed worker's job is claimed again after it. */
     locked_until: number | null;
@@ -81,6 +83,15 @@ export const coreMigrations: Record<string, Migration> = {
           : sql`case when json_type(payload, '$.data.id') = 'text' then json_extract(payload, '$.data.id') end`;
       await db.updateTable('events').set({ object_id: objectId }).execute();
       await db.schema.createIndex('events_object').on('events').columns(['object_id', 'id']).execute();
+    },
+  },
+  // Jobs claimed before this migration start at 0: a job that was crash-looping gets its full count again.
+  '202611261300_core_jobs_open_claims': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('open_claims', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   },
 };

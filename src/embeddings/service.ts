@@ -1,6 +1,5 @@
-import type * as Tokenizer from 'gpt-tokenizer';
-import { lazy } from '../store/lazy.js';
 import { ApiError, invalid } from '../core/errors.js';
+import { decodeTokens } from '../core/tokenizer.js';
 import type { Ctx } from '../core/module.js';
 import { countTokens } from '../models/service.js';
 import type { Usage } from '../ratelimit/service.js';
@@ -24,12 +23,6 @@ export interface Inputs {
   texts: string[];
   tokens: number[];
 }
-
-/**
- * The o200k tokenizer, loaded on the first token-array input (models/tokens.ts loads the same module).
- * Required at run time, not bundled: its tables are 2.5 MB that every start would parse.
- */
-const loadTokenizer = lazy<typeof Tokenizer>('gpt-tokenizer');
 
 /** Checks the input against the limits and turns token arrays into text (o200k tokenizer). */
 export async function readInputs(input: CreateEmbeddingBody['input']): Promise<Inputs> {
@@ -55,9 +48,8 @@ export async function readInputs(input: CreateEmbeddingBody['input']): Promise<I
       n = item.length;
       if (n > MAX_INPUT_TOKENS) text = '';
       else {
-        const t = loadTokenizer();
         try {
-          text = t.decode(item);
+          text = decodeTokens(item);
         } catch {
           throw invalid(`'${param}' holds a token id the o200k tokenizer does not know.`, param, 'invalid_value');
         }

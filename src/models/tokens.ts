@@ -1,32 +1,33 @@
-import type * as Tokenizer from 'gpt-tokenizer';
-import { lazy } from '../store/lazy.js';
+import { countText, decodeTokens, encodePieces } from '../core/tokenizer.js';
 import type { ChatMessage, ChatTool } from './types.js';
 
 /**
- * Token counting with the o200k tokenizer (gpt-tokenizer's default), used for usage when a provider
- * reports none, for truncation and for the token limits of runs. Message framing follows the
- * Chat Completions accounting: a few tokens per message plus the reply primer.
+ * Token counting with the o200k tokenizer (core/tokenizer.ts: gpt-tokenizer's tokens, in linear time),
+ * used for usage when a provider reports none, for truncation and for the token limits of runs. Message
+ * framing follows the Chat Completions accounting: a few tokens per message plus the reply primer.
  */
-const tokenizer = lazy<typeof Tokenizer>('gpt-tokenizer');
-const encode = (text: string) => tokenizer().encode(text);
-const decode = (tokens: number[]) => tokenizer().decode(tokens);
-
-/** Loads the tokenizer's tables (about 0.2 s of CPU) ahead of the first run, off the start path. */
-export const warmTokenizer = () => void tokenizer();
+export { warmTokenizer } from '../core/tokenizer.js';
 
 const PER_MESSAGE = 3;
 const REPLY_PRIMER = 3;
 
 /** Tokens of a plain text. */
 export function countTokens(text: string): number {
-  return text ? encode(text).length : 0;
+  return text ? countText(text) : 0;
 }
 
 /** The first `max` tokens of `text`, and whether it was cut. */
 export function truncateToTokens(text: string, max: number): { text: string; cut: boolean } {
-  const tokens = encode(text);
+  const tokens: number[] = [];
+  for (const piece of encodePieces(text)) {
+    for (const t of piece) tokens.push(t);
+    if (tokens.length > max) break;
+  }
   if (tokens.length <= max) return { text, cut: false };
-  return { text: decode(tokens.slice(0, Math.max(0, max))), cut: true };
+  let kept = decodeTokens(tokens.slice(0, Math.max(0, max)));
+  // A cut inside a multi-byte character leaves U+FFFD that the text did not have: drop it.
+  while (kept.endsWith('\uFFFD') && !text.startsWith(kept)) kept = kept.slice(0, -1);
+  return { text: kept, cut: true };
 }
 
 /** Tokens one message adds to a prompt. */

@@ -1,6 +1,13 @@
 import type { Module } from '../core/module.js';
 import { responsesRoutes } from './routes.js';
-import { createFinishedResponse, RUN_RESPONSE, runResponse, type ResponsesRuntime, type RunResponseJob } from './service.js';
+import {
+  abandonResponse,
+  createFinishedResponse,
+  RUN_RESPONSE,
+  runResponse,
+  type ResponsesRuntime,
+  type RunResponseJob,
+} from './service.js';
 import { responsesMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -35,6 +42,12 @@ export const responsesModule: Module = {
     },
   ],
   jobs: (ctx) => [
-    { kind: RUN_RESPONSE, concurrency: 8, visibilityMs: 10 * 60_000, handler: (payload: RunResponseJob) => runResponse(ctx, payload) },
+    {
+      kind: RUN_RESPONSE,
+      concurrency: 8,
+      visibilityMs: 10 * 60_000,
+      handler: (payload: RunResponseJob) => runResponse(ctx, payload),
+      onAbandon: (payload: RunResponseJob, reason) => abandonResponse(ctx, payload, reason),
+    },
   ],
 };

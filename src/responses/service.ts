@@ -247,6 +247,24 @@ export async function runResponse(ctx: Ctx, payload: RunResponseJob): Promise<vo
   }
 }
 
+/** The job queue gave up on a background response whose run kept killing its process (core/jobs.ts `onAbandon`). */
+export async function abandonResponse(ctx: Ctx, payload: RunResponseJob, reason: string): Promise<void> {
+  try {
+    const row = await store.getResponseById(ctx.store.db, payload.responseId);
+    if (!row || TERMINAL.includes(row.status)) return;
+    const done: ResponseObject = { ...objectOf(row), status: 'failed', error: { code: 'server_error', message: reason } };
+    await ctx.store.db.transaction().execute(async (tx) => {
+      // A response that died before it started is moved to in_progress first: only a running one ends.
+      await store.startResponse(tx, { ...done, status: 'in_progress' });
+      if (await store.finishResponse(tx, done, JSON.parse(row.messages) as ChatMessage[]))
+        await emitEvent(ctx, tx, row.project_id, eventFor('failed'), { id: row.id });
+    });
+    ctx.jobs.wake(EVENT_FANOUT);
+  } finally {
+    if (payload.ticket) await ctx.services.ratelimit.release(payload.ticket, { failed: true });
+  }
+}
+
 /** Rate-limit usage of a finished response. */
 export function usageOf(r: ResponseObject): Usage {
   return r.usage ? { inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens } : { failed: r.status === 'failed' };

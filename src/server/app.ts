@@ -82,7 +82,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
 
   const log = app.log;
   if (clamped) log.warn('the stored clock offset was out of range (over 100 years); it is set to the largest allowed');
-  const jobs = createJobQueue(store, clock, log);
+  const jobs = createJobQueue(store, clock, log, { maxDeaths: settings.jobMaxDeaths });
   const ctx: Ctx = {
     settings: { ...settings },
     store,

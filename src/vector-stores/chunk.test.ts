@@ -1,4 +1,4 @@
-import { encode } from 'gpt-tokenizer';
+import { decode, encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { AUTO_CHUNKING, chunkText, tokenize, TooManyTokens } from './chunk.js';
 
@@ -27,6 +27,32 @@ describe('token chunking', () => {
     expect(tokenize('before <|endoftext|> after').length).toBeGreaterThan(3);
     expect(() => tokenize(text, 100)).toThrow(TooManyTokens);
   });
+
+  it('cuts ordinary text into the same chunks as windows over gpt-tokenizer’s tokens', () => {
+    const prose = 'Chunking keeps every token, in order; 1,234 numbers and Ünïcödé stay whole.\n\n'.repeat(120);
+    const ids = encode(prose);
+    const chunks = [...chunkText(prose, AUTO_CHUNKING)];
+    const windows: number[][] = [];
+    for (let start = 0; windows.length === 0 || start - 400 + 800 < ids.length; start += 400) windows.push(ids.slice(start, start + 800));
+    expect(windows.length).toBeGreaterThan(3);
+    expect(chunks).toEqual(windows.map((w) => ({ text: decode(w), tokens: w.length })));
+  });
+
+  it.each([
+    ['[', '['],
+    ['a', 'a'],
+    ['CJK character', '語'],
+  ])(
+    'chunks 1 MiB of one %s in linear time, windows covering every token',
+    (_name, unit) => {
+      const text = unit.repeat((1 << 20) / unit.length);
+      const total = tokenize(text).length;
+      const chunks = [...chunkText(text, AUTO_CHUNKING)];
+      expect(chunks.length).toBe(Math.ceil((total - 800) / 400) + 1);
+      expect(chunks.slice(0, -1).every((c) => c.tokens === 800 && /^(\[|a|語)+$/.test(c.text))).toBe(true);
+    },
+    15_000,
+  );
 
   it('drops halves of a character cut at a window edge', () => {
     const chunks = [...chunkText('日本語のテキスト。'.repeat(60), { max_chunk_size_tokens: 100, chunk_overlap_tokens: 7 })];

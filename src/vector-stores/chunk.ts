@@ -1,14 +1,10 @@
-import type * as Tokenizer from 'gpt-tokenizer';
-import { lazy } from '../store/lazy.js';
+import { decodeTokens, encodePieces } from '../core/tokenizer.js';
 
 /**
- * Token-level chunking (the o200k tokenizer, as token counts elsewhere in Standin): windows of
- * `maxTokens` tokens, each starting `maxTokens - overlapTokens` after the previous one.
+ * Token-level chunking (the o200k tokenizer of core/tokenizer.ts, linear in the text, as token counts
+ * elsewhere in Standin): windows of `maxTokens` tokens, each starting `maxTokens - overlapTokens` after
+ * the previous one. Text that looks like a special token (`<|endoftext|>`) is text here.
  */
-const tokenizer = lazy<typeof Tokenizer>('gpt-tokenizer');
-
-/** Text that looks like a special token (`<|endoftext|>`) is text here, not a reason to fail. */
-const PLAIN = { disallowedSpecial: new Set<string>() };
 
 export interface Chunking {
   max_chunk_size_tokens: number;
@@ -26,7 +22,7 @@ export class TooManyTokens extends Error {}
 /** The tokens of a text; throws TooManyTokens past `max` (stops reading there). */
 export function tokenize(text: string, max = MAX_FILE_TOKENS): number[] {
   const out: number[] = [];
-  for (const piece of tokenizer().encodeGenerator(text, PLAIN)) {
+  for (const piece of encodePieces(text)) {
     for (const t of piece) out.push(t);
     if (out.length > max) throw new TooManyTokens(`the file holds more than ${max} tokens`);
   }
@@ -41,9 +37,7 @@ export function* chunkText(text: string, chunking: Chunking): Generator<{ text: 
   for (let start = 0; start < ids.length; start += step) {
     const end = Math.min(start + size, ids.length);
     // A window may cut a multi-byte character in two: drop the halves at its edges.
-    const piece = tokenizer()
-      .decode(ids.slice(start, end))
-      .replace(/^\uFFFD+|\uFFFD+$/g, '');
+    const piece = decodeTokens(ids.slice(start, end)).replace(/^\uFFFD+|\uFFFD+$/g, '');
     yield { text: piece, tokens: end - start };
     if (end === ids.length) return;
   }

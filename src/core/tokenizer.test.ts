@@ -1,0 +1,137 @@
+import { decode, encode } from 'gpt-tokenizer';
+import { describe, expect, it } from 'vitest';
+import { countText, decodeTokens, encodePieces, encodeText, isWhitespace, mergeLong } from './tokenizer.js';
+
+const PLAIN = { disallowedSpecial: new Set<string>() };
+const MiB = 1 << 20;
+// gpt-tokenizer needs minutes for one 1 MiB run (quadratic); linear tokenizing needs well under a second.
+// The bound is generous for a loaded machine: it tells linear from quadratic, it is not a benchmark.
+const LINEAR = 15_000;
+
+/** A seeded pseudo-random generator, so a failure can be replayed. */
+function random(seed: number) {
+  return () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+}
+const draw = (n: number, pick: (r: number) => string, seed = 7) => {
+  const r = random(seed);
+  return Array.from({ length: n }, () => pick(r())).join('');
+};
+const lower = (r: number) => String.fromCharCode(97 + Math.floor(r * 26));
+const cjk = (r: number) => String.fromCharCode(0x4e00 + Math.floor(r * 20_000));
+const emoji = (r: number) => String.fromCodePoint(0x1f300 + Math.floor(r * 700));
+
+const prose = [
+  'The quick brown fox jumps over the lazy dog. ',
+  "It's 2026: the run's 1,234,567 tokens cost $12.50 (or 11,90 €)!\n\n",
+  '    indented code { return a[i] + b[j]; }\r\n',
+  'Ünïcödé wörds, 日本語のテキスト。中文文本，한국어 텍스트. ',
+  'URLs like https://example.com/a/b?c=d&e=f#g and emails a.b@c.de; ',
+  'CamelCaseWords ALLCAPS MixedUP and  double  spaces\ttabs\t\n',
+  'emoji 😀👍🏽🇳🇴 and <|endoftext|> look-alikes. ',
+].join('');
+
+describe('linear o200k tokenizing', () => {
+  it('gives gpt-tokenizer’s tokens exactly for ordinary text, and decodes back to it', () => {
+    const text = prose.repeat(200);
+    expect(encodeText(text)).toEqual(encode(text, PLAIN));
+    expect(countText(text)).toBe(encode(text, PLAIN).length);
+    expect(decodeTokens(encodeText(text))).toBe(text);
+    expect(encodeText('')).toEqual([]);
+    expect(countText('hello')).toBe(1);
+  });
+
+  it.each([
+    ['a run of one letter', 'a'.repeat(3000)],
+    ['a run of brackets', '['.repeat(3000)],
+    ['a run of digits', '7'.repeat(3000)],
+    ['a run of one emoji', '😀'.repeat(1500)],
+    ['a run of a rare emoji (byte tokens)', '🦩'.repeat(1500)],
+    ['a run of one CJK character', '語'.repeat(3000)],
+    ['a run of spaces', ' '.repeat(3000) + 'x'],
+    ['a run of newlines', '\n'.repeat(3000)],
+    ['a run of capitals', 'A'.repeat(3000) + 'b'],
+    ['random letters without spaces', draw(3000, lower)],
+    ['random CJK without punctuation', draw(2000, cjk)],
+    ['random emoji', draw(1000, emoji)],
+    ['long runs inside prose', `${prose} ${draw(700, lower, 3)}   ${'['.repeat(600)}\n\n ${' '.repeat(400)}${prose}`],
+  ])('gives gpt-tokenizer’s tokens exactly for %s (long pre-tokens take the heap merge)', (_name, text) => {
+    const tokens = encodeText(text);
+    expect(tokens).toEqual(encode(text, PLAIN));
+    expect(decodeTokens(tokens)).toBe(text);
+  });
+
+  // Each run repeats a period gpt-tokenizer merges alike, so 128 times 8 KiB holds 128 times its tokens.
+  it.each([
+    ['a', 'a'],
+    ['[', '['],
+    ['digits', '777'],
+    ['emoji', '😀'],
+    ['CJK', '語'],
+  ])(
+    'counts 1 MiB of one %s in linear time, as gpt-tokenizer counts it',
+    (_name, unit) => {
+      const small = unit.repeat(Math.floor(8192 / unit.length));
+      const big = small.repeat(128);
+      expect(big.length).toBeGreaterThan(MiB - 300);
+      expect(countText(big)).toBe(encode(small, PLAIN).length * 128);
+    },
+    LINEAR,
+  );
+
+  it(
+    'counts 1 MiB of random letters without a space, and of nested brackets, in linear time',
+    () => {
+      const letters = draw(MiB, lower);
+      expect(decodeTokens(encodeText(letters))).toBe(letters);
+      const nested = '['.repeat(MiB / 2) + ']'.repeat(MiB / 2);
+      expect(countText(nested)).toBe(2 * countText('['.repeat(MiB / 2)));
+    },
+    LINEAR,
+  );
+
+  it(
+    'merges a pre-token over 256 K characters in blocks, the count within two tokens a block edge of one whole merge',
+    () => {
+      const run = draw(600_000, lower, 11);
+      const blocks = [...encodePieces(run)];
+      expect(blocks).toHaveLength(3);
+      expect(Math.abs(blocks.flat().length - mergeLong(run).length)).toBeLessThanOrEqual(4);
+      expect(decodeTokens(blocks.flat())).toBe(run);
+      // A block edge never splits a surrogate pair.
+      const emoji = `#${'😀'.repeat(140_000)}`;
+      expect(emoji.charCodeAt(262_144) & 0xfc00).toBe(0xdc00);
+      expect(decodeTokens(encodeText(emoji))).toBe(emoji);
+    },
+    LINEAR,
+  );
+
+  it('hands the tokens out in bounded pieces, so a caller can stop early', () => {
+    const text = 'word '.repeat(100_000) + 'z'.repeat(300_000);
+    const pieces = [...encodePieces(text)];
+    expect(pieces.length).toBeGreaterThan(4);
+    expect(pieces.flat()).toEqual(encodeText(text));
+  });
+
+  it('decodes a window cut inside a character without borrowing bytes from another call', () => {
+    const tokens = encode('🦩🦩', PLAIN);
+    expect(tokens.length).toBeGreaterThan(2);
+    expect(decodeTokens(tokens.slice(0, 1))).toMatch(/^\uFFFD+$/);
+    expect(decodeTokens(encode('ok', PLAIN))).toBe('ok');
+    // Special tokens decode to their names; an unknown id throws.
+    expect(decodeTokens([encode('<|endoftext|>', { allowedSpecial: 'all' })[0]])).toBe(decode([199_999]));
+    expect(() => decodeTokens([300_000])).toThrow();
+  });
+});
+
+describe('the whitespace test of the pre-check', () => {
+  it('agrees with the regex \\s on every UTF-16 code unit', () => {
+    const disagree: string[] = [];
+    for (let c = 0; c <= 0xffff; c++) if (isWhitespace(c) !== /\s/.test(String.fromCharCode(c))) disagree.push(`U+${c.toString(16)}`);
+    expect(disagree).toEqual([]);
+  });
+
+  it('finds long pre-tokens made of mixed kinds: a punctuation run with a \\n/ tail, mixed whitespace', () => {
+    for (const text of [`x.${'\n/'.repeat(400)}y`, `a${' \u2000\u3000'.repeat(200)}b`, `${prose}${'-'.repeat(130)}${prose}`])
+      expect(encodeText(text)).toEqual(encode(text, PLAIN));
+  });
+});
