@@ -1,0 +1,189 @@
+/** The parts of Emscripten's FS and MEMFS (inside Pyodide) the guard patches. */
+export interface MemfsNode {
+  mode: number;
+  contents?: ArrayBufferView | Record<string, MemfsNode>;
+  usedBytes?: number;
+}
+type Fn = (...args: never[]) => unknown;
+export interface EmscriptenFs {
+  isFile(mode: number): boolean;
+  close(stream: unknown): void;
+  streams: ({ node?: MemfsNode } | null)[];
+  ErrnoError: new (errno: number) => Error;
+  filesystems: {
+    MEMFS: {
+      ops_table: { file: { node: Record<string, Fn>; stream: Record<string, Fn> }; dir: { node: Record<string, Fn> } };
+      stream_ops: Record<string, Fn>;
+      node_ops: Record<string, Fn>;
+    };
+  };
+}
+
+/** What the kernel reads back from the guard after each execution. */
+export interface MemfsGuard {
+  /** Bytes held by the files the session wrote (capacity of their buffers). */
+  bytes(): number;
+  /** Files, folders and links the session created and has not removed. */
+  nodes(): number;
+  /** What was refused since the last `reset()`: a write for memory, or a create for the file count. */
+  refused(): 'memory' | 'files' | undefined;
+  reset(): void;
+}
+
+/**
+ * Makes the in-memory filesystem count against the kernel's memory limit and bounds its entries.
+ *
+ * MEMFS keeps each file in a JS Uint8Array: outside WebAssembly memory and outside V8's heap limit, so
+ * without this a cell could fill the host's memory through /mnt/data. Every write, truncate, create and
+ * remove of MEMFS goes through here: a write that would take `wasmBytes() + files` past `limitBytes` fails
+ * with ENOSPC, a create past `maxNodes` with EDQUOT, and Python sees an OSError. Like kernelMain it is
+ * handed to the worker as text: nothing from outside its own body.
+ */
+export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: number, wasmBytes: () => number): MemfsGuard {
+  const ENOSPC = 51;
+  const EDQUOT = 19;
+  const ENAMETOOLONG = 37;
+  const MEMFS = FS.filesystems.MEMFS;
+  const table = MEMFS.ops_table;
+  const sizes = new WeakMap<MemfsNode, number>(); // what each file is counted for
+  const created = new WeakSet<MemfsNode>();
+  const detached = new Set<MemfsNode>(); // removed but still open: its bytes are still held
+  let bytes = 0;
+  let nodes = 0;
+  let refused: 'memory' | 'files' | undefined;
+
+  // A file's buffer is a Uint8Array, or an Int8Array when it was sliced from the WebAssembly heap.
+  const capacity = (node: MemfsNode) => (ArrayBuffer.isView(node.contents) ? node.contents.byteLength : 0);
+  const account = (node: MemfsNode) => {
+    const now = capacity(node);
+    bytes += now - (sizes.get(node) ?? 0);
+    sizes.set(node, now);
+  };
+  const need = (node: MemfsNode, grownTo: number) => {
+    if (wasmBytes() + bytes - (sizes.get(node) ?? 0) + grownTo > limitBytes) {
+      refused = 'memory';
+      throw new FS.ErrnoError(ENOSPC);
+    }
+  };
+  // What MEMFS.expandFileStorage will allocate for a write ending at `end` (it grows by doubling, then 1/8).
+  const expanded = (node: MemfsNode, end: number) => {
+    const prev = capacity(node);
+    if (prev >= end) return prev;
+    const grown = Math.max(end, (prev * (prev < 1024 * 1024 ? 2 : 1.125)) >>> 0);
+    return prev ? Math.max(grown, 256) : grown;
+  };
+  const forget = (node: MemfsNode | undefined) => {
+    if (!node) return;
+    if (created.has(node)) {
+      created.delete(node);
+      nodes--;
+    }
+    if (FS.streams.some((s) => s?.node === node)) detached.add(node);
+    else {
+      bytes -= sizes.get(node) ?? 0;
+      sizes.delete(node);
+    }
+  };
+  const checkName = (name: string) => {
+    if (name.length > 255) throw new FS.ErrnoError(ENAMETOOLONG);
+  };
+  const born = <T>(node: T): T => {
+    created.add(node as MemfsNode);
+    nodes++;
+    return node;
+  };
+  const room = () => {
+    if (nodes < maxNodes) return;
+    refused ??= 'files';
+    throw new FS.ErrnoError(EDQUOT);
+  };
+
+  const write = MEMFS.stream_ops.write as unknown as (
+    stream: { node: MemfsNode },
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+    canOwn?: boolean,
+  ) => number;
+  const guardedWrite = function (
+    this: unknown,
+    stream: { node: MemfsNode },
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+    canOwn?: boolean,
+  ) {
+    const node = stream.node;
+    if (length) {
+      const fresh = canOwn || (node.usedBytes === 0 && position === 0);
+      need(node, fresh ? length : expanded(node, position + length));
+    }
+    const n = write.call(this, stream, buffer, offset, length, position, canOwn);
+    account(node);
+    return n;
+  };
+  const setattr = MEMFS.node_ops.setattr as unknown as (node: MemfsNode, attr: { size?: number }) => void;
+  const guardedSetattr = function (this: unknown, node: MemfsNode, attr: { size?: number }) {
+    if (attr.size !== undefined && attr.size !== node.usedBytes) need(node, attr.size);
+    setattr.call(this, node, attr);
+    account(node);
+  };
+  MEMFS.stream_ops.write = guardedWrite as unknown as Fn; // msync writes through this one
+  table.file.stream.write = guardedWrite as unknown as Fn;
+  MEMFS.node_ops.setattr = guardedSetattr as unknown as Fn;
+  table.file.node.setattr = guardedSetattr as unknown as Fn;
+
+  const dir = table.dir.node;
+  const mknod = dir.mknod as unknown as (parent: MemfsNode, name: string, mode: number, dev: number) => MemfsNode;
+  dir.mknod = function (this: unknown, parent: MemfsNode, name: string, mode: number, dev: number) {
+    checkName(name);
+    room();
+    return born(mknod.call(this, parent, name, mode, dev));
+  } as unknown as Fn;
+  const symlink = dir.symlink as unknown as (parent: MemfsNode, name: string, target: string) => MemfsNode;
+  dir.symlink = function (this: unknown, parent: MemfsNode, name: string, target: string) {
+    checkName(name);
+    if (target.length > 4096) throw new FS.ErrnoError(ENAMETOOLONG);
+    room();
+    return born(symlink.call(this, parent, name, target));
+  } as unknown as Fn;
+  const entry = (parent: MemfsNode, name: string) =>
+    parent.contents && !ArrayBuffer.isView(parent.contents) ? parent.contents[name] : undefined;
+  for (const op of ['unlink', 'rmdir'] as const) {
+    const original = dir[op] as unknown as (parent: MemfsNode, name: string) => void;
+    dir[op] = function (this: unknown, parent: MemfsNode, name: string) {
+      const node = entry(parent, name);
+      original.call(this, parent, name);
+      forget(node);
+    } as unknown as Fn;
+  }
+  const rename = dir.rename as unknown as (node: MemfsNode, dir: MemfsNode, name: string) => void;
+  dir.rename = function (this: unknown, node: MemfsNode, to: MemfsNode, name: string) {
+    checkName(name);
+    const replaced = entry(to, name);
+    rename.call(this, node, to, name);
+    if (replaced !== node) forget(replaced);
+  } as unknown as Fn;
+  const close = FS.close.bind(FS);
+  FS.close = (stream: unknown) => {
+    try {
+      close(stream);
+    } finally {
+      for (const node of detached)
+        if (!FS.streams.some((s) => s?.node === node)) {
+          detached.delete(node);
+          bytes -= sizes.get(node) ?? 0;
+          sizes.delete(node);
+        }
+    }
+  };
+
+  return {
+    bytes: () => bytes,
+    nodes: () => nodes,
+    refused: () => refused,
+    reset: () => (refused = undefined),
+  };
+}
