@@ -1,30 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapAvailable } from './bwrap.js';
+import { processTree } from './bwrap-watch.js';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
 
-/** This test process's descendants (the sandboxes' processes among them), read from /proc. */
-function descendants(root = process.pid): number {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  let n = 0;
-  for (const pid of parent.keys()) {
-    for (let p = parent.get(pid); p && p > 1; p = parent.get(p))
-      if (p === root) {
-        n++;
-        break;
-      }
-  }
-  return n;
-}
+/** This test process's descendants: the sandboxes' processes (and bwrap's) among them. */
+const descendants = async () => (await processTree(process.pid)).length - 1;
 
 const available = bwrapAvailable();
 
@@ -35,7 +15,6 @@ const available = bwrapAvailable();
  */
 describe.runIf(available)('code interpreter (bwrap): processes and files', { timeout: 120_000 }, () => {
   let ci: CodeInterpreterRuntime;
-  const idle = () => descendants();
   let baseline = 0;
 
   beforeAll(async () => {
@@ -47,7 +26,7 @@ describe.runIf(available)('code interpreter (bwrap): processes and files', { tim
       max_files: 200,
       output_files_limit_bytes: 3 * 1024 * 1024,
     });
-    baseline = idle();
+    baseline = await descendants();
   });
   afterAll(async () => {
     await ci?.close();
@@ -77,28 +56,28 @@ describe.runIf(available)('code interpreter (bwrap): processes and files', { tim
       expect(started).toBeLessThanOrEqual(62);
       expect(r.logs).toContain(`stopped ${started} {-15}`);
     }
-    expect(idle()).toBe(baseline + 6); // two sandboxes: bwrap, its init and the driver each
+    expect(await descendants()).toBe(baseline + 6); // two sandboxes: bwrap, its init and the driver each
   });
 
   it('kills what a cell leaves running when it ends, and when it times out', async () => {
-    const before = idle();
+    const before = await descendants();
     const left = await ci.execute({
       session: 'left',
       code: 'import subprocess\nfor _ in range(20):\n    subprocess.Popen(["sleep", "600"])',
     });
     expect(left.status, left.logs).toBe('ok');
-    expect(idle()).toBe(before + 3);
+    expect(await descendants()).toBe(before + 3);
     const slow = 'import subprocess, time\nfor _ in range(20):\n    subprocess.Popen(["sleep", "600"])\ntime.sleep(600)';
     const timeout = await ci.execute({ session: 'left', code: slow, timeoutMs: 1500 });
     expect(timeout.status).toBe('timeout');
-    expect(idle()).toBe(before + 3);
+    expect(await descendants()).toBe(before + 3);
     expect((await ci.execute({ session: 'left', code: '6 * 7' })).logs).toBe('42\n');
   });
 
   it('contains a fork bomb: the sandbox never passes its limit and nothing is left after', async () => {
-    const before = idle();
+    const before = await descendants();
     let peak = 0;
-    const sampler = setInterval(() => (peak = Math.max(peak, idle() - before)), 50);
+    const sampler = setInterval(() => void descendants().then((n) => (peak = Math.max(peak, n - before))), 50);
     const bomb = [
       'import os, time',
       'end = time.time() + 4',
@@ -114,7 +93,7 @@ describe.runIf(available)('code interpreter (bwrap): processes and files', { tim
     // The outer bwrap plus at most 64 tasks of the sandbox; reached, never passed.
     expect(peak).toBeGreaterThan(40);
     expect(peak).toBeLessThanOrEqual(65);
-    expect(idle()).toBe(before + 3);
+    expect(await descendants()).toBe(before + 3);
     expect((await ci.execute({ session: 'bomb', code: '1 + 1' })).logs).toBe('2\n');
   });
 

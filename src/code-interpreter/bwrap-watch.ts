@@ -1,4 +1,4 @@
-import { readFile, statfs } from 'node:fs/promises';
+import { readdir, readFile, statfs } from 'node:fs/promises';
 
 /** What a bubblewrap sandbox holds, read from the host. */
 export interface SandboxUsage {
@@ -10,14 +10,25 @@ export interface SandboxUsage {
   files: number;
 }
 
+/** A process's children: each of its threads lists those it started (a thread may fork too). */
 async function children(pid: number): Promise<number[]> {
-  let tasks: string[];
   try {
-    tasks = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).split(' ');
+    const tasks = await readdir(`/proc/${pid}/task`);
+    const lists = await Promise.all(tasks.map((t) => readFile(`/proc/${pid}/task/${t}/children`, 'utf8').catch(() => '')));
+    return lists.flatMap((l) => l.split(' ').filter(Boolean).map(Number));
   } catch {
     return []; // it has just ended
   }
-  return tasks.filter(Boolean).map(Number);
+}
+
+/** `root` and every process descending from it (host PIDs). */
+export async function processTree(root: number): Promise<number[]> {
+  const pids: number[] = [];
+  for (let next = [root]; next.length;) {
+    pids.push(...next);
+    next = (await Promise.all(next.map(children))).flat();
+  }
+  return pids;
 }
 
 async function pss(pid: number): Promise<number> {
