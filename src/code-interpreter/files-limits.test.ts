@@ -42,8 +42,9 @@ describe('code interpreter (pyodide): files count against the limits', { timeout
     expect(r.logs).toContain('[execution stopped: the memory limit of 160 MB was reached]');
     // The file (under 160 MB) is not returned whole: at most the 3 MiB the results may carry.
     expect(r.files.reduce((n, f) => n + f.bytes.length, 0)).toBeLessThanOrEqual(3 * mb);
-    // Stated bound: the 160 MB limit plus the kernel's own working copies, far from the 2 GB the cell asked for.
-    expect(peak - before).toBeLessThan(400 * mb);
+    // Stated bound: the 160 MB limit (files and interpreter together) plus 100 MB of slack for the rest of
+    // this process, far from the 2 GB the cell asked for. Measured: 120 MB.
+    expect(peak - before).toBeLessThan((160 + 100) * mb);
     // The session goes on: removing the file frees its room.
     const again = await ci.execute({
       session: 'bomb',

@@ -14,6 +14,8 @@ export interface EmscriptenFs {
     MEMFS: {
       ops_table: { file: { node: Record<string, Fn>; stream: Record<string, Fn> }; dir: { node: Record<string, Fn> } };
       stream_ops: Record<string, Fn>;
+      expandFileStorage(node: MemfsNode, capacity: number): void;
+      getFileDataAsTypedArray(node: MemfsNode): Uint8Array;
       node_ops: Record<string, Fn>;
     };
   };
@@ -129,6 +131,29 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
     if (attr.size !== undefined && attr.size !== node.usedBytes) need(node, attr.size);
     setattr.call(this, node, attr);
     account(node);
+  };
+  // A growing file is copied into a new buffer 1/8 larger each time, and the old ones wait for V8's
+  // collector: the process then holds several times the file. Past 1 MiB a file grows in place instead, in
+  // a resizable buffer (it reserves address space up to the limit, and only what is used costs memory).
+  MEMFS.expandFileStorage = (node: MemfsNode, end: number) => {
+    const capacity = expanded(node, end);
+    if (capacity === (ArrayBuffer.isView(node.contents) ? node.contents.byteLength : 0)) return;
+    const old = node.contents as Uint8Array;
+    const buffer = old.buffer as ArrayBuffer & { resizable?: boolean; maxByteLength?: number; resize?(n: number): void };
+    if (buffer.resizable && old.byteOffset === 0 && capacity <= buffer.maxByteLength!) {
+      buffer.resize!(capacity);
+      node.contents = new Uint8Array(buffer, 0, capacity);
+      return;
+    }
+    const data = MEMFS.getFileDataAsTypedArray(node);
+    const fresh =
+      capacity < 1024 * 1024
+        ? new ArrayBuffer(capacity)
+        : new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer)(capacity, {
+            maxByteLength: Math.max(capacity, limitBytes),
+          });
+    node.contents = new Uint8Array(fresh);
+    (node.contents as Uint8Array).set(data);
   };
   MEMFS.stream_ops.write = guardedWrite as unknown as Fn; // msync writes through this one
   table.file.stream.write = guardedWrite as unknown as Fn;
