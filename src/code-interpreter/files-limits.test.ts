@@ -72,6 +72,16 @@ describe('code interpreter (pyodide): files count against the limits', { timeout
     expect(big.status, big.logs).toBe('memory');
   });
 
+  it('counts what a pipe buffers (Emscripten pipes never block)', async () => {
+    const code = 'import os\nr, w = os.pipe()\nchunk = b"x" * (1024 * 1024)\nfor _ in range(400):\n    os.write(w, chunk)';
+    const r = await ci.execute({ session: 'pipe', code });
+    expect(r.status, r.logs).toBe('memory');
+    expect(r.logs).toContain('No space left on device');
+    const drained = await ci.execute({ session: 'pipe', code: 'while os.read(r, 1 << 20):\n    pass' });
+    expect(drained.logs).toContain('BlockingIOError'); // empty now
+    expect((await ci.execute({ session: 'pipe', code: 'os.write(w, chunk)' })).logs).toBe('1048576\n');
+  });
+
   it('refuses files past max_files, with a note', async () => {
     const r = await ci.execute({ session: 'many', code: 'import os\nfor i in range(100):\n    open(f"/tmp/f{i}", "w").close()' });
     expect(r.status).toBe('exception');

@@ -8,6 +8,7 @@ type Fn = (...args: never[]) => unknown;
 export interface EmscriptenFs {
   isFile(mode: number): boolean;
   close(stream: unknown): void;
+  createStream(stream: object, fd?: number): unknown;
   streams: ({ node?: MemfsNode } | null)[];
   ErrnoError: new (errno: number) => Error;
   filesystems: {
@@ -47,7 +48,7 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
   const ENAMETOOLONG = 37;
   const MEMFS = FS.filesystems.MEMFS;
   const table = MEMFS.ops_table;
-  const sizes = new WeakMap<MemfsNode, number>(); // what each file is counted for
+  const sizes = new WeakMap<object, number>(); // what each file (or pipe) is counted for
   const created = new WeakSet<MemfsNode>();
   const detached = new Set<MemfsNode>(); // removed but still open: its bytes are still held
   let bytes = 0;
@@ -56,13 +57,12 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
 
   // A file's buffer is a Uint8Array, or an Int8Array when it was sliced from the WebAssembly heap.
   const capacity = (node: MemfsNode) => (ArrayBuffer.isView(node.contents) ? node.contents.byteLength : 0);
-  const account = (node: MemfsNode) => {
-    const now = capacity(node);
-    bytes += now - (sizes.get(node) ?? 0);
-    sizes.set(node, now);
+  const account = (key: object, now: number) => {
+    bytes += now - (sizes.get(key) ?? 0);
+    sizes.set(key, now);
   };
-  const need = (node: MemfsNode, grownTo: number) => {
-    if (wasmBytes() + bytes - (sizes.get(node) ?? 0) + grownTo > limitBytes) {
+  const need = (key: object, grownTo: number) => {
+    if (wasmBytes() + bytes - (sizes.get(key) ?? 0) + grownTo > limitBytes) {
       refused = 'memory';
       throw new FS.ErrnoError(ENOSPC);
     }
@@ -123,14 +123,14 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
       need(node, fresh ? length : expanded(node, position + length));
     }
     const n = write.call(this, stream, buffer, offset, length, position, canOwn);
-    account(node);
+    account(node, capacity(node));
     return n;
   };
   const setattr = MEMFS.node_ops.setattr as unknown as (node: MemfsNode, attr: { size?: number }) => void;
   const guardedSetattr = function (this: unknown, node: MemfsNode, attr: { size?: number }) {
     if (attr.size !== undefined && attr.size !== node.usedBytes) need(node, attr.size);
     setattr.call(this, node, attr);
-    account(node);
+    account(node, capacity(node));
   };
   // A growing file is copied into a new buffer 1/8 larger each time, and the old ones wait for V8's
   // collector: the process then holds several times the file. Past 1 MiB a file grows in place instead, in
@@ -191,6 +191,42 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
     rename.call(this, node, to, name);
     if (replaced !== node) forget(replaced);
   } as unknown as Fn;
+  // Emscripten's pipes buffer without bound (a real one blocks at 64 KiB): their buffers count too. PIPEFS
+  // is not exported; its stream operations are found on the first pipe's stream.
+  interface Pipe {
+    buckets: unknown[];
+  }
+  type PipeStream = { node?: { pipe?: Pipe }; stream_ops?: Record<string, Fn> & { guarded?: boolean } };
+  const BUCKET = 8192;
+  const held = (pipe: Pipe) => pipe.buckets.length * BUCKET;
+  const guardPipes = (ops: Record<string, Fn> & { guarded?: boolean }) => {
+    ops.guarded = true;
+    const pipeWrite = ops.write as unknown as (stream: PipeStream, buffer: Uint8Array, offset: number, length: number) => number;
+    ops.write = function (this: unknown, stream: PipeStream, buffer: Uint8Array, offset: number, length: number) {
+      const pipe = stream.node!.pipe!;
+      need(pipe, held(pipe) + Math.ceil(length / BUCKET + 1) * BUCKET);
+      const n = pipeWrite.call(this, stream, buffer, offset, length);
+      account(pipe, held(pipe));
+      return n;
+    } as unknown as Fn;
+    for (const op of ['read', 'close'] as const) {
+      const original = ops[op] as unknown as (stream: PipeStream, ...rest: unknown[]) => unknown;
+      ops[op] = function (this: unknown, stream: PipeStream, ...rest: unknown[]) {
+        try {
+          return original.call(this, stream, ...rest);
+        } finally {
+          const pipe = stream.node?.pipe;
+          if (pipe) account(pipe, held(pipe));
+        }
+      } as unknown as Fn;
+    }
+  };
+  const createStream = FS.createStream.bind(FS);
+  FS.createStream = (stream: PipeStream, fd?: number) => {
+    if (stream.node?.pipe && stream.stream_ops && !stream.stream_ops.guarded) guardPipes(stream.stream_ops);
+    return createStream(stream, fd);
+  };
+
   const close = FS.close.bind(FS);
   FS.close = (stream: unknown) => {
     try {
