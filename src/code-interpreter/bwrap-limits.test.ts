@@ -59,6 +59,28 @@ describe.runIf(available)('code interpreter (bwrap): processes and files', { tim
     expect(await descendants()).toBe(baseline + 6); // two sandboxes: bwrap, its init and the driver each
   });
 
+  it('counts threads as the limit counts processes', async () => {
+    const code = [
+      'import threading, time',
+      'threading.stack_size(256 * 1024)  # the default 8 MiB stacks would reach RLIMIT_AS first',
+      'ts = []',
+      'try:',
+      '    for _ in range(300):',
+      '        t = threading.Thread(target=time.sleep, args=(1,))',
+      '        t.start()',
+      '        ts.append(t)',
+      'except RuntimeError as e:',
+      '    print("refused after", len(ts), e)',
+      'for t in ts:',
+      '    t.join()',
+    ].join('\n');
+    const r = await ci.execute({ session: 'threads', code });
+    expect(r.status, r.logs).toBe('ok');
+    const started = Number(/refused after (\d+) can't start new thread/.exec(r.logs)?.[1]);
+    expect(started).toBeGreaterThan(50);
+    expect(started).toBeLessThanOrEqual(62);
+  });
+
   it('kills what a cell leaves running when it ends, and when it times out', async () => {
     const before = await descendants();
     const left = await ci.execute({

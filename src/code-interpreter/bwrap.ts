@@ -104,6 +104,10 @@ function sandboxArgs(memoryBytes: number): string[] {
     '--setenv',
     'OPENBLAS_NUM_THREADS',
     '1',
+    // glibc gives each thread a malloc arena of 64 MiB address space: under RLIMIT_AS a few threads would use it up.
+    '--setenv',
+    'MALLOC_ARENA_MAX',
+    '2',
   ];
 }
 

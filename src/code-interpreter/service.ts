@@ -74,7 +74,9 @@ export function createCodeInterpreter(
       const next = { ...DEFAULTS, ...value };
       if (JSON.stringify(next) === JSON.stringify(current)) return;
       if (next.executor === 'bwrap' && !bwrapAvailable())
-        throw new Error("executor 'bwrap' needs bubblewrap (able to create namespaces) and /usr/bin/python3 on this machine");
+        throw new Error(
+          "executor 'bwrap' needs bubblewrap able to create namespaces (as the user nobody when Standin runs as root) and /usr/bin/python3 on this machine",
+        );
       current = next;
       // The old pool's sessions end: their limits were the old ones. Close it in the background.
       const old = pool;
