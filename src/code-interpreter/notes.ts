@@ -1,4 +1,3 @@
-import type { KernelLimits } from './kernel.js';
 import type { RunStatus } from './protocol.js';
 
 /** What an executor reports of an execution besides its logs: which limits cut or stopped it. */
@@ -12,8 +11,16 @@ export interface LimitsHit {
   omitted: { path: string; size: number }[];
 }
 
+/** The limits the notes name (a kernel's limits). */
+interface NoteLimits {
+  memoryMb: number;
+  outputLimitBytes: number;
+  maxFiles: number;
+  outputFilesLimitBytes: number;
+}
+
 /** The logs as the caller sees them: the notes of the limits that were hit appended (both executors). */
-export function withNotes(logs: string, hit: LimitsHit, limits: KernelLimits): string {
+export function withNotes(logs: string, hit: LimitsHit, limits: NoteLimits): string {
   let out = logs;
   if (hit.truncated) out += `\n[output truncated: the logs are limited to ${limits.outputLimitBytes} bytes]`;
   if (hit.filesRefused) out += `\n[a file was refused: a session holds at most ${limits.maxFiles} files and folders in /mnt/data and /tmp]`;
