@@ -183,7 +183,7 @@ export class BwrapKernel implements KernelLike {
     });
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     const lines = createInterface({ input: stdout });
-    this.ready = new Promise<void>((resolve, reject) => {
+    const started = new Promise<void>((resolve, reject) => {
       lines.on('line', (line) => {
         let m: { type: string };
         try {
@@ -206,6 +206,17 @@ export class BwrapKernel implements KernelLike {
         this.pending = undefined;
         p?.(undefined);
       });
+    });
+    // The memory of several processes and the file count hold only if Standin can read the sandbox.
+    this.ready = started.then(async () => {
+      const init = await this.init;
+      try {
+        if (!init) throw new Error('bwrap did not say its PID');
+        await sandboxUsage(init);
+      } catch (err) {
+        await this.terminate('the sandbox cannot be watched');
+        throw new Error(`Standin cannot read the sandbox from /proc, so its limits would not hold: ${(err as Error).message}`);
+      }
     });
     this.ready.catch(() => {});
   }
