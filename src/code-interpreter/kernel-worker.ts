@@ -199,7 +199,7 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     const hashes = new Map<string, string>();
     const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
     const walk = (dir: string, out: string[]) => {
-      for (const name of py.FS.readdir(dir) as string[]) {
+      for (const name of (py.FS.readdir(dir) as string[]).sort()) {
         if (name === '.' || name === '..') continue;
         const path = `${dir}/${name}`;
         const st = py.FS.lstat(path); // a symlink is not followed (one to a parent would never end)
