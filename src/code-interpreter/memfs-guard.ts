@@ -24,10 +24,8 @@ export interface EmscriptenFs {
 
 /** What the kernel reads back from the guard after each execution. */
 export interface MemfsGuard {
-  /** Bytes held by the files the session wrote (capacity of their buffers). */
+  /** Bytes held by the files the session wrote (capacity of their buffers) and by its pipes. */
   bytes(): number;
-  /** Files, folders and links the session created and has not removed. */
-  nodes(): number;
   /** What was refused since the last `reset()`: a write for memory, or a create for the file count. */
   refused(): 'memory' | 'files' | undefined;
   reset(): void;
@@ -38,7 +36,7 @@ export interface MemfsGuard {
  *
  * MEMFS keeps each file in a JS Uint8Array: outside WebAssembly memory and outside V8's heap limit, so
  * without this a cell could fill the host's memory through /mnt/data. Every write, truncate, create and
- * remove of MEMFS goes through here: a write that would take `wasmBytes() + files` past `limitBytes` fails
+ * remove of MEMFS, and every write to a pipe, goes through here: a write that would take `wasmBytes() + files` past `limitBytes` fails
  * with ENOSPC, a create past `maxNodes` with EDQUOT, and Python sees an OSError. Like kernelMain it is
  * handed to the worker as text: nothing from outside its own body.
  */
@@ -243,7 +241,6 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
 
   return {
     bytes: () => bytes,
-    nodes: () => nodes,
     refused: () => refused,
     reset: () => (refused = undefined),
   };
