@@ -31,6 +31,27 @@ export const CodeInterpreterConfig = Type.Object(
     output_limit_bytes: Type.Optional(
       Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, description: 'logs kept of one execution (default 65536)' }),
     ),
+    max_files: Type.Optional(
+      Type.Integer({
+        minimum: 16,
+        maximum: 1_000_000,
+        description: 'files and folders a session may hold in /mnt/data and /tmp (default 10000)',
+      }),
+    ),
+    output_files_limit_bytes: Type.Optional(
+      Type.Integer({
+        minimum: 1024,
+        maximum: 1024 * 1024 * 1024,
+        description: 'bytes of changed files one execution returns; the rest are left out with a note (default 67108864)',
+      }),
+    ),
+    max_processes: Type.Optional(
+      Type.Integer({
+        minimum: 8,
+        maximum: 4096,
+        description: "bwrap executor: processes and threads in a session's sandbox at once (default 64)",
+      }),
+    ),
     warm_on_start: Type.Optional(Type.Boolean({ description: 'start the pool when Standin starts rather than at the first execution' })),
   },
   { additionalProperties: false },
@@ -45,5 +66,8 @@ export const DEFAULTS = {
   timeout_ms: 30_000,
   memory_mb: 512,
   output_limit_bytes: 65_536,
+  max_files: 10_000,
+  output_files_limit_bytes: 64 * 1024 * 1024,
+  max_processes: 64,
   warm_on_start: false,
 } satisfies Required<CodeInterpreterConfig>;

@@ -1,3 +1,4 @@
+import type { guardMemfs as GuardMemfs, EmscriptenFs } from './memfs-guard.js';
 import type { KernelInbound, KernelOutbound, KernelWorkerData, WorkerFile } from './protocol.js';
 
 /**
@@ -10,7 +11,7 @@ import type { KernelInbound, KernelOutbound, KernelWorkerData, WorkerFile } from
  * the Python prelude runs, then `lockDown` takes the capabilities away from this thread for good, and only
  * then does the kernel say it is ready and accept user code.
  */
-export function kernelMain(req: NodeJS.Require): void {
+export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): void {
   const { parentPort, workerData } = req('node:worker_threads') as typeof import('node:worker_threads');
   const { createHash } = req('node:crypto') as typeof import('node:crypto');
   const data = workerData as KernelWorkerData;
@@ -19,13 +20,15 @@ export function kernelMain(req: NodeJS.Require): void {
 
   // WASM memory is outside V8's heap, so resourceLimits do not bound it: refuse to grow it past the limit.
   // Emscripten's heap growth catches the error and malloc fails, which Python raises as MemoryError.
+  // The files of the in-memory filesystem count too (memfs-guard.ts; zero until the guard is on).
   let growthRefused = false;
+  let fileBytes = () => 0;
   const grow = WebAssembly.Memory.prototype.grow;
   Object.defineProperty(WebAssembly.Memory.prototype, 'grow', {
     configurable: false,
     writable: false,
     value: function (this: WebAssembly.Memory, pages: number) {
-      if (this.buffer.byteLength + pages * 65536 > data.memoryLimitBytes) {
+      if (this.buffer.byteLength + pages * 65536 + fileBytes() > data.memoryLimitBytes) {
         growthRefused = true;
         throw new RangeError('the sandbox memory limit is reached');
       }
@@ -188,12 +191,15 @@ export function kernelMain(req: NodeJS.Require): void {
     py.unregisterJsModule('js');
     py.unregisterJsModule('pyodide_js');
     py.globals.delete('__standin_take_images');
+    const heap = (py as unknown as { _module: { HEAPU8: Uint8Array } })._module;
+    const files = guardMemfs(py.FS as unknown as EmscriptenFs, data.memoryLimitBytes, data.maxFiles, () => heap.HEAPU8.buffer.byteLength);
+    fileBytes = files.bytes;
     lockDown();
 
     const hashes = new Map<string, string>();
     const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
     const walk = (dir: string, out: string[]) => {
-      for (const name of py.FS.readdir(dir) as string[]) {
+      for (const name of (py.FS.readdir(dir) as string[]).sort()) {
         if (name === '.' || name === '..') continue;
         const path = `${dir}/${name}`;
         const st = py.FS.lstat(path); // a symlink is not followed (one to a parent would never end)
@@ -201,6 +207,15 @@ export function kernelMain(req: NodeJS.Require): void {
         else if (py.FS.isFile(st.mode)) out.push(path);
       }
       return out;
+    };
+    // The file's bytes where MEMFS keeps them: FS.readFile would copy each file, outside the memory budget.
+    const fs = py.FS as unknown as {
+      lookupPath(path: string, opts: { follow: boolean }): { node: unknown };
+      filesystems: { MEMFS: { getFileDataAsTypedArray(node: unknown): Uint8Array } };
+    };
+    const read = (path: string) => {
+      const view = fs.filesystems.MEMFS.getFileDataAsTypedArray(fs.lookupPath(path, { follow: false }).node);
+      return new Uint8Array(view.buffer, view.byteOffset, view.byteLength); // Int8Array when sliced from the heap
     };
     const putFile = (f: WorkerFile) => {
       const sum = digest(f.bytes);
@@ -224,14 +239,21 @@ export function kernelMain(req: NodeJS.Require): void {
       logBytes = 0;
       truncated = false;
       growthRefused = false;
+      files.reset();
       Atomics.store(interrupt, 0, 0);
       Atomics.store(interrupt, 1, 0);
       let status: string;
       try {
-        for (const f of msg.files) putFile(f);
+        try {
+          for (const f of msg.files) putFile(f);
+        } catch (err) {
+          // The input files do not fit in the memory limit: the code does not run; the session goes on.
+          if (files.refused() !== 'memory') throw err;
+          logs += 'OSError: the input files do not fit in the sandbox memory';
+        }
         // Files present before the code runs that Standin has not seen (left by earlier code) count as known.
-        for (const path of walk('/mnt/data', [])) if (!hashes.has(path)) hashes.set(path, digest(py.FS.readFile(path) as Uint8Array));
-        status = run(msg.code);
+        for (const path of walk('/mnt/data', [])) if (!hashes.has(path)) hashes.set(path, digest(read(path)));
+        status = files.refused() === 'memory' ? 'memory' : run(msg.code);
       } catch (err) {
         // Pyodide failed fatally (a refused capability inside a system call, for one): this kernel is done.
         logs += `\n[${String((err as Error)?.message ?? err)}]`;
@@ -241,6 +263,8 @@ export function kernelMain(req: NodeJS.Require): void {
           status: 'crashed',
           logs: logs + decoder.decode(),
           truncated,
+          filesRefused: false,
+          omitted: [],
           files: [],
           images: [],
           durationMs: 0,
@@ -248,25 +272,33 @@ export function kernelMain(req: NodeJS.Require): void {
         return;
       }
       logs += decoder.decode();
-      const files: WorkerFile[] = [];
+      const out: WorkerFile[] = [];
+      const omitted: { path: string; size: number }[] = [];
       const transfer: ArrayBuffer[] = [];
       const seen = new Set<string>();
+      let outBytes = 0;
       try {
         for (const path of walk('/mnt/data', [])) {
           seen.add(path);
-          const bytes = py.FS.readFile(path) as Uint8Array;
+          const bytes = read(path);
           const sum = digest(bytes);
           if (hashes.get(path) === sum) continue;
           hashes.set(path, sum);
+          // Copies leave the sandbox's memory budget: their total is bounded on its own.
+          if (outBytes + bytes.length > data.outputFilesLimitBytes) {
+            omitted.push({ path, size: bytes.length });
+            continue;
+          }
+          outBytes += bytes.length;
           const copy = bytes.slice();
-          files.push({ path, bytes: copy });
+          out.push({ path, bytes: copy });
           transfer.push(copy.buffer);
         }
       } catch (err) {
         logs += `\n[could not read /mnt/data: ${String((err as Error)?.message ?? err)}]`;
       }
       for (const path of [...hashes.keys()]) if (!seen.has(path)) hashes.delete(path);
-      if (status === 'exception' && growthRefused) status = 'memory';
+      if (status === 'exception' && (growthRefused || files.refused() === 'memory')) status = 'memory';
       // KeyboardInterrupt: the pool's time limit, the output cap, or the code's own `raise KeyboardInterrupt`.
       if (status === 'interrupted') status = Atomics.load(interrupt, 1) === data.interruptTimeout ? 'timeout' : 'exception';
       const images: Uint8Array[] = [];
@@ -284,7 +316,9 @@ export function kernelMain(req: NodeJS.Require): void {
           status: status as 'ok',
           logs,
           truncated,
-          files,
+          filesRefused: files.refused() === 'files',
+          omitted,
+          files: out,
           images,
           durationMs: performance.now() - started,
         },

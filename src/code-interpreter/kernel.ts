@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { kernelMain } from './kernel-worker.js';
+import { guardMemfs } from './memfs-guard.js';
+import { withNotes } from './notes.js';
 import { INTERRUPT_OUTPUT, INTERRUPT_TIMEOUT, type KernelInbound, type KernelOutbound, type KernelWorkerData } from './protocol.js';
 import { PRELUDE } from './python.js';
 import type { ExecuteResult, SandboxFile } from './types.js';
@@ -13,6 +15,12 @@ export interface KernelLimits {
   /** V8 heap of the worker thread (the JS side of Pyodide). */
   heapMb: number;
   outputLimitBytes: number;
+  /** Files and folders a session may hold (/mnt/data and /tmp). */
+  maxFiles: number;
+  /** Bytes of changed files one execution returns. */
+  outputFilesLimitBytes: number;
+  /** Processes and threads of a session's sandbox at once (bwrap). */
+  maxProcesses: number;
   /** After the time limit Python is interrupted; if it has not stopped this much later the worker is ended. */
   graceMs: number;
 }
@@ -98,12 +106,14 @@ export class Kernel implements KernelLike {
 
   private spawn(makeSnapshot: boolean, snapshot: Uint8Array | undefined): Worker {
     // An eval'd worker script has `require` as a global; the kernel takes it as its parameter.
-    source ??= `(${String(kernelMain)})(globalThis.require)`;
+    source ??= `(${String(kernelMain)})(globalThis.require, ${String(guardMemfs)})`;
     const workerData: KernelWorkerData = {
       indexURL: pyodideFolder(),
       prelude: PRELUDE,
       memoryLimitBytes: this.limits.memoryMb * 1024 * 1024,
       outputLimitBytes: this.limits.outputLimitBytes,
+      maxFiles: this.limits.maxFiles,
+      outputFilesLimitBytes: this.limits.outputFilesLimitBytes,
       interrupt: this.interrupt.buffer as SharedArrayBuffer,
       interruptTimeout: INTERRUPT_TIMEOUT,
       interruptOutput: INTERRUPT_OUTPUT,
@@ -136,9 +146,7 @@ export class Kernel implements KernelLike {
       logs += lost('the Python kernel failed');
       void this.terminate('the Python kernel failed');
     }
-    if (m.truncated) logs += `\n[output truncated: the logs are limited to ${this.limits.outputLimitBytes} bytes]`;
-    if (m.status === 'timeout') logs += '\n[execution stopped: the time limit was reached]';
-    if (m.status === 'memory') logs += `\n[execution stopped: the memory limit of ${this.limits.memoryMb} MB was reached]`;
+    logs = withNotes(logs, m, this.limits);
     // durationMs is set by run(): the time the caller waited for the kernel.
     resolve({ logs, status: m.status, files: m.files.map((f) => ({ path: f.path, bytes: f.bytes })), images: m.images, durationMs: 0 });
   }

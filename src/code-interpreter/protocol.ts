@@ -13,6 +13,10 @@ export interface KernelWorkerData {
   prelude: string;
   memoryLimitBytes: number;
   outputLimitBytes: number;
+  /** Files and folders the session may hold (its MEMFS nodes). */
+  maxFiles: number;
+  /** Bytes of changed files one execution returns. */
+  outputFilesLimitBytes: number;
   /**
    * Two Int32 slots shared with the pool: [0] is Pyodide's interrupt buffer (2 = SIGINT raises
    * KeyboardInterrupt), [1] says who asked (INTERRUPT_TIMEOUT from the pool, INTERRUPT_OUTPUT from the output cap).
@@ -44,6 +48,10 @@ export type KernelOutbound =
       logs: string;
       /** The output cap cut the logs. */
       truncated: boolean;
+      /** A create was refused past maxFiles. */
+      filesRefused: boolean;
+      /** Changed files not returned (past outputFilesLimitBytes). */
+      omitted: { path: string; size: number }[];
       files: WorkerFile[];
       images: Uint8Array[];
       durationMs: number;

@@ -7,11 +7,42 @@
  * the value of a last expression is printed. These Python-level refusals give clear errors; the real
  * boundary is the worker's lock-down (kernel-worker.ts), which holds even if Python gets around them.
  */
-/** The prelude refusing `blocked` modules (top-level names). */
-export function prelude(blocked: readonly string[]): string {
+/** The `os` functions that start or signal processes (refused where there are none to manage). */
+const OS_PROCESS_FUNCTIONS = [
+  'system',
+  'popen',
+  'fork',
+  'forkpty',
+  'execv',
+  'execve',
+  'execl',
+  'execle',
+  'execlp',
+  'execlpe',
+  'execvp',
+  'execvpe',
+  'spawnl',
+  'spawnle',
+  'spawnlp',
+  'spawnlpe',
+  'spawnv',
+  'spawnve',
+  'spawnvp',
+  'spawnvpe',
+  'posix_spawn',
+  'posix_spawnp',
+  'kill',
+  'killpg',
+];
+
+/**
+ * The prelude refusing `blocked` modules (top-level names) and, with `refuseOs`, the process functions of
+ * `os` (Pyodide has no processes: clear errors; in bwrap a cell may start and stop its own).
+ */
+export function prelude(blocked: readonly string[], refuseOs: boolean): string {
   return String.raw`
 def __standin_setup():
-    import ast, builtins, io, linecache, os, sys, traceback
+    import ast, builtins, errno, io, linecache, os, sys, traceback
 
     os.makedirs('/mnt/data', exist_ok=True)
     os.chdir('/mnt/data')
@@ -33,15 +64,12 @@ def __standin_setup():
             raise OSError(f'{what} is not available in the sandbox')
         return refused
 
-    for name in ('system', 'popen', 'fork', 'forkpty', 'execv', 'execve', 'execl', 'execle', 'execlp', 'execlpe', 'execvp', 'execvpe',
-                 'spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnv', 'spawnve', 'spawnvp', 'spawnvpe', 'posix_spawn', 'posix_spawnp',
-                 'kill', 'killpg'):
-        if hasattr(os, name):
-            setattr(os, name, refuse(f'os.{name}'))
+    process_functions = ${JSON.stringify(refuseOs ? OS_PROCESS_FUNCTIONS : [])}
     import posix
-    for name in ('system', 'fork', 'execv', 'execve', 'posix_spawn', 'posix_spawnp', 'kill', 'killpg'):
-        if hasattr(posix, name):
-            setattr(posix, name, refuse(f'os.{name}'))
+    for module in (os, posix):
+        for name in process_functions:
+            if hasattr(module, name):
+                setattr(module, name, refuse(f'os.{name}'))
 
     images = []
 
@@ -99,6 +127,10 @@ def __standin_setup():
         except MemoryError as e:
             traceback.print_exception(type(e), e, e.__traceback__.tb_next)
             return 'memory'
+        except OSError as e:
+            # No space left: the sandbox's files are full, and they are part of its memory.
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+            return 'memory' if e.errno == errno.ENOSPC else 'exception'
         except BaseException as e:
             traceback.print_exception(type(e), e, e.__traceback__.tb_next)
             return 'exception'
@@ -127,14 +159,7 @@ del __standin_setup
 }
 
 /** Pyodide's JS bridge and C access, the package loader: refused in the embedded executor. */
-export const PRELUDE = prelude([
-  'js',
-  'pyodide_js',
-  'pyodide',
-  '_pyodide',
-  '_pyodide_core',
-  'ctypes',
-  '_ctypes',
-  'micropip',
-  'pyodide_http',
-]);
+export const PRELUDE = prelude(
+  ['js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'ctypes', '_ctypes', 'micropip', 'pyodide_http'],
+  true,
+);

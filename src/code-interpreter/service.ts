@@ -47,6 +47,9 @@ export function createCodeInterpreter(
         memoryMb: v.memory_mb,
         heapMb: 256,
         outputLimitBytes: v.output_limit_bytes,
+        maxFiles: v.max_files,
+        outputFilesLimitBytes: v.output_files_limit_bytes,
+        maxProcesses: v.max_processes,
         graceMs: 2000,
         kernel: v.executor === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
       },
@@ -71,7 +74,9 @@ export function createCodeInterpreter(
       const next = { ...DEFAULTS, ...value };
       if (JSON.stringify(next) === JSON.stringify(current)) return;
       if (next.executor === 'bwrap' && !bwrapAvailable())
-        throw new Error("executor 'bwrap' needs bubblewrap (able to create namespaces) and /usr/bin/python3 on this machine");
+        throw new Error(
+          "executor 'bwrap' needs bubblewrap able to create namespaces (as the user nobody when Standin runs as root) and /usr/bin/python3 on this machine",
+        );
       current = next;
       // The old pool's sessions end: their limits were the old ones. Close it in the background.
       const old = pool;

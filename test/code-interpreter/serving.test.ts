@@ -17,10 +17,30 @@ describe('code interpreter in a running Standin', { timeout: 60_000 }, () => {
   it('takes its root config section, and refuses a bad one with 400 naming the field', async () => {
     const ok = await s.req('POST', '/admin/v1/config', {
       key: 'admin',
-      body: { code_interpreter: { executor: 'pyodide', pool_size: 0, max_sessions: 2, timeout_ms: 20_000, memory_mb: 128 } },
+      body: {
+        code_interpreter: {
+          executor: 'pyodide',
+          pool_size: 0,
+          max_sessions: 2,
+          timeout_ms: 20_000,
+          memory_mb: 128,
+          max_files: 500,
+          output_files_limit_bytes: 8 * 1024 * 1024,
+          max_processes: 32,
+        },
+      },
     });
     expect(ok.status).toBe(200);
-    for (const bad of [{ timeout_ms: 'soon' }, { executor: 'docker' }, { pool_size: -1 }, { memory_mb: 1 }, { sandbox: false }]) {
+    for (const bad of [
+      { timeout_ms: 'soon' },
+      { executor: 'docker' },
+      { pool_size: -1 },
+      { memory_mb: 1 },
+      { sandbox: false },
+      { max_processes: 2 },
+      { max_files: 0 },
+      { output_files_limit_bytes: 'all' },
+    ]) {
       const r = await s.req('POST', '/admin/v1/config', { key: 'admin', body: { code_interpreter: bad } });
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body.error.param ?? r.body.error.message).toMatch(/code_interpreter/);
