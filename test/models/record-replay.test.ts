@@ -146,6 +146,28 @@ describe.each(dialects())('record and replay a model (%s)', (dialect) => {
     );
   });
 
+  it('a miss in a response fails it with invalid_prompt; in a batch, the line answers 400 invalid_prompt', async () => {
+    const { client } = env;
+    const response = await client.responses.create({ model: 'gpt-4.1', input: 'hello from responses!' });
+    expect(response.status).toBe('failed');
+    expect(response.error?.code).toBe('invalid_prompt');
+    expect(response.error?.message).toContain('requested "hello from responses!"');
+    const input = await uploadBatchFile(client, [chatLine('one', 'hello batch one'), chatLine('new', 'hello batch three')]);
+    const batch = await waitFor(
+      client,
+      (await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' })).id,
+    );
+    const lines = [
+      ...(batch.output_file_id ? await fileLines(client, batch.output_file_id) : []),
+      ...(batch.error_file_id ? await fileLines(client, batch.error_file_id) : []),
+    ];
+    const byId = Object.fromEntries(lines.map((l) => [l.custom_id, l.response]));
+    expect(byId.one.body.choices[0].message.content).toBe('Upstream says: hello batch one');
+    expect(byId.new.status_code).toBe(400);
+    expect(byId.new.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_prompt' });
+    expect(byId.new.body.error.message).toContain('requested "hello batch three"');
+  });
+
   it('a miss in a run fails the run with invalid_prompt and the same explanation', async () => {
     const { client } = env;
     const assistant = await client.beta.assistants.create({ model: 'gpt-4o', instructions: 'You are recorded.', tools: [weatherTool] });
