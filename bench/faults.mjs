@@ -34,6 +34,16 @@ try {
   const fault = await admin('POST', '/faults', { path: '/v1/models', method: 'GET', status: 503, count: COUNT });
   const matching = await run();
   const left = (await admin('GET', `/faults/${fault.id}`)).remaining;
+  await admin('DELETE', '/faults');
+  await admin('POST', '/faults', { path: '/v1/models', method: 'GET', latency_ms: 1, count: COUNT });
+  const delayed = await run();
+  await admin('DELETE', '/faults');
+  const failing = await load({
+    url: `${url}/v1/models`,
+    headers: { authorization: 'Bearer sk-wrong-key-0000000000000000000' },
+    connections: CONNECTIONS,
+    duration: DURATION,
+  });
   const rows = [
     { case: 'no fault (baseline)', 'req/s': baseline.rps, 'p50 ms': baseline.p50, 'p99 ms': baseline.p99, failed: baseline.errors },
     { case: 'a fault on another path', 'req/s': elsewhere.rps, 'p50 ms': elsewhere.p50, 'p99 ms': elsewhere.p99, failed: elsewhere.errors },
@@ -43,6 +53,20 @@ try {
       'p50 ms': matching.p50,
       'p99 ms': matching.p99,
       failed: matching.errors,
+    },
+    {
+      case: 'a delay-only fault (1 ms) every request matches',
+      'req/s': delayed.rps,
+      'p50 ms': delayed.p50,
+      'p99 ms': delayed.p99,
+      failed: delayed.errors,
+    },
+    {
+      case: 'no fault, a wrong key (the 4xx path)',
+      'req/s': failing.rps,
+      'p50 ms': failing.p50,
+      'p99 ms': failing.p99,
+      failed: failing.errors,
     },
   ];
   report('faults', rows, [

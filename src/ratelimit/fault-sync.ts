@@ -17,7 +17,7 @@ import { createFaultTable, faultError, newFault, rollOf, type Fault, type FaultI
  * fail in all, on one instance or many, in sequence or at once; a copy that lags behind costs a claim that
  * finds nothing, never an extra failure.
  */
-/** The concern of `ctx.changes` that fault changes (and claims) bump. */
+/** The concern of `ctx.changes` that fault changes (and the claim that uses a fault up) bump. */
 export const FAULTS = 'faults';
 
 type Outcome = { taken: true; remaining: number } | { taken: false; remaining: number | undefined };
@@ -63,9 +63,11 @@ export function createFaults(ctx: Pick<Ctx, 'store' | 'clock' | 'log' | 'changes
     }
     const remaining = await store.claimFault(db, f.id);
     if (remaining === undefined) return { taken: false, remaining };
-    if (remaining === 0) await store.deleteFault(db, f.id);
-    // Every copy follows the count (and drops a fault used up) without a claim of its own.
-    await ctx.changes.bump(db, FAULTS);
+    // Used up: every copy drops it. Before that a copy needs no news: its claims ask the store anyway.
+    if (remaining === 0) {
+      await store.deleteFault(db, f.id);
+      await ctx.changes.bump(db, FAULTS);
+    }
     return { taken: true, remaining };
   }
 
