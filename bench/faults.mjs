@@ -71,7 +71,7 @@ try {
   ];
   report('faults', rows, [
     `Another path: ${Math.round((elsewhere.rps / baseline.rps) * 100)} % of the baseline's throughput. ` +
-      `Claims: ${Math.round((matching.rps / baseline.rps) * 100)} %. Uses counted down by the store: ${COUNT - left} for ${matching.errors} failed requests.`,
+      `Claims: ${Math.round((matching.rps / baseline.rps) * 100)} %. Uses counted down by the store: ${COUNT - left} for ${matching.errors} failed requests (autocannon does not count the up to ${CONNECTIONS} requests in flight when it stops).`,
   ]);
 } finally {
   await standin.stop();
