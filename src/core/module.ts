@@ -48,9 +48,10 @@ export interface Ctx {
   outbound: Outbound;
   /**
    * Checks every request meets first, before authentication, as an edge proxy's would (fault injection).
-   * Synchronous; an Error refuses the request.
+   * Synchronous for a request no check has business with; a check may answer a Promise (a fault claimed
+   * in the store) and the request waits for it. An Error refuses the request.
    */
-  edge: ((request: FastifyRequest) => Error | undefined)[];
+  edge: ((request: FastifyRequest) => Error | undefined | Promise<Error | undefined>)[];
   /** Lines a module adds to the start banner (extra listeners and where to find them). */
   banner: string[];
   /** Every listener's address once it listens, by name (`http`, `widgets`, `mtls_token`, `mtls_api`). */

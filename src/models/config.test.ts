@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileModelsConfig } from './config.js';
 import { createModelRegistry, DEFAULT_CATALOG } from './providers.js';
@@ -57,5 +58,32 @@ describe('models config', () => {
     expect(
       compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a/v1/', api_key_env: 'K' } }, { K: 'sk' })[0].upstream,
     ).toMatchObject({ baseUrl: 'http://a/v1', apiKey: 'sk' });
+  });
+
+  it('record needs fixtures and an upstream; replay needs fixtures and takes no upstream or builtin fields', () => {
+    expect(() => compileModelsConfig({ x: { provider: 'record', base_url: 'http://a/v1' } })).toThrow(
+      "models.x: provider record needs 'fixtures' (a folder)",
+    );
+    expect(() => compileModelsConfig({ x: { provider: 'record', fixtures: 'fx' } })).toThrow(
+      "models.x: a record provider needs 'base_url'",
+    );
+    expect(() => compileModelsConfig({ x: { provider: 'replay' } })).toThrow("models.x: provider replay needs 'fixtures'");
+    expect(() => compileModelsConfig({ x: { provider: 'replay', fixtures: 'fx', base_url: 'http://a' } })).toThrow(
+      'models.x.base_url: a replay calls no upstream',
+    );
+    expect(() => compileModelsConfig({ x: { provider: 'replay', fixtures: 'fx', rules: [] } })).toThrow(
+      'models.x.rules: only for the builtin provider',
+    );
+    expect(() => compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a', fixtures: 'fx' } })).toThrow(
+      'models.x.fixtures: only for the record and replay providers',
+    );
+    const [record] = compileModelsConfig({ x: { provider: 'record', base_url: 'http://a/v1', fixtures: 'fx' } });
+    expect(record).toMatchObject({
+      provider: 'record',
+      fixtures: resolve('fx'),
+      ownedBy: 'upstream',
+      upstream: { baseUrl: 'http://a/v1' },
+    });
+    expect(createModelRegistry({ '*': { provider: 'replay', fixtures: '/tmp/fx' } }).route('any')?.provider).toBe('replay');
   });
 });

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { resolve } from 'node:path';
 import { parseDuration } from '../core/clock.js';
 
 /**
@@ -52,7 +53,9 @@ export const RuleSchema = Type.Object(
 
 export const EntrySchema = Type.Object(
   {
-    provider: Type.Union([Type.Literal('builtin'), Type.Literal('upstream')]),
+    provider: Type.Union([Type.Literal('builtin'), Type.Literal('upstream'), Type.Literal('record'), Type.Literal('replay')]),
+    /** Record and replay: the fixture folder (relative to the working directory of the process). */
+    fixtures: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
     /** Upstream: base URL of a Chat Completions server, up to `/v1` (`{base_url}/chat/completions` is called). */
     base_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
     api_key: Type.Optional(Type.String({ maxLength: 4000 })),
@@ -121,9 +124,12 @@ export interface Route {
   key: string;
   exact: boolean;
   matches(model: string): boolean;
-  provider: 'builtin' | 'upstream';
+  provider: 'builtin' | 'upstream' | 'record' | 'replay';
   builtin?: BuiltinOptions;
+  /** Upstream and record: the server called. */
   upstream?: UpstreamOptions;
+  /** Record and replay: the fixture folder, absolute. */
+  fixtures?: string;
   contextWindow: number;
   ownedBy: string;
   list: string[];
@@ -178,6 +184,9 @@ function compileRule(rule: RuleConfig, where: string, entryDelay: number): Built
   };
 }
 
+const UPSTREAM_FIELDS = ['base_url', 'api_key', 'api_key_env', 'model', 'timeout', 'headers', 'stream', 'max_tokens_param'] as const;
+const BUILTIN_FIELDS = ['rules', 'default_reply', 'chunk_chars', 'delay'] as const;
+
 /** Validates the cross-field rules the schema cannot express and compiles the section into routes. */
 export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJS.ProcessEnv = process.env): Route[] {
   const routes: Route[] = [];
@@ -192,11 +201,20 @@ export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJ
       matches: re ? (m) => re.test(m) : (m) => m === key,
       provider: entry.provider,
       contextWindow: entry.context_window ?? DEFAULT_CONTEXT_WINDOW,
-      ownedBy: entry.owned_by ?? (entry.provider === 'upstream' ? 'upstream' : 'standin'),
+      ownedBy: entry.owned_by ?? (entry.provider === 'builtin' ? 'standin' : 'upstream'),
       list: entry.list ?? [],
     };
-    if (entry.provider === 'upstream') {
-      if (!entry.base_url) throw new Error(`${where}: an upstream needs 'base_url'`);
+    const recorded = entry.provider === 'record' || entry.provider === 'replay';
+    if (recorded) {
+      if (!entry.fixtures) throw new Error(`${where}: provider ${entry.provider} needs 'fixtures' (a folder)`);
+      route.fixtures = resolve(entry.fixtures);
+    } else if (entry.fixtures !== undefined) throw new Error(`${where}.fixtures: only for the record and replay providers`);
+    if (entry.provider === 'replay') {
+      for (const k of UPSTREAM_FIELDS) if (entry[k] !== undefined) throw new Error(`${where}.${k}: a replay calls no upstream`);
+      for (const k of BUILTIN_FIELDS) if (entry[k] !== undefined) throw new Error(`${where}.${k}: only for the builtin provider`);
+    } else if (entry.provider === 'upstream' || entry.provider === 'record') {
+      if (!entry.base_url)
+        throw new Error(`${where}: ${entry.provider === 'record' ? 'a record provider' : 'an upstream'} needs 'base_url'`);
       let url: URL;
       try {
         url = new URL(entry.base_url);
@@ -204,9 +222,7 @@ export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJ
         throw new Error(`${where}.base_url: '${entry.base_url}' is not a URL`);
       }
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${where}.base_url: must be http or https`);
-      for (const k of ['rules', 'default_reply', 'chunk_chars', 'delay'] as const) {
-        if (entry[k] !== undefined) throw new Error(`${where}.${k}: only for the builtin provider`);
-      }
+      for (const k of BUILTIN_FIELDS) if (entry[k] !== undefined) throw new Error(`${where}.${k}: only for the builtin provider`);
       let apiKey = entry.api_key;
       if (entry.api_key_env) {
         apiKey = env[entry.api_key_env];
@@ -222,9 +238,7 @@ export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJ
         maxTokensParam: entry.max_tokens_param ?? 'max_tokens',
       };
     } else {
-      for (const k of ['base_url', 'api_key', 'api_key_env', 'model', 'timeout', 'headers', 'stream', 'max_tokens_param'] as const) {
-        if (entry[k] !== undefined) throw new Error(`${where}.${k}: only for the upstream provider`);
-      }
+      for (const k of UPSTREAM_FIELDS) if (entry[k] !== undefined) throw new Error(`${where}.${k}: only for the upstream provider`);
       const delayMs = ms(entry.delay, `${where}.delay`, 0);
       route.builtin = {
         rules: (entry.rules ?? []).map((r, i) => compileRule(r, `${where}.rules[${i}]`, delayMs)),

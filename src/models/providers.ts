@@ -1,20 +1,16 @@
 import { createBuiltinProvider } from './builtin.js';
 import { compileModelsConfig, DEFAULT_CONTEXT_WINDOW, type ModelsConfig, type Route } from './config.js';
 import { countTokens } from './tokens.js';
-import type { ChatChunk, ChatRequest, ChatResult, ModelInfo, ModelProviders } from './types.js';
+import { createRecordProvider, createReplayProvider } from './recording.js';
+import type { ChatProvider as Provider, ModelInfo, ModelProviders } from './types.js';
 import { createUpstreamProvider } from './upstream.js';
-
-interface Provider {
-  name: string;
-  complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult>;
-}
 
 /** Names the default configuration advertises in `GET /v1/models` (all served by the built-in provider). */
 export const DEFAULT_CATALOG = ['gpt-5', 'gpt-5-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'gpt-4o-mini', 'gpt-3.5-turbo'];
 
 /** Extra, Standin-specific view of a model: where it is routed and its context window. */
 export interface ModelRoute {
-  provider: 'builtin' | 'upstream';
+  provider: Route['provider'];
   contextWindow: number;
   ownedBy: string;
 }
@@ -25,6 +21,20 @@ export interface ModelRegistry extends ModelProviders {
   configure(config: ModelsConfig | undefined): void;
   /** How a model name is served, or undefined when no provider serves it. */
   route(model: string): ModelRoute | undefined;
+}
+
+/** The provider a compiled route names. */
+function providerOf(r: Route): Provider {
+  switch (r.provider) {
+    case 'upstream':
+      return createUpstreamProvider(r.upstream!);
+    case 'record':
+      return createRecordProvider(createUpstreamProvider(r.upstream!), r.fixtures!);
+    case 'replay':
+      return createReplayProvider(r.fixtures!);
+    default:
+      return createBuiltinProvider(r.builtin!);
+  }
 }
 
 /**
@@ -55,8 +65,7 @@ export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
     configure(next) {
       const compiled = compileModelsConfig(next);
       providers.clear();
-      for (const r of compiled)
-        providers.set(r, r.provider === 'upstream' ? createUpstreamProvider(r.upstream!) : createBuiltinProvider(r.builtin!));
+      for (const r of compiled) providers.set(r, providerOf(r));
       routes = compiled;
     },
     has: (model) => typeof model === 'string' && model.length > 0 && model.length <= 256,

@@ -62,6 +62,12 @@ export interface ChatResult {
   usage: ChatUsage;
 }
 
+/** One provider (built-in, upstream, record, replay): what the registry routes a model name to. */
+export interface ChatProvider {
+  name: string;
+  complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult>;
+}
+
 export interface ModelInfo {
   id: string;
   provider: string;

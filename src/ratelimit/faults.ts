@@ -1,24 +1,34 @@
+import { createHash } from 'node:crypto';
 import { ApiError, invalid, type ErrorType } from '../core/errors.js';
 import { retryHeaders } from './service.js';
 
 /**
  * Injected failures: the next `remaining` requests matching `path` and `method` fail with `status`, in the
- * error envelope of `type` and `code`. This file holds what is pure about them (validation, the error a
- * fault answers with, matching); `fault-sync.ts` keeps every instance's table in step with the store.
+ * error envelope of `type` and `code` (each with `probability`, after `latency_ms`; a fault with a latency
+ * and no status only delays). This file holds what is pure about them (validation, the error a fault
+ * answers with, matching, the seeded roll); `fault-sync.ts` claims uses in the store and keeps every
+ * instance's table in step with it.
  */
 export interface Fault {
   id: string;
   object: 'admin.fault';
   path: string;
   method: string;
-  status: FaultStatus;
-  type: ErrorType;
+  /** Null for a fault that only delays (`latency_ms`) and lets the request through. */
+  status: FaultStatus | null;
+  type: ErrorType | null;
   code: string | null;
   /** The error message; null: the platform's message for the type and code. */
   message: string | null;
   remaining: number;
   /** Seconds, or null for no Retry-After. */
   retry_after: number | null;
+  /** Chance (0..1] that a matching request is taken; a request not taken passes and uses none of the count. */
+  probability: number;
+  /** Makes the rolls repeatable: the nth matching request (counted in the store) is taken per `rollOf`. */
+  seed: number | null;
+  /** Wall-clock milliseconds a taken request waits before its answer (or before it goes on). */
+  latency_ms: number;
   created_at: number;
 }
 
@@ -33,6 +43,9 @@ export interface FaultInput {
   message?: string;
   count?: number;
   retry_after?: number;
+  probability?: number;
+  seed?: number;
+  latency_ms?: number;
 }
 
 /** Every error type of core/errors.ts (the compile-time check below keeps the list complete). */
@@ -84,9 +97,14 @@ const statusOfType = (type: ErrorType) => new ApiError(type, '').status;
  * table status, which must be one a fault injects (429, 503, 500). One exception, from the spec: 429 with
  * `invalid_request_error` (the platform's earlier `rate_limit_exceeded` answer to video requests).
  */
-export function resolveFault(input: FaultInput): { status: FaultStatus; type: ErrorType; code: string | null } {
-  if (input.status === undefined && input.type === undefined)
-    throw invalid("A fault needs a 'status' (429, 503 or 500) or an error 'type'.", 'status');
+export function resolveFault(input: FaultInput): { status: FaultStatus | null; type: ErrorType | null; code: string | null } {
+  if (input.status === undefined && input.type === undefined) {
+    if (!input.latency_ms) throw invalid("A fault needs a 'status' (429, 503 or 500), an error 'type', or a 'latency_ms'.", 'status');
+    for (const field of ['code', 'message', 'retry_after'] as const)
+      if (input[field] !== undefined)
+        throw invalid(`'${field}' is for a fault that fails requests; this one only delays (no 'status' or 'type').`, field);
+    return { status: null, type: null, code: null };
+  }
   const type = input.type ?? TYPE_OF_STATUS[input.status!];
   const tableStatus = statusOfType(type);
   const status = input.status ?? (tableStatus as FaultStatus);
@@ -108,6 +126,8 @@ export function resolveFault(input: FaultInput): { status: FaultStatus; type: Er
 /** A fault as the store holds it, from what a `POST /admin/v1/faults` body says (checked by resolveFault). */
 export function newFault(input: FaultInput, id: string, createdAt: number): Fault {
   const { status, type, code } = resolveFault(input);
+  if (input.seed !== undefined && input.probability === undefined)
+    throw invalid("'seed' makes the rolls of a 'probability' repeatable; give a 'probability' too.", 'seed');
   return {
     id,
     object: 'admin.fault',
@@ -119,12 +139,24 @@ export function newFault(input: FaultInput, id: string, createdAt: number): Faul
     message: input.message ?? null,
     remaining: input.count ?? 1,
     retry_after: input.retry_after ?? null,
+    probability: input.probability ?? 1,
+    seed: input.seed ?? null,
+    latency_ms: input.latency_ms ?? 0,
     created_at: createdAt,
   };
 }
 
-/** The error a fault answers with, headers included (`x-standin-fault`, Retry-After when set). */
-export function faultError(f: Fault): ApiError {
+/**
+ * Whether the nth matching request (n counted from 1 in the store) of a seeded fault is taken: the first 32
+ * bits of sha256("<seed>:<n>") over 2^32, below the probability. The same seed gives the same pattern on
+ * any instance, store or platform.
+ */
+export function rollOf(seed: number, n: number, probability: number): boolean {
+  return createHash('sha256').update(`${seed}:${n}`).digest().readUInt32BE(0) / 2 ** 32 < probability;
+}
+
+/** The error a failing fault answers with, headers included (`x-standin-fault`, Retry-After when set). */
+export function faultError(f: Fault & { status: FaultStatus; type: ErrorType }): ApiError {
   const message =
     f.message ?? (f.code !== null ? MESSAGES[f.code] : undefined) ?? (f.status === 500 ? SERVER_ERROR : `Injected ${f.type}.`);
   const headers: Record<string, string> = { 'x-standin-fault': f.id };
@@ -150,29 +182,27 @@ export function pathMatcher(pattern: string): (path: string) => boolean {
 
 /**
  * One instance's view of the faults: replaced whole from the store, consulted synchronously by the edge
- * check. `take` counts down locally at once and reports the use through `onTake`, which writes it back.
+ * check to learn whether a request has business with a fault at all (the store is asked only then).
  */
-export function createFaultTable(onTake: (id: string) => void = () => {}) {
+export function createFaultTable() {
   let faults: (Fault & { match: (p: string) => boolean })[] = [];
   return {
-    /** Replaces the view (oldest first), minus uses not yet written back (`unsynced` per fault id). */
-    replace(list: readonly Fault[], unsynced: ReadonlyMap<string, number> = new Map()) {
-      faults = list
-        .map((f) => ({ ...f, remaining: f.remaining - (unsynced.get(f.id) ?? 0), match: pathMatcher(f.path) }))
-        .filter((f) => f.remaining > 0);
+    /** Replaces the view (oldest first). */
+    replace(list: readonly Fault[]) {
+      faults = list.filter((f) => f.remaining > 0).map((f) => ({ ...f, match: pathMatcher(f.path) }));
     },
     size: () => faults.length,
     list: (): Fault[] => faults.map(({ match: _m, ...f }) => f),
-    /** The error for this request if a fault takes it (using up one of the fault's count), else null. */
-    take(method: string, path: string): ApiError | null {
-      for (let i = 0; i < faults.length; i++) {
-        const f = faults[i];
-        if ((f.method !== '*' && f.method !== method) || !f.match(path)) continue;
-        if (--f.remaining <= 0) faults.splice(i, 1);
-        onTake(f.id);
-        return faultError(f);
-      }
-      return null;
+    /** The live faults this request matches, oldest first (a copy: claims update the view meanwhile). */
+    matching(method: string, path: string): Fault[] {
+      return faults.filter((f) => (f.method === '*' || f.method === method) && f.match(path)).map(({ match: _m, ...f }) => f);
+    },
+    /** Follows a claim's outcome: the store's count (0 or undefined: the fault is gone). */
+    update(id: string, remaining: number | undefined) {
+      const i = faults.findIndex((f) => f.id === id);
+      if (i < 0) return;
+      if (remaining === undefined || remaining <= 0) faults.splice(i, 1);
+      else faults[i].remaining = remaining;
     },
   };
 }

@@ -193,6 +193,27 @@ export const FaultBody = Type.Object(
     retry_after: Type.Optional(
       Type.Number({ minimum: 0, maximum: 60, description: 'Seconds sent as Retry-After / retry-after-ms; omitted: no Retry-After.' }),
     ),
+    probability: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1,
+        description: 'Chance that a matching request is taken (default 1); one not taken passes and uses none of the count.',
+      }),
+    ),
+    seed: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2_147_483_647,
+        description: 'Makes the rolls of `probability` repeatable: the same matching requests are taken on every run.',
+      }),
+    ),
+    latency_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 60_000,
+        description: 'Milliseconds a taken request waits before its answer; with no status or type the fault only delays.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -207,12 +228,15 @@ export const FaultObject = Type.Object({
   object: Type.Literal('admin.fault'),
   path: Type.String(),
   method: Type.String(),
-  status: faultStatus(),
-  type: ErrorTypeSchema,
+  status: Type.Union([faultStatus(), Type.Null()], { description: 'Null: the fault only delays.' }),
+  type: Type.Union([ErrorTypeSchema, Type.Null()]),
   code: Type.Union([Type.String(), Type.Null()]),
   message: Type.Union([Type.String(), Type.Null()]),
   remaining: Type.Integer(),
   retry_after: Type.Union([Type.Number(), Type.Null()]),
+  probability: Type.Number(),
+  seed: Type.Union([Type.Integer(), Type.Null()]),
+  latency_ms: Type.Integer(),
   created_at: Type.Integer(),
 });
 

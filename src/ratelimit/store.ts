@@ -1,8 +1,5 @@
-import { sql, type Selectable } from 'kysely';
-import type { ErrorType } from '../core/errors.js';
+import { sql } from 'kysely';
 import type { Exec } from '../store/db.js';
-import type { Fault, FaultStatus } from './faults.js';
-import type { RateLimitTables } from './tables.js';
 
 /** Saves one config section under its scope (`root`, `organization:<id>`, `project:<id>`). */
 export async function saveSection(db: Exec, scope: string, value: unknown, nowMs: number): Promise<void> {
@@ -18,74 +15,6 @@ export async function saveSection(db: Exec, scope: string, value: unknown, nowMs
 export async function loadSections(db: Exec): Promise<{ scope: string; value: unknown }[]> {
   const rows = await db.selectFrom('rate_limit_config').select(['scope', 'value']).orderBy('scope').execute();
   return rows.map((r) => ({ scope: r.scope, value: JSON.parse(r.value) }));
-}
-
-type FaultRow = Selectable<RateLimitTables['rate_limit_faults']>;
-
-const toFault = (r: FaultRow): Fault => ({
-  id: r.id,
-  object: 'admin.fault',
-  path: r.path,
-  method: r.method,
-  status: r.status as FaultStatus,
-  type: r.type as ErrorType,
-  code: r.code,
-  message: r.message,
-  remaining: r.remaining,
-  retry_after: r.retry_after_ms === null ? null : r.retry_after_ms / 1000,
-  created_at: r.created_at,
-});
-
-/** Stores a new fault. */
-export async function insertFault(db: Exec, f: Fault): Promise<void> {
-  await db
-    .insertInto('rate_limit_faults')
-    .values({
-      id: f.id,
-      path: f.path,
-      method: f.method,
-      status: f.status,
-      type: f.type,
-      code: f.code,
-      message: f.message,
-      remaining: f.remaining,
-      retry_after_ms: f.retry_after === null ? null : Math.round(f.retry_after * 1000),
-      created_at: f.created_at,
-    })
-    .execute();
-}
-
-/** Every fault, oldest first (the order faults are matched in). */
-export async function listFaults(db: Exec): Promise<Fault[]> {
-  return (await db.selectFrom('rate_limit_faults').selectAll().orderBy('id').execute()).map(toFault);
-}
-
-export async function getFault(db: Exec, id: string): Promise<Fault | undefined> {
-  const row = await db.selectFrom('rate_limit_faults').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && toFault(row);
-}
-
-/** Deletes one fault; false when there was none. */
-export async function deleteFault(db: Exec, id: string): Promise<boolean> {
-  const r = await db.deleteFrom('rate_limit_faults').where('id', '=', id).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
-}
-
-/** Deletes every fault; returns how many there were. */
-export async function deleteAllFaults(db: Exec): Promise<number> {
-  const r = await db.deleteFrom('rate_limit_faults').executeTakeFirst();
-  return Number(r.numDeletedRows);
-}
-
-/** Writes back uses of faults (id → requests failed): counts go down, and a fault used up is deleted. */
-export async function consumeFaults(db: Exec, uses: ReadonlyMap<string, number>): Promise<void> {
-  for (const [id, n] of uses)
-    await db
-      .updateTable('rate_limit_faults')
-      .set({ remaining: sql`remaining - ${n}` })
-      .where('id', '=', id)
-      .execute();
-  await db.deleteFrom('rate_limit_faults').where('remaining', '<=', 0).execute();
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Generated, Kysely, Migration } from 'kysely';
 
 /** What every instance on one database shares: the injected faults and the catalog as the config file declared it. */
 export interface RateLimitTables {
@@ -17,6 +17,14 @@ export interface RateLimitTables {
     retry_after_ms: number | null;
     /** Standin clock, Unix seconds. */
     created_at: number;
+    /** Chance a matching request is taken, (0, 1]. */
+    probability: Generated<number>;
+    /** Seed of repeatable rolls, or null. */
+    seed: number | null;
+    /** Matching requests rolled so far (seeded faults: the n of the roll). */
+    matched: Generated<number>;
+    /** Wall-clock delay of a taken request. */
+    latency_ms: Generated<number>;
   };
   /** The config file's `rate_limits` sections. */
   rate_limit_config: {
@@ -60,6 +68,24 @@ export const rateLimitMigrations: Record<string, Migration> = {
         .addColumn('remaining', 'integer', (c) => c.notNull())
         .addColumn('retry_after_ms', 'integer')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+  // Delay-only faults keep the NOT NULL status and type columns (SQLite cannot relax them): status 0, type ''.
+  '202611261300_ratelimit_fault_options': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('rate_limit_faults')
+        .addColumn('probability', 'double precision', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await db.schema.alterTable('rate_limit_faults').addColumn('seed', 'bigint').execute();
+      await db.schema
+        .alterTable('rate_limit_faults')
+        .addColumn('matched', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('rate_limit_faults')
+        .addColumn('latency_ms', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
     },
   },

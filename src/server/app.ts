@@ -198,13 +198,18 @@ function installConventions(app: App, ctx: Ctx) {
   declareQueuedHeaders(app);
   const frontDoor = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     reply.header('x-request-id', request.id);
-    for (const check of edge) {
-      const refused = check(request);
-      if (refused) return done(refused);
+    checkEdge(0);
+    function checkEdge(from: number): void {
+      for (let i = from; i < edge.length; i++) {
+        const refused = edge[i](request);
+        // Only a check with business with this request answers a Promise; the others stay synchronous.
+        if (refused instanceof Promise) return void refused.then((err) => (err ? done(err) : checkEdge(i + 1)), done);
+        if (refused) return done(refused);
+      }
+      // Authentication comes before validation: without a valid key, a request learns nothing about the API.
+      if (request.url.includes('%00')) return auth.gate(request, (err) => done(err ?? nulInUrl(request.url)));
+      auth.gate(request, done);
     }
-    // Authentication comes before validation: without a valid key, a request learns nothing about the API.
-    if (request.url.includes('%00')) return auth.gate(request, (err) => done(err ?? nulInUrl(request.url)));
-    auth.gate(request, done);
   };
   app.addHook('onRequest', frontDoor);
   const platformHeaders = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {

@@ -46,8 +46,10 @@ interface Fault {
   id: string;
   path: string;
   method: string;
-  status: number;
-  type: string;
+  /** Null: the fault only delays. */
+  status: number | null;
+  type: string | null;
+  latency_ms: number;
   remaining: number;
 }
 
@@ -82,7 +84,7 @@ function Faults() {
                   html`<tr>
                     <td><code>${f.path}</code></td>
                     <td>${f.method}</td>
-                    <td>${f.status} <span class="muted">${f.type}</span></td>
+                    <td>${f.status ?? `delay ${f.latency_ms} ms`} <span class="muted">${f.type}</span></td>
                     <td>${f.remaining}</td>
                     <td>
                       <button
