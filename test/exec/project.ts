@@ -40,6 +40,7 @@ export function userProject(): UserProject {
   symlinkSync('../standin/bin/standin.js', join(dir, 'node_modules/.bin/standin'));
   chmodSync(join(pkgDir, 'bin/standin.js'), 0o755);
   symlinkSync('../vitest/vitest.mjs', join(dir, 'node_modules/.bin/vitest'));
+  symlinkSync('../typescript/bin/tsc', join(dir, 'node_modules/.bin/tsc'));
   cpSync(join(root, 'examples/testing'), dir, { recursive: true });
   // The example's manifest, pointing at the tarball instead of the registry.
   writeFileSync(
@@ -51,7 +52,7 @@ export function userProject(): UserProject {
     run(command, args, opts = {}) {
       return new Promise((resolve, reject) => {
         // npx must find the installed package and never reach for the registry.
-        const env = { ...process.env, npm_config_offline: 'true', npm_config_update_notifier: 'false', ...opts.env };
+        const env: NodeJS.ProcessEnv = { ...process.env, npm_config_offline: 'true', npm_config_update_notifier: 'false', ...opts.env };
         for (const k of Object.keys(env)) if (/^(STANDIN|OPENAI)_/.test(k) && !(opts.env && k in opts.env)) delete env[k];
         const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
