@@ -8,7 +8,7 @@ import { createAdsKey } from '../ads/accounts.js';
 import { DEMO_AD_ACCOUNT } from '../ads/module.js';
 import { newSecret } from '../core/ids.js';
 import type { Module } from '../core/module.js';
-import type { Settings } from '../core/settings.js';
+import { isLoopback, type Settings } from '../core/settings.js';
 import { createApiKey } from '../identity/service.js';
 import { lazy } from '../store/lazy.js';
 import { createStandin, type Standin } from './app.js';
@@ -39,6 +39,8 @@ export interface Ephemeral {
  * schema), port 0, the demo seed with keys made for this run, then the config file on top.
  */
 export async function startEphemeral(given: Settings): Promise<Ephemeral> {
+  // Its keys are generated and handed out, so it stays on this machine (DESIGN: safe by default).
+  if (!isLoopback(given.host)) throw new Error(`a throwaway Standin listens on loopback only, not on ${given.host}`);
   const store = await freshStore(given.databaseUrl);
   const keys = { platform: newSecret('sk-proj-'), ads: newSecret('sk-ads-') };
   const settings: Settings = { ...given, port: 0, data: store.data, databaseUrl: store.databaseUrl };

@@ -16,10 +16,20 @@ export async function runExec(settings: Settings, command: string[]): Promise<nu
     process.stderr.write("standin exec: give the command to run after '--', e.g. standin exec -- npm test\n");
     return 2;
   }
-  const standin = await startEphemeral(settings);
-  process.stderr.write(`standin exec: Standin is listening on ${standin.url} (fresh store); running: ${command.join(' ')}\n`);
+  // A signal while Standin starts ends the run once it can be stopped cleanly (its store deleted).
+  let interrupted: NodeJS.Signals | undefined;
+  const early = (signal: NodeJS.Signals) => (interrupted = signal);
+  for (const s of FORWARDED) process.on(s, early);
+  let standin: Ephemeral;
+  try {
+    standin = await startEphemeral(settings);
+  } finally {
+    for (const s of FORWARDED) process.off(s, early);
+  }
   let code: number;
   try {
+    if (interrupted) return 128 + constants.signals[interrupted];
+    process.stderr.write(`standin exec: Standin is listening on ${standin.url} (fresh store); running: ${command.join(' ')}\n`);
     code = await runCommand(command, { ...process.env, ...standin.env });
   } finally {
     await stop(standin);
@@ -63,7 +73,7 @@ export async function runEphemeral(settings: Settings, args: string[]): Promise<
     process.stderr.write(`standin ephemeral: unknown argument '${unknown[0]}'\n`);
     return 2;
   }
-  const standin = await startEphemeral(settings);
+  // Listened for from the start: a stop asked for while Standin starts takes effect once it has.
   const stopped = new Promise<void>((resolve) => {
     for (const s of FORWARDED) process.once(s, () => resolve());
     if (args.includes('--until-stdin-closes')) {
@@ -72,6 +82,7 @@ export async function runEphemeral(settings: Settings, args: string[]): Promise<
       process.stdin.resume();
     }
   });
+  const standin = await startEphemeral(settings);
   process.stdout.write(JSON.stringify({ url: standin.url, keys: standin.keys, env: standin.env }) + '\n');
   await stopped;
   process.stdin.pause();

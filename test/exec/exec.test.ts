@@ -5,9 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dialects } from '../helpers.js';
 import { userProject, type UserProject } from './project.js';
+
+// Each test starts processes of a user's project (npx, node, vitest, tsc): seconds each on a busy machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 let project: UserProject;
 beforeAll(() => {
@@ -56,13 +59,17 @@ describe('standin exec', () => {
     expect(code).toBe(4);
   });
 
-  it('answers 127 for a command that does not exist, and 2 without a command', async () => {
+  it('answers 127 for a command that does not exist, 2 without a command, and 1 for a host beyond loopback', async () => {
     const missing = await project.run('npx', ['standin', 'exec', '--', 'no-such-command-standin', '--version']);
     expect(missing.code).toBe(127);
     expect(missing.out).toContain("cannot run 'no-such-command-standin': command not found");
     const none = await project.run('npx', ['standin', 'exec']);
     expect(none.code).toBe(2);
     expect(none.out).toContain("give the command to run after '--'");
+    // Keys made for the run are handed out: it never listens beyond this machine.
+    const open = await project.run('npx', ['standin', 'exec', '--host', '0.0.0.0', '--', 'true']);
+    expect(open.code).toBe(1);
+    expect(open.out).toContain('a throwaway Standin listens on loopback only, not on 0.0.0.0');
   });
 
   it('forwards SIGTERM to the command, then stops Standin; the exit code is 128 + the signal', async () => {

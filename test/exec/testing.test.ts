@@ -2,9 +2,12 @@
 // there under vitest and node:test, in both module formats, against the packed package.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dialects } from '../helpers.js';
 import { userProject, type UserProject } from './project.js';
+
+// Each test starts processes of a user's project (npx, node, vitest, tsc): seconds each on a busy machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 let project: UserProject;
 beforeAll(() => {
