@@ -21,11 +21,8 @@ Usage:
   standin [serve] [options]          run Standin (the default command)
   standin migrate [options]          run the database migrations and exit
   standin config-schema              print the JSON Schema of the config file
-  standin exec [options] -- <command…>
-                                     run a command against Standin on a free port and a fresh store,
-                                     its URLs and keys in the command's environment (docs/testing.md)
-  standin ephemeral [options]        Standin on a free port and a fresh store; prints {url, keys, env}
-                                     as one JSON line, stops on SIGINT/SIGTERM (docs/testing.md)
+  standin exec [options] -- <command…>  run a command against a throwaway Standin, its URLs and keys in the environment
+  standin ephemeral [options]        a throwaway Standin that prints {url, keys, env} as one JSON line (docs/testing.md)
 ${Object.values(commands())
   .flatMap((c) => c.usage)
   .map((line) => `  standin ${line}`)
