@@ -66,7 +66,8 @@ export async function startEphemeral(given: Settings): Promise<Ephemeral> {
   return {
     url,
     keys: all,
-    env: envFor(url, all),
+    // The store too, so `standin trigger` (and any command of the command line) run by the command reaches it.
+    env: { ...envFor(url, all), STANDIN_DATA: store.data, ...(store.databaseUrl ? { STANDIN_DATABASE_URL: store.databaseUrl } : {}) },
     standin,
     async close() {
       try {

@@ -53,6 +53,15 @@ describe.each(dialects())('standin exec on %s', (dialect) => {
 });
 
 describe('standin exec', () => {
+  it('commands of the command line run by the command reach the same store (standin trigger)', async () => {
+    const script = `npx standin trigger batch.completed >/dev/null && node -e '
+      fetch(process.env.OPENAI_BASE_URL + "/batches", { headers: { authorization: "Bearer " + process.env.OPENAI_API_KEY } })
+        .then((r) => r.json()).then((b) => console.log("batches:", b.data.length))'`;
+    const { code, out } = await project.run('npx', ['standin', 'exec', '--', script]);
+    expect(code, out).toBe(0);
+    expect(out).toContain('batches: 1');
+  });
+
   it('passes flags after -- to the command, and one argument runs through the shell', async () => {
     const { code, out } = await project.run('npx', ['standin', 'exec', '--', 'echo "got --port $((1 + 1))" && exit 4']);
     expect(out).toContain('got --port 2');
