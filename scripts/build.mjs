@@ -2,7 +2,7 @@
 // module files was half of the cold start. Native addons stay external, and packages loaded on first use
 // (src/core/lazy.ts: pg, ioredis, yaml, pkijs, the tokenizer) are required from node_modules at run time.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 
 const entryPoints = ['src/main.ts'];
 await build({
@@ -18,6 +18,30 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+// standin/testing (package.json `exports`): a small client of `standin ephemeral`, in both module formats
+// (jest loads CommonJS unless told otherwise), with its type declarations.
+const testing = { entryPoints: ['src/testing/index.ts'], bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' };
+await build({ ...testing, format: 'esm', outfile: 'dist/testing.js' });
+// The CommonJS file finds its folder through __dirname; its import.meta branch is never taken.
+await build({ ...testing, format: 'cjs', outfile: 'dist/testing.cjs', logOverride: { 'empty-import-meta': 'silent' } });
+const ts = (await import('typescript')).default;
+const declarations = ts.createProgram(['src/testing/index.ts'], {
+  declaration: true,
+  emitDeclarationOnly: true,
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  target: ts.ScriptTarget.ES2022,
+  types: ['node'],
+  skipLibCheck: true,
+  strict: true,
+});
+declarations.emit(undefined, (name, text) => {
+  if (name.endsWith('index.d.ts')) {
+    writeFileSync('dist/testing.d.ts', text);
+    writeFileSync('dist/testing.d.cts', text);
+  }
+});
+if (!existsSync('dist/testing.d.ts')) throw new Error('build: the declarations of standin/testing were not written');
 // Optional extra build steps contributed by areas (web assets etc.).
 for (const step of ['scripts/build-web.mjs', 'scripts/build-dashboard.mjs']) {
   if (existsSync(step)) await import(new URL(`../${step}`, import.meta.url).href);

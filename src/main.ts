@@ -1,5 +1,6 @@
 import { applyConfig, configSchema, readConfigFile } from './admin/config-file.js';
 import { createStandin } from './server/app.js';
+import { runEphemeral, runExec } from './server/exec.js';
 import { modules } from './server/modules.js';
 import { isSeeded, seedDemo } from './admin/seed.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
@@ -12,7 +13,7 @@ function commands(): Record<string, CliCommand> {
   return Object.assign({}, ...modules.map((m) => m.commands ?? {}));
 }
 
-const BUILT_IN = ['serve', 'migrate', 'config-schema'];
+const BUILT_IN = ['serve', 'migrate', 'config-schema', 'exec', 'ephemeral'];
 
 const USAGE = () => `standin — a self-hostable stand-in for the platform
 
@@ -20,6 +21,8 @@ Usage:
   standin [serve] [options]          run Standin (the default command)
   standin migrate [options]          run the database migrations and exit
   standin config-schema              print the JSON Schema of the config file
+  standin exec [options] -- <command…>  run a command against a throwaway Standin, its URLs and keys in the environment
+  standin ephemeral [options]        a throwaway Standin that prints {url, keys, env} as one JSON line (docs/testing.md)
 ${Object.values(commands())
   .flatMap((c) => c.usage)
   .map((line) => `  standin ${line}`)
@@ -94,7 +97,10 @@ async function serve(settings: Settings): Promise<void> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { settings, rest } = readSettings(argv);
+  // What follows `--` belongs to the command being run, flags included (`exec -- vitest --run`).
+  const end = argv.indexOf('--');
+  const after = end < 0 ? [] : argv.slice(end + 1);
+  const { settings, rest } = readSettings(end < 0 ? argv : argv.slice(0, end));
   const [command = 'serve', ...args] = rest;
   const extra = commands();
   const help = ['help', '--help', '-h'];
@@ -114,6 +120,14 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(done.length ? `applied: ${done.join(', ')}\n` : 'the database is up to date\n');
       return 0;
     }
+    case 'exec':
+      if (args.length) {
+        process.stderr.write(`standin exec: unexpected '${args[0]}': the command goes after '--' (standin exec -- npm test)\n`);
+        return 2;
+      }
+      return runExec(settings, after);
+    case 'ephemeral':
+      return runEphemeral(settings, [...args, ...(end < 0 ? [] : ['--', ...after])]);
     case 'config-schema':
       process.stdout.write(JSON.stringify(configSchema(modules), null, 2) + '\n');
       return 0;
@@ -124,7 +138,7 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
       }
       const run = await found.load();
-      return run(args, { settings, boot: (s, opts) => createStandin(s, opts) });
+      return run(end < 0 ? args : [...args, '--', ...after], { settings, boot: (s, opts) => createStandin(s, opts) });
     }
   }
 }

@@ -1,0 +1,109 @@
+// Cold start: process start to the first 200, on a fresh data folder and an existing one, `standin exec --
+// true` end to end, and what each part of a start costs, against node itself and a bare Fastify server
+// started and asked in the same run. Run: npm run build && node bench/cold-start.mjs
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { report, startBaseline, startStandin } from './lib.mjs';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+// The parts probe is bundled the way scripts/build.mjs bundles dist/main.js, beside the repository's
+// node_modules (the native addons stay external).
+mkdirSync('bench/results', { recursive: true });
+const probe = 'bench/results/cold-start-parts.mjs';
+await build({
+  entryPoints: ['bench/cold-start-parts.ts'],
+  outfile: probe,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: ['better-sqlite3', 'pg-native', 'playwright-core', 'fsevents'],
+  banner: { js: "import { createRequire as __standinRequire } from 'node:module'; const require = __standinRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const wall = (fn) => async () => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};
+const run = (args, env = {}) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited with ${code}`))));
+  });
+const firstOk = async (url) => {
+  const r = await fetch(`${url}/healthz`).catch(() => null);
+  if (r?.status !== 200 && (await fetch(url).catch(() => null))?.status !== 200) throw new Error(`${url} did not answer 200`);
+};
+
+const measures = {
+  'node -e 0 (node itself)': wall(() => run(['-e', '0'])),
+  'bare Fastify: start → first 200': async () => {
+    const t0 = performance.now();
+    const b = await startBaseline();
+    await firstOk(`${b.url}/item`);
+    const ms = performance.now() - t0;
+    await b.stop();
+    return ms;
+  },
+  'standin serve, fresh folder: start → first 200': async () => serveToFirst200(),
+  'standin serve, existing folder: start → first 200': async () => serveToFirst200(existing),
+  'standin exec -- true (wall)': wall(() => run(['dist/main.js', 'exec', '--', 'true'], { STANDIN_LOG_LEVEL: 'error' })),
+};
+
+let existing;
+async function serveToFirst200(data) {
+  const t0 = performance.now();
+  const s = await startStandin(data ? { data } : {});
+  await firstOk(s.url);
+  const ms = performance.now() - t0;
+  await s.stop();
+  existing ??= s.data;
+  return ms;
+}
+
+const times = Object.fromEntries(Object.keys(measures).map((k) => [k, []]));
+const parts = { fresh: [], existing: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  // Rounds alternate every measure, so a busy moment of the machine falls on all of them alike.
+  for (const [name, fn] of Object.entries(measures)) times[name].push(await fn());
+  const folder = mkdtempSync(join(tmpdir(), 'standin-cold-'));
+  parts.fresh.push(JSON.parse(await run([probe, folder])));
+  parts.existing.push(JSON.parse(await run([probe, folder])));
+  rmSync(folder, { recursive: true, force: true });
+}
+if (existing) rmSync(existing, { recursive: true, force: true });
+
+const ms = (x) => Math.round(x);
+report(
+  'cold-start',
+  Object.entries(times).map(([what, xs]) => ({
+    what,
+    'median ms': ms(median(xs)),
+    'min ms': ms(Math.min(...xs)),
+    'max ms': ms(Math.max(...xs)),
+  })),
+  [
+    `${ROUNDS} rounds, the measures alternating. Wall time from spawning the process to the first 200 on /healthz (the bare Fastify server: its one route), SQLite.`,
+  ],
+);
+const names = Object.keys(parts.fresh[0]);
+report(
+  'cold-start-parts',
+  names.map((part) => ({
+    part,
+    'fresh folder ms': ms(median(parts.fresh.map((p) => p[part]))),
+    'existing folder ms': ms(median(parts.existing.map((p) => p[part]))),
+  })),
+  [
+    `Medians of ${ROUNDS} starts of bench/cold-start-parts.ts (bundled like dist/main.js), each step timed in the process; the first row is from the process's time origin. Steps run one after another as \`standin serve\` runs them, except that the store is opened and migrated once on its own before the app is built (which opens it again).`,
+  ],
+);
