@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { createAuth, declareAuthFields } from '../core/auth.js';
+import { bodyTimeouts } from '../core/body-timeout.js';
 import { createChanges } from '../core/changes.js';
 import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
-import { ApiError } from '../core/errors.js';
+import { ApiError, invalid } from '../core/errors.js';
 import { installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
@@ -34,6 +37,7 @@ const PLATFORM = '/v1/';
 /** The control plane's prefix: only the admin key reaches it. */
 const ADMIN = '/admin/v1';
 const API_PREFIXES = [PLATFORM, '/ads/v1/', `${ADMIN}/`];
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
@@ -56,6 +60,11 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
     },
     bodyLimit: settings.bodyLimit,
+    // Node's bound on receiving a whole request (headers and body), checked every 30 s: the backstop of
+    // bodyTimeouts for bodies no route reads (a refused request's body is drained after the reply).
+    requestTimeout: settings.bodyTimeoutMs,
+    // Transport-level refusals (a malformed request line, oversized headers, that timeout) in the envelope too.
+    clientErrorHandler: clientError,
     genReqId: requestIds(),
     requestIdHeader: false,
     // Requests are recorded in the request log of the control plane, not logged line by line.
@@ -211,7 +220,11 @@ function installConventions(app: App, ctx: Ctx) {
     writePlatformHeaders(request, reply);
     done(null, payload);
   };
+  const watchBody = bodyTimeouts(ctx.settings.bodyIdleTimeoutMs, ctx.settings.bodyTimeoutMs);
   app.addHook('onRoute', (route) => {
+    // Any route that may read a body (uploads stream theirs in the handler) bounds how it arrives.
+    if ([route.method].flat().some((m) => BODY_METHODS.has(m)))
+      route.preParsing = [watchBody, ...(route.preParsing ? [route.preParsing].flat() : [])];
     if (route.url.startsWith(PLATFORM)) {
       // The front door authorizes every /v1 request for its route's need before validation; a route
       // without one would be open to any key of any permission.
@@ -268,4 +281,21 @@ function sendError(request: FastifyRequest, reply: FastifyReply, apiError: ApiEr
   // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
   if (request.url.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
   reply.code(apiError.status).send(apiError.toBody());
+}
+
+/** Node's refusals before a request reaches Fastify, written to the socket in the platform's envelope. */
+function clientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, error] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, new ApiError('invalid_request_error', 'The request did not arrive in time.', { status: 408, code: 'request_timeout' })]
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, new ApiError('invalid_request_error', 'The request headers are too large.', { status: 431, code: 'headers_too_large' })]
+        : [400, invalid('The request is not valid HTTP.', null, 'invalid_request')];
+  const body = JSON.stringify(error.toBody());
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(err);
 }

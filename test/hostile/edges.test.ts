@@ -1,0 +1,214 @@
+import { readdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../src/core/auth.js';
+import { FRAMEWORK_CODES } from '../../src/core/errors.js';
+import type { Module } from '../../src/core/module.js';
+import { modules } from '../../src/server/modules.js';
+import { countRows, dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../helpers.js';
+import { until } from '../fleet/instances.js';
+
+type Reply = { statusCode: number; json(): any; body: string };
+
+/** The platform's envelope, and no framework code or wording in it. */
+function envelope(r: Reply, status?: number) {
+  if (status !== undefined) expect(r.statusCode, r.body).toBe(status);
+  expect(r.statusCode, r.body).toBeGreaterThanOrEqual(400);
+  expect(r.statusCode, r.body).toBeLessThan(500);
+  const body = r.json();
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  expect(r.body).not.toMatch(/FST_|reach \w+ limit/);
+  return body.error;
+}
+
+/** A raw multipart body: the parts as written (so a test can put a NUL or a duplicate where a client library would not). */
+function rawForm(parts: string[]): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = 'edgeboundary';
+  const body = parts.map((p) => `--${boundary}\r\n${p}\r\n`).join('') + `--${boundary}--\r\n`;
+  return {
+    payload: Buffer.from(body, 'latin1'),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${TEST_KEYS.platform}` },
+  };
+}
+const field = (name: string, value: string) => `Content-Disposition: form-data; name="${name}"\r\n\r\n${value}`;
+const file = (filename: string, data = 'hello') =>
+  `Content-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n${data}`;
+
+describe.each(dialects())('the edges hold (%s)', (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect });
+  });
+  afterAll(async () => s?.close());
+
+  const upload = (parts: string[]) => s.app.inject({ method: 'POST', url: '/v1/files', ...rawForm(parts) });
+
+  it('refuses a NUL in an upload’s file name, field values and field names with a 400 naming the field', async () => {
+    const before = await countRows(s, 'files');
+    let e = envelope(await upload([field('purpose', 'assistants'), file('a\0b.txt')]), 400);
+    expect(e).toMatchObject({ param: 'file', code: 'invalid_value' });
+    expect(e.message).toMatch(/NUL/);
+    e = envelope(await upload([file('a.txt'), field('purpose', 'assistants'), field('expires_after[anchor]', 'created_at\0')]), 400);
+    expect(e.param).toBe('expires_after[anchor]');
+    e = envelope(await upload([field('purp\0ose', 'assistants'), file('a.txt')]), 400);
+    expect(e.message).toMatch(/NUL/);
+    expect(await countRows(s, 'files')).toBe(before);
+    // A clean name is kept as sent.
+    const ok = await upload([field('purpose', 'assistants'), file('a b.txt')]);
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json().filename).toBe('a b.txt');
+  });
+
+  it('refuses a field sent twice, naming it, whichever value comes last', async () => {
+    for (const parts of [
+      [field('purpose', 'assistants'), field('purpose', 'batch'), file('a.txt')],
+      [file('a.txt'), field('purpose', 'assistants'), field('purpose', 'assistants')],
+    ]) {
+      const e = envelope(await upload(parts), 400);
+      expect(e).toMatchObject({ param: 'purpose', code: 'duplicate_parameter' });
+    }
+  });
+
+  it('answers every multipart limit in the envelope with Standin’s codes', async () => {
+    // 10,000 fields: refused at the second `purpose` (a duplicate), never a framework code.
+    let e = envelope(await upload(Array.from({ length: 10_000 }, () => field('purpose', 'assistants'))), 400);
+    expect(e.code).toBe('duplicate_parameter');
+    // Distinct unknown names past the fields limit.
+    e = envelope(await upload(Array.from({ length: 20 }, (_, i) => field(`f${i}`, 'x'))), 400);
+    expect(e.code).toMatch(/unknown_parameter|too_many_fields/);
+    // More parts than the limit, each of them a field the route knows: the parts (or fields) limit.
+    const many = Array.from({ length: 12 }, (_, i) => field(i % 2 ? 'expires_after[seconds]' : 'expires_after[anchor]', 'x'));
+    e = envelope(await upload(many), 400);
+    expect(e.code).toMatch(/duplicate_parameter|too_many_fields|too_many_parts/);
+    // Three files.
+    e = envelope(await upload([file('a.txt'), file('b.txt'), file('c.txt'), field('purpose', 'assistants')]), 400);
+    expect(e.param).toBe('file');
+    // A field value over the field size: refused, not silently cut.
+    e = envelope(await upload([field('purpose', 'a'.repeat(5000)), file('a.txt')]), 400);
+    expect(e).toMatchObject({ param: 'purpose', code: 'string_too_long' });
+    // A field name over busboy's name size.
+    e = envelope(await upload([field('p'.repeat(300), 'x'), file('a.txt')]), 400);
+    expect(e.code).toBe('unknown_parameter');
+    // A body cut short, and one without a boundary.
+    const cut = rawForm([field('purpose', 'assistants')]);
+    e = envelope(await s.app.inject({ method: 'POST', url: '/v1/files', headers: cut.headers, payload: cut.payload.subarray(0, 40) }), 400);
+    expect(e.code).toBe('invalid_multipart');
+    e = envelope(
+      await s.app.inject({
+        method: 'POST',
+        url: '/v1/files',
+        headers: { ...cut.headers, 'content-type': 'multipart/form-data' },
+        payload: cut.payload,
+      }),
+      400,
+    );
+    expect(e.code).toBe('invalid_multipart');
+  });
+});
+
+describe('framework codes never reach a client', () => {
+  let s: TestStandin;
+  // Each code, thrown where a handler's failure would surface, through the real error handler.
+  const raising: Module = {
+    name: 'edges-raising',
+    routes(app) {
+      app.get('/v1/__edges/:code', { config: needs('models', 'read') }, async (req) => {
+        const code = (req.params as { code: string }).code;
+        throw Object.assign(new Error('framework wording'), { code, statusCode: 400 });
+      });
+    },
+  };
+  beforeAll(async () => {
+    s = await startTestStandin({ modules: [...modules, raising] });
+  });
+  afterAll(async () => s?.close());
+
+  it('maps every code Fastify and @fastify/multipart raise on a request', async () => {
+    for (const code of [...FRAMEWORK_CODES, 'FST_SOMETHING_NEW']) {
+      const r = await s.app.inject({
+        method: 'GET',
+        url: `/v1/__edges/${code}`,
+        headers: { authorization: `Bearer ${TEST_KEYS.platform}` },
+      });
+      // The JSON parser's own description of the fault (a position) is kept; every other wording is Standin's.
+      if (!code.includes('JSON_BODY')) expect(r.body).not.toContain('framework wording');
+      if (code === 'FST_ERR_HANDLER_TIMEOUT') {
+        expect(r.statusCode).toBe(503);
+        expect(r.json().error.code).toBe('timeout');
+        continue;
+      }
+      expect(envelope(r).code, code).not.toMatch(/^FST_/);
+    }
+  });
+});
+
+/** Sends `head` and the start of a body, then nothing; resolves once the server closes the connection. */
+function stall(url: string, head: string, bodyStart: string): Promise<{ closedAfterMs: number; reply: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = connect(Number(port), hostname, () => socket.write(head + bodyStart));
+    let reply = '';
+    socket.on('data', (d) => (reply += d.toString()));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve({ closedAfterMs: performance.now() - started, reply }));
+    setTimeout(() => reject(new Error('the server kept a silent upload open for 20 s')), 20_000).unref();
+  });
+}
+
+const partFiles = (dir: string) => {
+  try {
+    return readdirSync(join(dir, 'files')).filter((f) => f.endsWith('.part'));
+  } catch {
+    return [];
+  }
+};
+
+describe.each(dialects())('uploads time out (%s)', (dialect) => {
+  let s: TestStandin;
+  let url: string;
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect, settings: { bodyIdleTimeoutMs: 1000, bodyTimeoutMs: 4000 } });
+    url = await s.listen();
+  });
+  afterAll(async () => s?.close());
+
+  const uploadHead = (length: number) =>
+    `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_KEYS.platform}\r\n` +
+    `Content-Type: multipart/form-data; boundary=edgeboundary\r\nContent-Length: ${length}\r\n\r\n`;
+  const filePart = `--edgeboundary\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+
+  it('closes an upload that goes silent, and keeps nothing of it', async () => {
+    const files = await countRows(s, 'files');
+    const { closedAfterMs } = await stall(url, uploadHead(100_000_000), filePart + 'x'.repeat(200_000));
+    expect(closedAfterMs).toBeLessThan(15_000);
+    // The refused upload's bytes are removed once its stream fails (a moment after the close).
+    await until(
+      async () => partFiles(s.ctx.settings.data).length === 0 && (dialect === 'sqlite' || (await countRows(s, 'file_parts')) === 0),
+      10_000,
+    );
+    expect(await countRows(s, 'files')).toBe(files);
+  });
+
+  it('closes an upload that trickles past the total bound', async () => {
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.write(uploadHead(100_000_000) + filePart);
+    // A byte every 100 ms never trips the idle bound (1 s); the total bound (4 s) cuts it.
+    const drip = setInterval(() => socket.writable && socket.write('y'), 100);
+    const started = performance.now();
+    await new Promise((resolve) => socket.on('close', resolve));
+    clearInterval(drip);
+    expect(performance.now() - started).toBeLessThan(15_000);
+    await until(async () => partFiles(s.ctx.settings.data).length === 0, 10_000);
+  });
+
+  it('closes a JSON body that goes silent too', async () => {
+    const head = `POST /v1/assistants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_KEYS.platform}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n`;
+    const { closedAfterMs } = await stall(url, head, '{"model":');
+    expect(closedAfterMs).toBeLessThan(15_000);
+  });
+});
