@@ -110,6 +110,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   };
   // Every /v1 URL needs a platform API credential (and the permission its route declares as config.need);
   // the control plane needs the admin key.
+  // The admin key in force is masked wherever it shows in the request log, whatever its form.
+  requestLog.maskAlso(() => [ctx.auth.adminKey()]);
   ctx.auth.protect(PLATFORM);
   ctx.auth.protect(`${ADMIN}/`, 'admin');
 

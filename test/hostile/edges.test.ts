@@ -212,3 +212,50 @@ describe.each(dialects())('uploads time out (%s)', (dialect) => {
     expect(closedAfterMs).toBeLessThan(15_000);
   });
 });
+
+describe.each(dialects())('the request log masks secrets by their shape (%s)', (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect });
+  });
+  afterAll(async () => s?.close());
+
+  const detailOf = async (path: string) => {
+    const row = (await s.req('GET', `/admin/v1/requests?path=${encodeURIComponent(path)}&limit=1`, { key: 'admin' })).body.data[0];
+    return (await s.req('GET', `/admin/v1/requests/${row.id}`, { key: 'admin' })).body;
+  };
+
+  it('inside chat messages, URLs, other headers and replies (a created key shown once)', async () => {
+    const apiKey = 'sk-proj-Zq8xLeakedKeyInAChatMessage0001';
+    const webhookSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const chat = await s.req('POST', '/v1/chat/completions?trace=sk-proj-InAQueryStringToo000001', {
+      key: 'platform',
+      headers: { 'x-debug': `Bearer ${apiKey}` },
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `my key is ${apiKey} and my secret ${webhookSecret}, thanks` }] },
+    });
+    expect(chat.status).toBe(200);
+    const detail = await detailOf('/v1/chat/completions');
+    const text = JSON.stringify(detail);
+    for (const secret of [apiKey, webhookSecret, 'sk-proj-InAQueryStringToo000001', TEST_KEYS.platform]) expect(text).not.toContain(secret);
+    expect(detail.request.body.messages[0].content).toBe('my key is [redacted] and my secret [redacted], thanks');
+    expect(detail.request.headers['x-debug']).toBe('Bearer [redacted]');
+
+    const made = await s.req('POST', '/admin/v1/projects/proj_demo/api_keys', { key: 'admin', body: { name: 'shown once' } });
+    expect(made.status).toBe(201);
+    const value = made.body.value as string;
+    expect(value).toMatch(/^sk-proj-/);
+    expect(JSON.stringify(await detailOf('/api_keys'))).not.toContain(value);
+  });
+
+  it('the admin key in force, whatever its form', async () => {
+    s.ctx.auth.setAdminKey('correct-horse-battery-staple-admin');
+    try {
+      await s.req('POST', '/v1/assistants', { key: 'platform', body: { model: 'gpt-4o', name: 'correct-horse-battery-staple-admin' } });
+      const detail = await s.req('GET', `/admin/v1/requests?path=/v1/assistants&limit=1`, { key: 'correct-horse-battery-staple-admin' });
+      const one = await s.req('GET', `/admin/v1/requests/${detail.body.data[0].id}`, { key: 'correct-horse-battery-staple-admin' });
+      expect(one.body.request.body.name).toBe('[redacted]');
+    } finally {
+      s.ctx.auth.setAdminKey(TEST_KEYS.admin);
+    }
+  });
+});
