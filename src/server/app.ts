@@ -5,10 +5,10 @@ import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } fr
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
-import { createAuth, declareAuthFields } from '../core/auth.js';
+import { createAuth, declareAuthFields, type Principal } from '../core/auth.js';
 import { bodyTimeouts } from '../core/body-timeout.js';
 import { createChanges } from '../core/changes.js';
-import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
+import { declareQueuedHeaders, queuedHeadersOf, writePlatformHeaders } from '../core/reply-headers.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError, invalid } from '../core/errors.js';
 import { installJsonBodyParser, nulInUrl } from '../core/json-body.js';
@@ -249,7 +249,7 @@ function installConventions(app: App, ctx: Ctx) {
     reply.code(404).send(err.toBody());
   });
 
-  const replyError = errorReplier();
+  const replyError = errorReplier(ctx);
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => replyError(request, reply, error));
   // The front door first (a bad URL without a key is a 401, as any other), then the router's refusal.
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
@@ -260,7 +260,8 @@ function installConventions(app: App, ctx: Ctx) {
  * Answers an error in the envelope of the URL's API (RFC 6749 §5.2 under /oauth/). Server errors are
  * logged; one of the store (a full disk) is logged once a minute with its cause, not once per request.
  */
-function errorReplier() {
+function errorReplier(ctx: Ctx) {
+  const countRefused = refusedRequestCounter(ctx);
   const lastLogged = new Map<string, number>();
   return (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
     const apiError = toApiError(error);
@@ -272,7 +273,34 @@ function errorReplier() {
         request.log.error({ err: error, reqId: request.id }, cause ? `${cause} (logged once a minute while it lasts)` : 'request failed');
       }
     }
-    sendError(request, reply, apiError);
+    const counting = countRefused(request, apiError);
+    if (!counting) return sendError(request, reply, apiError);
+    // A request refused before its admission still counts; once the limit is spent the answer is the 429.
+    counting.then(
+      () => sendError(request, reply, apiError),
+      (limit: unknown) => sendError(request, reply, toApiError(limit)),
+    );
+  };
+}
+
+/** Refusals that come after the front door and before a handler admits the request: bad input, an unknown object. */
+const REFUSED_BEFORE_ADMISSION = new Set([400, 404, 409, 413, 415, 422]);
+
+/**
+ * For routes admitted by the model limiter (`config.rateLimit`), the count of a request refused before
+ * its admission (src/ratelimit: failed requests count toward the per-minute limit); undefined when
+ * there is nothing to count (another route, an admitted request, a refusal of the front door or the limiter).
+ */
+function refusedRequestCounter(ctx: Ctx) {
+  return (request: FastifyRequest, error: ApiError): Promise<void> | undefined => {
+    if (request.routeOptions?.config?.rateLimit !== 'model' || !REFUSED_BEFORE_ADMISSION.has(error.status)) return undefined;
+    const limiter = ctx.services.ratelimit;
+    if (!limiter || queuedHeadersOf(request)) return undefined;
+    const principal = (request as FastifyRequest & { principal?: Principal | null }).principal;
+    if (principal?.kind !== 'platform') return undefined;
+    const model = (request.body as { model?: unknown } | undefined)?.model;
+    // A name no model has (over-long) is counted with the requests that name none, under the default limits.
+    return limiter.countRefused(request, principal, typeof model === 'string' && model.length <= 256 ? model : '');
   };
 }
 

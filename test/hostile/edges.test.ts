@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyConfig } from '../../src/admin/config-file.js';
 import { needs } from '../../src/core/auth.js';
 import { FRAMEWORK_CODES } from '../../src/core/errors.js';
 import type { Module } from '../../src/core/module.js';
@@ -257,5 +258,88 @@ describe.each(dialects())('the request log masks secrets by their shape (%s)', (
     } finally {
       s.ctx.auth.setAdminKey(TEST_KEYS.admin);
     }
+  });
+});
+
+describe.each(dialects())('rate limits count requests refused as invalid (%s)', (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => {
+    // The in-process counters: a shared Redis keeps other runs' counts of the demo organization for a minute.
+    s = await startTestStandin({ dialect });
+    // Every model: 5 requests a minute, so the model routes reach their limit in a few requests.
+    await applyConfig(s.ctx, modules, {
+      rate_limits: { replace_defaults: true, ramp: { enabled: false }, models: { '*': { tiers: { tier_1: { rpm: 5, tpm: 1_000_000 } } } } },
+    });
+  });
+  afterAll(async () => s?.close());
+
+  const post = (url: string, payload: string, method = 'POST') =>
+    s.app.inject({
+      method: method as 'POST',
+      url,
+      payload,
+      headers: { authorization: `Bearer ${TEST_KEYS.platform}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+    });
+  /** Sends `send` until the first 429; the statuses before it. */
+  const untilLimited = async (send: () => Promise<Reply>, most: number) => {
+    const before: number[] = [];
+    for (let i = 0; i < most; i++) {
+      const r = await send();
+      if (r.statusCode === 429) {
+        const e = envelope(r, 429);
+        expect(e.type).toBe('rate_limit_error');
+        return before;
+      }
+      before.push(r.statusCode);
+    }
+    throw new Error(`no 429 in ${most} requests: ${[...new Set(before)].join(', ')}`);
+  };
+
+  it('rule 5: 300 invalid writes to a vector store’s files and file batches, then 429, on every route of the class', async () => {
+    const store = async () => (await s.req('POST', '/v1/vector_stores', { key: 'platform', body: { name: 'edges' } })).body.id as string;
+    const routes: [string, (id: string) => string, string][] = [
+      ['POST', (id) => `/v1/vector_stores/${id}/file_batches`, '{"file_ids":[]}'],
+      ['POST', (id) => `/v1/vector_stores/${id}/files`, '{"file_id":5}'],
+      ['POST', (id) => `/v1/vector_stores/${id}/files/file-nope`, '{"attributes":"x"}'],
+      ['DELETE', (id) => `/v1/vector_stores/${id}/files/file-nope`, ''],
+      ['POST', (id) => `/v1/vector_stores/${id}/file_batches/vsfb_nope/cancel`, '{"extra":1}'],
+      // A body that is not even JSON counts too: the window is taken before the body is read.
+      ['POST', (id) => `/v1/vector_stores/${id}/file_batches`, '{"file_ids":'],
+    ];
+    for (const [method, url, body] of routes) {
+      const id = await store();
+      // The window refills one request per 200 ms while the test sends, so a few more may pass than 300.
+      const before = await untilLimited(() => post(url(id), body, method), 600);
+      expect(before.length, url(id)).toBeGreaterThanOrEqual(300);
+      expect(
+        before.every((st) => st >= 400 && st < 500 && st !== 429),
+        url(id),
+      ).toBe(true);
+    }
+  });
+
+  it('model routes: a bad request counts against the model it names (or the default, naming none), then 429', async () => {
+    const routes: [string, string][] = [
+      ['/v1/chat/completions', '{"model":"edge-chat","messages":"not a list"}'],
+      ['/v1/responses', '{"model":"edge-responses","input":5}'],
+      ['/v1/embeddings', '{"model":"edge-embeddings","input":[]}'],
+      ['/v1/threads/runs', '{"model":"edge-runs","assistant_id":5}'],
+      ['/v1/threads/thread_nope/runs', '{"model":"edge-thread-runs","assistant_id":5}'],
+      ['/v1/chat/completions', '{"messages":'],
+    ];
+    for (const [url, body] of routes) {
+      const before = await untilLimited(() => post(url, body), 20);
+      expect(before.length, url).toBe(5);
+      expect(
+        before.every((st) => st >= 400 && st < 500),
+        url,
+      ).toBe(true);
+    }
+    // A valid request for a model whose window the bad ones spent is refused as well.
+    const valid = await s.req('POST', '/v1/chat/completions', {
+      key: 'platform',
+      body: { model: 'edge-chat', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(valid.status).toBe(429);
   });
 });
