@@ -62,6 +62,44 @@ describe.each(dialects())('the edges hold (%s)', (dialect) => {
     expect(ok.json().filename).toBe('a b.txt');
   });
 
+  it('refuses NUL alike on both stores wherever client text reaches the store outside a JSON body', async () => {
+    const form = (body: string) =>
+      s.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: body,
+      });
+    // The token endpoint's form (RFC 6749 §5.2 shape there), a value and a name.
+    for (const body of [
+      'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=a%00b&subject_token_type=x',
+      'grant_type=x&na%00me=1&na%00me=2',
+      'grant_type=a%00b',
+    ]) {
+      const r = await form(body);
+      expect(r.statusCode, r.body).toBe(400);
+      expect(r.json().error).toMatch(/^(invalid_request|unsupported_grant_type)$/);
+    }
+    // The app host's upload names its file in a percent-encoded header.
+    const up = await s.app.inject({
+      method: 'POST',
+      url: '/apps/api/files',
+      headers: {
+        'content-type': 'application/octet-stream',
+        'x-file-name': 'a%00b.txt',
+        host: 'localhost',
+        'x-admin-key': TEST_KEYS.admin,
+      },
+      payload: Buffer.from('hello'),
+    });
+    expect(envelope(up, 400).param).toBe('x-file-name');
+    // Query strings and path parameters (the front door).
+    expect(envelope(await s.app.inject({ method: 'GET', url: '/v1/files?purpose=a%00', headers: rawForm([]).headers }), 400).param).toBe(
+      'purpose',
+    );
+    expect((await s.app.inject({ method: 'GET', url: '/v1/files/file-a%00b', headers: rawForm([]).headers })).statusCode).toBe(404);
+  });
+
   it('refuses a field sent twice, naming it, whichever value comes last', async () => {
     for (const parts of [
       [field('purpose', 'assistants'), field('purpose', 'batch'), file('a.txt')],
