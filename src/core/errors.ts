@@ -84,7 +84,8 @@ const FRAMEWORK: Record<string, (message: string) => ApiError> = {
       null,
       'invalid_json',
     ),
-  FST_ERR_CTP_EMPTY_JSON_BODY: (m) => invalid(`We could not parse the JSON body of your request. (${m})`, null, 'invalid_json'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+    invalid("We could not parse the JSON body of your request. (The body is empty but 'Content-Type' says JSON.)", null, 'invalid_json'),
   FST_ERR_CTP_BODY_TOO_LARGE: () =>
     new ApiError('invalid_request_error', 'The request body is too large.', { status: 413, code: 'request_too_large' }),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
@@ -112,9 +113,6 @@ const FRAMEWORK: Record<string, (message: string) => ApiError> = {
   FST_INVALID_JSON_FIELD_ERROR: () => invalid('A form field declared as JSON is not valid JSON.', null, 'invalid_json'),
   FST_MP_PREMATURE_CLOSE: () => invalid('The request ended before the multipart body was complete.', null, 'invalid_multipart'),
 };
-
-/** The framework error codes `frameworkError` words as the platform's errors (tests send each). */
-export const FRAMEWORK_CODES: readonly string[] = Object.keys(FRAMEWORK);
 
 /**
  * A framework's error (a `code` and a `statusCode`) as the platform's, or undefined when it is not one
