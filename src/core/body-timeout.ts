@@ -21,7 +21,8 @@ export function bodyTimeouts(idleMs: number, totalMs: number): PreParsing {
     // The socket's inactivity timer: any byte received restarts it (Node keeps it, no work per chunk here).
     raw.socket.setTimeout(idleMs);
     raw.once('timeout', cut);
-    const total = setTimeout(cut, totalMs);
+    // 0 turns a bound off, as Node's own timeouts read it.
+    const total = totalMs > 0 ? setTimeout(cut, totalMs) : undefined;
     function clear() {
       clearTimeout(total);
       raw.off('timeout', cut);

@@ -108,10 +108,10 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     // Filled by the modules' `provide` below; nothing reads it before.
     services: { requestLog, proxyTrust } as Services,
   };
-  // Every /v1 URL needs a platform API credential (and the permission its route declares as config.need);
-  // the control plane needs the admin key.
   // The admin key in force is masked wherever it shows in the request log, whatever its form.
   requestLog.maskAlso(() => [ctx.auth.adminKey()]);
+  // Every /v1 URL needs a platform API credential (and the permission its route declares as config.need);
+  // the control plane needs the admin key.
   ctx.auth.protect(PLATFORM);
   ctx.auth.protect(`${ADMIN}/`, 'admin');
 
@@ -316,16 +316,16 @@ function sendError(request: FastifyRequest, reply: FastifyReply, apiError: ApiEr
 /** Node's refusals before a request reaches Fastify, written to the socket in the platform's envelope. */
 function clientError(err: Error & { code?: string }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, error] =
+  const error =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, new ApiError('invalid_request_error', 'The request did not arrive in time.', { status: 408, code: 'request_timeout' })]
+      ? new ApiError('invalid_request_error', 'The request did not arrive in time.', { status: 408, code: 'request_timeout' })
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, new ApiError('invalid_request_error', 'The request headers are too large.', { status: 431, code: 'headers_too_large' })]
-        : [400, invalid('The request is not valid HTTP.', null, 'invalid_request')];
+        ? new ApiError('invalid_request_error', 'The request headers are too large.', { status: 431, code: 'headers_too_large' })
+        : invalid('The request is not valid HTTP.', null, 'invalid_request');
   const body = JSON.stringify(error.toBody());
   if (socket.writable)
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
     );
   socket.destroy(err);
 }

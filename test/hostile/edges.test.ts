@@ -269,6 +269,15 @@ describe.each(dialects())('uploads time out (%s)', (dialect) => {
     await until(async () => partFiles(s.ctx.settings.data).length === 0, 10_000);
   });
 
+  it('answers what Node refuses before routing (a bad request line, huge headers) in the envelope', async () => {
+    const { reply } = await stall(url, 'GARBAGE\r\n\r\n', '');
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).error.code).toBe('invalid_request');
+    const big = await stall(url, `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, '');
+    expect(big.reply).toMatch(/^HTTP\/1\.1 431 /);
+    expect(big.reply).toContain('"code":"headers_too_large"');
+  });
+
   it('closes a JSON body that goes silent too', async () => {
     const head = `POST /v1/assistants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TEST_KEYS.platform}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n`;
     const { closedAfterMs } = await stall(url, head, '{"model":');
