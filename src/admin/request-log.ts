@@ -149,10 +149,12 @@ export class RequestLog {
    * headers: for views derived from the log (rate-limit use over time).
    */
   each(since: number, visit: (request: LoggedRequest, replyHeader: (name: string) => string | undefined) => void): void {
+    const extra = this.secrets();
     this.walk((e) => {
       if (e.at < since) return true;
       const h = e.resHeaders;
-      visit(e, (name) => {
+      // The summary, not the entry: views derived from the log show what a list shows (secrets masked).
+      visit(summary(e, extra), (name) => {
         const v = h[name];
         return v === undefined ? undefined : String(v);
       });
