@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { createAuth, declareAuthFields, type Principal } from '../core/auth.js';
-import { bodyTimeouts } from '../core/body-timeout.js';
+import { watchBody } from '../core/body-timeout.js';
 import { createChanges } from '../core/changes.js';
 import { declareQueuedHeaders, queuedHeadersOf, writePlatformHeaders } from '../core/reply-headers.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
@@ -37,7 +37,6 @@ const PLATFORM = '/v1/';
 /** The control plane's prefix: only the admin key reaches it. */
 const ADMIN = '/admin/v1';
 const API_PREFIXES = [PLATFORM, '/ads/v1/', `${ADMIN}/`];
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
 export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
@@ -60,10 +59,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
     },
     bodyLimit: settings.bodyLimit,
-    // Node's bound on receiving a whole request (headers and body), checked every 30 s: the backstop of
-    // bodyTimeouts for bodies no route reads (a refused request's body is drained after the reply).
-    requestTimeout: settings.bodyTimeoutMs,
-    // Transport-level refusals (a malformed request line, oversized headers, that timeout) in the envelope too.
+    // Transport-level refusals (a malformed request line, oversized headers) in the envelope too.
     clientErrorHandler: clientError,
     genReqId: requestIds(),
     requestIdHeader: false,
@@ -207,8 +203,11 @@ function requestIds(): () => string {
 function installConventions(app: App, ctx: Ctx) {
   const { auth, edge } = ctx;
   declareQueuedHeaders(app);
+  const { bodyIdleTimeoutMs, bodyTimeoutMs } = ctx.settings;
   const frontDoor = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     reply.header('x-request-id', request.id);
+    // Whatever becomes of the request, its body must keep arriving (uploads stream theirs in the handler).
+    watchBody(request, bodyIdleTimeoutMs, bodyTimeoutMs);
     for (const check of edge) {
       const refused = check(request);
       if (refused) return done(refused);
@@ -222,11 +221,7 @@ function installConventions(app: App, ctx: Ctx) {
     writePlatformHeaders(request, reply);
     done(null, payload);
   };
-  const watchBody = bodyTimeouts(ctx.settings.bodyIdleTimeoutMs, ctx.settings.bodyTimeoutMs);
   app.addHook('onRoute', (route) => {
-    // Any route that may read a body (uploads stream theirs in the handler) bounds how it arrives.
-    if ([route.method].flat().some((m) => BODY_METHODS.has(m)))
-      route.preParsing = [watchBody, ...(route.preParsing ? [route.preParsing].flat() : [])];
     if (route.url.startsWith(PLATFORM)) {
       // The front door authorizes every /v1 request for its route's need before validation; a route
       // without one would be open to any key of any permission.
