@@ -1,7 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../core/auth.js';
 import type { Clock } from '../core/clock.js';
-import { redactBody, redactHeaders } from './redact.js';
+import { redactBody, redactHeaders, redactText, type ExtraSecrets } from './redact.js';
 
 /** One request of the log as lists show it (method, path, status, duration, who), secrets redacted. */
 export interface LoggedRequest {
@@ -48,13 +48,14 @@ export interface RequestFilter {
 
 const SECRET_PARAMS = /([?&](?:key|api_key|token|access_token|secret|subject_token|client_secret|sig)=)[^&]*/gi;
 
-/** Removes secret-looking query values from a URL. */
-export const redactUrl = (url: string) => (url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url);
+/** Removes secret-named query values from a URL, and anything shaped like a secret anywhere in it. */
+export const redactUrl = (url: string, extra: readonly string[] = []) =>
+  redactText(url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url, extra);
 
 /** Bodies larger than this are not kept (the log holds thousands of requests). */
 export const MAX_KEPT_BODY = 8192;
 
-const summary = (e: Entry): LoggedRequest => ({
+const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
   id: e.id,
   method: e.method,
   path: e.path,
@@ -63,7 +64,7 @@ const summary = (e: Entry): LoggedRequest => ({
   at: e.at,
   credential_id: e.credential_id,
   project_id: e.project_id,
-  model: e.model,
+  model: e.model === null ? null : redactText(e.model, extra),
 });
 
 function statusMatcher(status: string | undefined): (s: number) => boolean {
@@ -76,7 +77,13 @@ function statusMatcher(status: string | undefined): (s: number) => boolean {
 export class RequestLog {
   private items: Entry[] = [];
   private next = 0;
+  private secrets: ExtraSecrets = () => [];
   constructor(private readonly capacity = 1000) {}
+
+  /** Secrets to mask verbatim in what the log shows, besides those it recognises by shape (the admin key in force). */
+  maskAlso(secrets: ExtraSecrets): void {
+    this.secrets = secrets;
+  }
 
   add(item: Entry): void {
     if (this.items.length < this.capacity) this.items.push(item);
@@ -101,6 +108,7 @@ export class RequestLog {
     const out: LoggedRequest[] = [];
     const limit = f.limit ?? 100;
     const status = statusMatcher(f.status);
+    const extra = this.secrets();
     this.walk((e) => {
       if (e.id === f.after) return false;
       if (f.until !== undefined && e.at > f.until) return true;
@@ -109,7 +117,7 @@ export class RequestLog {
       if (f.path && !e.path.includes(f.path)) return true;
       if (f.credential_id && e.credential_id !== f.credential_id) return true;
       if (!status(e.status)) return true;
-      out.push(summary(e));
+      out.push(summary(e, extra));
       return out.length < limit;
     });
     return out;
@@ -120,10 +128,18 @@ export class RequestLog {
     let found: Entry | undefined;
     this.walk((e) => (e.id === id ? ((found = e), false) : true));
     if (!found) return undefined;
+    const extra = this.secrets();
     return {
-      ...summary(found),
-      request: { headers: redactHeaders(found.reqHeaders), body: found.reqBody === undefined ? null : redactBody(found.reqBody) },
-      response: { headers: redactHeaders(found.resHeaders), body: found.resBody === null ? null : redactBody(found.resBody) },
+      ...summary(found, extra),
+      path: redactText(found.path, extra),
+      request: {
+        headers: redactHeaders(found.reqHeaders, extra),
+        body: found.reqBody === undefined ? null : redactBody(found.reqBody, extra),
+      },
+      response: {
+        headers: redactHeaders(found.resHeaders, extra),
+        body: found.resBody === null ? null : redactBody(found.resBody, extra),
+      },
     };
   }
 
@@ -133,10 +149,12 @@ export class RequestLog {
    * headers: for views derived from the log (rate-limit use over time).
    */
   each(since: number, visit: (request: LoggedRequest, replyHeader: (name: string) => string | undefined) => void): void {
+    const extra = this.secrets();
     this.walk((e) => {
       if (e.at < since) return true;
       const h = e.resHeaders;
-      visit(e, (name) => {
+      // The summary, not the entry: views derived from the log show what a list shows (secrets masked).
+      visit(summary(e, extra), (name) => {
         const v = h[name];
         return v === undefined ? undefined : String(v);
       });

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { needs, type PlatformPrincipal } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
-import type { Admission, Ticket } from '../ratelimit/service.js';
+import { modelLimited, type Admission, type Ticket } from '../ratelimit/service.js';
 import * as O from './objects.js';
 import * as S from './schemas.js';
 import * as svc from './service.js';
@@ -104,7 +104,7 @@ export function routes(app: App, ctx: Ctx): void {
   app.post(
     '/v1/threads/runs',
     {
-      config: needs('threads', 'write'),
+      config: { ...needs('threads', 'write'), ...modelLimited },
       schema: { tags, body: S.CreateThreadAndRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } },
     },
     async (req, reply) => {
@@ -178,7 +178,7 @@ export function routes(app: App, ctx: Ctx): void {
   app.post(
     '/v1/threads/:thread_id/runs',
     {
-      config: needs('threads', 'write'),
+      config: { ...needs('threads', 'write'), ...modelLimited },
       schema: { tags, params: S.ThreadParams, body: S.CreateRunBody, querystring: S.IncludeQuery, response: { 200: O.RunObject } },
     },
     async (req, reply) => {

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { modelLimited } from '../ratelimit/service.js';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { ChatCompletionObject, CreateChatCompletionBody, type ChatCompletionChunk } from './schemas.js';
@@ -12,7 +13,7 @@ export function chatRoutes(app: App, ctx: Ctx): void {
   app.post(
     '/v1/chat/completions',
     {
-      config: needs('responses', 'write'),
+      config: { ...needs('responses', 'write'), ...modelLimited },
       schema: { tags: ['chat'], body: CreateChatCompletionBody, response: { 200: ChatCompletionObject } },
     },
     async (req, reply) => {

@@ -15,6 +15,11 @@ export function queueReplyHeaders(request: FastifyRequest, headers: Record<strin
   (request as QueuedFields).queuedHeaders = headers;
 }
 
+/** The headers queued on a request (an admitted request's rate-limit headers), or null. */
+export function queuedHeadersOf(request: FastifyRequest): Record<string, string> | null {
+  return (request as QueuedFields).queuedHeaders;
+}
+
 /** The headers every platform API (`/v1`) reply carries: `openai-processing-ms` and the queued ones. */
 export function writePlatformHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('openai-processing-ms', Math.max(0, Math.round(reply.elapsedTime)).toString());

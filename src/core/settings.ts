@@ -38,6 +38,16 @@ export const OPTIONS = {
   logLevel: opt('string', 'warn', 'fatal, error, warn, info, debug or silent'),
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
   fileUploadLimit: opt('int', 536_870_912, 'largest file POST /v1/files accepts, in bytes (multipart, streamed; --body-limit is for JSON)'),
+  bodyIdleTimeoutMs: opt(
+    'int',
+    30_000,
+    'a request body (an upload, JSON) that sends no byte for this many ms is cut off: connection closed, partial upload removed',
+  ),
+  bodyTimeoutMs: opt(
+    'int',
+    3_600_000,
+    'a request body (an upload, JSON) must arrive whole within this many ms, or the connection is closed',
+  ),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
   jobMaxDeaths: opt('int', 3, 'a job whose process died while it ran this many times in a row is failed, not run again'),
   mtlsPort: opt('port', OFF, "port of the mutual TLS token endpoint: 'off' (the default), a number, or 0 for a free one"),

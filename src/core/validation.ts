@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
-import { ApiError, invalid } from './errors.js';
+import { ApiError, frameworkError, invalid } from './errors.js';
 
 /**
  * Two ajv instances: bodies are validated strictly (no coercion, no removal, no defaults invented), while
@@ -207,29 +207,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const e = error as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
   if (e.validation && e.validation.length) return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body');
-  switch (e.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return invalid(
-        `We could not parse the JSON body of your request. (${e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'invalid JSON')})`,
-        null,
-        'invalid_json',
-      );
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('invalid_request_error', 'The request body is too large.', { status: 413, code: 'request_too_large' });
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('invalid_request_error', `Unsupported Content-Type; send 'application/json'.`, {
-        status: 415,
-        code: 'unsupported_media_type',
-      });
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return invalid('The Content-Length header does not match the body.', null, 'invalid_content_length');
-    case 'FST_ERR_BAD_URL':
-      return invalid('The URL is not valid: it has a malformed percent-encoding.', null, 'invalid_url');
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return invalid('The URL is not valid: a path parameter is longer than 500 characters.', null, 'invalid_url');
-  }
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalid(e.message, null, e.code ?? null);
+  const framework = frameworkError(e);
+  if (framework) return framework;
   const storage = storageFailure(e);
   if (storage)
     return new ApiError('service_unavailable_error', `Standin's store is unavailable: ${storage}. Retry once it is fixed.`, {

@@ -1,3 +1,4 @@
+import { modelLimited } from '../ratelimit/service.js';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { CreateEmbeddingBody, EmbeddingList } from './schemas.js';
@@ -7,7 +8,10 @@ import { createEmbeddings, readInputs, usageOf } from './service.js';
 export function embeddingsRoutes(app: App, ctx: Ctx): void {
   app.post(
     '/v1/embeddings',
-    { config: needs('responses', 'write'), schema: { tags: ['embeddings'], body: CreateEmbeddingBody, response: { 200: EmbeddingList } } },
+    {
+      config: { ...needs('responses', 'write'), ...modelLimited },
+      schema: { tags: ['embeddings'], body: CreateEmbeddingBody, response: { 200: EmbeddingList } },
+    },
     async (req) => {
       const p = ctx.auth.principalOf(req);
       const body = req.body;

@@ -2,10 +2,11 @@ import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import { ApiError, invalid } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { FileDeleted, FileList, FileObject, FileParams, ListFilesQuery, UploadForm } from './schemas.js';
+import { FORM_LIMITS, formError } from './multipart.js';
 import * as svc from './service.js';
 
 const tags = ['files'];
@@ -17,7 +18,7 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
   await app.register(async (scope) => {
     await scope.register(multipart, {
       throwFileSizeLimit: false,
-      limits: { fileSize: ctx.settings.fileUploadLimit, files: 2, fields: 8, parts: 10, fieldSize: 4096, headerPairs: 100 },
+      limits: { fileSize: ctx.settings.fileUploadLimit, ...FORM_LIMITS },
     });
     scope.withTypeProvider<TypeBoxTypeProvider>().post(
       '/v1/files',
@@ -40,7 +41,7 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
         try {
           return await svc.uploadFile(ctx, projectId, req.parts());
         } catch (err) {
-          throw malformed(err);
+          throw formError(err);
         }
       },
     );
@@ -77,15 +78,4 @@ export async function filesRoutes(app: App, ctx: Ctx): Promise<void> {
       return reply.header('content-type', 'application/octet-stream').header('content-length', String(file.bytes)).send(stream);
     },
   );
-}
-
-/**
- * A form busboy cannot read (no boundary, a part cut short) is the client's mistake: a 400, not a 500.
- * Errors with a code are the store's or the system's (a full disk), and keep their meaning.
- */
-function malformed(err: unknown): unknown {
-  if (err instanceof ApiError) return err;
-  const e = err as { code?: string; statusCode?: number; message?: string };
-  if (e.statusCode !== undefined || e.code !== undefined) return err;
-  return invalid(`The multipart body could not be read: ${e.message ?? 'malformed'}.`, null, 'invalid_multipart');
 }

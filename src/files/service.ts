@@ -5,6 +5,7 @@ import type { Ctx } from '../core/module.js';
 import type { ListPage, ListParams } from '../core/pagination.js';
 import type { Exec, Tx } from '../store/db.js';
 import { UPLOAD_PURPOSES, type FileObject } from './schemas.js';
+import { checkPart } from './multipart.js';
 import * as store from './store.js';
 import type { FileStorage } from './storage/interface.js';
 
@@ -37,6 +38,9 @@ export interface UploadPart {
   /** A file part's bytes; `truncated` once it passed the size limit. */
   file?: Readable & { truncated?: boolean };
   value?: unknown;
+  /** Cut by busboy at the form limits (it truncates without an error). */
+  fieldnameTruncated?: boolean;
+  valueTruncated?: boolean;
 }
 
 /** Longest file name kept (a client controls it). */
@@ -103,6 +107,12 @@ export async function uploadFile(ctx: Ctx, projectId: string, parts: AsyncIterab
   let writing = false;
   try {
     for await (const part of parts) {
+      try {
+        checkPart(part);
+      } catch (err) {
+        part.file?.resume();
+        throw err;
+      }
       if (part.type === 'file') {
         if (part.fieldname !== 'file' || upload || writing) {
           part.file?.resume();
@@ -134,6 +144,8 @@ export async function uploadFile(ctx: Ctx, projectId: string, parts: AsyncIterab
       }
       if (!FIELDS.includes(part.fieldname))
         throw invalid(`Unrecognized request argument supplied: '${part.fieldname}'.`, part.fieldname, 'unknown_parameter');
+      // A form field sent twice is ambiguous: refused, not settled by whichever came last.
+      if (part.fieldname in fields) throw invalid(`'${part.fieldname}' is given more than once.`, part.fieldname, 'duplicate_parameter');
       fields[part.fieldname] = String(part.value);
       // A bad purpose sent ahead of the file is refused before any byte is stored.
       if (part.fieldname === 'purpose') checkPurpose(fields.purpose);

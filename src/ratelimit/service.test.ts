@@ -282,3 +282,24 @@ describe('concurrency, monthly usage, ramp', () => {
     expect(e.message).toContain('by at most 50% every 15m0s');
   });
 });
+
+describe('requests refused before admission (countRefused)', () => {
+  it('take one request of the RPM and RPD counters, no tokens, and meet the 429 once those are spent', async () => {
+    const { limiter } = setup(basic({ rpm: 2, rpd: 100, tpm: 1000 }));
+    await limiter.countRefused(null, payer, 'm');
+    const admitted = await limiter.admit(null, payer, { model: 'm', maxTokens: 10 });
+    // The refused request took a request, and not a token.
+    expect(admitted.headers['x-ratelimit-remaining-requests']).toBe('0');
+    expect(admitted.headers['x-ratelimit-remaining-tokens']).toBe('990');
+    const e = await refusal(limiter.countRefused(null, payer, 'm'));
+    expect(e.status).toBe(429);
+    expect(e.code).toBe('rate_limit_exceeded');
+    expect(e.message).toMatch(/on requests per min \(RPM\): Limit 2/);
+    expect(e.headers['retry-after']).toBeDefined();
+  });
+
+  it('count nothing for a model without request limits', async () => {
+    const { limiter } = setup(basic({ tpm: 10 }));
+    for (let i = 0; i < 5; i++) await limiter.countRefused(null, payer, 'm');
+  });
+});

@@ -29,6 +29,19 @@ import {
 } from './interface.js';
 import { monthKey, msToMonthEnd } from './month.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route is admitted by the model limiter in its handler (`admit`): a request refused before that
+     * (bad input) is counted by the error handler with `countRefused`, so failed requests count too.
+     */
+    rateLimit?: 'model';
+  }
+}
+
+/** The route `config` of a route whose handler admits its requests by model: `{ config: { ...needs(…), ...modelLimited } }`. */
+export const modelLimited = { rateLimit: 'model' } as const;
+
 /** Durations as the `x-ratelimit-reset-*` headers write them (`20ms`, `1.5s`, `6m0s`), for other areas' limits. */
 export { formatDuration };
 
@@ -84,6 +97,13 @@ export interface Admission {
 export interface RateLimitService {
   /** Admits a model-consuming request or throws the 429/503 ApiError (headers included). */
   admit(request: FastifyRequest | null, payer: Payer, input: AdmitInput): Promise<Admission>;
+  /**
+   * Counts a request refused before its admission (its body was invalid) against the request counters
+   * (RPM, RPD) of the model it names, as a refused admission counts: throws the 429 once they are spent,
+   * so a client repeating a bad request is limited like any other. Nothing is counted while the backend
+   * is unreachable (the request is refused anyway).
+   */
+  countRefused(request: FastifyRequest | null, payer: Payer, model: string): Promise<void>;
   /** Releases an admission from its ticket (e.g. in the worker that finished a run). */
   release(ticket: Ticket, usage?: Usage): Promise<void>;
   /** Sets `x-ratelimit-*` headers on a reply. */
@@ -170,6 +190,8 @@ interface Template {
   price?: Price;
   /** Input tokens above which the long-context limits apply (when the model has them). */
   longContextAbove?: number;
+  /** Indexes of the request counters (RPM, RPD): what a request refused before admission takes. */
+  requestBuckets: number[];
 }
 
 const requestsHeaders = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'] as const;
@@ -303,6 +325,7 @@ export function createRateLimiter(opts: {
         : undefined,
       price: r.entry.price,
       longContextAbove: r.entry.long_context?.threshold_tokens,
+      requestBuckets: buckets.flatMap((b, i) => (b.kind === 0 ? [i] : [])),
     };
   }
 
@@ -433,6 +456,29 @@ export function createRateLimiter(opts: {
       return { tier, models: config.fine_tuning.models, limits: config.fine_tuning.tiers[tier] };
     },
     release,
+    async countRefused(request, payer, model) {
+      const t = template(payer, model, false);
+      const at = t.requestBuckets;
+      if (!at.length) return;
+      let decision: Decision;
+      try {
+        decision = await backend.admit({ buckets: at.map((i) => t.specs[i]), costs: at.map(() => 1) });
+      } catch (err) {
+        if (err instanceof BackendUnavailable) return;
+        throw err;
+      }
+      // Headers and refusal are read against the template's own indexes.
+      const states: BucketState[] = t.buckets.map(() => ({ remaining: 0, resetMs: 0 }));
+      at.forEach((i, k) => (states[i] = decision.states[k]));
+      if (decision.ok) {
+        if (request) queueReplyHeaders(request, headersOf({ ...t, tokensAt: -1, projectTokensAt: -1 }, states));
+        return;
+      }
+      const r = decision.refusal;
+      const refusal = r?.kind === 'bucket' ? { ...r, index: at[r.index] } : r;
+      const costs = t.buckets.map((b) => (b.kind === 0 ? 1 : 0));
+      throw quietly(() => refusalError({ ...t, tokensAt: -1, projectTokensAt: -1 }, { ...decision, states, refusal }, payer, model, costs));
+    },
     charge(organizationId, model, usage) {
       const price = resolveModel(config, model).entry.price;
       return release({ organizationId, model, inputTokens: 0, buckets: [], price }, usage);

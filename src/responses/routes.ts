@@ -1,3 +1,4 @@
+import { modelLimited } from '../ratelimit/service.js';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { CreateResponseBody, ResponseDeleted, ResponseObject, ResponseParams } from './schemas.js';
@@ -8,7 +9,10 @@ export function responsesRoutes(app: App, ctx: Ctx): void {
   const tags = ['responses'];
   app.post(
     '/v1/responses',
-    { config: needs('responses', 'write'), schema: { tags, body: CreateResponseBody, response: { 200: ResponseObject } } },
+    {
+      config: { ...needs('responses', 'write'), ...modelLimited },
+      schema: { tags, body: CreateResponseBody, response: { 200: ResponseObject } },
+    },
     async (req) => {
       const p = ctx.auth.principalOf(req);
       const body = req.body;

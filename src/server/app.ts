@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
-import { createAuth, declareAuthFields } from '../core/auth.js';
+import { createAuth, declareAuthFields, type Principal } from '../core/auth.js';
+import { watchBody } from '../core/body-timeout.js';
 import { createChanges } from '../core/changes.js';
-import { declareQueuedHeaders, writePlatformHeaders } from '../core/reply-headers.js';
+import { declareQueuedHeaders, queuedHeadersOf, writePlatformHeaders } from '../core/reply-headers.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
-import { ApiError } from '../core/errors.js';
+import { ApiError, invalid } from '../core/errors.js';
 import { installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
@@ -56,6 +59,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
     },
     bodyLimit: settings.bodyLimit,
+    // Transport-level refusals (a malformed request line, oversized headers) in the envelope too.
+    clientErrorHandler: clientError,
     genReqId: requestIds(),
     requestIdHeader: false,
     // Requests are recorded in the request log of the control plane, not logged line by line.
@@ -99,6 +104,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     // Filled by the modules' `provide` below; nothing reads it before.
     services: { requestLog, proxyTrust } as Services,
   };
+  // The admin key in force is masked wherever it shows in the request log, whatever its form.
+  requestLog.maskAlso(() => [ctx.auth.adminKey()]);
   // Every /v1 URL needs a platform API credential (and the permission its route declares as config.need);
   // the control plane needs the admin key.
   ctx.auth.protect(PLATFORM);
@@ -196,8 +203,11 @@ function requestIds(): () => string {
 function installConventions(app: App, ctx: Ctx) {
   const { auth, edge } = ctx;
   declareQueuedHeaders(app);
+  const { bodyIdleTimeoutMs, bodyTimeoutMs } = ctx.settings;
   const frontDoor = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     reply.header('x-request-id', request.id);
+    // Whatever becomes of the request, its body must keep arriving (uploads stream theirs in the handler).
+    watchBody(request, bodyIdleTimeoutMs, bodyTimeoutMs);
     checkEdge(0);
     function checkEdge(from: number): void {
       for (let i = from; i < edge.length; i++) {
@@ -239,7 +249,7 @@ function installConventions(app: App, ctx: Ctx) {
     reply.code(404).send(err.toBody());
   });
 
-  const replyError = errorReplier();
+  const replyError = errorReplier(ctx);
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => replyError(request, reply, error));
   // The front door first (a bad URL without a key is a 401, as any other), then the router's refusal.
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
@@ -250,7 +260,8 @@ function installConventions(app: App, ctx: Ctx) {
  * Answers an error in the envelope of the URL's API (RFC 6749 §5.2 under /oauth/). Server errors are
  * logged; one of the store (a full disk) is logged once a minute with its cause, not once per request.
  */
-function errorReplier() {
+function errorReplier(ctx: Ctx) {
+  const countRefused = refusedRequestCounter(ctx);
   const lastLogged = new Map<string, number>();
   return (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
     const apiError = toApiError(error);
@@ -262,7 +273,34 @@ function errorReplier() {
         request.log.error({ err: error, reqId: request.id }, cause ? `${cause} (logged once a minute while it lasts)` : 'request failed');
       }
     }
-    sendError(request, reply, apiError);
+    const counting = countRefused(request, apiError);
+    if (!counting) return sendError(request, reply, apiError);
+    // A request refused before its admission still counts; once the limit is spent the answer is the 429.
+    counting.then(
+      () => sendError(request, reply, apiError),
+      (limit: unknown) => sendError(request, reply, toApiError(limit)),
+    );
+  };
+}
+
+/** Refusals that come after the front door and before a handler admits the request: bad input, an unknown object. */
+const REFUSED_BEFORE_ADMISSION = new Set([400, 404, 409, 413, 415, 422]);
+
+/**
+ * For routes admitted by the model limiter (`config.rateLimit`), the count of a request refused before
+ * its admission (src/ratelimit: failed requests count toward the per-minute limit); undefined when
+ * there is nothing to count (another route, an admitted request, a refusal of the front door or the limiter).
+ */
+function refusedRequestCounter(ctx: Ctx) {
+  return (request: FastifyRequest, error: ApiError): Promise<void> | undefined => {
+    if (request.routeOptions?.config?.rateLimit !== 'model' || !REFUSED_BEFORE_ADMISSION.has(error.status)) return undefined;
+    const limiter = ctx.services.ratelimit;
+    if (!limiter || queuedHeadersOf(request)) return undefined;
+    const principal = (request as FastifyRequest & { principal?: Principal | null }).principal;
+    if (principal?.kind !== 'platform') return undefined;
+    const model = (request.body as { model?: unknown } | undefined)?.model;
+    // A name no model has (over-long) is counted with the requests that name none, under the default limits.
+    return limiter.countRefused(request, principal, typeof model === 'string' && model.length <= 256 ? model : '');
   };
 }
 
@@ -273,4 +311,21 @@ function sendError(request: FastifyRequest, reply: FastifyReply, apiError: ApiEr
   // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
   if (request.url.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
   reply.code(apiError.status).send(apiError.toBody());
+}
+
+/** Node's refusals before a request reaches Fastify, written to the socket in the platform's envelope. */
+function clientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const error =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new ApiError('invalid_request_error', 'The request did not arrive in time.', { status: 408, code: 'request_timeout' })
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('invalid_request_error', 'The request headers are too large.', { status: 431, code: 'headers_too_large' })
+        : invalid('The request is not valid HTTP.', null, 'invalid_request');
+  const body = JSON.stringify(error.toBody());
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(err);
 }

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import { queueReplyHeaders } from '../core/reply-headers.js';
@@ -47,4 +47,16 @@ export async function admitIngestionWrite(ctx: Ctx, request: FastifyRequest, sto
     `Rate limit reached for vector store ${storeId} on file requests per minute (RPM): Limit ${INGESTION_RPM}, Used ${used}, Requested 1. Please try again in ${formatDuration(wait)}.`,
     { code: 'rate_limit_exceeded', headers: { ...headers, ...retryHeaders(wait) } },
   );
+}
+
+/**
+ * The route hook of rule 5 (`preParsing`): the front door has authenticated and authorized the request,
+ * and the store's window is taken before the body is read or validated, so a write refused as invalid
+ * still counts ("failed requests still count toward the per-minute limit").
+ */
+export function ingestionLimit(ctx: Ctx) {
+  return async (request: FastifyRequest, _reply: FastifyReply, _payload: unknown): Promise<undefined> => {
+    await admitIngestionWrite(ctx, request, (request.params as { vector_store_id: string }).vector_store_id);
+    return undefined;
+  };
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
-import { admitIngestionWrite } from './ratelimit.js';
+import { ingestionLimit } from './ratelimit.js';
 import * as S from './schemas.js';
 import * as svc from './service.js';
 
@@ -12,12 +12,8 @@ const POLL_AFTER_MS = '50';
 export function vectorStoresRoutes(app: App, ctx: Ctx): void {
   const tags = ['vector_stores'];
   const project = (req: FastifyRequest) => ctx.auth.principalOf(req).projectId;
-  /** A write to a store's files or file batches: rate-limit rule 5 first. */
-  const ingestionWrite = async (req: FastifyRequest & { params: { vector_store_id: string } }) => {
-    const projectId = project(req);
-    await admitIngestionWrite(ctx, req, req.params.vector_store_id);
-    return projectId;
-  };
+  /** A write to a store's files or file batches: rate-limit rule 5, taken before the body is read. */
+  const limited = ingestionLimit(ctx);
   const polled = <T extends { status: string }>(reply: FastifyReply, o: T) => {
     if (o.status === 'in_progress') reply.header('openai-poll-after-ms', POLL_AFTER_MS);
     return o;
@@ -58,9 +54,10 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
     '/v1/vector_stores/:vector_store_id/files',
     {
       config: needs('vector_stores', 'write'),
+      preParsing: limited,
       schema: { tags, params: S.StoreParams, body: S.CreateStoreFileBody, response: { 200: S.StoreFileObject } },
     },
-    async (req, reply) => polled(reply, await svc.attachFile(ctx, await ingestionWrite(req), req.params.vector_store_id, req.body)),
+    async (req, reply) => polled(reply, await svc.attachFile(ctx, project(req), req.params.vector_store_id, req.body)),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/files',
@@ -79,15 +76,19 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
     '/v1/vector_stores/:vector_store_id/files/:file_id',
     {
       config: needs('vector_stores', 'write'),
+      preParsing: limited,
       schema: { tags, params: S.StoreFileParams, body: S.UpdateAttributesBody, response: { 200: S.StoreFileObject } },
     },
-    async (req) =>
-      svc.updateStoreFileAttributes(ctx, await ingestionWrite(req), req.params.vector_store_id, req.params.file_id, req.body.attributes),
+    async (req) => svc.updateStoreFileAttributes(ctx, project(req), req.params.vector_store_id, req.params.file_id, req.body.attributes),
   );
   app.delete(
     '/v1/vector_stores/:vector_store_id/files/:file_id',
-    { config: needs('vector_stores', 'write'), schema: { tags, params: S.StoreFileParams, response: { 200: S.StoreFileDeleted } } },
-    async (req) => svc.deleteStoreFile(ctx, await ingestionWrite(req), req.params.vector_store_id, req.params.file_id),
+    {
+      config: needs('vector_stores', 'write'),
+      preParsing: limited,
+      schema: { tags, params: S.StoreFileParams, response: { 200: S.StoreFileDeleted } },
+    },
+    async (req) => svc.deleteStoreFile(ctx, project(req), req.params.vector_store_id, req.params.file_id),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/files/:file_id/content',
@@ -100,9 +101,10 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
     '/v1/vector_stores/:vector_store_id/file_batches',
     {
       config: needs('vector_stores', 'write'),
+      preParsing: limited,
       schema: { tags, params: S.StoreParams, body: S.CreateBatchBody, response: { 200: S.BatchObject } },
     },
-    async (req, reply) => polled(reply, await svc.createFileBatch(ctx, await ingestionWrite(req), req.params.vector_store_id, req.body)),
+    async (req, reply) => polled(reply, await svc.createFileBatch(ctx, project(req), req.params.vector_store_id, req.body)),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/file_batches/:batch_id',
@@ -111,8 +113,12 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
   );
   app.post(
     '/v1/vector_stores/:vector_store_id/file_batches/:batch_id/cancel',
-    { config: needs('vector_stores', 'write'), schema: { tags, params: S.BatchParams, response: { 200: S.BatchObject } } },
-    async (req) => svc.cancelFileBatch(ctx, await ingestionWrite(req), req.params.vector_store_id, req.params.batch_id),
+    {
+      config: needs('vector_stores', 'write'),
+      preParsing: limited,
+      schema: { tags, params: S.BatchParams, response: { 200: S.BatchObject } },
+    },
+    async (req) => svc.cancelFileBatch(ctx, project(req), req.params.vector_store_id, req.params.batch_id),
   );
   app.get(
     '/v1/vector_stores/:vector_store_id/file_batches/:batch_id/files',

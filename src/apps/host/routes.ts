@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError, invalid } from '../../core/errors.js';
+import { nulRefusal } from '../../core/nul.js';
 import type { App, Ctx } from '../../core/module.js';
 import { isLoopback } from '../../core/settings.js';
 import { asset } from './assets.js';
@@ -180,11 +181,16 @@ async function apiRoutes(app: App, service: HostService) {
 /** The `x-file-name` header: percent-encoded UTF-8 (a bad encoding is refused, not a 500). */
 function fileName(raw: string | undefined): string {
   if (raw === undefined) return 'file';
+  let name: string;
   try {
-    return decodeURIComponent(raw).slice(0, 255);
+    name = decodeURIComponent(raw).slice(0, 255);
   } catch {
     throw invalid("'x-file-name' must be the file name, percent-encoded (encodeURIComponent)", 'x-file-name');
   }
+  // Decoding can make a NUL no header may carry; both stores must refuse it alike.
+  const refused = nulRefusal(name, 'x-file-name');
+  if (refused) throw refused;
+  return name;
 }
 
 /** A request header as one string (the first, when sent twice). */
