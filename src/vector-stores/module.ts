@@ -42,14 +42,17 @@ export const vectorStoresModule: Module = {
   jobs: (ctx) => [
     {
       kind: INGEST,
-      // Extraction and embedding are CPU work on this thread: two at a time keep requests answered.
-      concurrency: 2,
+      // One job per ingestion process: the jobs wait on them, the server's thread only commits.
+      concurrency: Math.max(1, ctx.settings.ingestProcesses),
       visibilityMs: 300_000,
       retryDelayMs: 5_000,
       maxAttempts: INGEST_ATTEMPTS + 1,
       handler: (payload: IngestPayload, job) => ingestFile(ctx, payload, job),
     },
   ],
+  async stop(ctx) {
+    await ctx.services.vectorStores.ingestion.close();
+  },
   reset(ctx) {
     ctx.services.vectorStores.indexes.clear();
   },
