@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
@@ -66,7 +66,8 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
       env: {},
     });
     try {
-      setPriority(proc.pid!, 10);
+      // Ten steps below the server (19 is the lowest): requests go first when the cores are busy.
+      setPriority(proc.pid!, Math.min(19, getPriority() + 10));
     } catch {
       // Not permitted here: the processes run at the server's priority.
     }
