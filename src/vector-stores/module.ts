@@ -1,7 +1,7 @@
 import { vectorStoresAdminRoutes } from './admin-routes.js';
 import { configSection, type Module } from '../core/module.js';
 import { VectorStoresConfig } from './embedder.js';
-import { INGEST_ATTEMPTS, ingestFile } from './ingest.js';
+import { failIngestion, INGEST_ATTEMPTS, ingestFile } from './ingest.js';
 import { vectorStoresRoutes } from './routes.js';
 import { createRuntime, type VectorStoresRuntime } from './runtime.js';
 import { forgetDeletedFile, INGEST, type IngestPayload } from './service.js';
@@ -39,17 +39,22 @@ export const vectorStoresModule: Module = {
   ],
   routes: vectorStoresRoutes,
   adminRoutes: vectorStoresAdminRoutes,
-  jobs: (ctx) => [
-    {
+  jobs: (ctx) => {
+    const ingest = {
       kind: INGEST,
       // One job per ingestion process: the jobs wait on them, the server's thread only commits.
       concurrency: Math.max(1, ctx.settings.ingestProcesses),
       visibilityMs: 300_000,
       retryDelayMs: 5_000,
       maxAttempts: INGEST_ATTEMPTS + 1,
-      handler: (payload: IngestPayload, job) => ingestFile(ctx, payload, job),
-    },
-  ],
+      handler: (payload: IngestPayload, job: { attempts: number }) => ingestFile(ctx, payload, job),
+      // A job the queue gives up on because its process kept dying while it ran (core/jobs.ts, --job-max-deaths):
+      // the file fails rather than stays in progress. (Declared apart so it type-checks with queues without the hook.)
+      onAbandon: (payload: IngestPayload, reason: string) =>
+        failIngestion(ctx, payload, { code: 'server_error', message: `Ingestion of this file was abandoned: ${reason}` }),
+    };
+    return [ingest];
+  },
   async stop(ctx) {
     await ctx.services.vectorStores.ingestion.close();
   },
