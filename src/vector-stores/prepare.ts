@@ -32,7 +32,7 @@ export interface Refusal {
 
 // PostgreSQL's text refuses U+0000 (SQLite keeps it): stripped from every extracted text, so both stores
 // hold the same text, and a NUL carries nothing worth finding.
-const NUL = /\u0000/g;
+const NUL = new RegExp(String.fromCharCode(0), 'g');
 
 /** Extracts, chunks and (with `embed`) embeds one file. */
 export async function prepareFile(req: PrepareRequest): Promise<Prepared> {
