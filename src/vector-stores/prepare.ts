@@ -32,12 +32,12 @@ export interface Refusal {
 
 // PostgreSQL's text refuses U+0000 (SQLite keeps it): stripped from every extracted text, so both stores
 // hold the same text, and a NUL carries nothing worth finding.
-const NUL = new RegExp(String.fromCharCode(0), 'g');
+const NUL = '\u0000';
 
 /** Extracts, chunks and (with `embed`) embeds one file. */
 export async function prepareFile(req: PrepareRequest): Promise<Prepared> {
   const data = Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength);
-  const text = (await extractText(req.filename, data, req.limits)).replace(NUL, '');
+  const text = (await extractText(req.filename, data, req.limits)).replaceAll(NUL, '');
   if (!text.trim()) throw new ExtractError('invalid_file', `The file ${req.filename} holds no text to index.`);
   const chunks = [...chunkText(text, req.chunking)];
   if (!req.embed) return { text, chunks };
