@@ -169,7 +169,11 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
       closed = true;
       for (const next of waiting.splice(0)) next(undefined);
       const all = [...children];
-      for (const c of all) c.proc.kill('SIGKILL');
+      for (const c of all) {
+        // Held until it has exited: an idle process is unref'd, and its end must still be awaited.
+        c.proc.ref();
+        c.proc.kill('SIGKILL');
+      }
       await Promise.all(all.map((c) => c.exited));
     },
   };
