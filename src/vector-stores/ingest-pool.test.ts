@@ -55,11 +55,11 @@ describe('ingestion processes', () => {
 
   it('kills a process past its memory limit (buffers outside the V8 heap too), fails the file, and serves the next', async () => {
     // The inflated-size check is lifted so pdf.js itself inflates the 2 GB of zeros.
-    const p = make({ memoryBytes: 300 * MB, inflatedBytes: 4096 * MB });
+    const p = make({ memoryBytes: 200 * MB, inflatedBytes: 4096 * MB });
     const r = await refusal(p.run({ filename: 'zeros.pdf', data: pdfBomb(2048), chunking: AUTO_CHUNKING, embed: true }));
     expect(r).toEqual({
       code: 'invalid_file',
-      message: expect.stringMatching(/zeros\.pdf needed too much memory .*300 MB \(--ingest-memory-mb\)/),
+      message: expect.stringMatching(/zeros\.pdf needed too much memory .*200 MB \(--ingest-memory-mb\)/),
     });
     const out = await p.run({ filename: 'b.txt', data: Buffer.from('next file'), chunking: AUTO_CHUNKING, embed: true });
     expect(out.text).toBe('next file');
