@@ -44,7 +44,8 @@ export const vectorStoresModule: Module = {
       kind: INGEST,
       // One job per ingestion process: the jobs wait on them, the server's thread only commits.
       concurrency: Math.max(1, ctx.settings.ingestProcesses),
-      visibilityMs: 300_000,
+      // A claim outlasts the time limit of the ingestion process, so no other worker takes a file still in progress.
+      visibilityMs: Math.max(300_000, ctx.settings.ingestTimeoutMs + 60_000),
       retryDelayMs: 5_000,
       maxAttempts: INGEST_ATTEMPTS + 1,
       handler: (payload: IngestPayload, job: { attempts: number }) => ingestFile(ctx, payload, job),
