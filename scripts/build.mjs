@@ -4,7 +4,8 @@
 import { build } from 'esbuild';
 import { existsSync, writeFileSync } from 'node:fs';
 
-const entryPoints = ['src/main.ts'];
+// The ingestion process (src/vector-stores/ingest-pool.ts forks it) is a second entry: dist/ingest-child.js.
+const entryPoints = { main: 'src/main.ts', 'ingest-child': 'src/vector-stores/ingest-child.ts' };
 await build({
   entryPoints,
   outdir: 'dist',

@@ -2,17 +2,21 @@ import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import { readFileBytes } from '../files/service.js';
 import { fromJson, toJson } from '../store/db.js';
-import { chunkText, TooManyTokens, type Chunking } from './chunk.js';
-import { toBlob, type Embedder } from './embedder.js';
-import { ExtractError, extractText } from './extract.js';
+import type { Chunking } from './chunk.js';
+import { BUILTIN_DIMENSIONS, builtinEmbedder, toBlob, type Embedder } from './embedder.js';
+import { FileRefused } from './ingest-pool.js';
+import type { Refusal } from './prepare.js';
 import type { IngestPayload } from './service.js';
 import * as store from './store.js';
 
 /**
- * One file's ingestion (a job): read the file, extract its text, chunk it by tokens, embed the chunks,
- * then — in one transaction, and only if the attachment is still current and in progress — store the
- * text and chunks and mark the file completed. A crash before that commit leaves nothing, and the job
- * runs again (idempotent); a cancel or delete meanwhile makes the commit a no-op.
+ * One file's ingestion (a job): read the file, have an ingestion process extract, chunk and (built-in
+ * embedder) embed it within the limits (ingest-pool.ts), embed with an upstream embedder here if one is
+ * configured, then — in one transaction, and only if the attachment is still current and in progress —
+ * store the text and chunks and mark the file completed. A crash before that commit leaves nothing, and
+ * the job runs again (idempotent); a cancel or delete meanwhile makes the commit a no-op. A file refused
+ * (its type, its content, a limit) fails at once; anything else is tried again, and fails the file after
+ * INGEST_ATTEMPTS: a file never stays in progress because its ingestion kept failing.
  */
 
 /** The platform's file limit; what the upload limit lets through is read whole for extraction. */
@@ -23,9 +27,8 @@ export const INGEST_ATTEMPTS = 5;
 class Superseded extends Error {}
 
 /** Why a file cannot be ingested, or undefined for an error worth another attempt. */
-function failureOf(err: unknown, fileId: string): { code: 'unsupported_file' | 'invalid_file'; message: string } | undefined {
-  if (err instanceof ExtractError) return { code: err.code, message: err.message };
-  if (err instanceof TooManyTokens) return { code: 'invalid_file', message: `The file ${fileId} is too large to index: ${err.message}.` };
+function refusalOf(err: unknown, fileId: string): Refusal | undefined {
+  if (err instanceof FileRefused) return err.refusal;
   if (err instanceof ApiError && err.status === 404) return { code: 'invalid_file', message: `The file ${fileId} no longer exists.` };
   if (err instanceof ApiError && err.code === 'file_too_large') return { code: 'invalid_file', message: err.message };
   return undefined;
@@ -41,6 +44,18 @@ async function embedAll(embedder: Embedder, texts: string[]): Promise<Float32Arr
   return out;
 }
 
+/** Marks the attachment failed (if it is still the current one, in progress) with this `last_error`. */
+export async function failIngestion(ctx: Ctx, payload: IngestPayload, error: { code: string; message: string }): Promise<void> {
+  const key = { storeId: payload.vectorStoreId, fileId: payload.fileId, ingestId: payload.ingestId };
+  await store.endIngestion(ctx.store.db, key, { status: 'failed', usage_bytes: 0, last_error: toJson(error) });
+}
+
+/** What ends the file after the last attempt: the error that kept coming back. */
+const givenUp = (attempts: number, err: unknown) => ({
+  code: 'server_error',
+  message: `Ingestion failed ${attempts} times; the last error: ${(err as Error)?.message ?? String(err)}`,
+});
+
 export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attempts: number }): Promise<void> {
   const { vectorStoreId: storeId, fileId, ingestId } = payload;
   const row = await store.getStoreFile(ctx.store.db, storeId, fileId);
@@ -52,21 +67,25 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
   let vectors: Float32Array[];
   try {
     const { file, data } = await readFileBytes(ctx, row.project_id, fileId, MAX_FILE_BYTES);
-    text = await extractText(file.filename, data);
-    if (!text.trim()) throw new ExtractError('invalid_file', `The file ${file.filename} holds no text to index.`);
-    chunks = [...chunkText(text, fromJson<Chunking>(row.chunking)!)];
-    await new Promise((r) => setImmediate(r));
-    vectors = await embedAll(
-      embedder,
-      chunks.map((c) => c.text),
-    );
+    const builtin = embedder === builtinEmbedder;
+    const prepared = await ctx.services.vectorStores.ingestion.run({
+      filename: file.filename,
+      data,
+      chunking: fromJson<Chunking>(row.chunking)!,
+      embed: builtin,
+    });
+    ({ text, chunks } = prepared);
+    const flat = prepared.vectors;
+    vectors = flat
+      ? chunks.map((_, i) => flat.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS))
+      : await embedAll(
+          embedder,
+          chunks.map((c) => c.text),
+        );
   } catch (err) {
-    let failure: { code: string; message: string } | undefined = failureOf(err, fileId);
-    if (!failure) {
-      if (job.attempts < INGEST_ATTEMPTS) throw err;
-      failure = { code: 'server_error', message: `Ingestion failed ${job.attempts} times; the last error: ${(err as Error).message}` };
-    }
-    await store.endIngestion(ctx.store.db, key, { status: 'failed', usage_bytes: 0, last_error: toJson(failure) });
+    const refusal = refusalOf(err, fileId);
+    if (!refusal && job.attempts < INGEST_ATTEMPTS) throw err;
+    await failIngestion(ctx, payload, refusal ?? givenUp(job.attempts, err));
     return;
   }
   const rows: store.ChunkRow[] = chunks.map((c, seq) => ({
@@ -88,6 +107,10 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
       await store.bumpVersion(tx, [storeId]);
     });
   } catch (err) {
-    if (!(err instanceof Superseded)) throw err;
+    if (err instanceof Superseded) return;
+    // The store refused what was extracted (or is down): try again, and after the last attempt fail the
+    // file rather than leave it in progress.
+    if (job.attempts < INGEST_ATTEMPTS) throw err;
+    await failIngestion(ctx, payload, givenUp(job.attempts, err));
   }
 }

@@ -1,7 +1,7 @@
 import { vectorStoresAdminRoutes } from './admin-routes.js';
 import { configSection, type Module } from '../core/module.js';
 import { VectorStoresConfig } from './embedder.js';
-import { INGEST_ATTEMPTS, ingestFile } from './ingest.js';
+import { failIngestion, INGEST_ATTEMPTS, ingestFile } from './ingest.js';
 import { vectorStoresRoutes } from './routes.js';
 import { createRuntime, type VectorStoresRuntime } from './runtime.js';
 import { forgetDeletedFile, INGEST, type IngestPayload } from './service.js';
@@ -42,14 +42,22 @@ export const vectorStoresModule: Module = {
   jobs: (ctx) => [
     {
       kind: INGEST,
-      // Extraction and embedding are CPU work on this thread: two at a time keep requests answered.
-      concurrency: 2,
-      visibilityMs: 300_000,
+      // One job per ingestion process: the jobs wait on them, the server's thread only commits.
+      concurrency: Math.max(1, ctx.settings.ingestProcesses),
+      // A claim outlasts the time limit of the ingestion process, so no other worker takes a file still in progress.
+      visibilityMs: Math.max(300_000, ctx.settings.ingestTimeoutMs + 60_000),
       retryDelayMs: 5_000,
       maxAttempts: INGEST_ATTEMPTS + 1,
-      handler: (payload: IngestPayload, job) => ingestFile(ctx, payload, job),
+      handler: (payload: IngestPayload, job: { attempts: number }) => ingestFile(ctx, payload, job),
+      // A job the queue gives up on because its process kept dying while it ran (core/jobs.ts, --job-max-deaths):
+      // the file fails rather than stays in progress.
+      onAbandon: (payload: IngestPayload, reason: string) =>
+        failIngestion(ctx, payload, { code: 'server_error', message: `Ingestion of this file was abandoned: ${reason}` }),
     },
   ],
+  async stop(ctx) {
+    await ctx.services.vectorStores.ingestion.close();
+  },
   reset(ctx) {
     ctx.services.vectorStores.indexes.clear();
   },

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../admin/config-file.js';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
@@ -293,6 +294,40 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
       expect(search.body.error.code).toBe('embeddings_unavailable');
     } finally {
       await applyConfig(s.ctx, s.modules, { vector_stores: {} });
+    }
+  });
+
+  it('strips NUL from extracted text on every store, so the file completes', async () => {
+    const id = await uploadFile(s, 'nul.txt', 'The Velmora archive\u0000 keeps its vault code, 7311.');
+    const vs = (await post('/v1/vector_stores', { name: 'nul', file_ids: [id] })).body.id;
+    expect((await ready(vs)).file_counts).toMatchObject({ completed: 1, failed: 0, in_progress: 0 });
+    const content = await get(`/v1/vector_stores/${vs}/files/${id}/content`);
+    expect(content.body.data[0].text).toBe('The Velmora archive keeps its vault code, 7311.');
+  });
+
+  it('fails the file, not leaves it in progress, when the store refuses every commit of its ingestion', async () => {
+    const refuse =
+      dialect === 'sqlite'
+        ? [sql`create trigger refuse_texts before insert on vector_store_texts begin select raise(abort, 'the store refuses'); end`]
+        : [
+            sql`create function refuse_texts() returns trigger language plpgsql as $$ begin raise exception 'the store refuses'; end $$`,
+            sql`create trigger refuse_texts before insert on vector_store_texts for each row execute function refuse_texts()`,
+          ];
+    for (const q of refuse) await q.execute(s.ctx.store.db);
+    try {
+      const id = await uploadFile(s, 'refused.txt', 'Text the store will not take.');
+      const vs = (await post('/v1/vector_stores', { name: 'refused', file_ids: [id] })).body.id;
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        await s.ctx.jobs.drain(60_000);
+        const file = (await get(`/v1/vector_stores/${vs}/files/${id}`)).body;
+        expect(file.status).toBe(attempt < 5 ? 'in_progress' : 'failed');
+        s.ctx.clock.advance(6_000);
+      }
+      const file = (await get(`/v1/vector_stores/${vs}/files/${id}`)).body;
+      expect(file.last_error).toEqual({ code: 'server_error', message: expect.stringMatching(/failed 5 times.*the store refuses/) });
+    } finally {
+      await sql`drop trigger refuse_texts${sql.raw(dialect === 'sqlite' ? '' : ' on vector_store_texts')}`.execute(s.ctx.store.db);
+      if (dialect === 'postgres') await sql`drop function refuse_texts()`.execute(s.ctx.store.db);
     }
   });
 

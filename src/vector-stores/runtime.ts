@@ -1,4 +1,6 @@
 import type { Ctx } from '../core/module.js';
+import { createIngestPool, type IngestPool } from './ingest-pool.js';
+import { limitsOf } from './limits.js';
 import { builtinEmbedder, upstreamEmbedder, type Embedder, type VectorStoresConfig } from './embedder.js';
 import { createIndexCache, type IndexCache } from './search.js';
 
@@ -8,6 +10,8 @@ export interface VectorStoresRuntime {
   embedder(): Embedder;
   configure(config: VectorStoresConfig): void;
   indexes: IndexCache;
+  /** The ingestion processes (started on first use). */
+  ingestion: IngestPool;
 }
 
 export function createRuntime(ctx: Ctx): VectorStoresRuntime {
@@ -18,5 +22,6 @@ export function createRuntime(ctx: Ctx): VectorStoresRuntime {
       embedder = config.embeddings ? upstreamEmbedder(ctx.outbound, config.embeddings) : builtinEmbedder;
     },
     indexes: createIndexCache(),
+    ingestion: createIngestPool({ processes: Math.max(1, ctx.settings.ingestProcesses), limits: limitsOf(ctx.settings) }),
   };
 }

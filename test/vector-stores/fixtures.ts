@@ -25,31 +25,37 @@ export function makePdf(lines: string[]): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-/** A zip archive (deflated entries), as DOCX packages are. */
-function zip(files: Record<string, string>): Buffer {
+/** One entry of a zip archive: its name, deflated bytes, inflated size and CRC-32. */
+export interface ZipEntry {
+  name: string;
+  packed: Buffer;
+  size: number;
+  crc: number;
+}
+
+/** A zip archive of deflated entries, as DOCX packages are. */
+export function zipEntries(entries: ZipEntry[]): Buffer {
   const locals: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
-  for (const [name, text] of Object.entries(files)) {
-    const data = Buffer.from(text);
-    const packed = deflateRawSync(data);
+  for (const { name, packed, size, crc } of entries) {
     const n = Buffer.from(name);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc32(data), 14);
+    local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(data.length, 22);
+    local.writeUInt32LE(size, 22);
     local.writeUInt16LE(n.length, 26);
     const entry = Buffer.alloc(46);
     entry.writeUInt32LE(0x02014b50, 0);
     entry.writeUInt16LE(20, 4);
     entry.writeUInt16LE(20, 6);
     entry.writeUInt16LE(8, 10);
-    entry.writeUInt32LE(crc32(data), 16);
+    entry.writeUInt32LE(crc, 16);
     entry.writeUInt32LE(packed.length, 20);
-    entry.writeUInt32LE(data.length, 24);
+    entry.writeUInt32LE(size, 24);
     entry.writeUInt16LE(n.length, 28);
     entry.writeUInt32LE(offset, 42);
     locals.push(local, n, packed);
@@ -59,26 +65,42 @@ function zip(files: Record<string, string>): Buffer {
   const directory = Buffer.concat(central);
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Object.keys(files).length, 8);
-  end.writeUInt16LE(Object.keys(files).length, 10);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
   end.writeUInt32LE(directory.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, directory, end]);
 }
 
+/** A zip entry of a text, deflated. */
+export function zipEntry(name: string, text: string): ZipEntry {
+  const data = Buffer.from(text);
+  return { name, packed: deflateRawSync(data), size: data.length, crc: crc32(data) };
+}
+
+/** The package parts every DOCX has besides its document. */
+export const DOCX_PARTS: Record<string, string> = {
+  '[Content_Types].xml':
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+  '_rels/.rels':
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+};
+
+/** The opening and closing of a DOCX's `word/document.xml` around its paragraphs. */
+export const DOCUMENT_XML = [
+  '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>',
+  '</w:body></w:document>',
+];
+
 const escXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A minimal DOCX with one paragraph per entry of `paragraphs`. */
 export function makeDocx(paragraphs: string[]): Buffer {
-  return zip({
-    '[Content_Types].xml':
-      '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
-    '_rels/.rels':
-      '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
-    'word/document.xml': `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs
-      .map((p) => `<w:p><w:r><w:t>${escXml(p)}</w:t></w:r></w:p>`)
-      .join('')}</w:body></w:document>`,
-  });
+  const body = paragraphs.map((p) => `<w:p><w:r><w:t>${escXml(p)}</w:t></w:r></w:p>`).join('');
+  return zipEntries([
+    ...Object.entries(DOCX_PARTS).map(([name, text]) => zipEntry(name, text)),
+    zipEntry('word/document.xml', `${DOCUMENT_XML[0]}${body}${DOCUMENT_XML[1]}`),
+  ]);
 }
 
 /** Filler text on many topics, none of them the facts a test looks for. */

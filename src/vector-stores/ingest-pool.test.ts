@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { pdfBomb } from '../../test/hostile/bombs.js';
+import { filler } from '../../test/vector-stores/fixtures.js';
+import { AUTO_CHUNKING } from './chunk.js';
+import { BUILTIN_DIMENSIONS, embedBuiltin } from './embedder.js';
+import { createIngestPool, FileRefused, type IngestPool } from './ingest-pool.js';
+import { DEFAULT_LIMITS, type IngestLimits } from './limits.js';
+
+const MB = 1024 * 1024;
+let pool: IngestPool | undefined;
+afterEach(() => pool?.close());
+
+const make = (limits: Partial<IngestLimits> = {}, processes = 1) =>
+  (pool = createIngestPool({ processes, limits: { ...DEFAULT_LIMITS, ...limits } }));
+
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('the file was not refused');
+    },
+    (err: unknown) => {
+      expect(err).toBeInstanceOf(FileRefused);
+      return (err as FileRefused).refusal;
+    },
+  );
+
+describe('ingestion processes', () => {
+  it('extracts, chunks and embeds in a process of their own, as the server would', async () => {
+    const p = make();
+    const text = filler(40);
+    const out = await p.run({ filename: 'a.txt', data: Buffer.from(text), chunking: AUTO_CHUNKING, embed: true });
+    expect(out.text).toBe(text);
+    expect(out.chunks.length).toBeGreaterThan(1);
+    expect(out.vectors!.length).toBe(out.chunks.length * BUILTIN_DIMENSIONS);
+    expect([...out.vectors!.subarray(0, BUILTIN_DIMENSIONS)]).toEqual([...embedBuiltin(out.chunks[0].text)]);
+    expect(p.pids()).toHaveLength(1);
+    expect(p.pids()[0]).not.toBe(process.pid);
+  });
+
+  it('strips NUL from extracted text, so every store holds the same', async () => {
+    const out = await make().run({ filename: 'nul.txt', data: Buffer.from('before\u0000after'), chunking: AUTO_CHUNKING, embed: false });
+    expect(out.text).toBe('beforeafter');
+    expect(out.vectors).toBeUndefined();
+  });
+
+  it('refuses a file for its content without losing the process', async () => {
+    const p = make();
+    await p.run({ filename: 'a.txt', data: Buffer.from('warm'), chunking: AUTO_CHUNKING, embed: true });
+    const [pid] = p.pids();
+    expect(await refusal(p.run({ filename: 'x.png', data: Buffer.from('x'), chunking: AUTO_CHUNKING, embed: true }))).toMatchObject({
+      code: 'unsupported_file',
+    });
+    expect(p.pids()).toEqual([pid]);
+  });
+
+  it('kills a process past its memory limit (buffers outside the V8 heap too), fails the file, and serves the next', async () => {
+    // The inflated-size check is lifted so pdf.js itself inflates the 2 GB of zeros.
+    const p = make({ memoryBytes: 200 * MB, inflatedBytes: 4096 * MB });
+    const r = await refusal(p.run({ filename: 'zeros.pdf', data: pdfBomb(2048), chunking: AUTO_CHUNKING, embed: true }));
+    expect(r).toEqual({
+      code: 'invalid_file',
+      message: expect.stringMatching(/zeros\.pdf needed too much memory .*200 MB \(--ingest-memory-mb\)/),
+    });
+    const out = await p.run({ filename: 'b.txt', data: Buffer.from('next file'), chunking: AUTO_CHUNKING, embed: true });
+    expect(out.text).toBe('next file');
+  }, 60_000);
+
+  it('kills a process past the time limit and fails the file', async () => {
+    const p = make({ timeoutMs: 200 });
+    // Tokenizing and embedding 5 MB takes seconds.
+    const big = Buffer.from(filler(30_000));
+    const r = await refusal(p.run({ filename: 'slow.txt', data: big, chunking: AUTO_CHUNKING, embed: true }));
+    expect(r.message).toMatch(/slow\.txt took too long .*200 ms \(--ingest-timeout-ms\)/);
+  }, 60_000);
+
+  it('runs files one per process, queueing the rest, and a closed pool ends what runs without refusing it', async () => {
+    const p = make({}, 2);
+    const files = Array.from({ length: 5 }, (_, i) =>
+      p.run({ filename: `${i}.txt`, data: Buffer.from(`file ${i}`), chunking: AUTO_CHUNKING, embed: true }),
+    );
+    expect((await Promise.all(files)).map((f) => f.text)).toEqual([0, 1, 2, 3, 4].map((i) => `file ${i}`));
+    expect(p.pids().length).toBeLessThanOrEqual(2);
+    const running = p
+      .run({ filename: 'big.txt', data: Buffer.from(filler(30_000)), chunking: AUTO_CHUNKING, embed: true })
+      .catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    await p.close();
+    const err = await running;
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(FileRefused);
+  }, 60_000);
+});

@@ -1,0 +1,222 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { getPriority, setPriority } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as Esbuild from 'esbuild';
+import { MEMORY_MARK, type ChildReply, type ChildRequest } from './ingest-protocol.js';
+import { beyond, type IngestLimits } from './limits.js';
+import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
+
+/**
+ * The ingestion processes: a few Node processes, started on first use and kept warm, each preparing one
+ * file at a time (ingest-child.ts). A file's bytes never reach a parser in the server process: a bomb
+ * can only take its ingestion process down. Each process has a V8 heap limit and a resident-memory limit
+ * (its watchdog), each file a wall-time limit (the process is killed); the file then fails with a
+ * message naming the limit. Processes run at a lower priority than the server, so requests go first.
+ */
+export interface IngestPool {
+  /** Prepares one file; rejects with FileRefused for a file that cannot be indexed, with another error if it may be tried again. */
+  run(req: Omit<PrepareRequest, 'limits'>): Promise<Prepared>;
+  /** Ends the processes; a file in progress rejects (not refused: it is tried again later). */
+  close(): Promise<void>;
+  /** Process ids of the ingestion processes running now (tests measure their memory). */
+  pids(): number[];
+}
+
+/** A file that cannot be indexed: its `last_error`. */
+export class FileRefused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.message);
+  }
+}
+
+/** Ingestion processes idle this long are ended (started again on the next file). */
+const IDLE_MS = 5 * 60_000;
+/** After a file that left a process this close to its limit, the process is replaced (V8 keeps what it grew). */
+const RETIRE_AT = 0.5;
+
+interface Child {
+  proc: ChildProcess;
+  busy: boolean;
+  stderr: string;
+  idleTimer?: NodeJS.Timeout;
+  timedOut: boolean;
+  /** The file in progress. */
+  current?: { id: number; filename: string; resolve(m: ChildReply): void; reject(err: Error): void };
+  exited: Promise<void>;
+}
+
+export function createIngestPool(opts: { processes: number; limits: IngestLimits }): IngestPool {
+  const { limits } = opts;
+  const children = new Set<Child>();
+  const waiting: ((c: Child | undefined) => void)[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  function spawnChild(): Child {
+    const heapMb = Math.max(64, Math.floor(limits.memoryBytes / (1024 * 1024)));
+    const proc = fork(childScript(), [String(limits.memoryBytes)], {
+      execArgv: [`--max-old-space-size=${heapMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      // Nothing of the server's environment (database URL, keys) is the ingestion's business.
+      env: {},
+    });
+    try {
+      // Ten steps below the server (19 is the lowest): requests go first when the cores are busy.
+      setPriority(proc.pid!, Math.min(19, getPriority() + 10));
+    } catch {
+      // Not permitted here: the processes run at the server's priority.
+    }
+    let exited!: () => void;
+    const child: Child = { proc, busy: true, stderr: '', timedOut: false, exited: new Promise((r) => (exited = r)) };
+    proc.stderr!.on('data', (d: Buffer) => (child.stderr = (child.stderr + d.toString()).slice(-4096)));
+    proc.on('error', () => {});
+    proc.on('message', (m: ChildReply) => {
+      if (child.current?.id === m.id) child.current.resolve(m);
+    });
+    proc.once('exit', (code, signal) => {
+      children.delete(child);
+      clearTimeout(child.idleTimer);
+      child.current?.reject(endOf(child, code, signal));
+      child.current = undefined;
+      exited();
+      // A file waiting for a process gets a new one.
+      const next = waiting.shift();
+      if (next) next(closed ? undefined : spawnChild());
+    });
+    children.add(child);
+    return child;
+  }
+
+  /** Hands the process to a waiting file, or lets it idle: it keeps no event loop alive, and ends after a while. */
+  function release(child: Child) {
+    const next = waiting.shift();
+    if (next) return next(child);
+    child.busy = false;
+    child.proc.unref();
+    child.proc.channel?.unref();
+    child.idleTimer = setTimeout(() => child.proc.kill('SIGKILL'), IDLE_MS).unref();
+  }
+
+  async function acquire(): Promise<Child> {
+    const free = [...children].find((c) => !c.busy);
+    let child: Child | undefined;
+    if (free) {
+      child = free;
+      child.busy = true;
+    } else child = children.size < opts.processes ? spawnChild() : await new Promise<Child | undefined>((r) => waiting.push(r));
+    if (!child || closed) throw new Error('ingestion is stopping');
+    clearTimeout(child.idleTimer);
+    child.proc.ref();
+    child.proc.channel?.ref();
+    return child;
+  }
+
+  async function run(req: Omit<PrepareRequest, 'limits'>): Promise<Prepared> {
+    if (closed) throw new Error('ingestion is stopping');
+    const child = await acquire();
+    const id = nextId++;
+    let timer: NodeJS.Timeout | undefined;
+    const reply = await new Promise<ChildReply>((resolve, reject) => {
+      child.current = { id, filename: req.filename, resolve, reject };
+      child.timedOut = false;
+      timer = setTimeout(() => {
+        child.timedOut = true;
+        child.proc.kill('SIGKILL');
+      }, limits.timeoutMs);
+      const msg: ChildRequest = { id, ...req, limits };
+      child.proc.send(msg, (err) => {
+        if (err) child.proc.kill('SIGKILL');
+      });
+    }).finally(() => clearTimeout(timer));
+    child.current = undefined;
+    if (reply.rss > limits.memoryBytes * RETIRE_AT) child.proc.kill('SIGKILL');
+    else release(child);
+    if (!reply.ok) throw new FileRefused(reply.refusal);
+    return reply.prepared;
+  }
+
+  /** Why a process ended mid-file: a limit (the file fails), or the pool closing (tried again). */
+  function endOf(child: Child, code: number | null, signal: NodeJS.Signals | null): Error {
+    const filename = child.current?.filename ?? '';
+    const { stderr } = child;
+    if (closed) return new Error('ingestion stopped before the file was done');
+    if (child.timedOut)
+      return new FileRefused({
+        code: 'invalid_file',
+        message: beyond(filename, 'took too long to extract, chunk and embed', `${limits.timeoutMs} ms`, 'ingest-timeout-ms').message,
+      });
+    if (stderr.includes(MEMORY_MARK) || /heap out of memory|heap limit/i.test(stderr))
+      return new FileRefused({
+        code: 'invalid_file',
+        message: beyond(filename, 'needed too much memory to index', `${Math.round(limits.memoryBytes / 1048576)} MB`, 'ingest-memory-mb')
+          .message,
+      });
+    return new FileRefused({
+      code: 'invalid_file',
+      message: `The file ${filename} made its ingestion process fail (${signal ?? `exit code ${code}`}).`,
+    });
+  }
+
+  return {
+    run,
+    pids: () => [...children].map((c) => c.proc.pid!).filter(Boolean),
+    async close() {
+      closed = true;
+      for (const next of waiting.splice(0)) next(undefined);
+      const all = [...children];
+      for (const c of all) {
+        // Held until it has exited: an idle process is unref'd, and its end must still be awaited.
+        c.proc.ref();
+        c.proc.kill('SIGKILL');
+      }
+      await Promise.all(all.map((c) => c.exited));
+    },
+  };
+}
+
+let script: string | undefined;
+
+/**
+ * The ingestion process's script: `ingest-child.js` beside the bundle (dist/), or else, running from
+ * source (tests), `src/vector-stores/ingest-child.ts` bundled once with esbuild (a development dependency)
+ * into node_modules/.cache, where its packages resolve.
+ */
+function childScript(): string {
+  if (script) return script;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const built = join(here, 'ingest-child.js');
+  if (existsSync(built)) return (script = built);
+  for (let dir = here; ; dir = dirname(dir)) {
+    const source = [join(dir, 'ingest-child.ts'), join(dir, 'src/vector-stores/ingest-child.ts')].find(existsSync);
+    if (source) return (script = bundle(source, dir === here ? join(here, '../..') : dir));
+    if (dirname(dir) === dir) throw new Error('the ingestion process script (dist/ingest-child.js) is missing: run npm run build');
+  }
+}
+
+function bundle(source: string, root: string): string {
+  const esbuild = createRequire(import.meta.url)('esbuild') as typeof Esbuild;
+  const out = esbuild.buildSync({
+    entryPoints: [source],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    write: false,
+    logLevel: 'warning',
+  }).outputFiles[0].text;
+  const folder = join(root, 'node_modules/.cache/standin');
+  const file = join(folder, `ingest-child-${createHash('sha256').update(out).digest('hex').slice(0, 16)}.mjs`);
+  if (!existsSync(file)) {
+    mkdirSync(folder, { recursive: true });
+    const part = `${file}.${process.pid}.part`;
+    writeFileSync(part, out);
+    renameSync(part, file);
+  }
+  return file;
+}

@@ -1,0 +1,55 @@
+import { chunkText, TooManyTokens, type Chunking } from './chunk.js';
+import { BUILTIN_DIMENSIONS, embedBuiltin } from './embedder.js';
+import { ExtractError, extractText } from './extract.js';
+import { LimitError, type IngestLimits } from './limits.js';
+
+/**
+ * What an ingestion process does with one file (ingest-child.ts): extract its text, chunk it, and embed
+ * the chunks with the built-in embedder when that is the one in force. Everything here reads bytes a
+ * client sent, so it runs outside the server process (ingest-pool.ts).
+ */
+export interface PrepareRequest {
+  filename: string;
+  data: Uint8Array;
+  chunking: Chunking;
+  limits: IngestLimits;
+  /** Embed with the built-in embedder here (an upstream embedder is called by the server). */
+  embed: boolean;
+}
+
+export interface Prepared {
+  text: string;
+  chunks: { text: string; tokens: number }[];
+  /** With `embed`: the chunks' vectors, one after the other (BUILTIN_DIMENSIONS each). */
+  vectors?: Float32Array;
+}
+
+/** Why a file cannot be indexed: a `last_error` code and message. */
+export interface Refusal {
+  code: 'unsupported_file' | 'invalid_file';
+  message: string;
+}
+
+// PostgreSQL's text refuses U+0000 (SQLite keeps it): stripped from every extracted text, so both stores
+// hold the same text, and a NUL carries nothing worth finding.
+const NUL = '\u0000';
+
+/** Extracts, chunks and (with `embed`) embeds one file. */
+export async function prepareFile(req: PrepareRequest): Promise<Prepared> {
+  const data = Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength);
+  const text = (await extractText(req.filename, data, req.limits)).replaceAll(NUL, '');
+  if (!text.trim()) throw new ExtractError('invalid_file', `The file ${req.filename} holds no text to index.`);
+  const chunks = [...chunkText(text, req.chunking)];
+  if (!req.embed) return { text, chunks };
+  const vectors = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
+  chunks.forEach((c, i) => vectors.set(embedBuiltin(c.text), i * BUILTIN_DIMENSIONS));
+  return { text, chunks, vectors };
+}
+
+/** The `last_error` of a failure in `prepareFile`: every error there comes of the file's content. */
+export function refusalOf(err: unknown, filename: string): Refusal {
+  if (err instanceof ExtractError) return { code: err.code, message: err.message };
+  if (err instanceof LimitError) return { code: 'invalid_file', message: err.message };
+  if (err instanceof TooManyTokens) return { code: 'invalid_file', message: `The file ${filename} is too large to index: ${err.message}.` };
+  return { code: 'invalid_file', message: `The file ${filename} could not be read: ${(err as Error)?.message ?? String(err)}` };
+}
