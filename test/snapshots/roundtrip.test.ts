@@ -46,7 +46,7 @@ async function populate({ s, client }: Env): Promise<void> {
   );
   // files with bytes (binary, not only text), a vector store over one
   const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 256));
-  const bin = await client.files.create({ file: await toFile(bytes, 'blob.bin'), purpose: 'assistants' });
+  await client.files.create({ file: await toFile(bytes, 'blob.bin'), purpose: 'assistants' });
   const doc = await client.files.create({
     file: await toFile(Buffer.from('Snapshots carry every area.\n'), 'doc.txt'),
     purpose: 'assistants',
