@@ -7,11 +7,11 @@ export const snapshotsModule: Module = {
   adminRoutes: snapshotRoutes,
   commands: {
     export: {
-      usage: ['export FILE                        write the whole state (rows, files, clock) to a snapshot file'],
+      usage: ['export FILE                            write the whole state (rows, files, clock) to a snapshot file'],
       load: async () => (await import('./cli.js')).runExportCli,
     },
     import: {
-      usage: ['import FILE                        replace the whole state with a snapshot file'],
+      usage: ['import FILE                            replace the whole state with a snapshot file'],
       load: async () => (await import('./cli.js')).runImportCli,
     },
   },
