@@ -10,9 +10,14 @@ async function withStore(
   args: string[],
   work: (ctx: Parameters<typeof exportSnapshot>[0], file: string) => Promise<string>,
 ) {
-  const file = args.filter((a) => !a.startsWith('-'))[0];
-  if (!file || args.length !== 1) {
-    process.stderr.write(`usage: standin ${name} [--data DIR | --database-url URL] FILE\n`);
+  const usage = `usage: standin ${name} [--data DIR | --database-url URL] FILE\n`;
+  if (args.length === 1 && ['--help', '-h'].includes(args[0])) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const file = args[0];
+  if (!file || args.length !== 1 || file.startsWith('-')) {
+    process.stderr.write(usage);
     return 2;
   }
   const standin = await env.boot({ ...env.settings, workers: false, logLevel: 'silent', seed: false }, { logger: false });
