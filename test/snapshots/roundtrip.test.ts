@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -285,20 +285,38 @@ describe('snapshots: the control plane and hostile files', () => {
     const { migrate } = await import('../../src/store/migrate.js');
     const { openStore } = await import('../../src/store/db.js');
     const { modules } = await import('../../src/server/modules.js');
-    const all = modules.flatMap((m) => Object.keys(m.migrations ?? {})).sort();
-    const dir = mkdtempSync(join(tmp, 'older-'));
-    const store = openStore({ dataDir: dir });
-    await migrate(store, modules, all.at(-2));
     const { writeSnapshot } = await import('../../src/snapshots/export.js');
+    const all = modules.flatMap((m) => Object.keys(m.migrations ?? {})).sort();
+    // The store of a Standin one migration behind, holding this one's state (each table's columns as of then).
+    const vs = await s.req('POST', '/v1/vector_stores', { key: 'platform', body: { name: 'from an older Standin' } });
+    expect(vs.status).toBe(200);
+    const older = openStore({ dataDir: mkdtempSync(join(tmp, 'older-')) });
+    await migrate(older, modules, all.at(-2));
+    for (const t of await snapshotTables(older)) {
+      const rows = (
+        await untyped(s.ctx.store.db)
+          .selectFrom(t.name)
+          .select(t.columns.map(([c]) => c))
+          .execute()
+      ).filter((r) => t.name !== 'settings' || !INSTANCE_SETTINGS.has(String(r.key)));
+      if (rows.length) await untyped(older.db).insertInto(t.name).values(rows).execute();
+    }
     const path = join(tmp, 'older.jsonl.gz');
-    // The older store has the ad groups of this one (its tables hold the same columns as of then).
-    await writeSnapshot({ store, storage: s.ctx.services.files.storage, clockOffsetMs: 0, now: Date.now() }, createWriteStream(path));
-    await store.close();
+    await writeSnapshot(
+      { store: older, storage: s.ctx.services.files.storage, clockOffsetMs: 0, now: Date.now() },
+      createWriteStream(path),
+    );
+    await older.close();
     const header = JSON.parse(gunzipSync(readFileSync(path)).toString('utf8').split('\n')[0]);
     expect(header.schema).toEqual(all.slice(0, -1));
-    writeFileSync(path, readFileSync(path));
+
+    await s.req('DELETE', `/v1/vector_stores/${vs.body.id}`, { key: 'platform' });
     const r = await post(readFileSync(path));
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json().schema).toEqual(all.slice(0, -1));
+    const back = await s.req('GET', `/v1/vector_stores/${vs.body.id}`, { key: 'platform' });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body.name).toBe('from an older Standin');
+    expect(await groups()).toContain('Kept');
   });
 });
