@@ -155,13 +155,18 @@ export async function* lines(source: AsyncIterable<Buffer | string>): AsyncGener
   for await (const chunk of source) {
     expanded += chunk.length;
     if (expanded > MAX_EXPANDED_BYTES) throw badSnapshot(`it expands to more than ${MAX_EXPANDED_BYTES} bytes`);
-    held += typeof chunk === 'string' ? chunk : text.write(chunk);
-    let start = 0;
-    for (let nl = held.indexOf('\n'); nl >= 0; nl = held.indexOf('\n', start)) {
-      yield held.slice(start, nl);
-      start = nl + 1;
-    }
-    held = held.slice(start);
+    // Only the new text is searched for line ends: a long line costs once, not once per chunk.
+    const piece = typeof chunk === 'string' ? chunk : text.write(chunk);
+    let nl = piece.indexOf('\n');
+    if (nl >= 0) {
+      yield held + piece.slice(0, nl);
+      let start = nl + 1;
+      for (nl = piece.indexOf('\n', start); nl >= 0; nl = piece.indexOf('\n', start)) {
+        yield piece.slice(start, nl);
+        start = nl + 1;
+      }
+      held = piece.slice(start);
+    } else held += piece;
     if (held.length > MAX_LINE_CHARS) throw badSnapshot(`a line is longer than ${MAX_LINE_CHARS} characters`);
   }
   held += text.end();

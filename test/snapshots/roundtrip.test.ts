@@ -262,6 +262,7 @@ describe('snapshots: the control plane and hostile files', () => {
       gzipSync([...l.slice(0, settings + 1), adminRow, ...l.slice(settings + 1, -1), JSON.stringify(end)].join('\n')),
       /instance's own/,
     );
+    await refused(gzipSync(`${l[0]}\n"${'A'.repeat(17 * 1024 * 1024)}"\n`), /longer than/);
     const deep = [...l];
     deep.splice(table + 1, 0, '['.repeat(100_000) + ']'.repeat(100_000));
     await refused(gzipSync(deep.join('\n')), /nested deeper/);
