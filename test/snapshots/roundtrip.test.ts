@@ -177,11 +177,11 @@ describe.each(dialects())('snapshots: a store of every area round-trips (from %s
   }, 120_000);
 });
 
-describe('snapshots: the control plane and hostile files', () => {
+describe.each(dialects())('snapshots: the control plane and hostile files (%s)', (dialect) => {
   let s: TestStandin;
   let good: Buffer;
   beforeAll(async () => {
-    s = await startTestStandin();
+    s = await startTestStandin({ dialect });
     await s.req('POST', '/ads/v1/ad_groups', {
       key: 'ads',
       body: {
@@ -263,6 +263,12 @@ describe('snapshots: the control plane and hostile files', () => {
       /instance's own/,
     );
     await refused(gzipSync(`${l[0]}\n"${'A'.repeat(17 * 1024 * 1024)}"\n`), /longer than/);
+    const twice = JSON.parse(l.at(-1)!);
+    twice.end.rows++;
+    await refused(
+      gzipSync([...l.slice(0, table + 2), l[table + 1], ...l.slice(table + 2, -1), JSON.stringify(twice)].join('\n')),
+      /refused a row/,
+    );
     const deep = [...l];
     deep.splice(table + 1, 0, '['.repeat(100_000) + ']'.repeat(100_000));
     await refused(gzipSync(deep.join('\n')), /nested deeper/);
