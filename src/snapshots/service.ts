@@ -82,14 +82,17 @@ async function importFile(ctx: Ctx, path: string): Promise<Imported> {
   }
   // The rows are in: every area drops what it held of the old state (the files area its stored bytes),
   // then the new bytes go in.
-  for (const m of ctx.modules) await m.reset?.(ctx);
-  const totals = await writeFiles(ctx, rest.first, rest.items);
-  await resetClock(ctx);
-  ctx.clock.setOffset(Math.min(header.clock_offset_ms, MAX_OFFSET_MS));
-  await saveClock(ctx);
-  ctx.auth.forget();
-  await ctx.changes.bumpAll(ctx.store.db);
-  return { header, totals };
+  try {
+    for (const m of ctx.modules) await m.reset?.(ctx);
+    return { header, totals: await writeFiles(ctx, rest.first, rest.items) };
+  } finally {
+    // The rows are replaced whatever became of the bytes: the clock and every instance follow them.
+    await resetClock(ctx);
+    ctx.clock.setOffset(Math.min(header.clock_offset_ms, MAX_OFFSET_MS));
+    await saveClock(ctx);
+    ctx.auth.forget();
+    await ctx.changes.bumpAll(ctx.store.db);
+  }
 }
 
 /**
