@@ -4,6 +4,9 @@ import { snapshotRoutes } from './routes.js';
 /** Snapshots: the whole state to one file and back (`standin export`/`import`, `/admin/v1/snapshot`). */
 export const snapshotsModule: Module = {
   name: 'snapshots',
+  provide(ctx) {
+    ctx.services.snapshots = { importing: false };
+  },
   adminRoutes: snapshotRoutes,
   commands: {
     export: {

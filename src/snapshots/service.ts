@@ -6,6 +6,7 @@ import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { emptyStateTables, resetClock, saveClock, stateTables } from '../admin/service.js';
 import { MAX_OFFSET_MS } from '../core/clock.js';
+import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import type { Tx } from '../store/db.js';
 import { appliedMigrations, writeSnapshot } from './export.js';
@@ -14,6 +15,13 @@ import { checkSnapshot, readSnapshot, type Item } from './import.js';
 import { snapshotTables, untyped } from './tables.js';
 
 export type { Header, Totals } from './format.js';
+
+declare module '../core/module.js' {
+  interface Services {
+    /** Whether an import runs on this instance (set by the module, or by the first import). */
+    snapshots?: { importing: boolean };
+  }
+}
 
 /** Writes a snapshot of the whole state (every area's rows, the files' bytes, the clock) to `out`, gzip'd. */
 export function exportSnapshot(ctx: Ctx, out: Writable): Promise<Totals> {
@@ -35,14 +43,26 @@ export interface Imported {
  * A snapshot that cannot be imported throws a 400 ApiError (`invalid_snapshot`) and changes nothing.
  */
 export async function importSnapshot(ctx: Ctx, source: Readable | string): Promise<Imported> {
-  if (typeof source === 'string') return importFile(ctx, source);
-  const dir = await mkdtemp(join(tmpdir(), 'standin-snapshot-'));
+  // Two imports at once on one instance would interleave their resets and bytes: the second waits its turn
+  // on the client's side.
+  const state = (ctx.services.snapshots ??= { importing: false });
+  if (state.importing)
+    throw new ApiError('conflict_error', 'A snapshot import is under way on this instance; try again once it ends.', {
+      code: 'import_in_progress',
+    });
+  state.importing = true;
   try {
-    const path = join(dir, 'in.jsonl.gz');
-    await pipeline(source, capped(MAX_SNAPSHOT_BYTES), createWriteStream(path));
-    return await importFile(ctx, path);
+    if (typeof source === 'string') return await importFile(ctx, source);
+    const dir = await mkdtemp(join(tmpdir(), 'standin-snapshot-'));
+    try {
+      const path = join(dir, 'in.jsonl.gz');
+      await pipeline(source, capped(MAX_SNAPSHOT_BYTES), createWriteStream(path));
+      return await importFile(ctx, path);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    state.importing = false;
   }
 }
 

@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -224,6 +224,15 @@ describe.each(dialects())('snapshots: the control plane and hostile files (%s)',
     expect(r.json()).toMatchObject({ object: 'snapshot.restored' });
     expect(await groups()).toContain('Kept');
     expect(await groups()).not.toContain('Made later');
+  });
+
+  it('runs one import at a time on an instance (409 for a second one meanwhile)', async () => {
+    const path = join(tmp, `one-at-a-time-${dialect}.jsonl.gz`);
+    writeFileSync(path, good);
+    const first = importSnapshot(s.ctx, path);
+    await expect(importSnapshot(s.ctx, path)).rejects.toMatchObject({ status: 409, code: 'import_in_progress' });
+    await first;
+    await importSnapshot(s.ctx, path);
   });
 
   it('needs the admin key', async () => {
