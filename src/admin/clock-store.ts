@@ -8,7 +8,7 @@ export const CLOCK_KEY = 'clock_offset_ms';
 /** The change signal's concern (core/changes.ts): a move or reset of the clock, for the other instances to follow. */
 export const CLOCK_CONCERN = 'clock';
 /** Counts resets of the clock: an instance that sees it change follows the offset back (time moves back only on reset). */
-const GENERATION_KEY = 'clock_generation';
+export const GENERATION_KEY = 'clock_generation';
 
 interface Saved {
   offset: number;

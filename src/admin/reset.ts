@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type TableMetadata } from 'kysely';
 import type { Ctx } from '../core/module.js';
+import type { Store, Tx } from '../store/db.js';
 
 /**
  * Tables reset keeps: the migration bookkeeping, the settings that make this instance itself, and the
@@ -8,7 +9,8 @@ import type { Ctx } from '../core/module.js';
  * one must stay out).
  */
 const KEEP = new Set(['kysely_migration', 'kysely_migration_lock', 'change_signals', 'dashboard_spent_tokens']);
-const KEEP_SETTINGS = ['admin_key', 'clock_offset_ms'];
+/** The `settings` rows reset keeps (the instance's admin key, and the clock it moves on its own). */
+export const KEEP_SETTINGS = ['admin_key', 'clock_offset_ms'];
 
 /**
  * PostgreSQL refuses one side of a deadlock (40P01): TRUNCATE takes its table locks one by one, and a job
@@ -29,24 +31,29 @@ export async function resetState(ctx: Ctx): Promise<void> {
 }
 
 async function emptyTables(ctx: Ctx): Promise<void> {
+  const tables = (await stateTables(ctx.store)).map((t) => t.name);
+  await ctx.store.db.transaction().execute((tx) => emptyStateTables(tx, ctx.store.dialect, tables));
+}
+
+/** The tables that hold state (all but those reset keeps), with their columns, read from the database itself. */
+export async function stateTables(store: Pick<Store, 'db' | 'dialect'>): Promise<TableMetadata[]> {
   // Introspection lists every schema's tables on PostgreSQL (other databases' schemas in the same cluster
   // included): only this store's schema is emptied.
   const schema =
-    ctx.store.dialect === 'postgres'
-      ? (await sql<{ s: string }>`select current_schema() as s`.execute(ctx.store.db)).rows[0]?.s
-      : undefined;
-  const tables = (await ctx.store.db.introspection.getTables())
-    .filter((t) => schema === undefined || t.schema === schema)
-    .map((t) => t.name)
-    .filter((n) => !KEEP.has(n));
-  await ctx.store.db.transaction().execute(async (tx) => {
-    if (ctx.store.dialect === 'postgres') {
-      const list = tables.filter((t) => t !== 'settings');
-      if (list.length) await sql.raw(`TRUNCATE ${list.map((t) => `"${t}"`).join(', ')} CASCADE`).execute(tx);
-    } else {
-      await sql`PRAGMA defer_foreign_keys = ON`.execute(tx);
-      for (const t of tables.filter((t) => t !== 'settings')) await sql.raw(`DELETE FROM "${t}"`).execute(tx);
-    }
-    await tx.deleteFrom('settings').where('key', 'not in', KEEP_SETTINGS).execute();
-  });
+    store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
+  return (await store.db.introspection.getTables())
+    .filter((t) => (schema === undefined || t.schema === schema) && !KEEP.has(t.name))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Empties `tables` (from `stateTables`) inside `tx`; of `settings`, only the rows reset does not keep. */
+export async function emptyStateTables(tx: Tx, dialect: Store['dialect'], tables: string[]): Promise<void> {
+  if (dialect === 'postgres') {
+    const list = tables.filter((t) => t !== 'settings');
+    if (list.length) await sql.raw(`TRUNCATE ${list.map((t) => `"${t}"`).join(', ')} CASCADE`).execute(tx);
+  } else {
+    await sql`PRAGMA defer_foreign_keys = ON`.execute(tx);
+    for (const t of tables.filter((t) => t !== 'settings')) await sql.raw(`DELETE FROM "${t}"`).execute(tx);
+  }
+  await tx.deleteFrom('settings').where('key', 'not in', KEEP_SETTINGS).execute();
 }

@@ -19,6 +19,7 @@ import { codeInterpreterModule } from '../code-interpreter/module.js';
 import { batchesModule } from '../batches/module.js';
 import { retentionModule } from '../retention/module.js';
 import { dashboardModule } from '../dashboard/module.js';
+import { snapshotsModule } from '../snapshots/module.js';
 import type { Module } from '../core/module.js';
 
 const coreModule: Module = { name: 'core', migrations: coreMigrations };
@@ -46,4 +47,5 @@ export const modules: Module[] = [
   appsModule,
   retentionModule,
   dashboardModule,
+  snapshotsModule,
 ];

@@ -5,7 +5,12 @@ import type { Store } from './db.js';
  * Runs every module's migrations. Kysely orders migrations by name, so names start with a timestamp
  * (`202611220001_core_init`); modules never reference each other's tables, so interleaving is safe.
  */
-export async function migrate(store: Store, modules: readonly { migrations?: Record<string, Migration> }[]): Promise<string[]> {
+export async function migrate(
+  store: Store,
+  modules: readonly { migrations?: Record<string, Migration> }[],
+  /** Stop after this migration (a snapshot's store is rebuilt as it was, then migrated on). */
+  upTo?: string,
+): Promise<string[]> {
   const all: Record<string, Migration> = {};
   for (const m of modules) {
     for (const [name, migration] of Object.entries(m.migrations ?? {})) {
@@ -22,7 +27,7 @@ export async function migrate(store: Store, modules: readonly { migrations?: Rec
     store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
   const migrator = new Migrator({ db: store.db, provider, allowUnorderedMigrations: true, migrationTableSchema: schema });
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = await (upTo ? migrator.migrateTo(upTo) : migrator.migrateToLatest());
     // Kysely's PostgreSQL introspection reads the catalog of every schema; a table or schema dropped
     // elsewhere in the database at that moment makes it fail (42P01, 3F000), and so does a column another
     // schema's migration adds or drops meanwhile (42703). Nothing was migrated: try again.
