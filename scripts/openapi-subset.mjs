@@ -42,7 +42,7 @@ function curlExamples(meta) {
     const curl = typeof ex.request === 'string' ? ex.request : ex.request?.curl;
     if (typeof curl !== 'string') return [];
     const data = /\s-d\s+'([\s\S]*?)'\s*$/m.exec(curl) ?? /\s-d\s+'([\s\S]*?)'/.exec(curl);
-    const form = [...curl.matchAll(/\s-F\s+"?([\w\[\]]+)=("[^"]*"|[^\s"\\]+)"?/g)].map((m) => [m[1], m[2].replace(/^"|"$/g, '')]);
+    const form = [...curl.matchAll(/\s-F\s+"?([\w[\]]+)=("[^"]*"|[^\s"\\]+)"?/g)].map((m) => [m[1], m[2].replace(/^"|"$/g, '')]);
     return [
       { title: ex.title ?? 'Default', ...(data ? { body: data[1] } : {}), ...(form.length ? { form: Object.fromEntries(form) } : {}) },
     ];
