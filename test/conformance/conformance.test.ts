@@ -48,6 +48,32 @@ describe('the official document subset and the deviations list', () => {
     }
   });
 
+  it('turns a reply that differs into a 500 naming the operation and the field', async () => {
+    // Standin's own reply with one field made wrong on its way out (its own schema check off, so only this one sees it).
+    const liar: Module = {
+      name: 'liar',
+      routes(app) {
+        app.addHook('preSerialization', async (request, _reply, payload: unknown) =>
+          request.method === 'GET' && request.url.startsWith('/v1/threads/')
+            ? { ...(payload as object), created_at: String((payload as { created_at: number }).created_at) }
+            : payload,
+        );
+      },
+    };
+    const t = await startTestStandin({ modules: [liar, ...modules], settings: { checkResponses: false } });
+    try {
+      const thread = await t.req('POST', '/v1/threads', { key: 'platform', body: {} });
+      const r = await t.req('GET', `/v1/threads/${thread.body.id}`, { key: 'platform' });
+      expect(r.status).toBe(500);
+      expect(r.body.error).toMatchObject({
+        code: 'official_schema_mismatch',
+        message: expect.stringContaining('/created_at must be integer'),
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('fails a reply that differs from the document (the check can fail)', () => {
     const good = { id: 'thread_1', object: 'thread', created_at: 1, tool_resources: {}, metadata: {} };
     expect(mismatch('GET /threads/{thread_id}', 200, good)).toBeUndefined();

@@ -85,6 +85,18 @@ export const DEVIATIONS: Deviation[] = [
       'A response still queued or in progress (`background: true`) has no usage yet: `usage: null`, as on the platform; the schema leaves null out.',
   },
   {
+    operation: 'DELETE /responses/{response_id}',
+    status: 404,
+    reason:
+      'The document gives this 404 the bare `Error` object; Standin answers it, as every error, in the envelope `{"error": {…}}` the platform uses and the SDKs read.',
+  },
+  {
+    operation: 'POST /responses/{response_id}/cancel',
+    status: 404,
+    reason:
+      'The document gives this 404 the bare `Error` object; Standin answers it, as every error, in the envelope `{"error": {…}}` the platform uses and the SDKs read.',
+  },
+  {
     example: 'POST /chat/completions (Image input)',
     reason:
       'Chat messages are text: an `image_url` content part is refused (400 `unsupported_value`) rather than ignored, since no model behind Standin is known to see images.',

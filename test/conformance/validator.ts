@@ -150,11 +150,14 @@ export function conformanceModule(): Module {
             appendFileSync(process.env.STANDIN_CONFORMANCE_REPORT, `${operation} ${reply.statusCode}: ${wrong}\n`);
             return done(null, payload);
           }
-          done(
-            new ApiError('server_error', `The reply of ${operation} (${reply.statusCode}) differs from the official document: ${wrong}.`, {
-              code: 'official_schema_mismatch',
-            }),
+          // In the envelope, as checkResponses answers: the test that asked reads what differs.
+          const refusal = new ApiError(
+            'server_error',
+            `The reply of ${operation} (${reply.statusCode}) differs from the official document: ${wrong}.`,
+            { code: 'official_schema_mismatch' },
           );
+          reply.code(refusal.status);
+          done(null, JSON.stringify(refusal.toBody()));
         },
       );
     },
