@@ -53,8 +53,9 @@ export async function snapshotRoutes(app: App, ctx: Ctx): Promise<void> {
     scope.addContentTypeParser(TYPES, (_req, payload, done) => done(null, payload));
     scope.post('/snapshot', { schema: { consumes: TYPES, body: Upload, response: { 200: Restored } } }, async (req) => {
       const body = req.body as unknown;
+      // Another content type is refused by the parser (415) before this; here the body is missing.
       if (!body || typeof (body as Readable).pipe !== 'function')
-        throw invalid(`Send the snapshot file as the body, with content-type ${TYPES.join(' or ')}.`, 'body', 'invalid_content_type');
+        throw invalid(`Send the snapshot file as the body, with content-type ${TYPES.join(' or ')}.`, 'body', 'missing_required_parameter');
       const { header, totals } = await importSnapshot(ctx, body as Readable);
       return {
         object: 'snapshot.restored' as const,

@@ -64,8 +64,8 @@ export const timeTool = {
   function: { name: 'get_time', parameters: { type: 'object', properties: { tz: { type: 'string' } }, required: ['tz'] } },
 };
 
-/** Polls until `check` holds (bounded; for states reached by background work). */
-export async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 5000): Promise<T> {
+/** Polls until `check` holds (bounded; for states reached by background work, such as ingestion in its process, which starts on first use). */
+export async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 20_000): Promise<T> {
   const deadline = performance.now() + ms;
   for (;;) {
     const v = await read();

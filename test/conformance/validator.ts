@@ -24,7 +24,6 @@ export interface Example {
   form?: Record<string, string>;
 }
 
-export const SUBSET: Subset = JSON.parse(readFileSync(new URL('./openai-subset.json', import.meta.url), 'utf8'));
 const DOC = 'openai.json';
 
 /** `/v1/threads/:thread_id` and `/threads/{thread_id}` both read `/threads/{}` (scripts/openapi-subset.mjs). */
@@ -80,10 +79,10 @@ function loosenField(schemas: Record<string, any>, name: string, field: string, 
   else if (allow === 'extra-values') props[field] = { anyOf: [props[field], { type: 'string' }] };
 }
 
-function compileDocument() {
+function compileDocument(subset: Subset) {
   // `$recursiveRef: '#'` (2019-09) names the component it sits in: a plain `$ref` to it says the same.
   const schemas = Object.fromEntries(
-    Object.entries(SUBSET.components.schemas).map(([name, schema]) => [
+    Object.entries(subset.components.schemas).map(([name, schema]) => [
       name,
       JSON.parse(JSON.stringify(schema).replaceAll('"$recursiveRef":"#"', `"$ref":"#/components/schemas/${name}"`), (k, v) =>
         k === '$recursiveAnchor' ? undefined : v,
@@ -96,20 +95,29 @@ function compileDocument() {
   return ajv;
 }
 
-const ajv = compileDocument();
-const validators = new Map<string, ValidateFunction | null>();
-const byRoute = new Map<string, string>();
-for (const key of Object.keys(SUBSET.operations)) {
-  const [method, path] = key.split(' ');
-  byRoute.set(`${method} ${pathKey(path)}`, key);
+let loaded: { subset: Subset; ajv: Ajv2020; byRoute: Map<string, string> } | undefined;
+/** The subset and its compiled document, read on first use: a child process bundled from the test helpers never needs them. */
+function doc() {
+  if (loaded) return loaded;
+  const subset: Subset = JSON.parse(readFileSync(new URL('./openai-subset.json', import.meta.url), 'utf8'));
+  const byRoute = new Map<string, string>();
+  for (const key of Object.keys(subset.operations)) {
+    const [method, path] = key.split(' ');
+    byRoute.set(`${method} ${pathKey(path)}`, key);
+  }
+  return (loaded = { subset, ajv: compileDocument(subset), byRoute });
 }
+/** The operations Standin shares with the official document (test/conformance/openai-subset.json). */
+export const subset = (): Subset => doc().subset;
+const validators = new Map<string, ValidateFunction | null>();
 
 /** The official operation (`POST /threads`) a Standin route (`POST /v1/threads`) is, if the document has it. */
-export const operationOf = (method: string, routeUrl: string): string | undefined => byRoute.get(`${method} ${pathKey(routeUrl)}`);
+export const operationOf = (method: string, routeUrl: string): string | undefined => doc().byRoute.get(`${method} ${pathKey(routeUrl)}`);
 
 /** What in `body` differs from the official schema of the operation's reply with `status`, or undefined when it matches. */
 export function mismatch(operation: string, status: number, body: unknown): string | undefined {
-  const responses = SUBSET.operations[operation].responses;
+  const { subset, ajv } = doc();
+  const responses = subset.operations[operation].responses;
   const schema = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
   if (!schema) return undefined;
   const skip = DEVIATIONS.find((d) => d.operation === operation && d.status === status);
