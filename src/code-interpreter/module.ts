@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { invalid } from '../core/errors.js';
 import { configSection, type Module } from '../core/module.js';
-import { CodeInterpreterConfig } from './config.js';
+import { CodeInterpreterConfig, ExecutorView } from './config.js';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
 
 declare module '../core/module.js' {
@@ -17,7 +18,9 @@ declare module '../core/module.js' {
 export const codeInterpreterModule: Module = {
   name: 'code_interpreter',
   provide(ctx) {
-    ctx.services.codeInterpreter = createCodeInterpreter(() => ctx.clock.now(), ctx.log);
+    // Verified packages are cached in the data folder; with no data folder (':memory:') in memory only.
+    const cacheDir = ctx.settings.data === ':memory:' ? undefined : join(ctx.settings.data, 'pyodide-packages');
+    ctx.services.codeInterpreter = createCodeInterpreter(() => ctx.clock.now(), ctx.log, {}, { cacheDir });
   },
   config: [
     configSection({
@@ -37,6 +40,14 @@ export const codeInterpreterModule: Module = {
   start(ctx) {
     // Never on the start path: once Standin listens, and only when the config asks for it.
     ctx.services.codeInterpreter.started();
+    ctx.banner.push(`  code interpreter: ${ctx.services.codeInterpreter.describe().description}`);
+  },
+  adminRoutes(app, ctx) {
+    app.get(
+      '/code_interpreter',
+      { schema: { summary: 'The code interpreter executor and the packages it offers', response: { 200: ExecutorView } } },
+      async () => ctx.services.codeInterpreter.describe(),
+    );
   },
   async stop(ctx) {
     await ctx.services.codeInterpreter.close();

@@ -1,7 +1,9 @@
 import { posix } from 'node:path';
-import { BwrapKernel, bwrapAvailable } from './bwrap.js';
-import { DEFAULTS, type CodeInterpreterConfig } from './config.js';
+import { BwrapKernel, bwrapAvailable, bwrapPackages, SCIENCE } from './bwrap.js';
+import { DEFAULTS, type CodeInterpreterConfig, type ExecutorView } from './config.js';
+import { PackageStore, pyodideVersion } from './packages.js';
 import { KernelPool, type PoolStats, type SnapshotHolder } from './pool.js';
+import { BLOCKED } from './python.js';
 import type { CodeInterpreter, ExecuteRequest, ExecuteResult } from './types.js';
 
 export type { CodeInterpreter, ExecuteRequest, ExecuteResult, SandboxFile } from './types.js';
@@ -15,7 +17,28 @@ export interface CodeInterpreterRuntime extends CodeInterpreter {
   /** Standin listens: warm the pool in the background if the config says `warm_on_start`. */
   started(): void;
   stats(): PoolStats;
+  /** Which executor runs code and which packages it offers (the admin route and the start banner). */
+  describe(): ExecutorView;
   close(): Promise<void>;
+}
+
+/** Options of the process rather than of the config file. */
+export interface RuntimeOptions {
+  /** Where verified Pyodide packages are cached (the data folder's); in memory only without it. */
+  cacheDir?: string;
+}
+
+let probed: { packages?: string[] } | undefined;
+/** The SCIENCE packages of the bwrap sandbox's python3 (undefined: no sandbox here). Probed once per process. */
+function science(): string[] | undefined {
+  probed ??= { packages: bwrapPackages() };
+  return probed.packages;
+}
+
+/** `executor: auto`: bwrap where its sandbox starts and its python3 has every SCIENCE package. */
+function autoExecutor(): 'bwrap' | 'pyodide' {
+  const found = science();
+  return found && SCIENCE.every((p) => found.includes(p)) ? 'bwrap' : 'pyodide';
 }
 
 /** Files go under /mnt/data only: a path that leaves it (`..`) is a caller's bug, refused before any run. */
@@ -34,10 +57,18 @@ export function createCodeInterpreter(
   now: () => number,
   log: { warn(obj: unknown, msg?: string): void },
   config: CodeInterpreterConfig = {},
+  options: RuntimeOptions = {},
 ): CodeInterpreterRuntime {
   const snapshots: SnapshotHolder = {};
+  let executor: 'bwrap' | 'pyodide' = 'pyodide';
+  let store: PackageStore | undefined;
   const build = (c: CodeInterpreterConfig) => {
     const v = { ...DEFAULTS, ...c };
+    executor = v.executor === 'auto' ? autoExecutor() : v.executor;
+    store =
+      executor === 'pyodide'
+        ? new PackageStore({ source: v.packages, lockFile: v.package_lock, cacheDir: options.cacheDir, blocked: BLOCKED })
+        : undefined;
     return new KernelPool(
       {
         poolSize: v.pool_size,
@@ -51,7 +82,8 @@ export function createCodeInterpreter(
         outputFilesLimitBytes: v.output_files_limit_bytes,
         maxProcesses: v.max_processes,
         graceMs: 2000,
-        kernel: v.executor === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
+        kernel: executor === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
+        packages: store,
       },
       now,
       log,
@@ -91,6 +123,16 @@ export function createCodeInterpreter(
       if (current.warm_on_start) pool.warm();
     },
     stats: () => pool.stats(),
+    describe(): ExecutorView {
+      if (!store) {
+        const packages = science() ?? [];
+        const description = `bwrap (python3 in bubblewrap) with ${packages.join(', ') || 'the standard library only'}`;
+        return { executor: 'bwrap', description, packages, package_source: null };
+      }
+      const packages = store.names();
+      const description = `pyodide ${pyodideVersion()}, ${packages.length} packages of its distribution (numpy, pandas, matplotlib …) loaded on first import from ${store.source}`;
+      return { executor: 'pyodide', description, packages, package_source: store.source };
+    },
     async close() {
       await Promise.all([pool, ...retired].map((p) => p.close()));
     },
