@@ -12,8 +12,9 @@ declare module '../core/module.js' {
 }
 
 /**
- * The code_interpreter executor: Python (Pyodide, WebAssembly) in worker threads, one session per key.
- * No routes: runs call `ctx.services.codeInterpreter`. Configured by the root `code_interpreter` section.
+ * The code_interpreter executor: Python (bwrap's CPython, or Pyodide in worker threads), one session per key.
+ * Runs call `ctx.services.codeInterpreter`; `GET /admin/v1/code_interpreter` says which executor and packages.
+ * Configured by the root `code_interpreter` section.
  */
 export const codeInterpreterModule: Module = {
   name: 'code_interpreter',
@@ -31,8 +32,10 @@ export const codeInterpreterModule: Module = {
         try {
           await ctx.services.codeInterpreter.configure(value);
         } catch (err) {
-          // A rule the schema cannot state (the bwrap executor on a machine without it): a 400, not a 500.
-          throw invalid(`the config is not valid: ${(err as Error).message}`, 'code_interpreter.executor', 'invalid_config');
+          // A rule the schema cannot state (the bwrap executor on a machine without it, a relative `packages`): a 400.
+          const message = (err as Error).message;
+          const param = message.startsWith('packages') ? 'code_interpreter.packages' : 'code_interpreter.executor';
+          throw invalid(`the config is not valid: ${message}`, param, 'invalid_config');
         }
       },
     }),

@@ -39,6 +39,12 @@ export function defaultLockFile(): string {
   return pyodideRequire.resolve('pyodide/pyodide-lock.json');
 }
 
+/** Refuses a `packages` value that is neither an http(s) or file URL nor an absolute folder. */
+export function checkPackageSource(source: string): void {
+  if (!isAbsolute(source) && !/^(https?|file):\/\//.test(source))
+    throw new Error(`packages must be an http(s) or file URL or an absolute folder, got '${source}'`);
+}
+
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 /** Python's package names compare case-insensitively with `-`, `_` and `.` alike (PEP 503). */
 const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
@@ -69,6 +75,7 @@ export class PackageStore {
     blocked: readonly string[];
   }) {
     this.source = opts.source ?? defaultPackageSource();
+    checkPackageSource(this.source);
     this.cacheDir = opts.cacheDir;
     const lock = JSON.parse(readFileSync(opts.lockFile ?? defaultLockFile(), 'utf8')) as { packages: Record<string, LockPackage> };
     const blocked = new Set(opts.blocked);

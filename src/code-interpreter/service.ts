@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { BwrapKernel, bwrapAvailable, bwrapPackages, SCIENCE } from './bwrap.js';
 import { DEFAULTS, type CodeInterpreterConfig, type ExecutorView } from './config.js';
-import { PackageStore, pyodideVersion } from './packages.js';
+import { checkPackageSource, PackageStore, pyodideVersion } from './packages.js';
 import { KernelPool, type PoolStats, type SnapshotHolder } from './pool.js';
 import { BLOCKED } from './python.js';
 import type { CodeInterpreter, ExecuteRequest, ExecuteResult } from './types.js';
@@ -52,7 +52,7 @@ function checkFiles(req: ExecuteRequest): void {
     throw new Error(`timeoutMs must be a positive whole number, got ${req.timeoutMs}`);
 }
 
-/** Builds the embedded (Pyodide) executor. Nothing loads until the first execution or `warm()`. */
+/** Builds the executor (`auto`: bwrap where it has the packages, else Pyodide). Nothing loads until the first execution or `warm()`. */
 export function createCodeInterpreter(
   now: () => number,
   log: { warn(obj: unknown, msg?: string): void },
@@ -60,15 +60,17 @@ export function createCodeInterpreter(
   options: RuntimeOptions = {},
 ): CodeInterpreterRuntime {
   const snapshots: SnapshotHolder = {};
-  let executor: 'bwrap' | 'pyodide' = 'pyodide';
   let store: PackageStore | undefined;
   const build = (c: CodeInterpreterConfig) => {
     const v = { ...DEFAULTS, ...c };
-    executor = v.executor === 'auto' ? autoExecutor() : v.executor;
-    store =
-      executor === 'pyodide'
+    if (v.packages !== undefined) checkPackageSource(v.packages);
+    const chosen = v.executor === 'auto' ? autoExecutor() : v.executor;
+    const packages =
+      chosen === 'pyodide'
         ? new PackageStore({ source: v.packages, lockFile: v.package_lock, cacheDir: options.cacheDir, blocked: BLOCKED })
         : undefined;
+    // Only once nothing can throw: a refused section leaves the running executor as it was.
+    store = packages;
     return new KernelPool(
       {
         poolSize: v.pool_size,
@@ -82,8 +84,8 @@ export function createCodeInterpreter(
         outputFilesLimitBytes: v.output_files_limit_bytes,
         maxProcesses: v.max_processes,
         graceMs: 2000,
-        kernel: executor === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
-        packages: store,
+        kernel: chosen === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
+        packages,
       },
       now,
       log,
@@ -109,10 +111,10 @@ export function createCodeInterpreter(
         throw new Error(
           "executor 'bwrap' needs bubblewrap able to create namespaces (as the user nobody when Standin runs as root) and /usr/bin/python3 on this machine",
         );
-      current = next;
       // The old pool's sessions end: their limits were the old ones. Close it in the background.
       const old = pool;
       pool = build(next);
+      current = next;
       retired.push(old);
       void old.close().then(() => retired.splice(retired.indexOf(old), 1));
       if (listening && next.warm_on_start) pool.warm();
