@@ -35,7 +35,7 @@ export const codeInterpreterModule: Module = {
           // A rule the schema cannot state (the bwrap executor on a machine without it, a relative `packages`): a 400.
           const message = (err as Error).message;
           const param = message.startsWith('packages') ? 'code_interpreter.packages' : 'code_interpreter.executor';
-          throw invalid(`the config is not valid: ${message}`, param, 'invalid_config');
+          throw invalid(`the config is not valid: ${param}: ${message}`, param, 'invalid_config');
         }
       },
     }),
