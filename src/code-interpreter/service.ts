@@ -132,7 +132,8 @@ export function createCodeInterpreter(
         return { executor: 'bwrap', description, packages, package_source: null };
       }
       const packages = store.names();
-      const description = `pyodide ${pyodideVersion()}, ${packages.length} packages of its distribution (numpy, pandas, matplotlib …) loaded on first import from ${store.source}`;
+      const known = SCIENCE.filter((p) => packages.includes(p));
+      const description = `pyodide ${pyodideVersion()}, ${packages.length} packages of its distribution${known.length ? ` (${known.join(', ')} …)` : ''} loaded on first import from ${store.source}`;
       return { executor: 'pyodide', description, packages, package_source: store.source };
     },
     async close() {
