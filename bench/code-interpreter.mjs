@@ -1,9 +1,13 @@
 // The code_interpreter executor (Pyodide in worker threads), in-process: the first execution (cold: Pyodide's
 // full load and its memory snapshot), a new session once the snapshot exists, warm `print(1)` p50/p99, 20
 // concurrent executions over 4 sessions, and memory per kernel (RSS delta) — against the same run's bare
-// worker-thread round trip (postMessage echo).
+// worker-thread round trip (postMessage echo). Then data work: `import pandas` and `df.describe()` on a
+// 10,000-row CSV, first use and warm, memory of a kernel with pandas, on the bwrap executor (Debian's pandas)
+// against the same code in a bare python3 process of the same run. Pyodide's pandas cannot be fetched on a
+// machine without the internet: that row says so (BENCH_PYODIDE_PACKAGES=<mirror or folder> measures it).
 // Run: node bench/code-interpreter.mjs   (builds the executor from src with esbuild; no server needed)
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { report } from './lib.mjs';
 
@@ -50,7 +54,12 @@ const rows = [];
   });
 }
 
-const ci = createCodeInterpreter(() => Date.now(), console, { pool_size: 0, max_sessions: KERNELS + 1, timeout_ms: 60_000 });
+const ci = createCodeInterpreter(() => Date.now(), console, {
+  executor: 'pyodide',
+  pool_size: 0,
+  max_sessions: KERNELS + 1,
+  timeout_ms: 60_000,
+});
 const run = async (session, code) => {
   const t0 = performance.now();
   const r = await ci.execute({ session, code });
@@ -104,6 +113,105 @@ rows.push({
   note: `${round(perKernel, 0)} MB each over ${KERNELS} kernels`,
 });
 await ci.close();
+
+// Data work: pandas on a 10,000-row CSV.
+{
+  const csv = ['id,city,temp,rain']
+    .concat(Array.from({ length: 10_000 }, (_, i) => `${i},c${i % 50},${(i * 7) % 40},${(i * 13) % 100}`))
+    .join('\n');
+  const describe = "import pandas as pd\ndf = pd.read_csv('/mnt/data/data.csv')\nd = df.describe()\nprint(d.shape)";
+  const again = "d = pd.read_csv('/mnt/data/data.csv').describe()\nprint(d.shape)";
+  const maxrss = 'import resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)';
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(`${tmpdir()}/standin-bench-ci-`);
+  writeFileSync(`${dir}/data.csv`, csv);
+  // Baseline: a bare python3 process, the same code (its path rewritten), cold process then warm in it.
+  const bare = spawnSync(
+    '/usr/bin/python3',
+    [
+      '-c',
+      `import time, resource\nt0 = time.perf_counter()\n${describe.replaceAll('/mnt/data', dir)}\nt1 = time.perf_counter()\n` +
+        `ws = []\nfor _ in range(20):\n    a = time.perf_counter()\n    ${again.replaceAll('/mnt/data', dir).replace('\n', '\n    ')}\n    ws.append(time.perf_counter() - a)\n` +
+        `ws.sort()\nprint('BENCH', (t1 - t0) * 1000, ws[10] * 1000, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1000)`,
+    ],
+    { encoding: 'utf8' },
+  );
+  const bareOk = bare.status === 0;
+  if (bareOk) {
+    const [, first, warm, mem] = bare.stdout.trim().split('\n').pop().split(' ').map(Number);
+    rows.push({ case: 'bare python3: import pandas + describe (in the process)', p50_ms: round(first, 0), p99_ms: '', note: 'one run' });
+    rows.push({
+      case: 'bare python3: describe warm',
+      p50_ms: round(warm, 1),
+      p99_ms: '',
+      note: `median of 20; max RSS ${round(mem, 0)} MB`,
+    });
+  } else rows.push({ case: 'bare python3 with pandas', p50_ms: '', p99_ms: '', note: 'not measured: /usr/bin/python3 has no pandas' });
+  const auto = createCodeInterpreter(() => Date.now(), console, { pool_size: 0 });
+  const here = auto.describe();
+  await auto.close();
+  if (bareOk && here.executor === 'bwrap' && here.packages.includes('pandas')) {
+    const bw = createCodeInterpreter(() => Date.now(), console, { executor: 'bwrap', pool_size: 0, memory_mb: 1024, timeout_ms: 120_000 });
+    const files = [{ path: '/mnt/data/data.csv', bytes: new TextEncoder().encode(csv) }];
+    const t0 = performance.now();
+    const first = await bw.execute({ session: 'p', code: describe, files });
+    const coldMs = performance.now() - t0;
+    if (first.status !== 'ok') throw new Error(first.logs);
+    const times = [];
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      await bw.execute({ session: 'p', code: again });
+      times.push(performance.now() - t);
+    }
+    const mem = Number((await bw.execute({ session: 'p', code: maxrss })).logs.trim()) / 1000;
+    await bw.close();
+    rows.push({
+      case: 'bwrap: new kernel + import pandas + describe',
+      p50_ms: round(coldMs, 0),
+      p99_ms: '',
+      note: 'one run: cold start of a kernel with the stack',
+    });
+    rows.push({
+      case: 'bwrap: describe warm',
+      p50_ms: round(pct(times, 50), 1),
+      p99_ms: round(pct(times, 99), 1),
+      note: `20 runs; kernel max RSS ${round(mem, 0)} MB with pandas`,
+    });
+  } else rows.push({ case: 'bwrap with pandas', p50_ms: '', p99_ms: '', note: 'not measured: bubblewrap or Debian pandas missing' });
+  rows.push({
+    case: 'pyodide: import pandas + describe',
+    p50_ms: '',
+    p99_ms: '',
+    note: process.env.BENCH_PYODIDE_PACKAGES ? 'see below' : "not measured: Pyodide's wheels cannot be fetched here",
+  });
+  if (process.env.BENCH_PYODIDE_PACKAGES) {
+    const py = createCodeInterpreter(
+      () => Date.now(),
+      console,
+      { executor: 'pyodide', pool_size: 0, memory_mb: 1024, timeout_ms: 300_000, packages: process.env.BENCH_PYODIDE_PACKAGES },
+      { cacheDir: `${dir}/cache` },
+    );
+    const files = [{ path: '/mnt/data/data.csv', bytes: new TextEncoder().encode(csv) }];
+    for (const [label, session] of [
+      ['first use (download + cache)', 'a'],
+      ['new kernel, cached', 'b'],
+    ]) {
+      const t0 = performance.now();
+      const r = await py.execute({ session, code: describe, files });
+      if (r.status !== 'ok') throw new Error(r.logs);
+      rows.push({ case: `pyodide: ${label}`, p50_ms: round(performance.now() - t0, 0), p99_ms: '', note: 'one run' });
+    }
+    const times = [];
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      await py.execute({ session: 'b', code: again });
+      times.push(performance.now() - t);
+    }
+    rows.push({ case: 'pyodide: describe warm', p50_ms: round(pct(times, 50), 1), p99_ms: round(pct(times, 99), 1), note: '20 runs' });
+    await py.close();
+  }
+}
 
 report('code-interpreter', rows, [
   'Per-execution times are the wait of `execute()` (queueing behind the same session included). Numbers on a shared machine are noisy.',

@@ -25,16 +25,33 @@ function runAs(): { uid?: number; gid?: number } {
   return process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 }
 
-/** Whether this machine can run the bwrap executor (bubblewrap that can make namespaces, Debian's python3). */
-export function bwrapAvailable(): boolean {
-  if (!existsSync(PYTHON)) return false;
-  const r = spawnSync('bwrap', [...sandboxArgs(64 * 1024 * 1024), PYTHON, '-I', '-c', 'print(1)'], {
+/** Runs `code` with python3 in an empty sandbox: its stdout, or undefined when the sandbox does not start. */
+function probe(code: string): string | undefined {
+  if (!existsSync(PYTHON)) return undefined;
+  const r = spawnSync('bwrap', [...sandboxArgs(64 * 1024 * 1024), PYTHON, '-I', '-c', code], {
     encoding: 'utf8',
     timeout: 10_000,
     cwd: '/',
     ...runAs(),
   });
-  return r.status === 0 && r.stdout.trim() === '1';
+  return r.status === 0 ? r.stdout : undefined;
+}
+
+/** Whether this machine can run the bwrap executor (bubblewrap that can make namespaces, Debian's python3). */
+export function bwrapAvailable(): boolean {
+  return probe('print(1)')?.trim() === '1';
+}
+
+/** The data packages `executor: auto` looks for. */
+export const SCIENCE = ['numpy', 'pandas', 'matplotlib'] as const;
+
+/**
+ * Which of SCIENCE the sandbox's python3 has (found, not imported: a few milliseconds), or undefined when
+ * the bwrap executor cannot run here.
+ */
+export function bwrapPackages(): string[] | undefined {
+  const out = probe(`import importlib.util as u\nprint(' '.join(m for m in ${JSON.stringify(SCIENCE)} if u.find_spec(m)) + ' .')`);
+  return out?.trim().split(' ').slice(0, -1);
 }
 
 /**

@@ -4,9 +4,9 @@ import { Type, type Static } from 'typebox';
 export const CodeInterpreterConfig = Type.Object(
   {
     executor: Type.Optional(
-      Type.Union([Type.Literal('pyodide'), Type.Literal('bwrap')], {
+      Type.Union([Type.Literal('auto'), Type.Literal('pyodide'), Type.Literal('bwrap')], {
         description:
-          "'pyodide' (embedded, the default) or 'bwrap' (Debian's python3 in a bubblewrap sandbox, with pandas and matplotlib if installed)",
+          "'auto' (the default: bwrap where bubblewrap and a python3 with numpy, pandas and matplotlib are present, pyodide otherwise), 'pyodide' (embedded) or 'bwrap' (Debian's python3 in a bubblewrap sandbox)",
       }),
     ),
     pool_size: Type.Optional(
@@ -52,6 +52,20 @@ export const CodeInterpreterConfig = Type.Object(
         description: "bwrap executor: processes and threads in a session's sandbox at once (default 64)",
       }),
     ),
+    packages: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "pyodide executor: where the distribution's packages are fetched on first import, a mirror URL or an absolute folder (default Pyodide's CDN for the installed version)",
+      }),
+    ),
+    package_lock: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'pyodide executor: a pyodide-lock.json naming the packages and their SHA-256 (default the one the pyodide package ships)',
+      }),
+    ),
     warm_on_start: Type.Optional(Type.Boolean({ description: 'start the pool when Standin starts rather than at the first execution' })),
   },
   { additionalProperties: false },
@@ -59,7 +73,7 @@ export const CodeInterpreterConfig = Type.Object(
 export type CodeInterpreterConfig = Static<typeof CodeInterpreterConfig>;
 
 export const DEFAULTS = {
-  executor: 'pyodide' as 'pyodide' | 'bwrap',
+  executor: 'auto' as 'auto' | 'pyodide' | 'bwrap',
   pool_size: 2,
   max_sessions: 8,
   session_idle_seconds: 3600,
@@ -70,4 +84,15 @@ export const DEFAULTS = {
   output_files_limit_bytes: 64 * 1024 * 1024,
   max_processes: 64,
   warm_on_start: false,
-} satisfies Required<CodeInterpreterConfig>;
+} satisfies Omit<Required<CodeInterpreterConfig>, 'packages' | 'package_lock'>;
+
+/** What `GET /admin/v1/code_interpreter` answers. */
+export const ExecutorView = Type.Object({
+  executor: Type.Union([Type.Literal('pyodide'), Type.Literal('bwrap')]),
+  description: Type.String({ description: 'one line, as the start banner shows it' }),
+  packages: Type.Array(Type.String(), {
+    description: 'bwrap: which of numpy, pandas and matplotlib its python3 has; pyodide: every package of the lock file',
+  }),
+  package_source: Type.Union([Type.String(), Type.Null()], { description: 'pyodide: where packages come from on first import' }),
+});
+export type ExecutorView = Static<typeof ExecutorView>;

@@ -12,6 +12,7 @@ describe('code interpreter (pyodide): files count against the limits', { timeout
 
   beforeAll(() => {
     ci = createCodeInterpreter(() => 0, console, {
+      executor: 'pyodide',
       pool_size: 0,
       memory_mb: 160,
       max_files: 40,

@@ -1,6 +1,13 @@
 import type { guardMemfs as GuardMemfs, EmscriptenFs } from './memfs-guard.js';
 import type { KernelInbound, KernelOutbound, KernelWorkerData, WorkerFile } from './protocol.js';
 
+/** The parts of Pyodide's internal API the kernel installs packages with (pyodide.asm.mjs, `API`). */
+interface PyodideInternals {
+  pyodide_code: { find_imports(code: string): { toJs(): string[]; destroy(): void } };
+  package_loader: { get_install_dir(target: string): string };
+  install(bytes: Uint8Array, fileName: string, installDir: string, metadata: Map<string, string>): Promise<void>;
+}
+
 /**
  * The kernel: one Pyodide interpreter in a worker thread, one session. Its source is handed to the Worker
  * as text (`String(kernelMain)`), so it must not use anything from outside its own body: no imports, no
@@ -191,6 +198,13 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     py.unregisterJsModule('js');
     py.unregisterJsModule('pyodide_js');
     py.globals.delete('__standin_take_images');
+    // Pyodide's own installer, held here before the lock-down: user code cannot reach it (no `pyodide`,
+    // no `js`), and it only ever gets wheels the pool verified against the lock file.
+    const api = (py as unknown as { _api: PyodideInternals })._api;
+    const findImports = api.pyodide_code.find_imports;
+    const installDir = api.package_loader.get_install_dir;
+    const install = api.install;
+    const invalidateCaches = (py.pyimport('importlib') as unknown as { invalidate_caches(): void }).invalidate_caches;
     const heap = (py as unknown as { _module: { HEAPU8: Uint8Array } })._module;
     const files = guardMemfs(py.FS as unknown as EmscriptenFs, data.memoryLimitBytes, data.maxFiles, () => heap.HEAPU8.buffer.byteLength);
     fileBytes = files.bytes;
@@ -232,8 +246,72 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
       hashes.set(f.path, sum);
     };
 
-    port.on('message', (msg: KernelInbound) => {
-      if (msg.type !== 'run') return;
+    const importable = new Set(data.importable);
+    const installed = new Set<string>(); // modules whose packages are installed
+    let answer: ((m: Extract<KernelInbound, { type: 'packages' }>) => void) | undefined;
+    const refuse = (id: number, status: 'exception' | 'memory', text: string) =>
+      post({
+        type: 'result',
+        id,
+        status,
+        logs: text,
+        truncated: false,
+        filesRefused: false,
+        omitted: [],
+        files: [],
+        images: [],
+        durationMs: 0,
+      });
+
+    /** Installs the distribution's packages the code imports; false (and a result posted) when it cannot. */
+    const loadPackages = async (id: number, code: string): Promise<boolean> => {
+      let names: string[];
+      try {
+        const found = findImports(code);
+        names = [...new Set(found.toJs().map((n) => n.split('.')[0]!))].filter((n) => importable.has(n) && !installed.has(n));
+        found.destroy();
+      } catch {
+        names = []; // code Python cannot parse: running it reports the SyntaxError
+      }
+      if (names.length === 0) return true;
+      const reply = await new Promise<Extract<KernelInbound, { type: 'packages' }>>((resolve) => {
+        answer = resolve;
+        post({ type: 'imports', id, names });
+      });
+      answer = undefined;
+      if (reply.error !== undefined) {
+        refuse(id, 'exception', `ModuleNotFoundError: ${reply.error}\n`);
+        return false;
+      }
+      growthRefused = false;
+      files.reset();
+      files.installing(true);
+      let current = '';
+      try {
+        for (const p of reply.packages) {
+          current = p.name;
+          await install(p.bytes, p.fileName, installDir(p.installDir), new Map([['INSTALLER', 'standin']]));
+        }
+      } catch (err) {
+        const memory = growthRefused || files.refused() === 'memory';
+        const why = memory ? 'the sandbox memory limit is reached' : String((err as Error)?.message ?? err);
+        refuse(id, memory ? 'memory' : 'exception', `ModuleNotFoundError: package '${current}' could not be installed: ${why}\n`);
+        return false;
+      } finally {
+        files.installing(false);
+      }
+      invalidateCaches();
+      for (const n of names) installed.add(n);
+      return true;
+    };
+
+    const onMessage = async (msg: KernelInbound) => {
+      if (msg.type === 'packages') return answer?.(msg);
+      if (msg.type === 'run' && (await loadPackages(msg.id, msg.code))) execute(msg);
+    };
+    port.on('message', (msg: KernelInbound) => void onMessage(msg));
+
+    const execute = (msg: Extract<KernelInbound, { type: 'run' }>) => {
       const started = performance.now();
       logs = '';
       logBytes = 0;
@@ -324,7 +402,7 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
         },
         transfer,
       );
-    });
+    };
     post({ type: 'ready' });
   }
 

@@ -4,7 +4,15 @@ import { Worker } from 'node:worker_threads';
 import { kernelMain } from './kernel-worker.js';
 import { guardMemfs } from './memfs-guard.js';
 import { withNotes } from './notes.js';
-import { INTERRUPT_OUTPUT, INTERRUPT_TIMEOUT, type KernelInbound, type KernelOutbound, type KernelWorkerData } from './protocol.js';
+import type { PackageStore } from './packages.js';
+import {
+  INTERRUPT_OUTPUT,
+  INTERRUPT_TIMEOUT,
+  type KernelInbound,
+  type KernelOutbound,
+  type KernelWorkerData,
+  type WorkerPackage,
+} from './protocol.js';
 import { PRELUDE } from './python.js';
 import type { ExecuteResult, SandboxFile } from './types.js';
 
@@ -23,6 +31,8 @@ export interface KernelLimits {
   maxProcesses: number;
   /** After the time limit Python is interrupted; if it has not stopped this much later the worker is ended. */
   graceMs: number;
+  /** Pyodide's distribution, loaded on first import (Pyodide only; without it only the standard library). */
+  packages?: PackageStore;
 }
 
 /** What the pool needs of a kernel: Pyodide's (below) or the bwrap executor's (bwrap.ts). */
@@ -61,6 +71,10 @@ export class Kernel implements KernelLike {
   private nextId = 1;
   private endReason = 'the kernel stopped';
   private exited: Promise<void> = Promise.resolve();
+  /** Packages (lock file names) handed to this kernel's interpreter. */
+  private readonly installed = new Set<string>();
+  /** Aborts the downloads of the execution in flight when its time is up. */
+  private aborter?: AbortController;
 
   /**
    * `snapshot`: 'make' loads Pyodide in full and hands its memory snapshot out (`this.snapshot`); a promise
@@ -84,6 +98,7 @@ export class Kernel implements KernelLike {
             reject(new Error(`the Python kernel did not start: ${m.message}`));
             void this.terminate('the kernel did not start');
           } else if (m.type === 'result') this.settle(m);
+          else if (m.type === 'imports') void this.provide(m.id, m.names);
         });
         worker.on('error', (err: Error & { code?: string }) => {
           this.endReason =
@@ -119,6 +134,7 @@ export class Kernel implements KernelLike {
       interruptOutput: INTERRUPT_OUTPUT,
       makeSnapshot,
       snapshot,
+      importable: this.limits.packages?.importable() ?? [],
     };
     const worker = new Worker(source, {
       eval: true,
@@ -151,6 +167,25 @@ export class Kernel implements KernelLike {
     resolve({ logs, status: m.status, files: m.files.map((f) => ({ path: f.path, bytes: f.bytes })), images: m.images, durationMs: 0 });
   }
 
+  /** Answers the worker's `imports`: the verified wheels the code needs, or why they cannot be had. */
+  private async provide(id: number, names: string[]): Promise<void> {
+    let reply: KernelInbound;
+    try {
+      const store = this.limits.packages;
+      if (!store) throw new Error(`no package source is configured for ${names.join(', ')}`);
+      const signal = this.aborter?.signal;
+      const list = store.resolve(names, this.installed);
+      const packages: WorkerPackage[] = await Promise.all(
+        list.map(async (p) => ({ name: p.name, fileName: p.file_name, installDir: p.install_dir, bytes: await store.fetch(p, signal) })),
+      );
+      for (const p of list) this.installed.add(p.name);
+      reply = { type: 'packages', id, packages };
+    } catch (err) {
+      reply = { type: 'packages', id, packages: [], error: (err as Error).message };
+    }
+    if (!this.dead) this.worker?.postMessage(reply);
+  }
+
   /** The thread ended with an execution in flight: the session's state is gone, and the result says so. */
   private settleLost(): void {
     const p = this.pending;
@@ -173,7 +208,9 @@ export class Kernel implements KernelLike {
     const msg: KernelInbound = { type: 'run', id, code, files: files.map((f) => ({ path: f.path, bytes: f.bytes })) };
     this.worker.postMessage(msg);
     let hard: NodeJS.Timeout | undefined;
+    const aborter = (this.aborter = new AbortController());
     const soft = setTimeout(() => {
+      aborter.abort(new Error('the time limit was reached'));
       // First ask Python to stop (KeyboardInterrupt keeps the session); end the thread if it does not.
       Atomics.store(this.interrupt, 1, INTERRUPT_TIMEOUT);
       Atomics.store(this.interrupt, 0, 2);

@@ -29,6 +29,8 @@ export interface MemfsGuard {
   /** What was refused since the last `reset()`: a write for memory, or a create for the file count. */
   refused(): 'memory' | 'files' | undefined;
   reset(): void;
+  /** While on, creates are not the session's files (a package being installed): its bytes still count. */
+  installing(on: boolean): void;
 }
 
 /**
@@ -52,6 +54,7 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
   let bytes = 0;
   let nodes = 0;
   let refused: 'memory' | 'files' | undefined;
+  let installing = false;
 
   // A file's buffer is a Uint8Array, or an Int8Array when it was sliced from the WebAssembly heap.
   const capacity = (node: MemfsNode) => (ArrayBuffer.isView(node.contents) ? node.contents.byteLength : 0);
@@ -88,12 +91,13 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
     if (name.length > 255) throw new FS.ErrnoError(ENAMETOOLONG);
   };
   const born = <T>(node: T): T => {
+    if (installing) return node;
     created.add(node as MemfsNode);
     nodes++;
     return node;
   };
   const room = () => {
-    if (nodes < maxNodes) return;
+    if (installing || nodes < maxNodes) return;
     refused ??= 'files';
     throw new FS.ErrnoError(EDQUOT);
   };
@@ -243,5 +247,6 @@ export function guardMemfs(FS: EmscriptenFs, limitBytes: number, maxNodes: numbe
     bytes: () => bytes,
     refused: () => refused,
     reset: () => (refused = undefined),
+    installing: (on) => (installing = on),
   };
 }

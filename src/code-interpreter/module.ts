@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { invalid } from '../core/errors.js';
 import { configSection, type Module } from '../core/module.js';
-import { CodeInterpreterConfig } from './config.js';
+import { CodeInterpreterConfig, ExecutorView } from './config.js';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
 
 declare module '../core/module.js' {
@@ -11,13 +12,16 @@ declare module '../core/module.js' {
 }
 
 /**
- * The code_interpreter executor: Python (Pyodide, WebAssembly) in worker threads, one session per key.
- * No routes: runs call `ctx.services.codeInterpreter`. Configured by the root `code_interpreter` section.
+ * The code_interpreter executor: Python (bwrap's CPython, or Pyodide in worker threads), one session per key.
+ * Runs call `ctx.services.codeInterpreter`; `GET /admin/v1/code_interpreter` says which executor and packages.
+ * Configured by the root `code_interpreter` section.
  */
 export const codeInterpreterModule: Module = {
   name: 'code_interpreter',
   provide(ctx) {
-    ctx.services.codeInterpreter = createCodeInterpreter(() => ctx.clock.now(), ctx.log);
+    // Verified packages are cached in the data folder; with no data folder (':memory:') in memory only.
+    const cacheDir = ctx.settings.data === ':memory:' ? undefined : join(ctx.settings.data, 'pyodide-packages');
+    ctx.services.codeInterpreter = createCodeInterpreter(() => ctx.clock.now(), ctx.log, {}, { cacheDir });
   },
   config: [
     configSection({
@@ -28,8 +32,10 @@ export const codeInterpreterModule: Module = {
         try {
           await ctx.services.codeInterpreter.configure(value);
         } catch (err) {
-          // A rule the schema cannot state (the bwrap executor on a machine without it): a 400, not a 500.
-          throw invalid(`the config is not valid: ${(err as Error).message}`, 'code_interpreter.executor', 'invalid_config');
+          // A rule the schema cannot state (the bwrap executor on a machine without it, a relative `packages`): a 400.
+          const message = (err as Error).message;
+          const param = message.startsWith('packages') ? 'code_interpreter.packages' : 'code_interpreter.executor';
+          throw invalid(`the config is not valid: ${param}: ${message}`, param, 'invalid_config');
         }
       },
     }),
@@ -37,6 +43,14 @@ export const codeInterpreterModule: Module = {
   start(ctx) {
     // Never on the start path: once Standin listens, and only when the config asks for it.
     ctx.services.codeInterpreter.started();
+    ctx.banner.push(`  code interpreter: ${ctx.services.codeInterpreter.describe().description}`);
+  },
+  adminRoutes(app, ctx) {
+    app.get(
+      '/code_interpreter',
+      { schema: { summary: 'The code interpreter executor and the packages it offers', response: { 200: ExecutorView } } },
+      async () => ctx.services.codeInterpreter.describe(),
+    );
   },
   async stop(ctx) {
     await ctx.services.codeInterpreter.close();

@@ -28,12 +28,26 @@ export interface KernelWorkerData {
   makeSnapshot: boolean;
   /** Start from this snapshot instead of loading in full. */
   snapshot?: Uint8Array;
+  /** Top-level modules the lock file's packages provide: an import of one asks the pool for its package. */
+  importable: string[];
+}
+
+/** A verified wheel of the distribution, to install before the code runs. */
+export interface WorkerPackage {
+  name: string;
+  fileName: string;
+  /** The lock file's `install_dir` ('site' or 'dynlib'). */
+  installDir: string;
+  bytes: Uint8Array;
 }
 
 export const INTERRUPT_TIMEOUT = 1;
 export const INTERRUPT_OUTPUT = 2;
 
-export type KernelInbound = { type: 'run'; id: number; code: string; files: WorkerFile[] };
+export type KernelInbound =
+  | { type: 'run'; id: number; code: string; files: WorkerFile[] }
+  /** The answer to `imports`: the wheels to install, or why they could not be had (the code does not run then). */
+  | { type: 'packages'; id: number; packages: WorkerPackage[]; error?: string };
 
 export type RunStatus = 'ok' | 'exception' | 'timeout' | 'memory' | 'crashed';
 
@@ -41,6 +55,8 @@ export type KernelOutbound =
   | { type: 'snapshot'; bytes: Uint8Array }
   | { type: 'ready' }
   | { type: 'failed'; message: string }
+  /** The code imports these modules of the distribution, not installed yet: the kernel waits for `packages`. */
+  | { type: 'imports'; id: number; names: string[] }
   | {
       type: 'result';
       id: number;

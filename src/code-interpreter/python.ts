@@ -83,13 +83,55 @@ def __standin_setup():
             images.append(buf.getvalue())
         plt.close('all')
 
+    def show(*args, **kwargs):
+        capture_figures()
+
+    class FigureHook:
+        # matplotlib imported later (Pyodide loads it on first import): the same set-up, done as it loads.
+        names = ('matplotlib', 'matplotlib.pyplot')
+
+        def find_spec(self, name, path=None, target=None):
+            if name not in self.names:
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, 'find_spec'):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None and spec.loader is not None:
+                    spec.loader = FigureLoader(spec.loader)
+                    return spec
+            return None
+
+    class FigureLoader:
+        def __init__(self, loader):
+            self.loader = loader
+
+        def __getattr__(self, name):
+            return getattr(self.loader, name)
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            # Agg (no display, no JS canvas), and a config folder of its own: user code has no environment.
+            os.environ.update(MPLBACKEND='Agg', MPLCONFIGDIR='/tmp/.matplotlib')
+            try:
+                self.loader.exec_module(module)
+            finally:
+                os.environ.pop('MPLBACKEND', None)
+                os.environ.pop('MPLCONFIGDIR', None)
+            if module.__name__ == 'matplotlib':
+                module.use('Agg')
+            else:
+                module.show = show
+
     try:
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
-        plt.show = lambda *args, **kwargs: capture_figures()
+        plt.show = show
     except Exception:
-        pass
+        sys.meta_path.insert(0, FigureHook())
 
     # After matplotlib's import (it reads MPLCONFIGDIR and HOME once): no environment for user code.
     os.environ.clear()
@@ -158,8 +200,8 @@ del __standin_setup
 `;
 }
 
-/** Pyodide's JS bridge and C access, the package loader: refused in the embedded executor. */
-export const PRELUDE = prelude(
-  ['js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'ctypes', '_ctypes', 'micropip', 'pyodide_http'],
-  true,
-);
+/** Pyodide's JS bridge and C access, the package loader: refused in the embedded executor (and never loaded). */
+export const BLOCKED = ['js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'ctypes', '_ctypes', 'micropip', 'pyodide_http'];
+
+/** The embedded executor's prelude. */
+export const PRELUDE = prelude(BLOCKED, true);

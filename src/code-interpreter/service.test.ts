@@ -17,7 +17,17 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
     ci = createCodeInterpreter(
       () => now,
       { warn: (o) => warnings.push(o) },
-      { pool_size: 1, max_sessions: 4, timeout_ms: 20_000, memory_mb: 256, output_limit_bytes: 4096, session_idle_seconds: 3600 },
+      {
+        executor: 'pyodide',
+        // A source nothing listens on: a package import fails at once (packages.test.ts covers loading).
+        packages: 'http://127.0.0.1:9/',
+        pool_size: 1,
+        max_sessions: 4,
+        timeout_ms: 20_000,
+        memory_mb: 256,
+        output_limit_bytes: 4096,
+        session_idle_seconds: 3600,
+      },
     );
     ci.warm();
   });
@@ -103,11 +113,16 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
     ).toEqual([]);
   });
 
-  it('says plainly that matplotlib is not available in the embedded executor', async () => {
-    const r = await ci.execute({ session: 'a', code: 'import matplotlib.pyplot as plt' });
+  it('says plainly when a package of the distribution cannot be had, and runs none of the code', async () => {
+    const r = await ci.execute({ session: 'a', code: 'print("ran")\nimport matplotlib.pyplot as plt' });
     expect(r.status).toBe('exception');
-    expect(r.logs).toContain("ModuleNotFoundError: No module named 'matplotlib'");
+    expect(r.logs).toMatch(/^ModuleNotFoundError: could not fetch package '[\w-]+' from http:\/\/127\.0\.0\.1:9\//);
+    expect(r.logs).not.toContain('ran');
     expect(r.images).toEqual([]);
+    // Outside the distribution: Python's own error.
+    expect((await ci.execute({ session: 'a', code: 'import standin_no_such_package' })).logs).toContain(
+      "ModuleNotFoundError: No module named 'standin_no_such_package'",
+    );
   });
 
   it('caps the output of a flood, stops it, and the session goes on', async () => {

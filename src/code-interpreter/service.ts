@@ -1,7 +1,9 @@
 import { posix } from 'node:path';
-import { BwrapKernel, bwrapAvailable } from './bwrap.js';
-import { DEFAULTS, type CodeInterpreterConfig } from './config.js';
+import { BwrapKernel, bwrapAvailable, bwrapPackages, SCIENCE } from './bwrap.js';
+import { DEFAULTS, type CodeInterpreterConfig, type ExecutorView } from './config.js';
+import { checkPackageSource, PackageStore, pyodideVersion } from './packages.js';
 import { KernelPool, type PoolStats, type SnapshotHolder } from './pool.js';
+import { BLOCKED } from './python.js';
 import type { CodeInterpreter, ExecuteRequest, ExecuteResult } from './types.js';
 
 export type { CodeInterpreter, ExecuteRequest, ExecuteResult, SandboxFile } from './types.js';
@@ -15,7 +17,28 @@ export interface CodeInterpreterRuntime extends CodeInterpreter {
   /** Standin listens: warm the pool in the background if the config says `warm_on_start`. */
   started(): void;
   stats(): PoolStats;
+  /** Which executor runs code and which packages it offers (the admin route and the start banner). */
+  describe(): ExecutorView;
   close(): Promise<void>;
+}
+
+/** Options of the process rather than of the config file. */
+export interface RuntimeOptions {
+  /** Where verified Pyodide packages are cached (the data folder's); in memory only without it. */
+  cacheDir?: string;
+}
+
+let probed: { packages?: string[] } | undefined;
+/** The SCIENCE packages of the bwrap sandbox's python3 (undefined: no sandbox here). Probed once per process. */
+function science(): string[] | undefined {
+  probed ??= { packages: bwrapPackages() };
+  return probed.packages;
+}
+
+/** `executor: auto`: bwrap where its sandbox starts and its python3 has every SCIENCE package. */
+function autoExecutor(): 'bwrap' | 'pyodide' {
+  const found = science();
+  return found && SCIENCE.every((p) => found.includes(p)) ? 'bwrap' : 'pyodide';
 }
 
 /** Files go under /mnt/data only: a path that leaves it (`..`) is a caller's bug, refused before any run. */
@@ -29,15 +52,25 @@ function checkFiles(req: ExecuteRequest): void {
     throw new Error(`timeoutMs must be a positive whole number, got ${req.timeoutMs}`);
 }
 
-/** Builds the embedded (Pyodide) executor. Nothing loads until the first execution or `warm()`. */
+/** Builds the executor (`auto`: bwrap where it has the packages, else Pyodide). Nothing loads until the first execution or `warm()`. */
 export function createCodeInterpreter(
   now: () => number,
   log: { warn(obj: unknown, msg?: string): void },
   config: CodeInterpreterConfig = {},
+  options: RuntimeOptions = {},
 ): CodeInterpreterRuntime {
   const snapshots: SnapshotHolder = {};
+  let store: PackageStore | undefined;
   const build = (c: CodeInterpreterConfig) => {
     const v = { ...DEFAULTS, ...c };
+    if (v.packages !== undefined) checkPackageSource(v.packages);
+    const chosen = v.executor === 'auto' ? autoExecutor() : v.executor;
+    const packages =
+      chosen === 'pyodide'
+        ? new PackageStore({ source: v.packages, lockFile: v.package_lock, cacheDir: options.cacheDir, blocked: BLOCKED })
+        : undefined;
+    // Only once nothing can throw: a refused section leaves the running executor as it was.
+    store = packages;
     return new KernelPool(
       {
         poolSize: v.pool_size,
@@ -51,7 +84,8 @@ export function createCodeInterpreter(
         outputFilesLimitBytes: v.output_files_limit_bytes,
         maxProcesses: v.max_processes,
         graceMs: 2000,
-        kernel: v.executor === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
+        kernel: chosen === 'bwrap' ? (limits) => new BwrapKernel(limits) : undefined,
+        packages,
       },
       now,
       log,
@@ -77,10 +111,10 @@ export function createCodeInterpreter(
         throw new Error(
           "executor 'bwrap' needs bubblewrap able to create namespaces (as the user nobody when Standin runs as root) and /usr/bin/python3 on this machine",
         );
-      current = next;
       // The old pool's sessions end: their limits were the old ones. Close it in the background.
       const old = pool;
       pool = build(next);
+      current = next;
       retired.push(old);
       void old.close().then(() => retired.splice(retired.indexOf(old), 1));
       if (listening && next.warm_on_start) pool.warm();
@@ -91,6 +125,17 @@ export function createCodeInterpreter(
       if (current.warm_on_start) pool.warm();
     },
     stats: () => pool.stats(),
+    describe(): ExecutorView {
+      if (!store) {
+        const packages = science() ?? [];
+        const description = `bwrap (python3 in bubblewrap) with ${packages.join(', ') || 'the standard library only'}`;
+        return { executor: 'bwrap', description, packages, package_source: null };
+      }
+      const packages = store.names();
+      const known = SCIENCE.filter((p) => packages.includes(p));
+      const description = `pyodide ${pyodideVersion()}, ${packages.length} packages of its distribution${known.length ? ` (${known.join(', ')} …)` : ''} loaded on first import from ${store.source}`;
+      return { executor: 'pyodide', description, packages, package_source: store.source };
+    },
     async close() {
       await Promise.all([pool, ...retired].map((p) => p.close()));
     },

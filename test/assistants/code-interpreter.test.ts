@@ -93,7 +93,7 @@ describe.each(dialects())('code_interpreter in runs (%s)', (dialect) => {
       ...TEST_MODELS,
     });
     // A short time limit, so the infinite loop below is stopped quickly.
-    await applyConfig(env.s.ctx, env.s.modules, { code_interpreter: { timeout_ms: 10_000 } });
+    await applyConfig(env.s.ctx, env.s.modules, { code_interpreter: { executor: 'pyodide', timeout_ms: 10_000 } });
     client = env.client;
     assistantId = (await client.beta.assistants.create({ model: 'gpt-4o', tools: [{ type: 'code_interpreter' }] })).id;
     shared = (await client.beta.threads.create()).id;

@@ -34,6 +34,7 @@ describe('code interpreter in a running Standin', { timeout: 60_000 }, () => {
     for (const bad of [
       { timeout_ms: 'soon' },
       { executor: 'docker' },
+      { packages: 'wheels/here' },
       { pool_size: -1 },
       { memory_mb: 1 },
       { sandbox: false },

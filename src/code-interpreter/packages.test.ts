@@ -1,0 +1,242 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
+
+/** A zip of stored (uncompressed) entries: all a wheel needs. */
+function zip(files: Record<string, string>): Buffer {
+  const locals: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const [name, text] of Object.entries(files)) {
+    const data = Buffer.from(text);
+    const fname = Buffer.from(name);
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(fname.length, 26);
+    const dir = Buffer.alloc(46);
+    dir.writeUInt32LE(0x02014b50, 0);
+    dir.writeUInt16LE(20, 4);
+    dir.writeUInt16LE(20, 6);
+    dir.writeUInt32LE(crc, 16);
+    dir.writeUInt32LE(data.length, 20);
+    dir.writeUInt32LE(data.length, 24);
+    dir.writeUInt16LE(fname.length, 28);
+    dir.writeUInt32LE(offset, 42);
+    locals.push(local, fname, data);
+    central.push(dir, fname);
+    offset += 30 + fname.length + data.length;
+  }
+  const size = central.reduce((n, b) => n + b.length, 0);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(Object.keys(files).length, 8);
+  end.writeUInt16LE(Object.keys(files).length, 10);
+  end.writeUInt32LE(size, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, ...central, end]);
+}
+
+const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** A pure-Python wheel: its modules plus METADATA, WHEEL and RECORD. */
+function wheel(name: string, modules: Record<string, string>): { fileName: string; bytes: Buffer } {
+  const dist = `${name.replace(/-/g, '_')}-1.0`;
+  const files: Record<string, string> = {
+    ...modules,
+    [`${dist}.dist-info/METADATA`]: `Metadata-Version: 2.1\nName: ${name}\nVersion: 1.0\n`,
+    [`${dist}.dist-info/WHEEL`]: 'Wheel-Version: 1.0\nGenerator: standin-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
+  };
+  const record = Object.entries(files).map(
+    ([path, text]) => `${path},sha256=${createHash('sha256').update(text).digest('base64url')},${Buffer.byteLength(text)}`,
+  );
+  files[`${dist}.dist-info/RECORD`] = [...record, `${dist}.dist-info/RECORD,,`].join('\n') + '\n';
+  return { fileName: `${dist}-py3-none-any.whl`, bytes: zip(files) };
+}
+
+// A package with a dependency and more files than the session may hold: installed files are not the session's.
+const dep = wheel('standin-dep', { 'standin_dep/__init__.py': 'def total(xs):\n    return sum(xs)\n' });
+const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`standin_demo/part${i}.py`, `N = ${i}\n`]));
+const demo = wheel('standin-demo', {
+  ...many,
+  'standin_demo/__init__.py': 'from standin_dep import total\ndef mean(xs):\n    return total(xs) / len(xs)\n',
+});
+const bad = wheel('standin-bad', { 'standin_bad/__init__.py': 'print("bad code ran")\n' });
+// The shape of matplotlib's API the prelude uses (use, get_fignums, figure().savefig, close), with a real
+// PNG writer: the prelude's figure capture runs for real on a package loaded on first import.
+const mpl = wheel('matplotlib', {
+  'matplotlib/__init__.py': 'backend = None\ndef use(name):\n    global backend\n    backend = name\n',
+  'matplotlib/pyplot.py': String.raw`
+import struct, zlib
+_figures = {}
+def show():
+    raise RuntimeError('the prelude did not replace show()')
+class Figure:
+    def __init__(self, number):
+        self.number = number
+    def savefig(self, buf, format=None):
+        assert format == 'png'
+        raw = b''.join(b'\x00' + bytes([255, 0, 0]) * 3 for _ in range(2))
+        chunk = lambda kind, data: struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))
+        buf.write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 3, 2, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+def figure(number=None):
+    number = number or len(_figures) + 1
+    return _figures.setdefault(number, Figure(number))
+def get_fignums():
+    return sorted(_figures)
+def close(which):
+    _figures.clear()
+`,
+});
+
+describe('code interpreter (pyodide): packages on first import, from a mirror', { timeout: 120_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'standin-packages-'));
+  const served = new Map<string, Buffer>();
+  const requests: string[] = [];
+  let server: Server;
+  let mirror: string;
+  const runtimes: CodeInterpreterRuntime[] = [];
+  const lockFile = join(root, 'pyodide-lock.json');
+
+  const entry = (name: string, w: { fileName: string; bytes: Buffer }, imports: string[], depends: string[] = []) => ({
+    name,
+    version: '1.0',
+    file_name: w.fileName,
+    install_dir: 'site',
+    sha256: sha256(w.bytes),
+    package_type: 'package',
+    imports,
+    depends,
+  });
+
+  const runtime = (cacheDir: string, packages = mirror) => {
+    const ci = createCodeInterpreter(
+      () => 0,
+      console,
+      { executor: 'pyodide', pool_size: 0, max_files: 16, timeout_ms: 30_000, packages, package_lock: lockFile },
+      { cacheDir },
+    );
+    runtimes.push(ci);
+    return ci;
+  };
+
+  beforeAll(async () => {
+    writeFileSync(
+      lockFile,
+      JSON.stringify({
+        info: { arch: 'wasm32', python: '3.14.2' },
+        packages: {
+          'standin-dep': entry('standin-dep', dep, ['standin_dep']),
+          'standin-demo': entry('standin-demo', demo, ['standin_demo'], ['standin-dep']),
+          'standin-bad': entry('standin-bad', bad, ['standin_bad']),
+          matplotlib: entry('matplotlib', mpl, ['matplotlib']),
+          micropip: entry('micropip', bad, ['micropip']),
+        },
+      }),
+    );
+    for (const w of [dep, demo, mpl]) served.set(w.fileName, w.bytes);
+    // The tampered copy: one byte changed of what the lock file names.
+    const tampered = Buffer.from(bad.bytes);
+    tampered[tampered.length - 30] ^= 1;
+    served.set(bad.fileName, tampered);
+    server = createServer((req, res) => {
+      const name = decodeURIComponent(req.url!.slice('/dist/'.length));
+      requests.push(name);
+      const body = served.get(name);
+      res.writeHead(body ? 200 : 404).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    mirror = `http://127.0.0.1:${(server.address() as AddressInfo).port}/dist/`;
+  });
+  afterAll(async () => {
+    await Promise.all(runtimes.map((r) => r.close()));
+    server.closeAllConnections();
+    server.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('loads a package and its dependency on first import, verified and cached, then offline in a new kernel', async () => {
+    const cache = join(root, 'cache');
+    const ci = runtime(cache);
+    const code = 'import standin_demo, standin_demo.part29\nstandin_demo.mean([1, 2, 6])';
+    const first = await ci.execute({ session: 's', code });
+    expect(first, first.logs).toMatchObject({ status: 'ok', logs: '3.0\n', files: [] });
+    expect(requests.sort()).toEqual([dep.fileName, demo.fileName].sort());
+    expect(readdirSync(cache).sort()).toEqual(
+      [`${sha256(dep.bytes).slice(0, 16)}-${dep.fileName}`, `${sha256(demo.bytes).slice(0, 16)}-${demo.fileName}`].sort(),
+    );
+    // The package's 30+ files are not the session's: it still holds its own 16.
+    const own = await ci.execute({
+      session: 's',
+      code: 'for i in range(14):\n    open(f"f{i}", "w").close()\nlen(__import__("os").listdir())',
+    });
+    expect(own, own.logs).toMatchObject({ status: 'ok', logs: '14\n' });
+
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    requests.length = 0;
+    const offline = runtime(cache);
+    const again = await offline.execute({ session: 't', code });
+    expect(again, again.logs).toMatchObject({ status: 'ok', logs: '3.0\n' });
+    expect(requests).toEqual([]);
+    await new Promise<void>((resolve) => server.listen(Number(new URL(mirror).port), '127.0.0.1', resolve));
+  });
+
+  it('refuses a file whose SHA-256 is not the lock file’s: nothing of it runs or is cached', async () => {
+    const cache = join(root, 'cache-bad');
+    const ci = runtime(cache);
+    const r = await ci.execute({ session: 'b', code: 'print("cell ran")\nimport standin_bad' });
+    expect(r.status).toBe('exception');
+    expect(r.logs).toContain(`ModuleNotFoundError: package 'standin-bad' from ${mirror}${bad.fileName} was refused: its SHA-256 is `);
+    expect(r.logs).toContain(`the lock file says ${sha256(bad.bytes)}`);
+    expect(r.logs).not.toMatch(/ran/);
+    expect(readdirSync(root)).not.toContain('cache-bad');
+    // A package of the lock file the sandbox refuses (the installer) is never loaded.
+    const before = requests.length;
+    const m = await ci.execute({ session: 'b', code: 'import micropip' });
+    expect(m.logs).toContain("module 'micropip' is not available in the sandbox");
+    expect(requests.length).toBe(before);
+  });
+
+  it('says the mirror is unreachable, at once, and the session goes on', async () => {
+    const ci = runtime(join(root, 'cache-down'), 'http://127.0.0.1:9/dist/');
+    const r = await ci.execute({ session: 'd', code: 'import standin_demo' });
+    expect(r.status).toBe('exception');
+    expect(r.logs).toMatch(
+      /^ModuleNotFoundError: could not fetch package 'standin-dep' from http:\/\/127\.0\.0\.1:9\/dist\/standin_dep-1\.0-py3-none-any\.whl: /,
+    );
+    expect((await ci.execute({ session: 'd', code: '1 + 1' })).logs).toBe('2\n');
+  });
+
+  it('loads from a local folder too', async () => {
+    const folder = join(root, 'folder');
+    mkdirSync(folder);
+    writeFileSync(join(folder, dep.fileName), dep.bytes);
+    const ci = runtime(join(root, 'cache-folder'), folder);
+    expect(await ci.execute({ session: 'f', code: 'from standin_dep import total\ntotal([1, 2])' })).toMatchObject({
+      status: 'ok',
+      logs: '3\n',
+    });
+  });
+
+  it('turns figures of a matplotlib loaded on first import into PNG images, through the prelude', async () => {
+    const ci = runtime(join(root, 'cache-mpl'));
+    const code = 'import matplotlib, matplotlib.pyplot as plt\nplt.figure()\nplt.show()\nplt.figure()\nmatplotlib.backend';
+    const r = await ci.execute({ session: 'm', code });
+    expect(r, r.logs).toMatchObject({ status: 'ok', logs: "'Agg'\n" });
+    // One shown, one left open: both come back, in order, as PNG.
+    expect(r.images).toHaveLength(2);
+    for (const png of r.images) expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect((await ci.execute({ session: 'm', code: 'plt.get_fignums()' })).logs).toBe('[]\n');
+  });
+});
