@@ -8,6 +8,7 @@ import { runEmbeddingsBody } from '../embeddings/service.js';
 import { insertWrittenFile, openFileContent, writeFileBytes } from '../files/service.js';
 import type { Usage } from '../ratelimit/service.js';
 import type { Exec } from '../store/db.js';
+import { HOLD_RECHECK_MS, workHolds, type HoldStage, type WorkHolds } from '../holds/service.js';
 import { runResponseBody } from '../responses/service.js';
 import { readLines, type InputLine } from './lines.js';
 import type { BatchError } from './schemas.js';
@@ -64,24 +65,58 @@ async function runLine(ctx: Ctx, run: (body: unknown) => Promise<Reply>, line: I
   return { ok: reply.status < 400, json: JSON.stringify(output), usage: reply.status < 400 ? reply.usage : undefined, end: line.end };
 }
 
+/** Where each stage's time starts, for its pace. */
+const SINCE = {
+  validating: 'created_at',
+  in_progress: 'in_progress_at',
+  finalizing: 'finalizing_at',
+  cancelling: 'cancelling_at',
+} as const;
+
+/**
+ * When the batch must stay in its stage — the project holds it there, or its pace there is not spent —
+ * the time to look again: no later than `HOLD_RECHECK_MS` (a release or a change of the holds is seen
+ * then), and the pace's end on the Standin clock (an advance past it makes the job due at once).
+ */
+function stay(ctx: Ctx, row: store.BatchRow, holds: WorkHolds): { retryAt: number } | undefined {
+  const stage = row.status as HoldStage;
+  if (!(stage in SINCE)) return undefined;
+  const now = ctx.clock.now();
+  const recheck = now + HOLD_RECHECK_MS;
+  if (holds.batchHoldAt.includes(stage)) return { retryAt: recheck };
+  const pace = holds.batchPaceMs[stage];
+  const since = row[SINCE[stage]];
+  if (!pace || since === null) return undefined;
+  const until = Number(since) * 1000 + pace;
+  return now < until ? { retryAt: Math.min(until, recheck) } : undefined;
+}
+
 /** Job handler: one step of a batch. */
 export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { retryAt: number }> {
   const started = performance.now();
   let row: store.BatchRow | undefined = await store.getBatchById(ctx.store.db, job.batchId);
   if (!row || TERMINAL.includes(row.status as never)) return;
+  const holds = await workHolds(ctx, row.project_id);
+  const expired = () => ctx.clock.now() >= Number(row!.expires_at) * 1000;
   if (row.status === 'validating') {
+    // A held batch expires by the clock as a slow one does.
+    if (expired()) return finish(ctx, row, 'expired', holds);
+    const wait = stay(ctx, row, holds);
+    if (wait) return wait;
     await store.updateBatch(ctx.store.db, row.id, ['validating'], { status: 'in_progress', in_progress_at: ctx.clock.nowSeconds() });
     row = (await store.getBatchById(ctx.store.db, job.batchId))!;
   }
   const ended = () => {
     if (row!.status === 'cancelling') return 'cancelled' as const;
     if (Number(row!.next_line) >= Number(row!.lines) || row!.status === 'finalizing') return 'completed' as const;
-    if (ctx.clock.now() >= Number(row!.expires_at) * 1000) return 'expired' as const;
+    if (expired()) return 'expired' as const;
     return undefined;
   };
   let end = ended();
-  if (end) return finish(ctx, row, end);
+  if (end) return finish(ctx, row, end, holds);
   if (row.status !== 'in_progress') return;
+  // Held in progress: no line runs until the release (a cancel or the expiry still ends it).
+  if (holds.batchHoldAt.includes('in_progress')) return stay(ctx, row, holds);
 
   let source;
   try {
@@ -138,7 +173,7 @@ export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { ret
     await lines.return(undefined);
     source.destroy();
   }
-  return finish(ctx, row, end ?? 'completed');
+  return finish(ctx, row, end ?? 'completed', holds);
 }
 
 /**
@@ -208,13 +243,28 @@ const UNRUN: Record<'expired' | 'cancelled', { code: string; message: string }> 
  * one transaction, only if no other worker ended it first — the files, the final status, the freed queue
  * tokens and the event. A crash before that commit leaves bytes the files' sweep job removes.
  */
-async function finish(ctx: Ctx, row: store.BatchRow, outcome: 'completed' | 'expired' | 'cancelled'): Promise<void | { retryAt: number }> {
-  const running = ['in_progress', 'cancelling', 'finalizing'];
-  const now = ctx.clock.nowSeconds();
+async function finish(
+  ctx: Ctx,
+  row: store.BatchRow,
+  outcome: 'completed' | 'expired' | 'cancelled',
+  holds: WorkHolds,
+): Promise<void | { retryAt: number }> {
+  const running = ['validating', 'in_progress', 'cancelling', 'finalizing'];
   if (outcome === 'completed' && row.status !== 'finalizing') {
+    // Its lines are done but its pace keeps it in progress: until the pace is spent, or the window ends.
+    const wait = stay(ctx, row, holds);
+    if (wait && ctx.clock.now() < Number(row.expires_at) * 1000) return wait;
+    if (wait) return finish(ctx, row, 'expired', holds);
+    const now = ctx.clock.nowSeconds();
     // A cancel came first: the next step ends the batch cancelled.
     if (!(await store.updateBatch(ctx.store.db, row.id, ['in_progress'], { status: 'finalizing', finalizing_at: now })))
       return { retryAt: ctx.clock.now() };
+    row = { ...row, status: 'finalizing', finalizing_at: now };
+  }
+  // `finalizing` and `cancelling` stay put while held or paced; an expiry ends work only before them.
+  if (outcome !== 'expired') {
+    const wait = stay(ctx, row, holds);
+    if (wait) return wait;
   }
   const count = { n: 0 };
   const written: { id: string; bytes: number }[] = [];

@@ -17,6 +17,7 @@ import { chatModule } from '../chat/module.js';
 import { embeddingsModule } from '../embeddings/module.js';
 import { codeInterpreterModule } from '../code-interpreter/module.js';
 import { batchesModule } from '../batches/module.js';
+import { holdsModule } from '../holds/module.js';
 import { retentionModule } from '../retention/module.js';
 import { dashboardModule } from '../dashboard/module.js';
 import { snapshotsModule } from '../snapshots/module.js';
@@ -44,6 +45,7 @@ export const modules: Module[] = [
   embeddingsModule,
   codeInterpreterModule,
   batchesModule,
+  holdsModule,
   appsModule,
   retentionModule,
   dashboardModule,

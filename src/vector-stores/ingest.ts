@@ -1,6 +1,7 @@
 import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import { readFileBytes } from '../files/service.js';
+import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
 import { fromJson, toJson } from '../store/db.js';
 import type { Chunking } from './chunk.js';
 import { BUILTIN_DIMENSIONS, builtinEmbedder, toBlob, type Embedder } from './embedder.js';
@@ -56,10 +57,12 @@ const givenUp = (attempts: number, err: unknown) => ({
   message: `Ingestion failed ${attempts} times; the last error: ${(err as Error)?.message ?? String(err)}`,
 });
 
-export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attempts: number }): Promise<void> {
+export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attempts: number }): Promise<void | { retryAt: number }> {
   const { vectorStoreId: storeId, fileId, ingestId } = payload;
   const row = await store.getStoreFile(ctx.store.db, storeId, fileId);
   if (!row || row.ingest_id !== ingestId || row.status !== 'in_progress') return;
+  // A project holding its ingestion (holds/): the file stays in_progress; look again later, not in a loop.
+  if ((await workHolds(ctx, row.project_id)).ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS };
   const key = { storeId, fileId, ingestId };
   const embedder = ctx.services.vectorStores.embedder();
   let text: string;

@@ -163,6 +163,50 @@ export const CURL_CHECKS: CurlCheck[] = [
     },
   },
   {
+    // docs/batches.md: hold a project's batches in progress, pace finalizing.
+    shown: '"batch_hold_at":["in_progress"]',
+    async prepare(_state, command) {
+      return command;
+    },
+    check(r) {
+      expect(r.status).toBe(200);
+      expect(json(r)).toMatchObject({ object: 'project.work_holds', batch_hold_at: ['in_progress'], batch_pace: { finalizing: '5m' } });
+    },
+  },
+  {
+    // docs/files.md: hold a project's vector store ingestion.
+    shown: '-d \'{"ingestion":"hold"}\'',
+    async prepare(_state, command) {
+      return command;
+    },
+    check(r) {
+      expect(r.status).toBe(200);
+      expect(json(r)).toMatchObject({ object: 'project.work_holds', batch_hold_at: [], ingestion: 'hold' });
+    },
+  },
+  {
+    // docs/files.md: release it again.
+    shown: '-d \'{"ingestion":"run"}\'',
+    async prepare(_state, command) {
+      return command;
+    },
+    check(r) {
+      expect(r.status).toBe(200);
+      expect(json(r)).toMatchObject({ object: 'project.work_holds', ingestion: 'run' });
+    },
+  },
+  {
+    // docs/batches.md: release everything held.
+    shown: '-X DELETE $B/admin/v1/projects/proj_demo/work_holds',
+    async prepare(_state, command) {
+      return command;
+    },
+    check(r) {
+      expect(r.status).toBe(200);
+      expect(json(r)).toMatchObject({ object: 'project.work_holds', batch_hold_at: [], ingestion: 'run' });
+    },
+  },
+  {
     // docs/identity.md: a JWT exchange; $ID_TOKEN is a token of the provider the page configures.
     shown: '"identity_provider_id": "idp_github"',
     async prepare(state, command, shell) {
