@@ -204,6 +204,14 @@ describe.each(dialects())('standin exec with snapshots on %s', (dialect) => {
     });
   });
 
+  it("the example's npm scripts: fixture makes the snapshot, test:fixture starts from it", async () => {
+    const made = await project.run('npm', ['run', 'fixture'], { env: databaseEnv(dialect) });
+    expect(made.code, made.out).toBe(0);
+    const ran = await project.run('npm', ['run', 'test:fixture'], { env: databaseEnv(dialect) });
+    expect(ran.out).toMatch(/# pass 2/);
+    expect(ran.code, ran.out).toBe(0);
+  });
+
   it('--import takes a snapshot `standin export` made of a served store (SQLite), keys of that store included', async () => {
     const data = mkdtempSync(join(tmpdir(), 'standin-exec-served-'));
     try {

@@ -18,7 +18,7 @@ afterAll(() => project?.remove());
 describe('standin/testing', () => {
   it('the vitest example passes', async () => {
     const { code, out } = await project.run('npx', ['vitest', 'run']);
-    expect(out).toMatch(/Tests\s+.*5 passed/);
+    expect(out).toMatch(/Tests\s+.*6 passed/);
     expect(code, out).toBe(0);
   });
 
