@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { serverBundle } from '../scripts/bundle-options.mjs';
 import { report, startBaseline, startStandin } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -17,12 +18,7 @@ const probe = 'bench/results/cold-start-parts.mjs';
 await build({
   entryPoints: ['bench/cold-start-parts.ts'],
   outfile: probe,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  external: ['better-sqlite3', 'pg-native', 'playwright-core', 'fsevents'],
-  banner: { js: "import { createRequire as __standinRequire } from 'node:module'; const require = __standinRequire(import.meta.url);" },
+  ...serverBundle,
   logLevel: 'warning',
 });
 

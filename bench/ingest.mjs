@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { serverBundle } from '../scripts/bundle-options.mjs';
 import { report } from './lib.mjs';
 
 const BASELINE = process.env.BENCH_INGEST_BASELINE ?? '123e708';
@@ -28,12 +29,7 @@ async function baselineScript() {
   await build({
     entryPoints: [join(root, 'src/main.ts')],
     outfile: join(root, 'main.js'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['better-sqlite3', 'pg-native', 'playwright-core', 'fsevents'],
-    banner: { js: "import { createRequire as __standinRequire } from 'node:module'; const require = __standinRequire(import.meta.url);" },
+    ...serverBundle,
     logLevel: 'error',
   });
   return join(root, 'main.js');

@@ -3,19 +3,14 @@
 // (src/core/lazy.ts: pg, ioredis, yaml, pkijs, the tokenizer) are required from node_modules at run time.
 import { build } from 'esbuild';
 import { existsSync, writeFileSync } from 'node:fs';
+import { serverBundle } from './bundle-options.mjs';
 
 // The ingestion process (src/vector-stores/ingest-pool.ts forks it) is a second entry: dist/ingest-child.js.
 const entryPoints = { main: 'src/main.ts', 'ingest-child': 'src/vector-stores/ingest-child.ts' };
 await build({
   entryPoints,
   outdir: 'dist',
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  external: ['better-sqlite3', 'pg-native', 'playwright-core', 'fsevents'],
-  // Bundled CommonJS code calls require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __standinRequire } from 'node:module'; const require = __standinRequire(import.meta.url);" },
+  ...serverBundle,
   sourcemap: true,
   logLevel: 'warning',
 });

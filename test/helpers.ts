@@ -8,6 +8,8 @@ import { seedDemo } from '../src/admin/seed.js';
 import { createApiKey } from '../src/identity/service.js';
 import { createAdsKey } from '../src/ads/accounts.js';
 import type { Module } from '../src/core/module.js';
+import { modules as defaultModules } from '../src/server/modules.js';
+import { conformanceModule } from './conformance/validator.js';
 import type { DB } from '../src/store/schema.js';
 
 export type TestDialect = 'sqlite' | 'postgres';
@@ -72,7 +74,8 @@ export async function startTestStandin(
     { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false, checkResponses: true },
     opts.settings,
   );
-  const standin = await createStandin(settings, { modules: opts.modules, logger: false });
+  // Every reply of an operation the platform's official document also has is held against it (test/conformance).
+  const standin = await createStandin(settings, { modules: [conformanceModule(), ...(opts.modules ?? defaultModules)], logger: false });
   const { ctx } = standin;
   if (opts.seed !== false) {
     await seedDemo(ctx, standin.modules);

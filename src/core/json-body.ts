@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import { ApiError, invalid } from './errors.js';
 import { pointerToParam } from './validation.js';
 
@@ -113,3 +114,39 @@ const decodeURIComponentSafe = (s: string) => {
     return s;
   }
 };
+
+type PreParsingDone = (err: Error | null, payload?: Readable) => void;
+
+/**
+ * No body is no body, whatever the headers say: a request whose body is empty (`Content-Length: 0`, neither
+ * length nor chunked, or a chunked body that ends at once) is handled as one sent without a body, so no
+ * content type parser (JSON, multipart, form) ever sees it. SDKs send `Content-Type: application/json` on
+ * every request, an empty DELETE or cancel included, and the platform accepts those. A preParsing hook:
+ * it only drops the headers that would route the nothing to a parser; a chunked body is peeked at, one
+ * chunk read and put back.
+ */
+export function emptyBodyIsNoBody(request: FastifyRequest, _reply: unknown, payload: Readable, done: PreParsingDone): void {
+  const headers = request.raw.headers;
+  if (headers['transfer-encoding'] === undefined) {
+    const length = headers['content-length'];
+    if (length === undefined || length === '0') delete headers['content-type'];
+    return done(null, payload);
+  }
+  const settle = (err: Error | null) => {
+    payload.off('readable', onReadable).off('end', onEnd).off('error', settle);
+    done(err, payload);
+  };
+  const onReadable = () => {
+    const chunk: unknown = payload.read();
+    // null here is the end of the stream: 'end' follows.
+    if (chunk === null) return;
+    payload.unshift(chunk);
+    settle(null);
+  };
+  const onEnd = () => {
+    delete headers['content-type'];
+    delete headers['transfer-encoding'];
+    settle(null);
+  };
+  payload.on('readable', onReadable).on('end', onEnd).on('error', settle);
+}

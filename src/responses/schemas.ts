@@ -184,7 +184,7 @@ export const ResponseObject = Type.Object({
   usage: Nullable(
     Type.Object({
       input_tokens: Type.Integer(),
-      input_tokens_details: Type.Object({ cached_tokens: Type.Integer() }),
+      input_tokens_details: Type.Object({ cached_tokens: Type.Integer(), cache_write_tokens: Type.Integer() }),
       output_tokens: Type.Integer(),
       output_tokens_details: Type.Object({ reasoning_tokens: Type.Integer() }),
       total_tokens: Type.Integer(),

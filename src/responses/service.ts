@@ -150,7 +150,7 @@ export function finish(ctx: Pick<Ctx, 'clock'>, response: ResponseObject, result
     output,
     usage: {
       input_tokens: result.usage.prompt_tokens,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens: result.usage.completion_tokens,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: result.usage.total_tokens,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
@@ -11,12 +11,12 @@ import { createChanges } from '../core/changes.js';
 import { declareQueuedHeaders, queuedHeadersOf, writePlatformHeaders } from '../core/reply-headers.js';
 import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError, invalid } from '../core/errors.js';
-import { installJsonBodyParser, nulInUrl } from '../core/json-body.js';
+import { emptyBodyIsNoBody, installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
-import { refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
+import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { sendOAuthError } from '../identity/service.js';
@@ -234,14 +234,7 @@ function installConventions(app: App, ctx: Ctx) {
       ctx.auth.declareGroup(route.config.need.group);
       route.onSend = [...(route.onSend ? [route.onSend].flat() : []), platformHeaders];
     }
-    // An action endpoint (`POST …/cancel`) refuses a body it would ignore: the platform refuses what it does not understand.
-    if (
-      (route.method === 'POST' || route.method === 'DELETE') &&
-      route.schema?.body === undefined &&
-      API_PREFIXES.some((p) => route.url.startsWith(p))
-    ) {
-      route.preValidation = [...(route.preValidation ? [route.preValidation].flat() : []), refuseBody];
-    }
+    if (takesBody(route.method)) installBodyRules(route);
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
@@ -254,6 +247,26 @@ function installConventions(app: App, ctx: Ctx) {
   // The front door first (a bad URL without a key is a 401, as any other), then the router's refusal.
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
     frontDoor(request, reply, (err) => replyError(request, reply, err ?? error));
+}
+
+const takesBody = (method: string | string[]) => [method].flat().some((m) => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS');
+const hooks = <T>(existing: T | T[] | undefined, hook: T): T[] => ([] as T[]).concat(existing ?? [], hook);
+
+/**
+ * The body rules of every route that may carry a body (docs/core.md, "What Standin refuses"):
+ * - an empty body is no body, whatever its Content-Type (the 4.x SDK sends `application/json` on every
+ *   DELETE and cancel; the platform accepts it);
+ * - a route with an object body takes no body as `{}`: all optional, that is a valid call; with required
+ *   members, validation then names the first one missing;
+ * - an action endpoint (`POST …/cancel`) refuses a body it would ignore: the platform refuses what it does
+ *   not understand.
+ */
+function installBodyRules(route: RouteOptions): void {
+  route.preParsing = hooks(route.preParsing, emptyBodyIsNoBody);
+  const body = route.schema?.body as { type?: unknown } | undefined;
+  if (body?.type === 'object') route.preValidation = hooks(route.preValidation, absentBodyIsEmpty);
+  else if (body === undefined && API_PREFIXES.some((p) => route.url.startsWith(p)))
+    route.preValidation = hooks(route.preValidation, refuseBody);
 }
 
 /**
