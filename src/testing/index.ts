@@ -37,7 +37,7 @@ export interface StartOptions {
   startTimeoutMs?: number;
 }
 
-/** The keys of the run: `platform` and `ads` belong to the demo project and ad account (absent with `seed: false`). */
+/** The keys of the run: `platform` and `ads` belong to the demo project and ad account (absent with `seed: false`, or when an imported snapshot lacks them). */
 export interface Keys {
   admin: string;
   platform?: string;
