@@ -21,8 +21,9 @@ Usage:
   standin [serve] [options]          run Standin (the default command)
   standin migrate [options]          run the database migrations and exit
   standin config-schema              print the JSON Schema of the config file
-  standin exec [options] -- <command…>  run a command against a throwaway Standin, its URLs and keys in the environment
-  standin ephemeral [options]        a throwaway Standin that prints {url, keys, env} as one JSON line (docs/testing.md)
+  standin exec [--import FILE] [--export-on-exit FILE] [options] -- <command…>
+                                     run a command against a throwaway Standin, its URLs and keys in the environment
+  standin ephemeral [--import FILE] [options]  a throwaway Standin that prints {url, keys, env} as one JSON line (docs/testing.md)
 ${Object.values(commands())
   .flatMap((c) => c.usage)
   .map((line) => `  standin ${line}`)
@@ -121,11 +122,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'exec':
-      if (args.length) {
-        process.stderr.write(`standin exec: unexpected '${args[0]}': the command goes after '--' (standin exec -- npm test)\n`);
-        return 2;
-      }
-      return runExec(settings, after);
+      return runExec(settings, args, after);
     case 'ephemeral':
       return runEphemeral(settings, [...args, ...(end < 0 ? [] : ['--', ...after])]);
     case 'config-schema':

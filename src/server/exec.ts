@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import type { Settings } from '../core/settings.js';
 import { startEphemeral, type Ephemeral } from './ephemeral.js';
 
@@ -7,34 +9,86 @@ import { startEphemeral, type Ephemeral } from './ephemeral.js';
 const STOP_GRACE_MS = 15_000;
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-/**
- * `standin exec [options] -- <command…>`: Standin on a free port and a fresh store, the command run with
- * its URLs and keys in the environment, then Standin stopped. Resolves to the command's exit code.
- */
-export async function runExec(settings: Settings, command: string[]): Promise<number> {
-  if (!command.length) {
-    process.stderr.write("standin exec: give the command to run after '--', e.g. standin exec -- npm test\n");
-    return 2;
+/** The options of `exec` and `ephemeral` themselves (every other one is a setting of `serve`). */
+interface RunOptions {
+  import?: string;
+  exportOnExit?: string;
+  untilStdinCloses?: boolean;
+}
+
+const VALUED = { '--import': 'import', '--export-on-exit': 'exportOnExit' } as const;
+
+/** Reads the command's own options from `args`; a string is the usage error to print. */
+function runOptions(name: 'exec' | 'ephemeral', args: string[], allowed: (keyof RunOptions)[]): RunOptions | string {
+  const out: RunOptions = {};
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split(/=(.*)/s, 2) as [string, string | undefined];
+    const key = flag === '--until-stdin-closes' ? 'untilStdinCloses' : VALUED[flag as keyof typeof VALUED];
+    if (!key || !allowed.includes(key)) {
+      return name === 'exec' && !args[i].startsWith('-')
+        ? `unexpected '${args[i]}': the command goes after '--' (standin exec -- npm test)`
+        : `unknown argument '${args[i]}'`;
+    }
+    if (key === 'untilStdinCloses') {
+      out.untilStdinCloses = true;
+      continue;
+    }
+    const value = inline ?? args[++i];
+    if (!value) return `${flag} needs a file`;
+    out[key] = value;
   }
+  return out;
+}
+
+/**
+ * `standin exec [--import FILE] [--export-on-exit FILE] [options] -- <command…>`: Standin on a free port
+ * and a fresh store (or a snapshot's state), the command run with its URLs and keys in the environment,
+ * the state written to a snapshot when asked, then Standin stopped. Resolves to the command's exit code.
+ */
+export async function runExec(settings: Settings, args: string[], command: string[]): Promise<number> {
+  const opts = runOptions('exec', args, ['import', 'exportOnExit']);
+  const usage = (message: string) => (process.stderr.write(`standin exec: ${message}\n`), 2);
+  if (typeof opts === 'string') return usage(opts);
+  if (!command.length) return usage("give the command to run after '--', e.g. standin exec -- npm test");
+  // Found out before the command runs for minutes, not after.
+  if (opts.exportOnExit && !existsSync(dirname(resolve(opts.exportOnExit))))
+    return usage(`--export-on-exit ${opts.exportOnExit}: the folder ${dirname(resolve(opts.exportOnExit))} does not exist`);
   // A signal while Standin starts ends the run once it can be stopped cleanly (its store deleted).
   let interrupted: NodeJS.Signals | undefined;
   const early = (signal: NodeJS.Signals) => (interrupted = signal);
   for (const s of FORWARDED) process.on(s, early);
   let standin: Ephemeral;
   try {
-    standin = await startEphemeral(settings);
+    standin = await startEphemeral(settings, { import: opts.import });
   } finally {
     for (const s of FORWARDED) process.off(s, early);
   }
   let code: number;
   try {
     if (interrupted) return 128 + constants.signals[interrupted];
-    process.stderr.write(`standin exec: Standin is listening on ${standin.url} (fresh store); running: ${command.join(' ')}\n`);
+    const from = opts.import ? `the state of ${opts.import}` : 'fresh store';
+    process.stderr.write(`standin exec: Standin is listening on ${standin.url} (${from}); running: ${command.join(' ')}\n`);
     code = await runCommand(command, { ...process.env, ...standin.env });
+    if (opts.exportOnExit) code = await exportOnExit(standin, opts.exportOnExit, code);
   } finally {
     await stop(standin);
   }
   return code;
+}
+
+/**
+ * Writes the state the command left, whatever its exit code (a failed run's state is the one worth
+ * looking at). An export that fails turns a success into exit 1: the file a later step needs is missing.
+ */
+async function exportOnExit(standin: Ephemeral, path: string, code: number): Promise<number> {
+  try {
+    const t = await standin.exportTo(path);
+    process.stderr.write(`standin exec: exported ${t.tables} tables, ${t.rows} rows, ${t.files} files (${t.bytes} bytes) to ${path}\n`);
+    return code;
+  } catch (err) {
+    process.stderr.write(`standin exec: could not export to ${path}: ${(err as Error).message}\n`);
+    return code === 0 ? 1 : code;
+  }
 }
 
 /**
@@ -63,26 +117,26 @@ function runCommand(command: string[], env: NodeJS.ProcessEnv): Promise<number> 
 }
 
 /**
- * `standin ephemeral`: the Standin of `exec` without a command, for test runners that start it themselves
- * (`standin/testing`). Prints one JSON line `{url, keys, env}` when ready; stops on SIGINT or SIGTERM, and,
- * with `--until-stdin-closes`, when its parent goes away (its stdin pipe closes).
+ * `standin ephemeral [--import FILE]`: the Standin of `exec` without a command, for test runners that start
+ * it themselves (`standin/testing`). Prints one JSON line `{url, keys, env}` when ready; stops on SIGINT or
+ * SIGTERM, and, with `--until-stdin-closes`, when its parent goes away (its stdin pipe closes).
  */
 export async function runEphemeral(settings: Settings, args: string[]): Promise<number> {
-  const unknown = args.filter((a) => a !== '--until-stdin-closes');
-  if (unknown.length) {
-    process.stderr.write(`standin ephemeral: unknown argument '${unknown[0]}'\n`);
+  const opts = runOptions('ephemeral', args, ['import', 'untilStdinCloses']);
+  if (typeof opts === 'string') {
+    process.stderr.write(`standin ephemeral: ${opts}\n`);
     return 2;
   }
   // Listened for from the start: a stop asked for while Standin starts takes effect once it has.
   const stopped = new Promise<void>((resolve) => {
     for (const s of FORWARDED) process.once(s, () => resolve());
-    if (args.includes('--until-stdin-closes')) {
+    if (opts.untilStdinCloses) {
       process.stdin.on('end', () => resolve());
       process.stdin.on('error', () => resolve());
       process.stdin.resume();
     }
   });
-  const standin = await startEphemeral(settings);
+  const standin = await startEphemeral(settings, { import: opts.import });
   process.stdout.write(JSON.stringify({ url: standin.url, keys: standin.keys, env: standin.env }) + '\n');
   await stopped;
   process.stdin.pause();

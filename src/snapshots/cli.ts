@@ -1,7 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
 import type { CliEnv } from '../core/module.js';
-import { exportSnapshot, importSnapshot } from './service.js';
+import { exportSnapshotFile, importSnapshot, type exportSnapshot } from './service.js';
 
 /** Boots a Standin on the store of the settings (no listener, no workers), runs `work`, closes it. */
 async function withStore(
@@ -36,15 +34,8 @@ async function withStore(
 /** `standin export FILE`: the whole state into a snapshot file (written beside, then renamed: never half a file). */
 export const runExportCli = (args: string[], env: CliEnv) =>
   withStore(env, 'export', args, async (ctx, file) => {
-    const part = `${file}.part`;
-    try {
-      const t = await exportSnapshot(ctx, createWriteStream(part));
-      await rename(part, file);
-      return `exported ${t.tables} tables, ${t.rows} rows, ${t.files} files (${t.bytes} bytes) to ${file}`;
-    } catch (err) {
-      await rm(part, { force: true });
-      throw err;
-    }
+    const t = await exportSnapshotFile(ctx, file);
+    return `exported ${t.tables} tables, ${t.rows} rows, ${t.files} files (${t.bytes} bytes) to ${file}`;
   });
 
 /** `standin import FILE`: replaces the whole state of the store with the snapshot's. */

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
@@ -29,6 +29,19 @@ export function exportSnapshot(ctx: Ctx, out: Writable): Promise<Totals> {
     { store: ctx.store, storage: ctx.services.files.storage, clockOffsetMs: ctx.clock.offsetMs(), now: ctx.clock.now() },
     out,
   );
+}
+
+/** Writes a snapshot to the file `path`: beside it first, then renamed, so there is never half a file there. */
+export async function exportSnapshotFile(ctx: Ctx, path: string): Promise<Totals> {
+  const part = `${path}.part`;
+  try {
+    const totals = await exportSnapshot(ctx, createWriteStream(part));
+    await rename(part, path);
+    return totals;
+  } catch (err) {
+    await rm(part, { force: true });
+    throw err;
+  }
 }
 
 /** What an import did. */

@@ -4,9 +4,13 @@
  * module registry and workers never touch it, and it stops when the runner goes away.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fileURLToPath } from 'node:url';
 
 /** How to start Standin; every field is optional. */
@@ -15,6 +19,12 @@ export interface StartOptions {
   config?: string;
   /** `false`: no demo organization, project or ad account (and so no platform or ads key). Default true. */
   seed?: boolean;
+  /**
+   * A snapshot file (`standin export`, `standin exec --export-on-exit`, `snapshot()`): Standin starts from
+   * its state instead of the demo data, and `reset()` goes back to it. The run's keys are added to its demo
+   * project and ad account when it has them; the snapshot's own keys work too.
+   */
+  import?: string;
   /** A PostgreSQL URL: Standin keeps its state in a new schema of that database, dropped at `close()`. */
   databaseUrl?: string;
   /** The host's name (`openai` runs apps and clients written for that platform unchanged). */
@@ -27,7 +37,7 @@ export interface StartOptions {
   startTimeoutMs?: number;
 }
 
-/** The keys of the run: `platform` and `ads` belong to the demo project and ad account (absent with `seed: false`). */
+/** The keys of the run: `platform` and `ads` belong to the demo project and ad account (absent with `seed: false`, or when an imported snapshot lacks them). */
 export interface Keys {
   admin: string;
   platform?: string;
@@ -52,6 +62,12 @@ export interface FaultSpec {
   message?: string;
   count?: number;
   retry_after?: number;
+  /** The chance (0 < p ≤ 1) that a matching request is taken; one not taken uses none of the count. */
+  probability?: number;
+  /** Makes the rolls of `probability` repeatable across runs. */
+  seed?: number;
+  /** Milliseconds a taken request waits first; with no `status` or `type` the fault only delays. */
+  latency_ms?: number;
 }
 
 /** An injected fault as the control plane shows it. */
@@ -60,13 +76,41 @@ export interface Fault {
   object: 'admin.fault';
   path: string;
   method: string;
-  status: number;
-  type: string;
+  /** Null for a fault that only delays. */
+  status: number | null;
+  type: string | null;
   code: string | null;
   message: string | null;
   remaining: number;
   retry_after: number | null;
+  probability: number;
+  seed: number | null;
+  latency_ms: number;
   created_at: number;
+}
+
+/** What a snapshot holds (docs/snapshots.md). */
+export interface SnapshotTotals {
+  tables: number;
+  rows: number;
+  files: number;
+  bytes: number;
+}
+
+/** A snapshot file written by `snapshot()`. */
+export interface SnapshotFile {
+  path: string;
+  /** Its size on disk (gzip'd). */
+  size: number;
+}
+
+/** What `restore()` loaded. */
+export interface Restored extends SnapshotTotals {
+  object: 'snapshot.restored';
+  /** The migrations of the store the snapshot was taken of. */
+  schema: string[];
+  created_at: number;
+  clock_offset_ms: number;
 }
 
 /** A running Standin. */
@@ -82,8 +126,12 @@ export interface Standin {
   fault(spec: FaultSpec): Promise<Fault>;
   /** Removes every fault not used up yet. */
   clearFaults(): Promise<void>;
-  /** Empties all state and restores the demo data (and the config file); the keys keep working. */
+  /** Empties all state and restores the demo data, or the snapshot of `import` (and the config file); the keys keep working. */
   reset(opts?: { clock?: boolean }): Promise<void>;
+  /** Writes the whole state (rows, files, clock) to a snapshot file, e.g. a fixture to start from with `import`. */
+  snapshot(path: string): Promise<SnapshotFile>;
+  /** Replaces the whole state with a snapshot file's; the run's keys keep working where the snapshot has the demo project. */
+  restore(path: string): Promise<Restored>;
   /** Any other control plane call: `admin('GET', '/requests?limit=5')` sends to `/admin/v1/requests?limit=5`. */
   admin<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   /** Stops Standin and deletes its store. */
@@ -109,6 +157,7 @@ function flags(o: StartOptions): string[] {
   const out: string[] = [];
   if (o.config !== undefined) out.push('--config', o.config);
   if (o.seed === false) out.push('--no-seed');
+  if (o.import !== undefined) out.push('--import', resolve(o.import));
   if (o.databaseUrl !== undefined) out.push('--database-url', o.databaseUrl);
   if (o.vendor !== undefined) out.push('--vendor', o.vendor);
   return [...out, ...(o.args ?? [])];
@@ -165,19 +214,49 @@ function handle(child: ChildProcess, ready: Ready): Standin {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
-  const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${ready.url}/admin/v1${path}`, {
+  const call = (method: string, path: string, init: RequestInit = {}) =>
+    fetch(`${ready.url}/admin/v1${path}`, {
+      ...init,
       method,
-      headers: { authorization: `Bearer ${ready.keys.admin}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { authorization: `Bearer ${ready.keys.admin}`, ...(init.headers as Record<string, string> | undefined) },
     });
+  const parsed = async <T>(method: string, path: string, res: Response): Promise<T> => {
     const text = await res.text();
     const json = text ? (JSON.parse(text) as unknown) : undefined;
-    if (!res.ok) {
-      const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? text;
-      throw new Error(`standin/testing: ${method} /admin/v1${path} answered ${res.status}: ${message}`);
-    }
+    if (!res.ok) throw failed(method, path, res.status, json, text);
     return json as T;
+  };
+  const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const json = body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+    return parsed<T>(method, path, await call(method, path, json));
+  };
+  const snapshot = async (path: string): Promise<SnapshotFile> => {
+    const res = await call('GET', '/snapshot');
+    if (!res.ok || !res.body) return parsed<never>('GET', '/snapshot', res);
+    // Beside the file first, then renamed: an interrupted download never leaves half a snapshot at `path`.
+    const part = `${path}.part`;
+    let size = 0;
+    try {
+      await pipeline(
+        Readable.fromWeb(res.body as WebReadableStream<Uint8Array>).on('data', (c: Buffer) => (size += c.length)),
+        createWriteStream(part),
+      );
+      await rename(part, path);
+    } catch (err) {
+      await rm(part, { force: true });
+      throw err;
+    }
+    return { path, size };
+  };
+  const restore = async (path: string): Promise<Restored> => {
+    if (!existsSync(path)) throw new Error(`standin/testing: restore: no such file ${path}`);
+    // Streamed, as the control plane reads it: a large snapshot is never held in memory.
+    const init = {
+      headers: { 'content-type': 'application/gzip' },
+      body: Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>,
+      duplex: 'half',
+    } as RequestInit;
+    return parsed<Restored>('POST', '/snapshot', await call('POST', '/snapshot', init));
   };
   let closing: Promise<void> | undefined;
   return {
@@ -187,6 +266,8 @@ function handle(child: ChildProcess, ready: Ready): Standin {
     fault: (spec) => admin<Fault>('POST', '/faults', spec),
     clearFaults: async () => void (await admin('DELETE', '/faults')),
     reset: async (opts = {}) => void (await admin('POST', '/reset', opts)),
+    snapshot,
+    restore,
     close() {
       closing ??= (async () => {
         // Held again (start() let go of it), or a runner with nothing else pending could exit before Standin has.
@@ -200,4 +281,10 @@ function handle(child: ChildProcess, ready: Ready): Standin {
       return closing;
     },
   };
+}
+
+/** A control plane refusal as the error a test sees: the call, the status and the platform's message. */
+function failed(method: string, path: string, status: number, json: unknown, text: string): Error {
+  const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? text;
+  return new Error(`standin/testing: ${method} /admin/v1${path} answered ${status}: ${message}`);
 }

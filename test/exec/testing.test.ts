@@ -18,7 +18,7 @@ afterAll(() => project?.remove());
 describe('standin/testing', () => {
   it('the vitest example passes', async () => {
     const { code, out } = await project.run('npx', ['vitest', 'run']);
-    expect(out).toMatch(/Tests\s+.*5 passed/);
+    expect(out).toMatch(/Tests\s+.*6 passed/);
     expect(code, out).toBe(0);
   });
 
@@ -58,6 +58,51 @@ describe('standin/testing', () => {
     const { code, out } = await project.run('node', ['cjs.cjs']);
     expect(code, out).toBe(0);
     expect(out).toContain('{"status":200,"after":"stopped"}');
+  });
+
+  it('snapshot() writes the state to a file, restore() loads it back, and start({ import }) starts from it', async () => {
+    writeFileSync(
+      join(project.dir, 'snap.mjs'),
+      `import OpenAI from 'openai';
+      import { existsSync, statSync } from 'node:fs';
+      import { start } from 'standin/testing';
+      const named = async (client, name) => (await client.beta.assistants.list({ limit: 100 })).data.some((a) => a.name === name);
+      const a = await start();
+      const ca = new OpenAI({ baseURL: a.url + '/v1', apiKey: a.keys.platform, maxRetries: 0 });
+      await ca.beta.assistants.create({ model: 'gpt-4o', name: 'Kept' });
+      const file = await a.snapshot('kept.jsonl.gz');
+      await a.reset();
+      const afterReset = await named(ca, 'Kept');
+      const restored = await a.restore('kept.jsonl.gz');
+      const afterRestore = await named(ca, 'Kept');
+      const missing = await a.restore('no-such.jsonl.gz').then(() => 'restored', (e) => e.message);
+      await a.close();
+
+      const b = await start({ import: 'kept.jsonl.gz' });
+      const cb = new OpenAI({ baseURL: b.url + '/v1', apiKey: b.keys.platform, maxRetries: 0 });
+      const old = new OpenAI({ baseURL: b.url + '/v1', apiKey: a.keys.platform, maxRetries: 0 });
+      const imported = [await named(cb, 'Kept'), await named(old, 'Kept')];
+      await cb.beta.assistants.create({ model: 'gpt-4o', name: 'Later' });
+      await b.reset();
+      const resetToFixture = [await named(cb, 'Kept'), await named(cb, 'Later')];
+      await b.close();
+      console.log(JSON.stringify({
+        file: file.path === 'kept.jsonl.gz' && file.size === statSync('kept.jsonl.gz').size && !existsSync('kept.jsonl.gz.part'),
+        afterReset, object: restored.object, rows: restored.rows > 0, afterRestore, missing, imported, resetToFixture,
+      }));`,
+    );
+    const { code, out } = await project.run('node', ['snap.mjs']);
+    expect(code, out).toBe(0);
+    expect(JSON.parse(out.split('\n').findLast((l) => l.startsWith('{'))!)).toEqual({
+      file: true,
+      afterReset: false,
+      object: 'snapshot.restored',
+      rows: true,
+      afterRestore: true,
+      missing: 'standin/testing: restore: no such file no-such.jsonl.gz',
+      imported: [true, true],
+      resetToFixture: [true, false],
+    });
   });
 
   it('stops Standin when the test process goes away without close()', async () => {

@@ -1,4 +1,7 @@
 // The programmatic API in vitest: one Standin for this file, a clean state for every test.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { start, type Standin } from 'standin/testing';
@@ -41,4 +44,13 @@ test('the ads API takes the ads key', async () => {
     headers: { authorization: `Bearer ${server.keys.ads}` },
   });
   expect(res.status).toBe(200);
+});
+
+test('a snapshot holds the state; restore() goes back to it', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'standin-example-')), 'state.jsonl.gz');
+  const assistant = await client.beta.assistants.create({ model: 'gpt-4o', name: 'Before' });
+  await server.snapshot(file);
+  await client.beta.assistants.delete(assistant.id);
+  await server.restore(file);
+  expect((await client.beta.assistants.retrieve(assistant.id)).name).toBe('Before');
 });
