@@ -117,6 +117,11 @@ describe('verifySubjectJwt', () => {
     await expect(verifySubjectJwt(multi, provider(), cache(), now)).resolves.toBeTruthy();
   });
 
+  it('refuses a claim holding NUL, which one store could not keep', async () => {
+    expect(await refusal(await idp.sign(claimsFor(idp, nowS(), { sub: 'repo:a\u0000b' })))).toBe('invalid_claim');
+    expect(await refusal(await idp.sign(claimsFor(idp, nowS(), { ref: 'refs/heads/\u0000' })))).toBe('invalid_claim');
+  });
+
   it('refuses each missing claim', async () => {
     for (const claim of ['iss', 'aud', 'sub', 'exp', 'iat']) {
       const c = claimsFor(idp, nowS()) as Record<string, unknown>;

@@ -93,6 +93,9 @@ export async function verifySubjectJwt(token: string, provider: JwtProvider, jwk
   const claims = result.payload;
   if (typeof claims.sub !== 'string' || claims.sub === '')
     throw fail('invalid_claim', "The subject token's 'sub' must be a non-empty string.");
+  // Claims reach the audit and the minted token's record: PostgreSQL cannot store NUL, SQLite can; both refuse it.
+  if (JSON.stringify(claims).includes('\\u0000'))
+    throw fail('invalid_claim', "The subject token's claims must not contain NUL (\\u0000) characters.");
   const nowS = Math.floor(nowMs / 1000);
   if (typeof claims.iat !== 'number' || claims.iat > nowS + CLOCK_SKEW_S)
     throw fail('iat_in_future', "The subject token's 'iat' is in the future.");
