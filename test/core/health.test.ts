@@ -41,7 +41,10 @@ describe.each(dialects())('liveness and readiness (%s)', (dialect) => {
       expect(check(r.body, 'ratelimit')).toMatchObject({ ok: false, reason: expect.stringContaining('Redis') });
       expect(check(r.body, 'store')).toEqual({ name: 'store', ok: true });
 
-      await until(async () => (await probe(open), check((await open.req('GET', '/readyz')).body, 'ratelimit')?.reason !== undefined), 10_000);
+      await until(
+        async () => (await probe(open), check((await open.req('GET', '/readyz')).body, 'ratelimit')?.reason !== undefined),
+        10_000,
+      );
       const o = await open.req('GET', '/readyz');
       expect(o.status).toBe(200);
       expect(check(o.body, 'ratelimit')).toMatchObject({ ok: true, reason: expect.stringContaining('not required') });
@@ -125,7 +128,13 @@ describe('shutdown drains (real process)', () => {
     // The slow request is in flight before the signal.
     await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGTERM');
-    await until(async () => (await fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0)) === 503, 1_500);
+    await until(
+      async () =>
+        (await fetch(`${base}/readyz`)
+          .then((r) => r.status)
+          .catch(() => 0)) === 503,
+      1_500,
+    );
     const ready = (await (await fetch(`${base}/readyz`)).json()) as Ready;
     expect(check(ready, 'shutdown')).toMatchObject({ ok: false, reason: expect.stringContaining('shutting down') });
     expect((await fetch(`${base}/livez`)).status).toBe(200);
