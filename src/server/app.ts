@@ -29,7 +29,7 @@ export interface Standin extends Instance {
   app: App;
   modules: readonly Module[];
   requestLog: RequestLog;
-  /** Graceful stop: no new connections, in-flight requests finish, workers stop, stores close. */
+  /** Graceful stop: /readyz fails, no job is claimed, in-flight requests finish (up to --shutdown-drain-ms), stores close. */
   close(): Promise<void>;
 }
 
