@@ -56,8 +56,9 @@ async function serve(settings: Settings): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    ctx.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => process.exit(1), 15_000);
+    ctx.log.info({ signal }, 'shutting down: /readyz fails, in-flight requests finish');
+    // The drain period, then as long again for jobs and stores, is all a stop may take.
+    const force = setTimeout(() => process.exit(1), 15_000 + settings.shutdownDrainMs);
     force.unref();
     standin.close().then(
       () => process.exit(0),

@@ -1,6 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../core/auth.js';
 import type { Clock } from '../core/clock.js';
+import { HEALTH_PATHS } from '../core/health.js';
 import { redactBody, redactHeaders, redactText, type ExtraSecrets } from './redact.js';
 
 /** One request of the log as lists show it (method, path, status, duration, who), secrets redacted. */
@@ -212,7 +213,7 @@ export class RequestLogController extends LogController {
   }
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (request.url === '/healthz' || dashboardRead(request)) return;
+    if (HEALTH_PATHS.has(request.url) || dashboardRead(request)) return;
     const r = request as Recorded;
     const who = credentialOf(r.principal);
     const body = keptBody(request);

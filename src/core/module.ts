@@ -98,7 +98,7 @@ export interface Module {
   eventSamples?: EventSample[];
   /** Commands of the `standin` command line this module adds (`standin apps …`). */
   commands?: Record<string, CliCommand>;
-  /** How a backend this module depends on is doing, for `/healthz`. Synchronous and cheap: never a round trip. */
+  /** How a backend this module depends on is doing, for `/healthz` and `/readyz`. Synchronous and cheap: never a round trip. */
   health?(ctx: Ctx): HealthCheck;
 }
 
@@ -107,6 +107,8 @@ export interface HealthCheck {
   status: 'ok' | 'down';
   /** What is wrong, for an operator. */
   detail?: string;
+  /** The instance cannot serve while this is down: `/readyz` fails (the limiter's Redis when failing closed). */
+  required?: boolean;
 }
 
 /** Ids the seed creates first, so every module can attach its demo data to them. */

@@ -64,6 +64,11 @@ export const OPTIONS = {
   publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
   widgetPublicUrl: opt('string', undefined, 'the address users reach the widget listener at, behind a load balancer (defaults to it)'),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
+  shutdownDrainMs: opt(
+    'int',
+    5000,
+    'on SIGTERM, /readyz fails at once and in-flight requests get up to this many ms before the listener closes',
+  ),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
   requestLogSize: opt('int', 2000, 'requests the control plane keeps, newest first, with their headers and small bodies (the dashboard)'),
   checkResponses: opt('bool', false, "hold every JSON reply against its route's response schema (a mismatch is a 500; for tests)"),

@@ -142,7 +142,7 @@ export const rateLimitModule: Module = {
   },
   adminRoutes: rateLimitAdminRoutes,
   health(ctx) {
-    return ctx.services.ratelimit.backend.health();
+    return { ...ctx.services.ratelimit.backend.health(), required: outagePolicy(ctx) === 'closed' };
   },
   async reset(ctx) {
     await ctx.services.faults.reset();

@@ -1,4 +1,5 @@
 import { needs } from '../core/auth.js';
+import { HEALTH_PATHS } from '../core/health.js';
 import type { App, Ctx } from '../core/module.js';
 import { wholeList as list } from '../core/pagination.js';
 import { Deleted, ListOf } from '../core/schemas.js';
@@ -26,7 +27,7 @@ export function rateLimitRoutes(app: App, ctx: Ctx) {
   ctx.edge.push((request) => {
     if (faults.size() === 0) return undefined;
     const path = request.url.split('?', 1)[0];
-    if (path.startsWith('/admin/') || path === '/healthz') return undefined;
+    if (path.startsWith('/admin/') || HEALTH_PATHS.has(path)) return undefined;
     return faults.take(request.method, path) ?? undefined;
   });
 

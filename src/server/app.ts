@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,6 +13,7 @@ import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError, invalid } from '../core/errors.js';
 import { emptyBodyIsNoBody, installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
+import { healthRoutes } from '../core/health.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
@@ -28,7 +29,7 @@ export interface Standin extends Instance {
   app: App;
   modules: readonly Module[];
   requestLog: RequestLog;
-  /** Graceful stop: no new connections, in-flight requests finish, workers stop, stores close. */
+  /** Graceful stop: /readyz fails, no job is claimed, in-flight requests finish (up to --shutdown-drain-ms), stores close. */
   close(): Promise<void>;
 }
 
@@ -145,9 +146,15 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     ),
   });
   app.get('/healthz', { schema: { hide: true, response: { 200: HealthReply } } }, async () => {
-    const checks = Object.fromEntries(modules.flatMap((m) => (m.health ? [[m.name, m.health(ctx)] as const] : [])));
+    const checks = Object.fromEntries(
+      modules.flatMap((m) => {
+        const h = m.health?.(ctx);
+        return h ? [[m.name, h.detail === undefined ? { status: h.status } : { status: h.status, detail: h.detail }] as const] : [];
+      }),
+    );
     return Object.values(checks).every((c) => c.status === 'ok') ? { status: 'ok' as const } : { status: 'degraded' as const, checks };
   });
+  const readiness = healthRoutes(app, ctx, modules);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const m of modules) await m.routes?.(app, ctx);
   await app.register(
@@ -158,6 +165,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
     { prefix: ADMIN },
   );
   await app.ready();
+  const inFlight = trackInFlight(app);
 
   return {
     app,
@@ -177,12 +185,45 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       return address.replace('[::1]', 'localhost');
     },
     async close() {
+      // Readiness fails first, so a balancer stops sending work while what it already sent finishes.
+      readiness.drain();
       ctx.changes.stop();
+      // No job is claimed from here on (stop's first, synchronous step); the modules' stop then hands
+      // running work back (the run engine) before the queue waits for its handlers.
+      const jobsStopped = jobs.stop();
+      await inFlight.settled(settings.shutdownDrainMs);
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
-      await jobs.stop();
+      await jobsStopped;
       await app.close();
       await ctx.outbound.close();
       await store.close();
+    },
+  };
+}
+
+/** Counts the HTTP requests being served, so a shutdown can wait for them (bounded) before closing the listener. */
+function trackInFlight(app: App) {
+  let count = 0;
+  const waiters = new Set<() => void>();
+  app.server.on('request', (_req, res: ServerResponse) => {
+    count++;
+    res.once('close', () => {
+      if (--count === 0) for (const w of waiters) w();
+    });
+  });
+  return {
+    /** Resolves once no request is in flight, or after `maxMs`. */
+    settled(maxMs: number): Promise<void> {
+      if (count === 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, maxMs);
+        waiters.add(done);
+      });
     },
   };
 }

@@ -44,6 +44,9 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     // is an 'error' of the pool, which has already dropped it: the next checkout opens a new one. Unheard,
     // that event would end the process.
     pool.on('error', () => {});
+    // A checked-out connection has no listener of the pool's: its end (a network cut) already fails the
+    // query it runs, and unheard it would also end the process. The pool drops it at release.
+    pool.on('connect', (client) => void client.on('error', () => {}));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 1);
     pipelines.set(db, pipeline);

@@ -45,9 +45,9 @@ export function nginxConfig(ports: RecipePorts): string {
     [9452, ports.instancesMtlsApi[1]],
   ];
   for (const [recipe, port] of map) {
-    const at = new RegExp(`127\\.0\\.0\\.1:${recipe};`, 'g');
+    const at = new RegExp(`127\\.0\\.0\\.1:${recipe}(?=[; ])`, 'g');
     if (!at.test(text)) throw new Error(`examples/deploy/nginx.conf changed (no 127.0.0.1:${recipe}): update test/deploy/balancer.ts`);
-    text = text.replace(at, `127.0.0.1:${port};`);
+    text = text.replace(at, `127.0.0.1:${port}`);
   }
   return text;
 }

@@ -248,4 +248,22 @@ export const CURL_CHECKS: CurlCheck[] = [
     },
     check: (r) => tokenAnswer(r),
   },
+  {
+    // docs/deploy.md: liveness.
+    shown: '/livez',
+    prepare: async (_state, command) => command,
+    check(r) {
+      expect(r.status).toBe(200);
+      expect(json(r)).toEqual({ status: 'ok' });
+    },
+  },
+  {
+    // docs/deploy.md: readiness, with its checks.
+    shown: '/readyz',
+    prepare: async (_state, command) => command,
+    check(r) {
+      expect(r.status).toBe(200);
+      expect(json(r)).toMatchObject({ status: 'ready', checks: expect.arrayContaining([{ name: 'store', ok: true }]) });
+    },
+  },
 ];

@@ -1,0 +1,66 @@
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import type { App, Ctx, Module } from './module.js';
+
+/** The probe paths: unauthenticated, never rate limited, faulted or recorded in the request log. */
+export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz']);
+
+/** A store round trip longer than this counts as unreachable: a balancer's probe must not hang on it. */
+const STORE_TIMEOUT_MS = 1000;
+
+const ReadyReply = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+  checks: Type.Array(Type.Object({ name: Type.String(), ok: Type.Boolean(), reason: Type.Optional(Type.String()) })),
+});
+type ReadyCheck = { name: string; ok: boolean; reason?: string };
+
+/** Readiness of one instance: whether a balancer should send it traffic. `drain()` turns it off for good. */
+export interface Readiness {
+  drain(): void;
+  readonly draining: boolean;
+}
+
+/** Registers `/livez` (the process answers) and `/readyz` (store, modules' backends, not shutting down). */
+export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Readiness {
+  let draining = false;
+  app.get('/livez', { schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
+    status: 'ok' as const,
+  }));
+  app.get('/readyz', { schema: { hide: true, response: { 200: ReadyReply, 503: ReadyReply } } }, async (_req, reply) => {
+    const checks: ReadyCheck[] = [
+      draining ? { name: 'shutdown', ok: false, reason: 'shutting down: finishing in-flight requests' } : { name: 'shutdown', ok: true },
+      await storeCheck(ctx),
+      ...modules.flatMap((m) => {
+        const h = m.health?.(ctx);
+        if (!h) return [];
+        // A backend the instance can serve without (the limiter failing open) is reported, not blocking.
+        const ok = h.status === 'ok' || !h.required;
+        return [{ name: m.name, ok, ...(h.status === 'ok' ? {} : { reason: ok ? `${h.detail} (not required)` : h.detail }) }];
+      }),
+    ];
+    const ready = checks.every((c) => c.ok);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+  return {
+    drain: () => void (draining = true),
+    get draining() {
+      return draining;
+    },
+  };
+}
+
+/** `select 1` against the store, bounded: a refused, dropped or frozen database is a reason, not a hang. */
+async function storeCheck(ctx: Ctx): Promise<ReadyCheck> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${STORE_TIMEOUT_MS} ms`)), STORE_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([sql`select 1`.execute(ctx.store.db), timeout]);
+    return { name: 'store', ok: true };
+  } catch (err) {
+    return { name: 'store', ok: false, reason: `${ctx.store.dialect} unreachable: ${err instanceof Error ? err.message : String(err)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
