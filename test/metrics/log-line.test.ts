@@ -19,7 +19,7 @@ describe('one JSON log line per request at the default level', () => {
     ensureBuilt();
     const port = await freePort();
     // No STANDIN_LOG_LEVEL: the default level is what an operator gets.
-    const env = { ...process.env, STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_PORT: String(port) };
+    const env: NodeJS.ProcessEnv = { ...process.env, STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_PORT: String(port) };
     delete env.STANDIN_LOG_LEVEL;
     delete env.STANDIN_DATABASE_URL;
     child = spawn(process.execPath, ['dist/main.js', 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
