@@ -35,7 +35,11 @@ export const OPTIONS = {
   seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),
   vendor: opt('string', 'vendor', "the host's name: window.<vendor>, <vendor>/outputTemplate, urn:<vendor>:params:…"),
   adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)'),
-  logLevel: opt('string', 'info', 'fatal, error, warn, info, debug or silent'),
+  logLevel: opt(
+    'string',
+    undefined,
+    'fatal, error, warn, info, debug or silent (default: info for serve, one line per request; warn elsewhere)',
+  ),
   logRequests: opt(
     'bool',
     true,

@@ -56,7 +56,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     logger: {
-      level: opts.logger === false ? 'silent' : settings.logLevel,
+      level: opts.logger === false ? 'silent' : (settings.logLevel ?? 'warn'),
       redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
     },
     bodyLimit: settings.bodyLimit,
