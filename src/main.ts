@@ -41,7 +41,8 @@ async function serve(settings: Settings): Promise<void> {
     );
   }
   const demo = settings.seed && !settings.config;
-  const standin = await createStandin({ ...settings, seed: demo });
+  // A served instance logs its requests (docs/operations.md); Standin inside a test run (exec, standin/testing) stays quiet.
+  const standin = await createStandin({ ...settings, seed: demo, logLevel: settings.logLevel ?? 'info' });
   const { ctx } = standin;
   // Refused before anything is written: a later start on this folder must not serve keys never printed.
   if (demo && !loopback && !(await isSeeded(ctx))) {

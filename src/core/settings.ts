@@ -35,7 +35,17 @@ export const OPTIONS = {
   seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),
   vendor: opt('string', 'vendor', "the host's name: window.<vendor>, <vendor>/outputTemplate, urn:<vendor>:params:…"),
   adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)'),
-  logLevel: opt('string', 'warn', 'fatal, error, warn, info, debug or silent'),
+  logLevel: opt(
+    'string',
+    undefined,
+    'fatal, error, warn, info, debug or silent (default: info for serve, one line per request; warn elsewhere)',
+  ),
+  logRequests: opt(
+    'bool',
+    true,
+    'one JSON log line per request at info level: method, route, status, ms, project, request id (docs/operations.md)',
+  ),
+  metrics: opt('bool', true, 'serve Prometheus metrics at /admin/v1/metrics and count requests for them (docs/operations.md)'),
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
   fileUploadLimit: opt('int', 536_870_912, 'largest file POST /v1/files accepts, in bytes (multipart, streamed; --body-limit is for JSON)'),
   bodyIdleTimeoutMs: opt(

@@ -24,6 +24,7 @@ import { sendOAuthError } from '../identity/service.js';
 import { modules as defaultModules } from './modules.js';
 import { RequestLog, RequestLogController } from '../admin/request-log.js';
 import { followClock, loadClock, saveClock } from '../admin/clock-store.js';
+import { responseObserver } from '../metrics/observe.js';
 
 export interface Standin extends Instance {
   app: App;
@@ -56,7 +57,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     logger: {
-      level: opts.logger === false ? 'silent' : settings.logLevel,
+      level: opts.logger === false ? 'silent' : (settings.logLevel ?? 'warn'),
       redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
     },
     bodyLimit: settings.bodyLimit,
@@ -134,6 +135,9 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   for (const m of modules) await m.provide?.(ctx);
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
+  // One hook for the per-request log line and the request metrics (src/metrics), before any route.
+  const observed = ctx.services.metrics ? responseObserver(ctx, app.log) : undefined;
+  if (observed) app.addHook('onResponse', observed);
 
   // Modules report the backends they depend on (the rate limiter's Redis); any of them down: `degraded`.
   const HealthReply = Type.Object({

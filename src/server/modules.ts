@@ -8,6 +8,7 @@ import { rateLimitModule } from '../ratelimit/module.js';
 import { webhooksModule } from '../webhooks/module.js';
 import { responsesModule } from '../responses/module.js';
 import { modelsModule } from '../models/module.js';
+import { metricsModule } from '../metrics/module.js';
 import { assistantsModule } from '../assistants/module.js';
 import { safetyModule } from '../safety/module.js';
 import { imagesModule } from '../images/module.js';
@@ -50,4 +51,5 @@ export const modules: Module[] = [
   retentionModule,
   dashboardModule,
   snapshotsModule,
+  metricsModule,
 ];

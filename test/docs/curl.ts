@@ -228,6 +228,16 @@ export const CURL_CHECKS: CurlCheck[] = [
     check: (r) => tokenAnswer(r, 'models.read responses.write'),
   },
   {
+    // docs/operations.md: the metrics of the instance, behind the admin key.
+    shown: '/admin/v1/metrics',
+    async prepare(_state, command) {
+      return command;
+    },
+    check(r) {
+      expect(r.out).toMatch(/^standin_http_request_duration_seconds_count\{method="\w+",route="[^"]+",status="\d{3}"\} \d+$/m);
+    },
+  },
+  {
     // docs/identity.md: the mTLS listener's certificate, for curl's --cacert.
     shown: '/admin/v1/mtls/server_certificate',
     async prepare(_state, command) {

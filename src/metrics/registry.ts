@@ -1,0 +1,153 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Ctx } from '../core/module.js';
+
+/** The metrics of one Standin: its own registry (several Standins share a test process), fed by one hook. */
+export interface Metrics {
+  registry: Registry;
+  /** Counts a finished request under its route template (never the raw URL: bounded label values). */
+  observe(request: FastifyRequest, reply: FastifyReply): void;
+  /** Starts sampling the event loop delay (while the instance listens). */
+  start(): void;
+  stop(): void;
+}
+
+/** A request no route matched (a 404, a refused URL): one label value, whatever the URL was. */
+export const UNMATCHED = '(unmatched)';
+
+/** Builds the per-instance registry: request metrics, rate-limit decisions, and gauges read at scrape time. */
+export function createMetrics(ctx: Ctx): Metrics {
+  const registry = new Registry();
+  const requests = new Histogram({
+    name: 'standin_http_request_duration_seconds',
+    help: 'Requests by method, route template and status, with their latency',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const decisions = new Counter({
+    name: 'standin_rate_limit_decisions_total',
+    help: 'Rate-limited requests by route template and decision (admitted, limited)',
+    labelNames: ['route', 'decision'] as const,
+    registers: [registry],
+  });
+  jobGauges(ctx, registry);
+  poolGauges(ctx, registry);
+  const lag = lagGauges(registry);
+  return {
+    registry,
+    observe(request, reply) {
+      const route = request.routeOptions.url ?? UNMATCHED;
+      const status = reply.statusCode;
+      requests.observe({ method: request.method, route, status }, reply.elapsedTime / 1000);
+      // A limited route says so in its x-ratelimit-* headers; a 429 is the limiter's refusal.
+      if (status === 429) decisions.inc({ route, decision: 'limited' });
+      else if (reply.hasHeader('x-ratelimit-limit-requests')) decisions.inc({ route, decision: 'admitted' });
+    },
+    start: lag.start,
+    stop: lag.stop,
+  };
+}
+
+/** Job queue depth and age by kind (deliveries, runs, ingestion, batches): one grouped query, only when scraped. */
+function jobGauges(ctx: Ctx, registry: Registry): void {
+  // Both gauges are collected concurrently in one scrape: they share the query in flight.
+  let inFlight: Promise<void> | undefined;
+  const refresh = (): Promise<void> =>
+    (inFlight ??= readJobs(ctx, depth, oldest).finally(() => {
+      inFlight = undefined;
+    }));
+  const depth: Gauge<'kind' | 'state'> = new Gauge({
+    name: 'standin_jobs',
+    help: 'Jobs in the queue by kind and state (waiting: due or scheduled, unclaimed; running: claimed)',
+    labelNames: ['kind', 'state'] as const,
+    registers: [registry],
+    collect: refresh,
+  });
+  const oldest: Gauge<'kind'> = new Gauge({
+    name: 'standin_job_oldest_due_age_seconds',
+    help: 'How long the oldest due, unclaimed job of each kind has waited',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect: refresh,
+  });
+}
+
+async function readJobs(ctx: Ctx, depth: Gauge<'kind' | 'state'>, oldest: Gauge<'kind'>): Promise<void> {
+  const now = ctx.clock.now();
+  const claimed = sql<number>`case when locked_until is not null and locked_until >= ${now} then 1 else 0 end`;
+  const rows = await ctx.store.db
+    .selectFrom('jobs')
+    .select((eb) => [
+      'kind',
+      eb.fn.countAll<number>().as('total'),
+      eb.fn.sum<number>(claimed).as('running'),
+      eb.fn.min<number>(sql<number>`case when run_at <= ${now} and ${claimed} = 0 then run_at end`).as('oldest'),
+    ])
+    .groupBy('kind')
+    .execute();
+  // A kind whose queue emptied since the last scrape disappears, rather than keep its old value.
+  depth.reset();
+  oldest.reset();
+  for (const r of rows) {
+    const running = Number(r.running ?? 0);
+    depth.set({ kind: r.kind, state: 'running' }, running);
+    depth.set({ kind: r.kind, state: 'waiting' }, Number(r.total) - running);
+    oldest.set({ kind: r.kind }, r.oldest === null ? 0 : Math.max(0, now - Number(r.oldest)) / 1000);
+  }
+}
+
+/** PostgreSQL connections of the transaction pool (SQLite has none). */
+function poolGauges(ctx: Ctx, registry: Registry): void {
+  const pool = ctx.store.pgPool;
+  if (!pool) return;
+  new Gauge({
+    name: 'standin_store_pool_connections',
+    help: 'PostgreSQL pool connections by state (total, idle, waiting: checkouts queued for one)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+    },
+  });
+}
+
+/** Event loop delay, sampled by Node while the instance listens; read (and the window restarted) at scrape. */
+function lagGauges(registry: Registry): { start(): void; stop(): void } {
+  let histogram: IntervalHistogram | undefined;
+  const read = (name: string, help: string, value: (h: IntervalHistogram) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (histogram) this.set(value(histogram) / 1e9);
+      },
+    });
+  read('standin_event_loop_lag_p99_seconds', 'Event loop delay, 99th percentile since the last scrape', (h) => h.percentile(99));
+  read('standin_event_loop_lag_max_seconds', 'Event loop delay, largest since the last scrape', (h) => h.max);
+  // Registered last, so the percentiles above are read before the window restarts.
+  new Gauge({
+    name: 'standin_event_loop_lag_mean_seconds',
+    help: 'Event loop delay, mean since the last scrape',
+    registers: [registry],
+    collect() {
+      if (!histogram) return;
+      this.set(histogram.mean / 1e9 || 0);
+      histogram.reset();
+    },
+  });
+  return {
+    start() {
+      histogram ??= monitorEventLoopDelay({ resolution: 20 });
+      histogram.enable();
+    },
+    stop() {
+      histogram?.disable();
+    },
+  };
+}

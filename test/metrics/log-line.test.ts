@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, freePort, root } from '../process.js';
+
+const ADMIN = 'sk-admin-log-line-test-key-00000000000000';
+
+describe('one JSON log line per request at the default level', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'standin-log-'));
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names method, route template, status, latency, project and request id, and no secret', async () => {
+    ensureBuilt();
+    const port = await freePort();
+    // No STANDIN_LOG_LEVEL: the default level is what an operator gets.
+    const env: NodeJS.ProcessEnv = { ...process.env, STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_PORT: String(port) };
+    delete env.STANDIN_LOG_LEVEL;
+    delete env.STANDIN_DATABASE_URL;
+    child = spawn(process.execPath, ['dist/main.js', 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    await expect.poll(() => out.includes('Standin is listening on'), { timeout: 30_000 }).toBe(true);
+    const platformKey = /platform API key[^:]*:\s*(\S+)/.exec(out)![1];
+    const base = `http://127.0.0.1:${port}`;
+
+    const models = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${platformKey}` } });
+    const model = ((await models.json()) as { data: { id: string }[] }).data[0].id;
+    const one = await fetch(`${base}/v1/models/${model}?api_key=sk-query-secret-0000`, {
+      headers: { authorization: `Bearer ${platformKey}` },
+    });
+    const refused = await fetch(`${base}/v1/models`, { headers: { authorization: 'Bearer sk-wrong-secret-0000000000' } });
+    expect([models.status, one.status, refused.status]).toEqual([200, 200, 401]);
+
+    const lines = () =>
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'request');
+    await expect.poll(() => lines().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    const [a, b, c] = lines();
+    expect(a).toMatchObject({ level: 30, method: 'GET', route: '/v1/models', status: 200, project: 'proj_demo' });
+    expect(a.reqId).toBe(models.headers.get('x-request-id'));
+    expect(typeof a.ms).toBe('number');
+    expect(b).toMatchObject({ route: '/v1/models/:model', status: 200, reqId: one.headers.get('x-request-id') });
+    expect(c).toMatchObject({ route: '/v1/models', status: 401, project: null });
+    const text = JSON.stringify(lines());
+    for (const secret of [platformKey, 'sk-query-secret-0000', 'sk-wrong-secret-0000000000', ADMIN]) expect(text).not.toContain(secret);
+  });
+});
