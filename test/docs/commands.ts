@@ -39,7 +39,7 @@ export function placeholders(f: Fixtures): [shown: string | RegExp, use: string]
 }
 
 /** Commands named without the argument they need: the mention is checked with `--help`. */
-export const NEED_AN_ARGUMENT = ['standin trigger', 'standin apps open'];
+export const NEED_AN_ARGUMENT = ['standin trigger', 'standin apps open', 'standin exec'];
 
 /** Commands whose documented exit is not 0, and where the docs say so. */
 export const DOCUMENTED_EXIT: { shown: string; exit: number; why: string }[] = [
