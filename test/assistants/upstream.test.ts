@@ -139,10 +139,11 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     });
   });
 
-  it('streamed: the upstream tool-call deltas build the step the API returns, and the answer after the outputs', async () => {
+  /** A streamed call of get_weather, its outputs submitted by a second stream: each stream's snapshots equal the stored objects. */
+  async function streamCallThenAnswer(assistant: string, content: string) {
     const { client } = env;
-    const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'stream please call:get_weather' }] });
-    const first = client.beta.threads.runs.stream(t.id, { assistant_id: assistantId });
+    const t = await client.beta.threads.create({ messages: [{ role: 'user', content }] });
+    const first = client.beta.threads.runs.stream(t.id, { assistant_id: assistant });
     const firstSnapshots = watchSnapshots(first);
     const run = await first.finalRun();
     expect(run.status).toBe('requires_action');
@@ -155,24 +156,13 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     const secondSnapshots = watchSnapshots(second);
     expect((await second.finalRun()).status).toBe('completed');
     expect(await secondSnapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
-  });
+  }
+
+  it('streamed: the upstream tool-call deltas build the step the API returns, and the answer after the outputs', () =>
+    streamCallThenAnswer(assistantId, 'stream please call:get_weather'));
 
   it('streamed from an upstream without streaming: the calls and the text still add up to the stored objects', async () => {
-    const { client } = env;
-    const whole = await client.beta.assistants.create({ model: 'whole-1', tools: [weatherTool] });
-    const t = await client.beta.threads.create({ messages: [{ role: 'user', content: 'whole please call:get_weather' }] });
-    const first = client.beta.threads.runs.stream(t.id, { assistant_id: whole.id });
-    const firstSnapshots = watchSnapshots(first);
-    const run = await first.finalRun();
-    expect(run.status).toBe('requires_action');
-    expect(await firstSnapshots.verify(readerOf(client))).toMatchObject({ steps: 1, toolCallDone: 1 });
-    const [call] = run.required_action!.submit_tool_outputs.tool_calls;
-    const second = client.beta.threads.runs.submitToolOutputsStream(run.id, {
-      thread_id: t.id,
-      tool_outputs: [{ tool_call_id: call.id, output: '18C' }],
-    });
-    const secondSnapshots = watchSnapshots(second);
-    expect((await second.finalRun()).status).toBe('completed');
-    expect(await secondSnapshots.verify(readerOf(client))).toMatchObject({ messages: 1, textDone: 1 });
+    const whole = await env.client.beta.assistants.create({ model: 'whole-1', tools: [weatherTool] });
+    await streamCallThenAnswer(whole.id, 'whole please call:get_weather');
   });
 });
