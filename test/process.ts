@@ -1,7 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { build } from 'esbuild';
 import pg from 'pg';
 import { testSchemaName } from './helpers.js';
 
@@ -21,6 +22,22 @@ export const freePort = () =>
 /** Builds dist/ when missing (`npm test` builds first; rebuilding while other files run it would race). */
 export function ensureBuilt(): void {
   if (!existsSync(join(root, 'dist/main.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+}
+
+/** Bundles a test's child-process entry (`test/…/crash-child.ts`) into one ESM file for node; packages stay in node_modules. */
+export async function bundleChild(entry: string): Promise<string> {
+  const outfile = join(root, 'node_modules/.cache/standin-test', basename(entry).replace(/\.ts$/, '.mjs'));
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+  return outfile;
 }
 
 /** A fresh PostgreSQL schema of the test database, as a STANDIN_DATABASE_URL. */

@@ -2,33 +2,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSettings } from '../../src/core/settings.js';
 import { createStandin, type Standin } from '../../src/server/app.js';
 import { applyConfig } from '../../src/admin/config-file.js';
 import { TEST_KEYS } from '../helpers.js';
+import { bundleChild } from '../process.js';
 import { TEST_MODELS, until } from './setup.js';
 
 /**
  * A process killed mid-run (SIGKILL, no chance to clean up): on restart the run is not left in
  * progress — a run that was executing fails with server_error, a run still queued is executed.
  */
-const CHILD = join(process.cwd(), 'node_modules/.cache/standin-test/crash-child.mjs');
+let CHILD: string;
 const models = { 'glacial-*': { provider: 'builtin', delay: '2s', chunk_chars: 4 }, ...TEST_MODELS };
 
 beforeAll(async () => {
-  await build({
-    entryPoints: ['test/assistants/crash-child.ts'],
-    outfile: CHILD,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'warning',
-  });
+  CHILD = await bundleChild('test/assistants/crash-child.ts');
 });
 
 async function startChild(dir: string, workers: boolean): Promise<{ child: ChildProcess; client: OpenAI }> {

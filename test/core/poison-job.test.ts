@@ -2,30 +2,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatLine, uploadBatchFile } from '../batches/fixtures.js';
 import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../helpers.js';
-import { freshDatabaseUrl } from '../process.js';
+import { bundleChild, freshDatabaseUrl } from '../process.js';
 
 /**
  * A job whose handler kills its process (a decompression bomb, a runaway parser) must not take Standin
  * down at every start: after --job-max-deaths (3) deaths it is failed, its kind told, and the server serves.
  */
-const CHILD = join(process.cwd(), 'node_modules/.cache/standin-test/poison-child.mjs');
+let CHILD: string;
 
 beforeAll(async () => {
-  await build({
-    entryPoints: ['test/core/poison-child.ts'],
-    outfile: CHILD,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'warning',
-  });
+  CHILD = await bundleChild('test/core/poison-child.ts');
 });
 
 /** Starts the child: `listening` gives its URL once it listens (it fails if the child ends first), `exited` how it ended. */
