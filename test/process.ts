@@ -40,6 +40,21 @@ export async function bundleChild(entry: string): Promise<string> {
   return outfile;
 }
 
+/** Calls a Standin process over HTTP with `key` (or `init.key`): JSON bodies as JSON, a FormData as multipart; the reply parsed. */
+export function caller(base: () => string, key: string) {
+  return async (path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
+    const res = await fetch(`${base()}${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        authorization: `Bearer ${init.key ?? key}`,
+        ...(init.body !== undefined && !(init.body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
+      },
+      body: init.body instanceof FormData ? init.body : init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+}
+
 /** A fresh PostgreSQL schema of the test database, as a STANDIN_DATABASE_URL. */
 export async function freshDatabaseUrl(kind: string): Promise<string> {
   const schema = testSchemaName(kind);

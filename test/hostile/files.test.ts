@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers.js';
-import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
+import { caller, ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
 import { filler } from '../vector-stores/fixtures.js';
 import { docxBomb, htmlBomb, jsonBomb, longWord, pdfBomb } from './bombs.js';
 import { alive, childrenOf, rssOf } from './proc.js';
@@ -44,17 +44,7 @@ describe.each(dialects())('hostile files (%s)', (dialect) => {
   };
   let base = '';
 
-  const call = async (path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
-    const res = await fetch(`${base}${path}`, {
-      method: init.method ?? 'GET',
-      headers: {
-        authorization: `Bearer ${init.key ?? KEY}`,
-        ...(init.body !== undefined && !(init.body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
-      },
-      body: init.body instanceof FormData ? init.body : init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const call = caller(() => base, KEY);
   const upload = async (name: string, data: Buffer) => {
     const form = new FormData();
     form.append('purpose', 'assistants');

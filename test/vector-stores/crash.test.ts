@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers.js';
-import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
+import { caller, ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
 import { filler } from './fixtures.js';
 
 const ADMIN = 'sk-admin-vs-crash-test-key-00000000000';
@@ -33,17 +33,7 @@ describe.each(dialects())('kill -9 during vector store ingestion (%s)', (dialect
   it('completes the store after a restart, every file once', async () => {
     child = await serve(env);
     const base = `http://127.0.0.1:${env.STANDIN_PORT}`;
-    const call = async (path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
-      const res = await fetch(`${base}${path}`, {
-        method: init.method ?? 'GET',
-        headers: {
-          authorization: `Bearer ${init.key ?? KEY}`,
-          ...(init.body !== undefined && !(init.body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
-        },
-        body: init.body instanceof FormData ? init.body : init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const call = caller(() => base, KEY);
     expect(
       (await call('/admin/v1/projects/proj_demo/api_keys', { method: 'POST', key: ADMIN, body: { name: 'crash', value: KEY } })).status,
     ).toBe(201);
