@@ -38,10 +38,22 @@ function AppTool({ w, t }: { w: Widget; t: JsonObject }) {
     <summary><code>${name}</code> <span class="badge">${owner} component</span></summary>
     ${description && html`<p>${description}</p>`}
     <form class="call-form" onSubmit=${submit}>
-      <label>Arguments (JSON)<textarea name="arguments" rows="3" cols="30" aria-label=${`Arguments of ${name}`} ref=${args} defaultValue=${pretty(exampleArgs(t.inputSchema))} /></label>
+      <label
+        >Arguments (JSON)<textarea
+          name="arguments"
+          rows="3"
+          cols="30"
+          aria-label=${`Arguments of ${name}`}
+          ref=${args}
+          defaultValue=${pretty(exampleArgs(t.inputSchema))}
+        />
+      </label>
       <button type="submit">Call ${name}</button>
     </form>
-    <details><summary>Descriptor</summary><pre>${pretty(t)}</pre></details>
+    <details>
+      <summary>Descriptor</summary>
+      <pre>${pretty(t)}</pre>
+    </details>
   </details>`;
 }
 

@@ -19,7 +19,9 @@ export async function callFromComponent(w: Widget, name: string, args: JsonObjec
     if (!ok) throw new Error('the user denied the call');
   }
   addTranscript('call', `Tool call from the component: ${name}`, args);
-  const result: ToolResult = obj((await callTool({ connection: conn.id, name, arguments: args, _meta: clientMeta(), caller: 'app' })).result);
+  const result: ToolResult = obj(
+    (await callTool({ connection: conn.id, name, arguments: args, _meta: clientMeta(), caller: 'app' })).result,
+  );
   addTranscript('result', `Result of ${name}`, modelView(result));
   return w.withSession(result);
 }

@@ -1,5 +1,5 @@
 // A value the page's components follow: set() re-renders every component that read it with useCell().
-import { useEffect, useReducer } from 'preact/hooks';
+import { useEffect, useReducer, useRef } from 'preact/hooks';
 
 /** One piece of page state with subscribers. */
 export class Cell<T> {
@@ -24,11 +24,14 @@ export class Cell<T> {
 /** Reads a cell and re-renders the component when it changes. */
 export function useCell<T>(cell: Cell<T>): T {
   const [, bump] = useReducer((n: number) => n + 1, 0);
+  const value = cell.get();
+  // What this render showed: a change between the render and the subscription re-renders too.
+  const shown = useRef(value);
+  shown.current = value;
   useEffect(() => {
-    const seen = cell.get();
     const off = cell.subscribe(() => bump(0));
-    if (cell.get() !== seen) bump(0);
+    if (cell.get() !== shown.current) bump(0);
     return off;
   }, [cell]);
-  return cell.get();
+  return value;
 }

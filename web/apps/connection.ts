@@ -22,9 +22,7 @@ export async function connect(input: string): Promise<boolean> {
     serverText.set(server);
     const errors = conn.findings.filter((f) => f.severity === 'error').length;
     const name = str(obj(conn.serverInfo).name) ?? server;
-    setStatus(
-      `Connected to ${name}: ${conn.tools.length} tool(s), ${errors} lint error(s), ${conn.findings.length - errors} warning(s).`,
-    );
+    setStatus(`Connected to ${name}: ${conn.tools.length} tool(s), ${errors} lint error(s), ${conn.findings.length - errors} warning(s).`);
     connection.set(conn);
     return true;
   } catch (err) {

@@ -13,7 +13,8 @@ export const inlineCap = () => Math.max(600, innerHeight - 120);
 export const MAX_FRAME_HEIGHT = 10_000;
 
 /** The maxHeight a component is told for a mode. */
-export const maxHeightFor = (mode: DisplayMode) => (mode === 'fullscreen' ? Math.max(200, innerHeight - 48) : mode === 'pip' ? 400 : inlineCap());
+export const maxHeightFor = (mode: DisplayMode) =>
+  mode === 'fullscreen' ? Math.max(200, innerHeight - 48) : mode === 'pip' ? 400 : inlineCap();
 
 /** The frame's height inline or in a modal: what the component asked for, else what the bridge measured. */
 export const frameHeight = (explicit: number | null, measured: number | null) =>

@@ -33,7 +33,9 @@ function Field({ name, label, get, set }: { name: string; label: string; get: ()
       setInvalid(true);
     }
   };
-  return html`<label>${label} <input name=${name} defaultValue=${get()} size="40" aria-invalid=${invalid ? 'true' : undefined} onChange=${change} /></label>`;
+  return html`<label
+    >${label} <input name=${name} defaultValue=${get()} size="40" aria-invalid=${invalid ? 'true' : undefined} onChange=${change}
+  /></label>`;
 }
 
 function ClientMeta() {
@@ -48,7 +50,12 @@ function ClientMeta() {
     />
     <${Field} name="subject" label="Subject" get=${() => settings.subject} set=${(v: string) => (settings.subject = v)} />
     <${Field} name="session" label="Session" get=${() => settings.session} set=${(v: string) => (settings.session = v)} />
-    <${Field} name="organization" label="Organization" get=${() => settings.organization} set=${(v: string) => (settings.organization = v)} />
+    <${Field}
+      name="organization"
+      label="Organization"
+      get=${() => settings.organization}
+      set=${(v: string) => (settings.organization = v)}
+    />
   </details>`;
 }
 
@@ -118,7 +125,9 @@ export function Header() {
           <option value="dark">dark</option>
         </select></label
       >
-      <label>Locale <input id="locale" type="text" defaultValue=${settings.locale} size="8" aria-label="Locale" onChange=${localeChanged} /></label>
+      <label
+        >Locale <input id="locale" type="text" defaultValue=${settings.locale} size="8" aria-label="Locale" onChange=${localeChanged}
+      /></label>
       <${ClientMeta} />
       <${SignIn} />
     </header>`;

@@ -77,7 +77,15 @@ export function exampleArgs(schema: unknown): JsonObject {
     else if (Array.isArray(p.examples) && p.examples.length) out[k] = p.examples[0];
     else if (required.includes(k))
       out[k] =
-        p.type === 'number' || p.type === 'integer' ? 0 : p.type === 'boolean' ? false : p.type === 'array' ? [] : p.type === 'object' ? {} : '';
+        p.type === 'number' || p.type === 'integer'
+          ? 0
+          : p.type === 'boolean'
+            ? false
+            : p.type === 'array'
+              ? []
+              : p.type === 'object'
+                ? {}
+                : '';
   }
   return out;
 }

@@ -80,7 +80,9 @@ function download(p: JsonObject) {
     } else if (c.type === 'resource' && c.resource) {
       const r = obj(c.resource);
       const bytes =
-        typeof r.blob === 'string' ? Uint8Array.from(atob(r.blob), (ch) => ch.charCodeAt(0)) : new TextEncoder().encode(String(r.text ?? ''));
+        typeof r.blob === 'string'
+          ? Uint8Array.from(atob(r.blob), (ch) => ch.charCodeAt(0))
+          : new TextEncoder().encode(String(r.text ?? ''));
       const a = document.createElement('a');
       a.href = URL.createObjectURL(new Blob([bytes], { type: str(r.mimeType) ?? 'application/octet-stream' }));
       a.download =
@@ -97,7 +99,8 @@ function download(p: JsonObject) {
 /** Handles one request or notification of a view. */
 export async function handleMcp(w: Widget, m: RpcMessage) {
   const reply = (result: unknown) => m.id !== undefined && w.postToFrame({ jsonrpc: '2.0', id: m.id, result });
-  const fail = (code: number, message: string) => m.id !== undefined && w.postToFrame({ jsonrpc: '2.0', id: m.id, error: { code, message } });
+  const fail = (code: number, message: string) =>
+    m.id !== undefined && w.postToFrame({ jsonrpc: '2.0', id: m.id, error: { code, message } });
   const p = obj(m.params);
   try {
     switch (m.method) {

@@ -43,24 +43,26 @@ function Picker({ req }: { req: PickRequest }) {
   };
   return html`<div class="modal picker" role="dialog" aria-label="Select files">
     <div class="modal-head"><strong>Select files from your library</strong></div>
-    ${req.files.length
-      ? html`<ul>
-          ${req.files.map(
-            (f) =>
-              html`<li key=${f.fileId}>
-                <label
-                  ><input
-                    type="checkbox"
-                    value=${f.fileId}
-                    aria-label=${f.fileName}
-                    onChange=${(e: Event) => toggle(f.fileId, (e.currentTarget as HTMLInputElement).checked)}
-                  />
-                  ${` ${f.fileName} (${f.mimeType})`}</label
-                >
-              </li>`,
-          )}
-        </ul>`
-      : html`<p>The library is empty.</p>`}
+    ${
+      req.files.length
+        ? html`<ul>
+            ${req.files.map(
+              (f) =>
+                html`<li key=${f.fileId}>
+                  <label
+                    ><input
+                      type="checkbox"
+                      value=${f.fileId}
+                      aria-label=${f.fileName}
+                      onChange=${(e: Event) => toggle(f.fileId, (e.currentTarget as HTMLInputElement).checked)}
+                    />
+                    ${` ${f.fileName} (${f.mimeType})`}</label
+                  >
+                </li>`,
+            )}
+          </ul>`
+        : html`<p>The library is empty.</p>`
+    }
     <button type="button" class="select" onClick=${() => req.done(req.files.filter((f) => checked.has(f.fileId)))}>Select</button>${' '}
     <button type="button" onClick=${() => req.done([])}>Cancel</button>
   </div>`;

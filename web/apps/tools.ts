@@ -12,7 +12,10 @@ import { connection, setStatus } from './state.js';
 export function FindingList({ findings }: { findings: Finding[] }) {
   return html`<ul class="findings">
     ${findings.map(
-      (f) => html`<li class=${f.severity} data-rule=${f.rule}><b>${f.severity}</b> <code>${f.path}</code> ${f.message} <small>[${f.rule}]</small></li>`,
+      (f) =>
+        html`<li class=${f.severity} data-rule=${f.rule}>
+          <b>${f.severity}</b> <code>${f.path}</code> ${f.message} <small>[${f.rule}]</small>
+        </li>`,
     )}
   </ul>`;
 }
@@ -49,12 +52,24 @@ function ToolForm({ t }: { t: ToolEntry }) {
     await callAsModel(d.name, args);
   };
   return html`<form class="call-form" ref=${form} onSubmit=${submit}>
-    <label>Arguments (JSON)<textarea name="arguments" rows="5" cols="40" aria-label=${`Arguments of ${d.name}`} defaultValue=${pretty(initial)} /></label>
+    <label
+      >Arguments (JSON)<textarea
+        name="arguments"
+        rows="5"
+        cols="40"
+        aria-label=${`Arguments of ${d.name}`}
+        defaultValue=${pretty(initial)}
+      />
+    </label>
     ${fileParams.map(
       (p) =>
-        html`<label>File input ${p} <input type="file" name=${p} multiple=${obj(props[p]).type === 'array'} aria-label=${`File for ${p}`} /></label>`,
+        html`<label
+          >File input ${p} <input type="file" name=${p} multiple=${obj(props[p]).type === 'array'} aria-label=${`File for ${p}`}
+        /></label>`,
     )}
-    <button type="submit" disabled=${!t.visibility.model} title=${t.visibility.model ? '' : 'hidden from the model (visibility)'}>Call ${d.name}</button>
+    <button type="submit" disabled=${!t.visibility.model} title=${t.visibility.model ? '' : 'hidden from the model (visibility)'}>
+      Call ${d.name}
+    </button>
   </form>`;
 }
 
@@ -79,15 +94,17 @@ function Tool({ conn, t, i }: { conn: ConnectionReply; t: ToolEntry; i: number }
     ${d.description && html`<p>${d.description}</p>`}
     <${ToolForm} t=${t} />
     ${fs.length > 0 && html`<${FindingList} findings=${fs} />`}
-    <details><summary>Descriptor</summary><pre>${pretty(t.descriptor)}</pre></details>
+    <details>
+      <summary>Descriptor</summary>
+      <pre>${pretty(t.descriptor)}</pre>
+    </details>
   </details>`;
 }
 
 /** The tools pane. */
 export function ToolList() {
   const conn = useCell(connection);
-  if (!conn)
-    return html`<aside id="tools" aria-label="Tools"><p class="muted">Connect to a server to list its tools.</p></aside>`;
+  if (!conn) return html`<aside id="tools" aria-label="Tools"><p class="muted">Connect to a server to list its tools.</p></aside>`;
   const general = conn.findings.filter((f) => !/^\$\.(tools|resources)\[/.test(f.path));
   return html`<aside id="tools" aria-label="Tools">
     <h2>Tools</h2>

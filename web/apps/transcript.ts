@@ -42,7 +42,9 @@ export function TranscriptEntries() {
     scrollToEnd = false;
   }, [list.length]);
   return html`<h2>Transcript</h2>
-    <p class="muted">What the model sees: tool calls, structuredContent and content (never _meta), widget descriptions, follow-ups, widget state.</p>
+    <p class="muted">
+      What the model sees: tool calls, structuredContent and content (never _meta), widget descriptions, follow-ups, widget state.
+    </p>
     <ol id="transcript-entries" ref=${ol}>
       ${list.map((e, i) => html`<${Entry} key=${i} e=${e} />`)}
     </ol>`;

@@ -99,20 +99,22 @@ function TurnView({ t }: { t: Turn }) {
     <h3>${t.title}</h3>
     <p class="turn-status" role="status" data-kind=${s.status.kind}>${s.status.text}</p>
     <${TurnApprovals} turnKey=${t.key} />
-    ${s.challenge &&
-    html`<div class="challenge" role="alert">
-      <strong>Sign-in required</strong>
-      <p>The tool asks for OAuth (WWW-Authenticate):</p>
-      ${s.challenge.map((x) => html`<pre>${x}</pre>`)}
-    </div>`}
+    ${
+      s.challenge &&
+      html`<div class="challenge" role="alert">
+        <strong>Sign-in required</strong>
+        <p>The tool asks for OAuth (WWW-Authenticate):</p>
+        ${s.challenge.map((x) => html`<pre>${x}</pre>`)}
+      </div>`
+    }
     <div class="turn-body">
-      ${w &&
-      html`<div class="turn-controls">
-        ${MODES.map(
-          (m) => html`<button type="button" data-mode=${m} onClick=${() => s.widget?.setDisplayMode(m, 'host')}>${m}</button>`,
-        )}
-        <button type="button" class="rerender" onClick=${() => void t.rerender()}>Re-render</button>
-      </div>`}
+      ${
+        w &&
+        html`<div class="turn-controls">
+          ${MODES.map((m) => html`<button type="button" data-mode=${m} onClick=${() => s.widget?.setDisplayMode(m, 'host')}>${m}</button>`)}
+          <button type="button" class="rerender" onClick=${() => void t.rerender()}>Re-render</button>
+        </div>`
+      }
       ${w && html`<${FrameBox} key=${w.sessionId} w=${w} />`}
       ${s.plain && html`<pre class="plain-result">${pretty(modelView(s.plain))}</pre>`}
     </div>
