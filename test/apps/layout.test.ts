@@ -154,7 +154,14 @@ describe('approval prompts stay visible and usable in every display mode', () =>
     }
     // The component's own requests are answered at once: declined while the prompt is pending (a fullscreen frame
     // or a modal would cover it), granted once the user decided.
-    type Vendor = { vendor: { requestModal(a: object): Promise<unknown>; requestDisplayMode(a: object): Promise<unknown> } };
+    type Vendor = {
+      vendor: {
+        requestModal(a: object): Promise<unknown>;
+        requestDisplayMode(a: object): Promise<unknown>;
+        callTool(name: string, args: object): Promise<{ structuredContent: { board: string } }>;
+        sendFollowUpMessage(a: object): Promise<unknown>;
+      };
+    };
     const modal = await frame.evaluate(() =>
       (window as unknown as Vendor).vendor.requestModal({ params: { cardId: 'c1' } }).then(
         () => 'opened',
@@ -168,6 +175,11 @@ describe('approval prompts stay visible and usable in every display mode', () =>
     expect(await onTop(page, approve)).toBe(true);
     expect(await page.locator('#modal-root .modal').count()).toBe(0);
     expect(await turn.locator('.frame-box').getAttribute('data-mode')).toBe('inline');
+    // Every other request is answered as usual while the prompt is pending.
+    expect(await frame.evaluate(() => (window as unknown as Vendor).vendor.sendFollowUpMessage({ prompt: 'while pending' }))).toEqual({});
+    expect(
+      await frame.evaluate(async () => (await (window as unknown as Vendor).vendor.callTool('refresh_board', {})).structuredContent.board),
+    ).toBeTruthy();
     await approve.click();
     expect(await frame.evaluate(() => (window as unknown as Vendor).vendor.requestDisplayMode({ mode: 'fullscreen' }))).toEqual({
       mode: 'fullscreen',
