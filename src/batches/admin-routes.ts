@@ -1,4 +1,3 @@
-import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
 import { ListOf, ProjectParams } from '../core/schemas.js';
 import { AdminBatch, ListBatchesQuery } from './schemas.js';

@@ -9,7 +9,7 @@ import type { ClockView, LoggedRequest, LoggedRequestDetail } from '../admin/sch
 import type { AdAccountObject, AudienceObject, CampaignObject, FeedObject } from '../ads/schemas.js';
 import type { RunEventList, RunObject, RunStepObject, ThreadObject } from '../assistants/objects.js';
 import type { AdminBatch } from '../batches/schemas.js';
-import type { ListOf } from '../core/schemas.js';
+import type { ErrorEnvelope, ListOf } from '../core/schemas.js';
 import type { FileObject } from '../files/schemas.js';
 import type { ApiKeyObject, OrganizationObject, ProjectObject, ServiceAccountObject } from '../identity/schemas.js';
 import type { ExchangeObject, ProviderList, RootObject } from '../identity/workload/schemas.js';
@@ -20,6 +20,9 @@ import type { LookupView, SessionView } from './schemas.js';
 
 /** A cursor page of `T` (`ListOf` of core/schemas). */
 export type List<T> = Omit<Static<ReturnType<typeof ListOf<TSchema>>>, 'data'> & { data: T[] };
+
+/** The error envelope of every API. */
+export type ErrorBody = Static<typeof ErrorEnvelope>;
 
 export type Clock = Static<typeof ClockView>;
 export type Logged = Static<typeof LoggedRequest>;
