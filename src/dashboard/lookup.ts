@@ -116,13 +116,16 @@ const ELSEWHERE: Record<string, string> = {
   batch_req: "is a line of a batch's output file: search for the batch id (batch_…) and open its output.",
 };
 
-/** The prefixes the search box takes, for its hint and its refusals. */
-export const PREFIXES = Object.keys(FINDERS).map((p) => `${p}_`);
+/** How a prefix meets the rest of the id: `_`, but the platform's file ids read `file-…` (files/service). */
+const lead = (prefix: string) => (prefix === 'file' ? 'file-' : `${prefix}_`);
 
-/** The prefix of an id: ids are `<prefix>_<time-ordered part>`, and some prefixes hold an underscore (`batch_req`). */
+/** The prefixes the search box takes, for its hint and its refusals. */
+export const PREFIXES = Object.keys(FINDERS).map(lead);
+
+/** The prefix of an id: ids are `<prefix>_<time-ordered part>` (`file-…` for files), and some prefixes hold an underscore (`batch_req`). */
 function prefixOf(id: string): string | null {
   const known = [...Object.keys(ELSEWHERE), ...Object.keys(FINDERS)].sort((a, b) => b.length - a.length);
-  return known.find((p) => id.startsWith(`${p}_`) && id.length > p.length + 1) ?? null;
+  return known.find((p) => id.startsWith(lead(p)) && id.length > p.length + 1) ?? null;
 }
 
 /** Finds the page of any id; a 404 that says why when there is none. */

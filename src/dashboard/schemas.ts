@@ -16,7 +16,7 @@ export const SignInLink = Type.Object({
 });
 export const OldWebhooksParams = Type.Object({ project_id: Type.String({ maxLength: 200 }) });
 export const LookupQuery = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 200, description: 'Any id Standin issues: req_…, evt_…, run_…, file_…' }) },
+  { id: Type.String({ minLength: 1, maxLength: 200, description: 'Any id Standin issues: req_…, evt_…, run_…, file-…' }) },
   { additionalProperties: false },
 );
 export const LookupView = Type.Object({

@@ -30,7 +30,7 @@ export function FindById() {
     <input
       id="find-id"
       type="search"
-      placeholder="Find an id: req_…, evt_…, run_…, file_…"
+      placeholder="Find an id: req_…, evt_…, run_…, file-…"
       autocomplete="off"
       spellcheck=${false}
       maxlength="200"
