@@ -30,7 +30,7 @@ export function FindById() {
     <input
       id="find-id"
       type="search"
-      placeholder="Find an id: req_…, evt_…, run_…, file-…"
+      placeholder="Find by id: run_…, evt_…, req_…"
       autocomplete="off"
       spellcheck=${false}
       maxlength="200"

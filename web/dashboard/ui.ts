@@ -106,7 +106,15 @@ export function Copy({ id }: { id: string }) {
     setTimeout(() => setCopied(false), 1500);
   };
   return html`<button type="button" class="copy" onClick=${copy} aria-label=${`Copy ${id}`} title=${copied ? 'Copied' : `Copy ${id}`}>
-    ${copied ? '✓' : '⧉'}
+    <svg viewBox="0 0 16 16" width="13" height="13" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="1.5">
+      ${
+        copied
+          ? html`<polyline points="3,8.5 6.5,12 13,4.5" />`
+          : html`<rect x="5.5" y="5.5" width="8" height="8" rx="1.5" /><path
+                d="M10.5 3.5v-1a1 1 0 0 0-1-1h-7a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h1"
+              />`
+      }
+    </svg>
   </button>`;
 }
 

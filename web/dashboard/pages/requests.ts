@@ -191,8 +191,7 @@ function Caused({ d }: { d: Detail }) {
                                   >${x.id}</a
                                 >
                                 <small class="muted"
-                                  >to ${x.endpoint_id} · ${x.attempt_count}
-                                  attempt${x.attempt_count === 1 ? '' : 's'}${x.last_status_code ? ` · ${x.last_status_code}` : ''}</small
+                                  >${`to ${x.endpoint_id} · ${x.attempt_count} attempt${x.attempt_count === 1 ? '' : 's'}${x.last_status_code ? ` · ${x.last_status_code}` : ''}`}</small
                                 >
                               </li>`,
                           )}

@@ -6,6 +6,9 @@ import { navigate } from '../router.js';
 import { Card, Empty, ErrorLine, Id, Json, Status, html, relative, time, useAction, useData, useReveal } from '../ui.js';
 import { ProjectPicker } from './project-picker.js';
 
+/** "1 attempt", "3 attempts" (one string: htm drops the space a line break leaves between an expression and text). */
+const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
+
 /** An endpoint as created or rotated: its secret, shown once. */
 type Created = Endpoint & { secret?: string };
 
@@ -191,10 +194,7 @@ function Deliveries({ base, endpoint, types, first }: { base: string; endpoint: 
                     <span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'warn'}`}>${d.status}</span>
                     <strong>${d.event_type}</strong>
                     <small>event <${Id} id=${d.event_id} /> <span class="muted">(its webhook-id)</span></small>
-                    <small class="muted"
-                      >delivery <${Id} id=${d.id} /> · ${time(d.created_at)} · ${d.attempt_count}
-                      attempt${d.attempt_count === 1 ? '' : 's'}</small
-                    >
+                    <small class="muted">delivery <${Id} id=${d.id} /> · ${time(d.created_at)} · ${attempts(d.attempt_count)}</small>
                     ${d.next_attempt_at && d.status === 'pending' ? html`<small>next retry ${relative(d.next_attempt_at, clock.data?.now ?? d.next_attempt_at)} (${time(d.next_attempt_at)}, Standin clock)</small>` : null}
                     <span class="grow"></span>
                     <button type="button" aria-expanded=${shown === d.id} onClick=${() => setShown(shown === d.id ? null : d.id)}>
@@ -237,7 +237,7 @@ function EventCard({ id, project }: { id: string; project: string }) {
                             >${x.status}</span
                           >
                           <${Id} id=${x.id} />
-                          <small class="muted">to ${x.endpoint_id} · ${x.attempt_count} attempt${x.attempt_count === 1 ? '' : 's'}</small>
+                          <small class="muted">to ${x.endpoint_id} · ${attempts(x.attempt_count)}</small>
                           <button
                             type="button"
                             onClick=${() => navigate(`/dashboard/webhooks${qs({ project, endpoint: x.endpoint_id, delivery: x.id })}`)}
