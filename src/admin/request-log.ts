@@ -17,6 +17,8 @@ export interface LoggedRequest {
   project_id: string | null;
   /** The `model` of the request body, when it named one. */
   model: string | null;
+  /** The path template of the route that answered (`/v1/threads/{thread_id}/runs`); null when no route matched. */
+  route: string | null;
 }
 
 /** A request with what it sent and got back (secrets redacted). */
@@ -66,7 +68,12 @@ const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
   credential_id: e.credential_id,
   project_id: e.project_id,
   model: e.model === null ? null : redactText(e.model, extra),
+  route: e.route,
 });
+
+/** A route's template in the API's own spelling: Fastify's `/v1/threads/:thread_id` → `/v1/threads/{thread_id}`. */
+export const routeTemplate = (url: string | undefined): string | null =>
+  url === undefined ? null : url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 function statusMatcher(status: string | undefined): (s: number) => boolean {
   if (!status) return () => true;
@@ -228,6 +235,7 @@ export class RequestLogController extends LogController {
       credential_id: who.credential,
       project_id: who.project,
       model,
+      route: routeTemplate(request.routeOptions?.url),
       reqHeaders: request.headers,
       reqBody: body,
       resHeaders: reply.getHeaders(),

@@ -7,8 +7,8 @@ import { resetClock, saveClock } from './clock-store.js';
 import { applyConfig, configSchema } from './config-file.js';
 import { resetState } from './reset.js';
 import { restoreBaseline } from './baseline.js';
+import { ClockView, LoggedRequestDetail, RequestList } from './schemas.js';
 
-const ClockView = Type.Object({ object: Type.Literal('clock'), now: Type.Integer(), now_ms: Type.Integer(), offset_ms: Type.Integer() });
 const AdvanceBody = Type.Object(
   {
     seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3.2e9 })),
@@ -30,25 +30,6 @@ const RequestsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const Nullable = (s: ReturnType<typeof Type.String>) => Type.Union([s, Type.Null()]);
-const LoggedRequestFields = {
-  id: Type.String(),
-  method: Type.String(),
-  path: Type.String(),
-  status: Type.Integer(),
-  duration_ms: Type.Number(),
-  at: Type.Integer(),
-  credential_id: Nullable(Type.String()),
-  project_id: Nullable(Type.String()),
-  model: Nullable(Type.String()),
-};
-const LoggedRequest = Type.Object(LoggedRequestFields);
-const RequestList = Type.Object({ object: Type.Literal('list'), data: Type.Array(LoggedRequest) });
-const Exchange = Type.Object({
-  headers: Type.Record(Type.String(), Type.String()),
-  body: Type.Unknown({ description: 'JSON (or text) with secrets redacted; null when absent or larger than 8 KiB' }),
-});
-const LoggedRequestDetail = Type.Object({ ...LoggedRequestFields, request: Exchange, response: Exchange });
 const RequestParams = Type.Object({ request_id: Type.String({ maxLength: 100 }) });
 const ListenerList = Type.Object({
   object: Type.Literal('list'),

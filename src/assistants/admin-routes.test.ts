@@ -33,6 +33,18 @@ describe('assistants admin routes: threads, runs, steps, stream events', () => {
     expect(threads.body.data.map((t: { id: string }) => t.id)).toContain(threadId);
     const runs = await s.req('GET', `${base}/${threadId}/runs`, { key: 'admin' });
     expect(runs.body.data[0]).toMatchObject({ id: runId, status: 'completed' });
+    // The project's recent runs, newest first, without naming the thread.
+    await s.req('POST', '/v1/threads/runs', {
+      key: 'platform',
+      headers: { 'openai-beta': 'assistants=v2' },
+      body: { assistant_id: 'asst_demo', thread: { messages: [{ role: 'user', content: 'a later run' }] } },
+    });
+    const recent = await s.req('GET', '/admin/v1/projects/proj_demo/runs?limit=2', { key: 'admin' });
+    expect(recent.status).toBe(200);
+    expect(recent.body.data).toHaveLength(2);
+    expect(recent.body.data[1]).toMatchObject({ id: runId, thread_id: threadId, model: expect.any(String) });
+    expect(recent.body.data[0].id > runId).toBe(true);
+    expect((await s.req('GET', '/admin/v1/projects/proj_other/runs', { key: 'admin' })).body.data).toHaveLength(0);
     const steps = await s.req('GET', `${base}/${threadId}/runs/${runId}/steps`, { key: 'admin' });
     expect(steps.body.data[0].step_details.type).toBe('message_creation');
     const events = await s.req('GET', `${base}/${threadId}/runs/${runId}/events`, { key: 'admin' });

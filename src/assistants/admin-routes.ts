@@ -2,11 +2,13 @@ import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
 import { ListOf, PageParams, PathId, ProjectParams } from '../core/schemas.js';
 import * as O from './objects.js';
+import { RunEventList } from './objects.js';
 import { readRun, listRuns } from './service/runs.js';
 import { listSteps } from './service/steps.js';
 import { eventsAfter } from './store/events.js';
+import { pageProjectRuns } from './store/runs.js';
 import { pageThreads } from './store/threads.js';
-import { threadView } from './views.js';
+import { runView, threadView } from './views.js';
 
 const ThreadParams = Type.Object({ project_id: PathId, thread_id: PathId });
 const RunParams = Type.Object({ project_id: PathId, thread_id: PathId, run_id: PathId });
@@ -15,11 +17,6 @@ const EventsQuery = Type.Object(
   { after: Type.Optional(Type.Integer({ minimum: 0, description: 'only events after this sequence number' })) },
   { additionalProperties: false },
 );
-const RunEventList = Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(Type.Object({ seq: Type.Integer(), event: Type.String(), data: Type.Unknown() })),
-  has_more: Type.Boolean(),
-});
 
 /** Read-only views of a project's threads, runs, steps and run streams for the dashboard (under /admin/v1). */
 export function assistantsAdminRoutes(app: App, ctx: Ctx) {
@@ -28,6 +25,12 @@ export function assistantsAdminRoutes(app: App, ctx: Ctx) {
     '/projects/:project_id/threads',
     { schema: { tags, params: ProjectParams, querystring: ListQuery, response: { 200: ListOf(O.ThreadObject) } } },
     async (req) => pageThreads(ctx.store.db, req.params.project_id, req.query, threadView),
+  );
+  // The project's recent runs across its threads, so a run is found without knowing its thread.
+  app.get(
+    '/projects/:project_id/runs',
+    { schema: { tags, params: ProjectParams, querystring: ListQuery, response: { 200: O.RunList } } },
+    async (req) => pageProjectRuns(ctx.store.db, req.params.project_id, req.query, runView),
   );
   app.get(
     '/projects/:project_id/threads/:thread_id/runs',

@@ -284,3 +284,10 @@ export const RunStepList = ListOf(RunStepObject);
 export const AssistantDeleted = Deleted('assistant.deleted');
 export const ThreadDeleted = Deleted('thread.deleted');
 export const MessageDeleted = Deleted('thread.message.deleted');
+
+/** A run's stream as it was sent (the control plane's replay). */
+export const RunEventList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(Type.Object({ seq: Type.Integer(), event: Type.String(), data: Type.Unknown() })),
+  has_more: Type.Boolean(),
+});

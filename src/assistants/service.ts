@@ -10,3 +10,4 @@ export { cancelRun, createRun, createThreadAndRun, listRuns, modifyRun, readRun,
 export { getStep, listSteps } from './service/steps.js';
 export { WATCH_MS } from './runs/jobs.js';
 export type { RunRow } from './store/runs.js';
+export { locate as locateThreadObject, type Located as LocatedThreadObject } from './store/locate.js';

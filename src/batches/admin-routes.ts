@@ -1,14 +1,7 @@
-import { Type } from 'typebox';
 import type { App, Ctx } from '../core/module.js';
 import { ListOf, ProjectParams } from '../core/schemas.js';
-import { BatchObject, ListBatchesQuery } from './schemas.js';
+import { AdminBatch, ListBatchesQuery } from './schemas.js';
 import { listBatches, withProgress } from './service.js';
-
-/** The batch object with `progress`: (completed + failed) / total, 0 while the total is not known. */
-export const AdminBatch = Type.Object({
-  ...BatchObject.properties,
-  progress: Type.Number({ minimum: 0, maximum: 1, description: '(completed + failed) / total; 0 while the total is not known' }),
-});
 
 /** A project's batches for the dashboard (under /admin/v1): status, counts and progress, newest first. */
 export function batchesAdminRoutes(app: App, ctx: Ctx) {

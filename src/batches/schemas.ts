@@ -91,3 +91,9 @@ export type BatchObject = Static<typeof BatchObject>;
 export const BatchList = ListOf(BatchObject);
 export const BatchParams = Type.Object({ batch_id: Type.String({ maxLength: 256 }) });
 export const ListBatchesQuery = Type.Object(PageParams, { additionalProperties: false });
+
+/** The batch object with `progress`: (completed + failed) / total, 0 while the total is not known (the control plane's). */
+export const AdminBatch = Type.Object({
+  ...BatchObject.properties,
+  progress: Type.Number({ minimum: 0, maximum: 1, description: '(completed + failed) / total; 0 while the total is not known' }),
+});

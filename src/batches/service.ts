@@ -179,6 +179,12 @@ export async function getBatch(ctx: Ctx, projectId: string, id: string, exec: Ex
   return batchObject(row);
 }
 
+/** The project of a batch, found by its id alone (the dashboard's search); undefined when none. */
+export async function locateBatch(exec: Exec, id: string): Promise<{ project_id: string } | undefined> {
+  const row = await store.getBatchById(exec, id);
+  return row && { project_id: row.project_id };
+}
+
 /** `GET /v1/batches`: the project's batches, newest first. */
 export function listBatches(ctx: Ctx, projectId: string, params: ListParams): Promise<ListPage<BatchObject>> {
   return store.listBatches(ctx.store.db, projectId, params, batchObject);

@@ -4,7 +4,18 @@ import { ApiError, notFound } from '../core/errors.js';
 import type { App, Ctx } from '../core/module.js';
 import { sameSecret } from '../core/secrets.js';
 import { CSP, shellPage } from './page.js';
-import { AssetParams, Document, OldWebhooksParams, SessionBody, SessionView, SignInLink, SignInQuery } from './schemas.js';
+import { lookup } from './lookup.js';
+import {
+  AssetParams,
+  Document,
+  LookupQuery,
+  LookupView,
+  OldWebhooksParams,
+  SessionBody,
+  SessionView,
+  SignInLink,
+  SignInQuery,
+} from './schemas.js';
 import { redeemLink, signOut } from './service.js';
 import { LINK_MS, SESSION_MS, checkCsrf, cookieOf, sameOrigin, sessionCookie } from './session.js';
 
@@ -86,8 +97,14 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
   );
 }
 
-/** A sign-in link to hand a browser (scripts, and the banner). */
+/** A sign-in link to hand a browser (scripts, and the banner); the search box's id lookup. */
 export function dashboardAdminRoutes(app: App, ctx: Ctx) {
+  // Any id a person brings (a webhook-id, a run id from their logs) → the page that shows it.
+  app.get(
+    '/dashboard/lookup',
+    { schema: { tags: ['admin: dashboard'], querystring: LookupQuery, response: { 200: LookupView } } },
+    async (req) => ({ object: 'dashboard.lookup' as const, id: req.query.id.trim(), ...(await lookup(ctx, req.query.id)) }),
+  );
   app.post('/dashboard/sign_in_links', { schema: { tags: ['admin: dashboard'], response: { 201: SignInLink } } }, async (_req, reply) => {
     const { url, expiresAt } = signInLink(ctx);
     reply.code(201);

@@ -15,3 +15,14 @@ export const SignInLink = Type.Object({
   expires_at: Type.Integer({ description: 'Unix seconds (real time).' }),
 });
 export const OldWebhooksParams = Type.Object({ project_id: Type.String({ maxLength: 200 }) });
+export const LookupQuery = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 200, description: 'Any id Standin issues: req_…, evt_…, run_…, file-…' }) },
+  { additionalProperties: false },
+);
+export const LookupView = Type.Object({
+  object: Type.Literal('dashboard.lookup'),
+  id: Type.String(),
+  kind: Type.String({ description: 'What the id names: request, event, webhook_delivery, run, thread, file …' }),
+  project_id: Type.Union([Type.String(), Type.Null()], { description: 'The project it belongs to, when it belongs to one.' }),
+  url: Type.String({ description: 'The dashboard page that shows it (a path under /dashboard).' }),
+});

@@ -213,6 +213,13 @@ export async function getFile(ctx: Ctx, projectId: string, fileId: string, exec:
   return fileObject(row);
 }
 
+/** The project of a live file, found by its id alone (the dashboard's search); undefined when none. */
+export async function locateFile(ctx: Ctx, fileId: string): Promise<{ project_id: string } | undefined> {
+  const row = await store.getFileById(ctx.store.db, fileId);
+  const now = ctx.clock.nowSeconds();
+  return row && (row.expires_at === null || Number(row.expires_at) > now) ? { project_id: row.project_id } : undefined;
+}
+
 /** `GET /v1/files`: the project's live files, newest first unless `order=asc`. */
 export function listFiles(ctx: Ctx, projectId: string, params: ListParams & { purpose?: string }): Promise<ListPage<FileObject>> {
   return store.listFiles(ctx.store.db, projectId, ctx.clock.nowSeconds(), params, fileObject);

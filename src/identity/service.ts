@@ -227,6 +227,9 @@ export async function listApiKeys(exec: Exec, projectId: string): Promise<ApiKey
  * Deletes a key. Every instance stops taking it once the deletion commits: remembered credentials are
  * dropped here at once, and on the others by the `credentials` change signal.
  */
+/** The project of an API key, found by its id alone (the dashboard's search); undefined when none. */
+export const locateApiKey = (exec: Exec, id: string) => store.apiKeyProject(exec, id);
+
 export async function deleteApiKey(ctx: Ctx, projectId: string, keyId: string): Promise<void> {
   await ctx.store.db.transaction().execute(async (tx) => {
     if (!(await store.deleteApiKey(tx, projectId, keyId))) throw notFound('API key', keyId);

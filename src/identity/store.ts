@@ -83,6 +83,11 @@ export async function updateApiKey(exec: Exec, id: string, columns: Updateable<I
   await exec.updateTable('api_keys').set(columns).where('id', '=', id).execute();
 }
 
+/** An API key's project, in any project. */
+export async function apiKeyProject(exec: Exec, id: string): Promise<{ project_id: string } | undefined> {
+  return exec.selectFrom('api_keys').select(['project_id']).where('id', '=', id).executeTakeFirst();
+}
+
 export async function listApiKeys(exec: Exec, projectId: string): Promise<ApiKeyRow[]> {
   return exec.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
 }

@@ -3,7 +3,7 @@ interface LogReader {
   each(
     since: number,
     visit: (
-      request: { path: string; status: number; at: number; model: string | null },
+      request: { path: string; status: number; at: number; model: string | null; route: string | null },
       replyHeader: (name: string) => string | undefined,
     ) => void,
   ): void;
@@ -30,12 +30,12 @@ const num = (v: string | undefined) => (v === undefined || v === '' || Number.is
 const min = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
-/** A path without its query and with ids generalised: `/v1/threads/:id/runs`. */
-const endpointOf = (path: string) =>
+/** A path no route answered, without its query and with ids generalised: `/v1/nowhere/{id}`. */
+const unmatchedOf = (path: string) =>
   path
     .split('?')[0]
     .split('/')
-    .map((p) => (/^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$|^[a-z]+-[A-Za-z0-9-]{8,}$/.test(p) ? ':id' : p))
+    .map((p) => (/^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$|^[a-z]+-[A-Za-z0-9-]{8,}$/.test(p) ? '{id}' : p))
     .join('/');
 
 /**
@@ -64,8 +64,9 @@ export function rateLimitHistory(
   });
   log.each(from, (r, header) => {
     if (!r.path.startsWith('/v1/')) return;
-    // Requests refused before their body was read (a fault at the edge, a 429 before parsing) have no model: the endpoint names them.
-    const model = r.model ?? endpointOf(r.path);
+    // Requests refused before their body was read (a fault at the edge, a 429 before parsing) have no model:
+    // the route's own path template names them (`/v1/threads/{thread_id}/runs`), as the API reference does.
+    const model = r.model ?? r.route ?? unmatchedOf(r.path);
     let points = byModel.get(model);
     if (!points) byModel.set(model, (points = Array.from({ length: buckets }, (_, i) => empty(i))));
     const p = points[Math.min(buckets - 1, Math.max(0, Math.floor((r.at - from) / bucketSeconds)))];

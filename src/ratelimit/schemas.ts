@@ -287,7 +287,10 @@ export const HistoryView = Type.Object({
   bucket_seconds: Type.Integer(),
   series: Type.Array(
     Type.Object({
-      model: Type.String({ description: "The request body's model, else the endpoint (when the body was not read)" }),
+      model: Type.String({
+        description:
+          "The request body's model, else the answering route's path template (/v1/threads/{thread_id}/runs) when the body was not read",
+      }),
       points: Type.Array(
         Type.Object({
           t: Type.Integer(),

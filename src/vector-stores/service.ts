@@ -209,6 +209,9 @@ export async function existingVectorStoreIds(exec: Exec, projectId: string, ids:
   return found;
 }
 
+/** The project of a vector store (expired ones included), found by its id alone; undefined when none. */
+export const locateVectorStore = (exec: Exec, id: string): Promise<{ project_id: string } | undefined> => store.storeProject(exec, id);
+
 export async function getVectorStore(ctx: Ctx, projectId: string, id: string): Promise<VectorStoreObject> {
   return objectOf(ctx, ctx.store.db, await storeOf(ctx.store.db, projectId, id));
 }

@@ -18,6 +18,10 @@ export async function insertStore(exec: Exec, row: Insertable<T['vector_stores']
 export const getStore = (exec: Exec, projectId: string, id: string) =>
   exec.selectFrom('vector_stores').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
 
+/** A vector store's project, in any project. */
+export const storeProject = (exec: Exec, id: string) =>
+  exec.selectFrom('vector_stores').select(['project_id']).where('id', '=', id).executeTakeFirst();
+
 export const listStores = (exec: Exec, projectId: string, params: ListParams): Promise<ListPage<StoreRow>> =>
   paginate(exec.selectFrom('vector_stores').selectAll().where('project_id', '=', projectId), 'id', params, {
     defaultLimit: 20,

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { notFound } from '../core/errors.js';
 import { wholeList as list } from '../core/pagination.js';
 import type { App, Ctx } from '../core/module.js';
 import { Deleted, ListOf } from '../core/schemas.js';
@@ -9,9 +10,11 @@ import {
   DeliveryParams,
   EndpointParams,
   EventEnvelopeObject,
+  EventParams,
   EventTypeList,
   ListQuery,
   ObjectEventList,
+  ObjectEventObject,
   ObjectEventsQuery,
   ProjectParams,
   RotateBody,
@@ -128,6 +131,12 @@ export function webhookAdminRoutes(app: App, ctx: Ctx) {
   app.get('/events', { schema: { tags, querystring: ObjectEventsQuery, response: { 200: ObjectEventList } } }, async (req) => {
     const ids = Array.isArray(req.query.object_id) ? req.query.object_id : [req.query.object_id];
     return { object: 'list' as const, data: await svc.eventsOfObjects(db, ids, req.query.limit) };
+  });
+  // One event by its id, across projects: the `webhook-id` a receiver logged finds its deliveries.
+  app.get('/events/:event_id', { schema: { tags, params: EventParams, response: { 200: ObjectEventObject } } }, async (req) => {
+    const found = await svc.eventById(db, req.params.event_id);
+    if (!found) throw notFound('event', req.params.event_id, 'event_id');
+    return found;
   });
   app.post(
     `${base}/events`,

@@ -189,14 +189,17 @@ export const ObjectEventsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** An event with its project and its deliveries. */
+export const ObjectEventObject = Type.Object({
+  object: Type.Literal('object_event'),
+  project_id: Type.String(),
+  event: EventEnvelopeObject,
+  deliveries: Type.Array(WebhookDeliveryObject),
+});
+
+export const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 200 }) });
+
 export const ObjectEventList = Type.Object({
   object: Type.Literal('list'),
-  data: Type.Array(
-    Type.Object({
-      object: Type.Literal('object_event'),
-      project_id: Type.String(),
-      event: EventEnvelopeObject,
-      deliveries: Type.Array(WebhookDeliveryObject),
-    }),
-  ),
+  data: Type.Array(ObjectEventObject),
 });

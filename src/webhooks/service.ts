@@ -337,6 +337,25 @@ export async function eventsOfObjects(exec: Exec, objectIds: string[], limit = 5
   }));
 }
 
+/** One event by its id (the `webhook-id` a receiver got), with its project and deliveries; null when not stored. */
+export async function eventById(exec: Exec, eventId: string): Promise<ObjectEvent | null> {
+  const row = await store.eventById(exec, eventId);
+  if (!row) return null;
+  const deliveries = await store.deliveriesOfEvents(exec, [row.id]);
+  return {
+    object: 'object_event',
+    project_id: row.project_id,
+    event: JSON.parse(row.payload) as EventEnvelope,
+    deliveries: deliveries.map(toDelivery),
+  };
+}
+
+/** Where a delivery lives (project and endpoint), found by its id alone; undefined when not stored. */
+export const locateDelivery = (exec: Exec, id: string) => store.deliveryById(exec, id);
+
+/** The project of an endpoint, found by its id alone; undefined when not stored. */
+export const locateEndpoint = (exec: Exec, id: string) => store.endpointById(exec, id);
+
 /** One delivery with its attempts and the event it carries. */
 export async function getDelivery(exec: Exec, projectId: string, id: string): Promise<WebhookDelivery> {
   const row = await store.getDelivery(exec, projectId, id);

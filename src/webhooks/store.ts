@@ -56,6 +56,18 @@ export const listAttempts = (exec: Exec, deliveryId: string): Promise<AttemptRow
 export const eventPayload = async (exec: Exec, eventId: string): Promise<string | undefined> =>
   (await exec.selectFrom('events').select('payload').where('id', '=', eventId).executeTakeFirst())?.payload;
 
+/** An event's row (its project and envelope), in any project. */
+export const eventById = (exec: Exec, eventId: string) =>
+  exec.selectFrom('events').select(['id', 'project_id', 'payload']).where('id', '=', eventId).executeTakeFirst();
+
+/** A delivery's project and endpoint, in any project. */
+export const deliveryById = (exec: Exec, id: string) =>
+  exec.selectFrom('webhook_deliveries').select(['project_id', 'endpoint_id']).where('id', '=', id).executeTakeFirst();
+
+/** An endpoint's project, in any project. */
+export const endpointById = (exec: Exec, id: string) =>
+  exec.selectFrom('webhook_endpoints').select(['project_id']).where('id', '=', id).executeTakeFirst();
+
 /** The newest events about an object (`events.object_id`), with the project each belongs to. */
 export const eventsOfObject = (exec: Exec, objectIds: string[], limit: number) =>
   exec

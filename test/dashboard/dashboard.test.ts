@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStandin, type TestStandin } from '../helpers.js';
 import { startReceiver } from '../webhooks/receiver.js';
+import { uploadFile } from '../vector-stores/upload.js';
 import { join } from 'node:path';
 import { bannerLink, launchChromium, screenshots, signedIn, SHOTS, type Browser } from './harness.js';
 
@@ -143,6 +144,12 @@ describe('dashboard', () => {
     await page.getByRole('button', { name: 'Send test event' }).click();
     const delivery = page.locator('li.delivery', { hasText: 'batch.completed' });
     await delivery.waitFor();
+    // The row names the event it carries (the webhook-id a receiver logs), copyable.
+    const eventId = (await s.req('GET', '/admin/v1/projects/proj_demo/webhook_endpoints', { key: 'admin' })).body.data[0].id;
+    const first = (await s.req('GET', `/admin/v1/projects/proj_demo/webhook_endpoints/${eventId}/deliveries`, { key: 'admin' })).body
+      .data[0];
+    await delivery.getByText(first.event_id, { exact: true }).waitFor();
+    await delivery.getByRole('button', { name: `Copy ${first.event_id}` }).waitFor();
     await expect.poll(() => rx.received.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
     expect(new Webhook(secret).verify(rx.received[0].body, rx.received[0].headers as Record<string, string>)).toMatchObject({
       type: 'batch.completed',
@@ -176,8 +183,12 @@ describe('dashboard', () => {
     expect(status).toBe('completed');
     const { context, page } = await signedIn(browser, url, s.keys.admin);
     await page.goto(`${url}/dashboard/runs?project=proj_demo`);
-    await page.getByRole('button', { name: threadId }).click();
-    await page.getByRole('button', { name: runId }).click();
+    // The run is listed, newest first with its status and model, before any thread is chosen.
+    const recent = page.locator('section', { has: page.getByRole('heading', { name: 'Recent runs' }) });
+    const row = recent.locator('li', { has: page.getByRole('button', { name: runId, exact: true }) });
+    await row.getByText('completed').waitFor();
+    await row.getByText(/^gpt-/).waitFor();
+    await row.getByRole('button', { name: runId, exact: true }).click();
     const steps = page.getByRole('list', { name: 'Steps' });
     await steps.getByText('Message').first().waitFor();
     await steps.getByText('completed').first().waitFor();
@@ -186,6 +197,47 @@ describe('dashboard', () => {
     await streamCard.getByRole('button', { name: 'Replay' }).click();
     await streamCard.getByText('thread.run.completed').waitFor();
     await streamCard.getByText('thread.message.delta').first().waitFor();
+    // Choosing a thread narrows the list to its runs, and back.
+    await page.getByRole('button', { name: threadId, exact: true }).click();
+    await page.getByRole('heading', { name: 'Runs of the thread' }).waitFor();
+    await page.getByRole('button', { name: 'All runs of the project' }).click();
+    await page.getByRole('heading', { name: 'Recent runs' }).waitFor();
+    await context.close();
+  });
+
+  it('finds anything by its id from the header of every page; ids copy in one click', async () => {
+    const { context, page } = await signedIn(browser, url, s.keys.admin);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
+    const find = async (id: string) => {
+      await page.getByRole('searchbox', { name: 'Find by id' }).fill(id);
+      await page.getByRole('button', { name: 'Open', exact: true }).click();
+    };
+    // A run id from someone's logs: the Runs page with its steps.
+    const run = (await s.req('GET', '/admin/v1/projects/proj_demo/runs?limit=1', { key: 'admin' })).body.data[0];
+    await page.goto(`${url}/dashboard/rate-limits`);
+    await find(run.id);
+    await page.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+    await page.getByRole('list', { name: 'Steps' }).getByText('Message').first().waitFor();
+    expect(new URL(page.url()).searchParams.get('run')).toBe(run.id);
+    // The webhook-id a receiver got: the event, its deliveries, and on to a delivery's attempts.
+    const eventId = rx.received[0].headers['webhook-id'] as string;
+    await find(eventId);
+    const event = page.locator('section', { has: page.getByRole('heading', { name: 'Event', exact: true }) });
+    await event.getByText('batch.completed').first().waitFor();
+    await event.getByRole('button', { name: 'Open delivery' }).first().click();
+    await page.locator('li.delivery.sel').getByText(eventId).first().waitFor();
+    // A request id: the request opened.
+    const logged = (await s.req('GET', '/admin/v1/requests?path=%2Fv1%2Fchat&status=200&limit=1', { key: 'admin' })).body.data[0];
+    await find(logged.id);
+    await page.getByRole('complementary', { name: 'Request detail' }).getByText(logged.id).first().waitFor();
+    // An id that is none: a clear message, and the page stays.
+    await find('not-an-id');
+    await page.getByRole('alert').filter({ hasText: 'is not an id Standin issues' }).waitFor();
+    await find('run_0000000000nothinghere000');
+    await page.getByRole('alert').filter({ hasText: "No run found with id 'run_0000000000nothinghere000'" }).waitFor();
+    // One click copies an id.
+    await page.getByRole('button', { name: `Copy ${logged.id}` }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(logged.id);
     await context.close();
   });
 
@@ -202,6 +254,8 @@ describe('dashboard', () => {
       .first()
       .waitFor();
     await model.locator('canvas').waitFor();
+    // The use is shown beside its limit.
+    await model.getByRole('meter', { name: 'Requests used of the limit' }).waitFor();
     await context.close();
   });
 
@@ -227,6 +281,19 @@ describe('dashboard', () => {
   });
 
   it('every page at 1280 and 390 px, light and dark', async () => {
+    // Something on the Files page: a file, a vector store of it, and a batch.
+    const file = await uploadFile(
+      s,
+      'requests.jsonl',
+      `${JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } })}\n`,
+      'batch',
+    );
+    await s.req('POST', '/v1/vector_stores', { key: 'platform', body: { name: 'Manuals' } });
+    await s.req('POST', '/v1/batches', {
+      key: 'platform',
+      body: { input_file_id: file, endpoint: '/v1/chat/completions', completion_window: '24h' },
+    });
+    const eventId = rx.received[0].headers['webhook-id'] as string;
     const shots = await screenshots(browser, url, s.keys.admin, [
       ['overview', '/dashboard', (p) => p.getByText('Ad account').first().waitFor()],
       ['requests', '/dashboard/requests', (p) => p.locator('table.requests tbody tr').first().waitFor()],
@@ -248,26 +315,36 @@ describe('dashboard', () => {
         },
       ],
       [
+        'event',
+        `/dashboard/webhooks?project=proj_demo&event=${eventId}`,
+        (p) => p.getByRole('list', { name: 'Deliveries of the event' }).waitFor(),
+      ],
+      [
         'runs',
         '/dashboard/runs?project=proj_demo',
         async (p) => {
           await p
-            .locator('section', { has: p.getByRole('heading', { name: 'Threads' }) })
-            .getByRole('button')
-            .first()
-            .click();
-          await p
-            .locator('section', { has: p.getByRole('heading', { name: 'Runs', exact: true }) })
-            .getByRole('button')
+            .locator('section', { has: p.getByRole('heading', { name: 'Recent runs' }) })
+            .locator('li button.link')
             .first()
             .click();
           await p.getByText('thread.run.created').waitFor();
         },
       ],
+      ['files', `/dashboard/files?project=proj_demo&file=${file}`, (p) => p.locator('tr.sel').waitFor()],
       ['rate-limits', '/dashboard/rate-limits', (p) => p.locator('canvas').first().waitFor()],
       ['identity', '/dashboard/identity', (p) => p.getByRole('heading', { name: 'Token exchanges' }).first().waitFor()],
+      [
+        'find-unknown',
+        '/dashboard/overview',
+        async (p) => {
+          await p.getByRole('searchbox', { name: 'Find by id' }).fill('whdel_0000000000nothinghere00');
+          await p.getByRole('button', { name: 'Open', exact: true }).click();
+          await p.getByRole('alert').filter({ hasText: 'No webhook delivery found' }).waitFor();
+        },
+      ],
     ]);
-    expect(shots).toHaveLength(7 * 4);
+    expect(shots).toHaveLength(10 * 4);
     const signIn = await browser.newPage({ viewport: { width: 390, height: 800 } });
     await signIn.goto(`${url}/dashboard`);
     await signIn.getByLabel('Admin key').waitFor();

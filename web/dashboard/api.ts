@@ -1,3 +1,5 @@
+import type { ErrorBody } from '../../src/dashboard/wire.js';
+
 // Every call goes to /admin/v1 with the session cookie; writes carry the CSRF header the server requires.
 export class ApiError extends Error {
   constructor(
@@ -13,7 +15,8 @@ const signedOut: Listener[] = [];
 /** Called when the server says the session is gone (401). */
 export const onSignedOut = (l: Listener) => void signedOut.push(l);
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+/** Calls the control plane (`path` under /admin/v1, or an absolute path) and answers its JSON as `T` (a type of src/dashboard/wire.ts). */
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   // The dashboard's reads stay out of the request log; its writes are logged like any other.
   const headers: Record<string, string> = method === 'GET' ? { 'x-standin-dashboard': '1' } : { 'x-standin-csrf': '1' };
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -23,13 +26,13 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
     credentials: 'same-origin',
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = await res.json().catch(() => ({}));
+  const json: unknown = await res.json().catch(() => ({}));
   if (res.status === 401 && !path.startsWith('/dashboard/')) signedOut.forEach((l) => l());
-  if (!res.ok) throw new ApiError(json?.error?.message ?? `${res.status} ${res.statusText}`, res.status);
+  if (!res.ok) throw new ApiError((json as Partial<ErrorBody>).error?.message ?? `${res.status} ${res.statusText}`, res.status);
   return json as T;
 }
 
-export const get = <T = any>(path: string) => api<T>('GET', path);
+export const get = <T = unknown>(path: string) => api<T>('GET', path);
 
 /** A query string from the set values of `params`. */
 export function qs(params: Record<string, string | number | undefined | null>): string {

@@ -3,7 +3,9 @@ import '../shared/look.css';
 import './style.css';
 import { render, type FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { Session } from '../../src/dashboard/wire.js';
 import { api, onSignedOut } from './api.js';
+import { FindById } from './search.js';
 import { interceptLinks, useLocation } from './router.js';
 import { html } from './ui.js';
 import { Overview } from './pages/overview.js';
@@ -41,7 +43,7 @@ function App() {
   const loc = useLocation();
   useEffect(() => {
     onSignedOut(() => setSignedIn(false));
-    api('GET', '/dashboard/session').then(
+    api<Session>('GET', '/dashboard/session').then(
       (s) => setSignedIn(s.signed_in),
       () => setSignedIn(false),
     );
@@ -70,6 +72,7 @@ function App() {
           <li><a href="/apps">App host ↗</a></li>
         </ul>
       </nav>
+      <${FindById} />
       <div class="tools">
         <button type="button" onClick=${() => setTheme(next)} aria-label=${`Theme: ${theme}. Switch to ${next}`}>
           ${theme === 'dark' ? '☾' : theme === 'light' ? '☀' : '◐'} <span class="wide">${theme}</span>
@@ -80,7 +83,7 @@ function App() {
     <main id="main" tabindex="-1">
       ${
         page
-          ? html`<${page.view} key=${page.id} />`
+          ? html`<${page.view} key=${`${page.id}-${loc.visit}`} />`
           : html`<h1>Not found</h1>
               <p>No page <code>${loc.page}</code>.</p>`
       }

@@ -4,14 +4,17 @@ import { useEffect, useState } from 'preact/hooks';
 export const BASE = '/dashboard';
 
 const listeners = new Set<() => void>();
+// Counts navigations, so a page opened again with another query (a search result) starts afresh.
+let visits = 0;
 export function navigate(to: string): void {
   history.pushState(null, '', to);
+  visits++;
   listeners.forEach((l) => l());
 }
-window.addEventListener('popstate', () => listeners.forEach((l) => l()));
+window.addEventListener('popstate', () => (visits++, listeners.forEach((l) => l())));
 
 /** The current location (path under /dashboard and the query), re-rendering on navigation. */
-export function useLocation(): { page: string; rest: string[]; query: URLSearchParams } {
+export function useLocation(): { page: string; rest: string[]; query: URLSearchParams; visit: number } {
   const [, set] = useState(0);
   useEffect(() => {
     const l = () => set((n) => n + 1);
@@ -19,7 +22,7 @@ export function useLocation(): { page: string; rest: string[]; query: URLSearchP
     return () => void listeners.delete(l);
   }, []);
   const parts = location.pathname.slice(BASE.length).split('/').filter(Boolean).map(decodeURIComponent);
-  return { page: parts[0] ?? 'overview', rest: parts.slice(1), query: new URLSearchParams(location.search) };
+  return { page: parts[0] ?? 'overview', rest: parts.slice(1), query: new URLSearchParams(location.search), visit: visits };
 }
 
 /** Sends same-origin clicks on /dashboard links through the router. */

@@ -83,6 +83,71 @@ export const Card = ({
     ${children}
   </section>`;
 
+/** Puts text on the clipboard; where the Clipboard API is missing (plain HTTP off loopback), through a selection. */
+async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const area = document.createElement('textarea');
+  area.value = text;
+  area.setAttribute('readonly', '');
+  area.style.position = 'fixed';
+  area.style.opacity = '0';
+  document.body.append(area);
+  area.select();
+  document.execCommand('copy');
+  area.remove();
+}
+
+/** A button that copies an id in one click. */
+export function Copy({ id }: { id: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await copyText(id);
+    setCopied(true);
+    setTimeout(() => setCopied(false), 1500);
+  };
+  return html`<button type="button" class="copy" onClick=${copy} aria-label=${`Copy ${id}`} title=${copied ? 'Copied' : `Copy ${id}`}>
+    <svg viewBox="0 0 16 16" width="13" height="13" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="1.5">
+      ${
+        copied
+          ? html`<polyline points="3,8.5 6.5,12 13,4.5" />`
+          : html`<rect x="5.5" y="5.5" width="8" height="8" rx="1.5" /><path
+                d="M10.5 3.5v-1a1 1 0 0 0-1-1h-7a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h1"
+              />`
+      }
+    </svg>
+  </button>`;
+}
+
+/** An id in code type with its copy button. */
+export const Id = ({ id }: { id: string }) => html`<span class="id"><code>${id}</code><${Copy} id=${id} /></span>`;
+
+/** Marks the element of `id` (its `data-id`) once it is shown, and scrolls it into view: where a search lands. */
+export function useReveal(id: string | null | undefined, shown: unknown): void {
+  useEffect(() => {
+    if (!id) return;
+    const el = document.querySelector(`[data-id="${CSS.escape(id)}"]`);
+    el?.scrollIntoView({ block: 'center' });
+  }, [id, shown]);
+}
+
+/** The theme in force (`light` or `dark`), following the header's choice and the system's. */
+export function useDark(): boolean {
+  const read = () =>
+    document.documentElement.dataset.theme
+      ? document.documentElement.dataset.theme === 'dark'
+      : matchMedia('(prefers-color-scheme: dark)').matches;
+  const [dark, setDark] = useState(read);
+  useEffect(() => {
+    const update = () => setDark(read());
+    const media = matchMedia('(prefers-color-scheme: dark)');
+    media.addEventListener('change', update);
+    const observer = new MutationObserver(update);
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+    return () => (media.removeEventListener('change', update), observer.disconnect());
+  }, []);
+  return dark;
+}
+
 /** Runs an action, reporting its error in a shared message line. */
 export function useAction(): [string, (fn: () => Promise<unknown>) => Promise<void>, (m: string) => void] {
   const [msg, setMsg] = useState('');

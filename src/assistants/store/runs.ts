@@ -37,6 +37,11 @@ export function pageRuns<T>(db: Exec, projectId: string, threadId: string, page:
   );
 }
 
+/** A project's runs across its threads (the dashboard's recent runs), newest first by default. */
+export function pageProjectRuns<T>(db: Exec, projectId: string, page: ListParams, map: (row: RunRow) => T) {
+  return paginate(db.selectFrom('thread_runs').selectAll().where('project_id', '=', projectId), 'id', page, { ...LIST, map });
+}
+
 /** Ids of a thread's unfinished runs whose deadline has passed (to expire before a list shows them). */
 export async function dueRunIds(db: Exec, threadId: string, now: number): Promise<string[]> {
   const rows = await db

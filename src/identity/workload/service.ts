@@ -99,6 +99,8 @@ export const listRoots = (exec: Exec, organizationId: string): Promise<MtlsRoot[
 export const getAllowlist = (exec: Exec, projectId: string): Promise<string[]> => store.getAllowlist(exec, projectId);
 /** A page of the exchange audit log (`organizationId` null: every organization's, and refusals before a provider was known). */
 export const listExchanges = store.listExchanges;
+/** The organization of a token exchange, found by its id alone (the dashboard's search); undefined when none. */
+export const locateExchange = store.exchangeOrganization;
 
 const JWT_ONLY = ['issuer', 'audiences', 'algorithms', 'jwks_url', 'jwks', 'spiffe_trust_domain'] as const;
 

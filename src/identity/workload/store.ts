@@ -298,6 +298,10 @@ export async function putAllowlist(exec: Exec, row: WorkloadTables['project_ip_a
 }
 
 /** A page of the exchange audit log, newest first by default; `organizationId` null: every organization's. */
+/** A token exchange's organization (null: refused before one was known), in any organization. */
+export const exchangeOrganization = (exec: Exec, id: string) =>
+  exec.selectFrom('workload_exchanges').select(['organization_id']).where('id', '=', id).executeTakeFirst();
+
 export async function listExchanges(
   exec: Exec,
   filter: { organizationId: string | null; providerId?: string; outcome?: 'issued' | 'refused' },

@@ -1,65 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, qs } from '../api.js';
 import { setQuery, useLocation } from '../router.js';
-import { Card, Empty, ErrorLine, html, time, useData } from '../ui.js';
+import type { Batch, FileRow, List, StoreFile, VectorStore } from '../../../src/dashboard/wire.js';
+import { Card, Empty, ErrorLine, Id, html, time, useData, useReveal } from '../ui.js';
 import { ProjectPicker } from './project-picker.js';
 
-interface FileRow {
-  id: string;
-  filename: string;
-  purpose: string;
-  bytes: number;
-  created_at: number;
-  expires_at: number | null;
-  status: string;
-}
-interface Counts {
-  in_progress: number;
-  completed: number;
-  failed: number;
-  cancelled: number;
-  total: number;
-}
-interface VectorStore {
-  id: string;
-  name: string;
-  status: 'expired' | 'in_progress' | 'completed';
-  usage_bytes: number;
-  file_counts: Counts;
-  created_at: number;
-  expires_at: number | null;
-  last_active_at: number | null;
-}
-interface StoreFile {
-  id: string;
-  status: 'in_progress' | 'completed' | 'cancelled' | 'failed';
-  usage_bytes: number;
-  created_at: number;
-  last_error: { code: string; message: string } | null;
-}
-interface Batch {
-  id: string;
-  status: string;
-  endpoint: string;
-  model: string | null;
-  input_file_id: string;
-  output_file_id: string | null;
-  error_file_id: string | null;
-  created_at: number;
-  in_progress_at: number | null;
-  finalizing_at: number | null;
-  completed_at: number | null;
-  failed_at: number | null;
-  expired_at: number | null;
-  cancelled_at: number | null;
-  request_counts: { total: number; completed: number; failed: number };
-  progress: number;
-  errors: { data: { code: string; message: string; line: number | null }[] } | null;
-}
-interface List<T> {
-  data: T[];
-  has_more: boolean;
-}
+type Counts = VectorStore['file_counts'];
 
 /** How often the page reads while something is in progress; it stops reading once everything is final. */
 const LIVE_MS = 2000;
@@ -84,7 +30,10 @@ export function Files() {
   const { query } = useLocation();
   const [project, setProject] = useState(query.get('project') ?? '');
   const [open, setOpen] = useState(query.get('vector_store') ?? '');
-  useEffect(() => setQuery({ project, vector_store: open }), [project, open]);
+  useEffect(
+    () => setQuery({ project, vector_store: open, file: query.get('file') ?? '', batch: query.get('batch') ?? '' }),
+    [project, open],
+  );
   const base = `projects/${encodeURIComponent(project)}`;
   const [live, setLive] = useState(false);
   const all = useData(
@@ -105,6 +54,9 @@ export function Files() {
     setLive(!!d && (d.stores.data.some((v) => v.status === 'in_progress') || d.batches.data.some((b) => !BATCH_FINAL.includes(b.status))));
   }, [d]);
   const names = new Map(d?.files.data.map((f) => [f.id, f.filename]));
+  // Where a search for a file or a batch landed.
+  const found = query.get('file') ?? query.get('batch');
+  useReveal(found ?? open, d);
   const link = (id: string | null, label?: string) =>
     id
       ? html`<a href=${`/admin/v1/${base}/files/${encodeURIComponent(id)}/content`} download=${names.get(id) ?? id}
@@ -122,16 +74,17 @@ export function Files() {
     <${ErrorLine} error=${all.error} />
     ${
       d
-        ? html`<${Batches} batches=${d.batches} link=${link} />
+        ? html`${found && ![...d.files.data, ...d.batches.data].some((x) => x.id === found) ? html`<p class="notice">${found} is older than the newest ${SHOWN} shown here.</p>` : null}
+            <${Batches} batches=${d.batches} link=${link} found=${found} />
             <${VectorStores} stores=${d.stores} base=${base} open=${open} setOpen=${setOpen} names=${names} />
-            <${FilesTable} files=${d.files} link=${link} />`
+            <${FilesTable} files=${d.files} link=${link} found=${found} />`
         : null
     }`;
 }
 
 type Link = (id: string | null, label?: string) => unknown;
 
-function Batches({ batches, link }: { batches: List<Batch>; link: Link }) {
+function Batches({ batches, link, found }: { batches: List<Batch>; link: Link; found: string | null }) {
   return html`<${Card} title="Batches" id="batches-h">
     ${
       batches.data.length
@@ -140,9 +93,9 @@ function Batches({ batches, link }: { batches: List<Batch>; link: Link }) {
                 const { total, completed, failed } = b.request_counts;
                 const pct = Math.round(b.progress * 100);
                 const ended = b.completed_at ?? b.failed_at ?? b.expired_at ?? b.cancelled_at;
-                return html`<li>
+                return html`<li data-id=${b.id} class=${b.id === found ? 'sel' : ''}>
                   <div class="row wrap">
-                    <code>${b.id}</code>
+                    <${Id} id=${b.id} />
                     <${StatusBadge} status=${b.status} />
                     <small class="muted">${b.endpoint}${b.model ? ` · ${b.model}` : ''}</small>
                   </div>
@@ -238,10 +191,10 @@ function VectorStores({
         ? html`<ul class="plain items" aria-labelledby="stores-h">
               ${stores.data.map(
                 (v) =>
-                  html`<li>
+                  html`<li data-id=${v.id} class=${v.id === open ? 'sel' : ''}>
                     <div class="row wrap">
                       <strong>${v.name || '(no name)'}</strong>
-                      <code>${v.id}</code>
+                      <${Id} id=${v.id} />
                       <${StatusBadge} status=${v.status} />
                       <small class="muted">${size(v.usage_bytes)}</small>
                     </div>
@@ -314,7 +267,7 @@ function StoreFiles({ id, store, base, names }: { id: string; store: VectorStore
   </div>`;
 }
 
-function FilesTable({ files, link }: { files: List<FileRow>; link: Link }) {
+function FilesTable({ files, link, found }: { files: List<FileRow>; link: Link; found: string | null }) {
   return html`<${Card} title="Files" id="files-h">
     ${
       files.data.length
@@ -332,9 +285,9 @@ function FilesTable({ files, link }: { files: List<FileRow>; link: Link }) {
               <tbody>
                 ${files.data.map(
                   (f) =>
-                    html`<tr>
+                    html`<tr data-id=${f.id} class=${f.id === found ? 'sel' : ''}>
                       <td data-label="Name" class="break">${link(f.id, f.filename)}</td>
-                      <td data-label="ID"><code>${f.id}</code></td>
+                      <td data-label="ID"><${Id} id=${f.id} /></td>
                       <td data-label="Purpose">${f.purpose}</td>
                       <td data-label="Size" class="num nowrap">${size(f.bytes)}</td>
                       <td data-label="Created" class="nowrap">${time(f.created_at)}</td>

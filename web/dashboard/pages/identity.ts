@@ -1,25 +1,12 @@
 import { useState } from 'preact/hooks';
 import { get } from '../api.js';
-import { Card, Empty, ErrorLine, html, time, useData } from '../ui.js';
-
-interface Exchange {
-  id: string;
-  provider_id: string | null;
-  mapping_id: string | null;
-  service_account_id: string | null;
-  subject: string | null;
-  via: string | null;
-  outcome: 'issued' | 'refused';
-  error: string | null;
-  category: string | null;
-  reason: string | null;
-  client_ip: string | null;
-  created_at: number;
-}
+import type { Exchange, List, MtlsRoot, Organization, Provider } from '../../../src/dashboard/wire.js';
+import { useLocation } from '../router.js';
+import { Card, Empty, ErrorLine, Id, html, time, useData, useReveal } from '../ui.js';
 
 /** Workload identity per organization: providers and their mappings, mTLS roots, and the audit of token exchanges. */
 export function Identity() {
-  const orgs = useData(() => get<{ data: { id: string; name: string }[] }>('organizations'), []);
+  const orgs = useData(() => get<List<Organization>>('organizations'), []);
   const [outcome, setOutcome] = useState('');
   return html`<h1>Identity</h1>
     <${ErrorLine} error=${orgs.error} />
@@ -35,9 +22,9 @@ export function Identity() {
     <${Exchanges} title="Refused before an organization was known" path="workload_identity/exchanges" outcome=${outcome} />`;
 }
 
-function Org({ org, outcome }: { org: { id: string; name: string }; outcome: string }) {
-  const providers = useData(() => get<{ data: any[] }>(`organizations/${org.id}/identity_providers`), [org.id]);
-  const roots = useData(() => get<{ data: any[] }>(`organizations/${org.id}/mtls_roots`), [org.id]);
+function Org({ org, outcome }: { org: Organization; outcome: string }) {
+  const providers = useData(() => get<{ data: Provider[] }>(`organizations/${org.id}/identity_providers`), [org.id]);
+  const roots = useData(() => get<{ data: MtlsRoot[] }>(`organizations/${org.id}/mtls_roots`), [org.id]);
   return html`<section class="org">
     <h2>${org.name} <code class="muted">${org.id}</code></h2>
     <${ErrorLine} error=${providers.error || roots.error} />
@@ -57,7 +44,7 @@ function Org({ org, outcome }: { org: { id: string; name: string }; outcome: str
                       ${p.attribute_condition ? html`<br /><small>condition <code>${p.attribute_condition}</code></small>` : null}
                       <ul>
                         ${p.mappings.map(
-                          (m: any) =>
+                          (m) =>
                             html`<li>
                               <small
                                 >${m.name} → ${m.service_account_id} (${m.project_id}) ${m.enabled ? '' : '· disabled'}
@@ -95,7 +82,9 @@ function Org({ org, outcome }: { org: { id: string; name: string }; outcome: str
 }
 
 function Exchanges({ title, path, outcome }: { title: string; path: string; outcome: string }) {
-  const list = useData(() => get<{ data: Exchange[] }>(`${path}?limit=50${outcome ? `&outcome=${outcome}` : ''}`), [path, outcome], 5000);
+  const list = useData(() => get<List<Exchange>>(`${path}?limit=50${outcome ? `&outcome=${outcome}` : ''}`), [path, outcome], 5000);
+  const found = useLocation().query.get('exchange');
+  useReveal(found, list.data);
   return html`<${Card} title=${title} id=${`ex-${path}`}>
     <${ErrorLine} error=${list.error} />
     ${
@@ -114,8 +103,10 @@ function Exchanges({ title, path, outcome }: { title: string; path: string; outc
               <tbody>
                 ${list.data.data.map(
                   (x) =>
-                    html`<tr>
-                      <td class="nowrap">${time(x.created_at)}</td>
+                    html`<tr data-id=${x.id} class=${x.id === found ? 'sel' : ''}>
+                      <td class="nowrap">
+                        ${time(x.created_at)}<br /><small><${Id} id=${x.id} /></small>
+                      </td>
                       <td><span class=${`badge ${x.outcome === 'issued' ? 'ok' : 'bad'}`}>${x.outcome}</span></td>
                       <td class="break">${x.subject ?? '—'}<br /><small class="muted">${x.service_account_id ?? ''}</small></td>
                       <td data-label="Via">${x.via ?? '—'}</td>

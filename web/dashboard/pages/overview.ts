@@ -1,16 +1,25 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api.js';
-import { Card, Empty, ErrorLine, html, relative, time, useAction, useData } from '../ui.js';
-
-interface Org {
-  id: string;
-  name: string;
-  created_at: number;
-}
+import type {
+  AdAccount as AdAccountRow,
+  ApiKey,
+  Audience,
+  Campaign,
+  Clock as ClockView,
+  Fault,
+  Feed,
+  List,
+  Logged,
+  Organization as Org,
+  Project as ProjectRow,
+  ServiceAccount,
+} from '../../../src/dashboard/wire.js';
+import { useLocation } from '../router.js';
+import { Card, Empty, ErrorLine, Id, html, relative, time, useAction, useData, useReveal } from '../ui.js';
 
 /** Organizations and what they hold, the clock, and the active faults. */
 export function Overview() {
-  const orgs = useData(() => get<{ data: Org[] }>('organizations'), []);
+  const orgs = useData(() => get<List<Org>>('organizations'), []);
   return html`<h1>Overview</h1>
     <div class="grid2">
       <${Clock} />
@@ -22,12 +31,12 @@ export function Overview() {
 }
 
 function Clock() {
-  const clock = useData(() => get<{ now: number; offset_ms: number }>('clock'), [], 5000);
+  const clock = useData(() => get<ClockView>('clock'), [], 5000);
   const [duration, setDuration] = useState('1h');
   const [msg, run] = useAction();
   const advance = (e: Event) => {
     e.preventDefault();
-    void run(async () => clock.setData(await api('POST', 'clock/advance', { duration })));
+    void run(async () => clock.setData(await api<ClockView>('POST', 'clock/advance', { duration })));
   };
   const c = clock.data;
   return html`<${Card} title="Clock" id="clock-h">
@@ -42,19 +51,8 @@ function Clock() {
   </${Card}>`;
 }
 
-interface Fault {
-  id: string;
-  path: string;
-  method: string;
-  /** Null: the fault only delays. */
-  status: number | null;
-  type: string | null;
-  latency_ms: number;
-  remaining: number;
-}
-
 function Faults() {
-  const faults = useData(() => get<{ data: Fault[] }>('faults'), [], 5000);
+  const faults = useData(() => get<List<Fault>>('faults'), [], 5000);
   const [form, setForm] = useState({ path: '/v1/chat/completions', status: '429', count: '1' });
   const [msg, run] = useAction();
   const add = (e: Event) => {
@@ -112,14 +110,8 @@ function Faults() {
 }
 
 function Organization({ org }: { org: Org }) {
-  const projects = useData(
-    () => get<{ data: { id: string; name: string; created_at: number }[] }>(`organizations/${org.id}/projects`),
-    [org.id],
-  );
-  const ads = useData(
-    () => get<{ data: { id: string; name: string; currency: string }[] }>(`organizations/${org.id}/ad_accounts`),
-    [org.id],
-  );
+  const projects = useData(() => get<List<ProjectRow>>(`organizations/${org.id}/projects`), [org.id]);
+  const ads = useData(() => get<List<AdAccountRow>>(`organizations/${org.id}/ad_accounts`), [org.id]);
   return html`<section class="org">
     <h2>${org.name} <code class="muted">${org.id}</code></h2>
     <${ErrorLine} error=${projects.error || ads.error} />
@@ -128,37 +120,30 @@ function Organization({ org }: { org: Org }) {
   </section>`;
 }
 
-interface Key {
-  id: string;
-  name: string;
-  redacted_value: string;
-  service_account_id: string | null;
-  created_at: number;
-  last_used?: number | null;
-}
+/** A key with its newest request in the log. */
+type Key = ApiKey & { last_used: number | null };
 
-function Project({ project }: { project: { id: string; name: string } }) {
+function Project({ project }: { project: ProjectRow }) {
   const base = `projects/${project.id}`;
-  const clock = useData(() => get<{ now: number }>('clock'), []);
+  const found = useLocation().query.get('key');
+  const clock = useData(() => get<ClockView>('clock'), []);
   const keys = useData(async () => {
-    const list = await get<{ data: Key[] }>(`${base}/api_keys`);
+    const list = await get<List<ApiKey>>(`${base}/api_keys`);
     // "Last used" comes from the request log: as far back as it reaches.
-    await Promise.all(
+    const data: Key[] = await Promise.all(
       list.data.map(async (k) => {
-        const r = await get<{ data: { at: number }[] }>(`requests?credential_id=${encodeURIComponent(k.id)}&limit=1`);
-        k.last_used = r.data[0]?.at ?? null;
+        const r = await get<List<Logged>>(`requests?credential_id=${encodeURIComponent(k.id)}&limit=1`);
+        return { ...k, last_used: r.data[0]?.at ?? null };
       }),
     );
-    return list;
+    return { ...list, data };
   }, [project.id]);
-  const accounts = useData(
-    () => get<{ data: { id: string; name: string; role: string; created_at: number }[] }>(`${base}/service_accounts`),
-    [project.id],
-  );
+  useReveal(found, keys.data);
+  const accounts = useData(() => get<List<ServiceAccount>>(`${base}/service_accounts`), [project.id]);
   const [msg, run] = useAction();
   const now = clock.data?.now ?? 0;
   return html`<${Card} title=${`Project ${project.name}`} id=${`p-${project.id}`} actions=${html`<a href=${`/dashboard/webhooks?project=${project.id}`}>Webhooks</a> <a href=${`/dashboard/requests?project=${project.id}`}>Requests</a>`}>
-    <p class="muted"><code>${project.id}</code></p>
+    <p class="muted"><${Id} id=${project.id} /></p>
     <h3>API keys</h3>
     ${
       keys.data?.data.length
@@ -176,12 +161,12 @@ function Project({ project }: { project: { id: string; name: string } }) {
               <tbody>
                 ${keys.data.data.map(
                   (k) =>
-                    html`<tr>
+                    html`<tr data-id=${k.id} class=${k.id === found ? 'sel' : ''}>
                       <td>
                         ${k.name}${k.service_account_id ? html` <span class="badge">service account</span>` : null}<br /><small
                           class="muted"
-                          >${k.id}</small
-                        >
+                          ><${Id} id=${k.id}
+                        /></small>
                       </td>
                       <td data-label="Key"><code>${k.redacted_value}</code></td>
                       <td data-label="Created">${time(k.created_at)}</td>
@@ -219,11 +204,15 @@ function Project({ project }: { project: { id: string; name: string } }) {
   </${Card}>`;
 }
 
-function AdAccount({ account }: { account: { id: string; name: string; currency: string } }) {
+function AdAccount({ account }: { account: AdAccountRow }) {
   const base = `ad_accounts/${account.id}`;
   const data = useData(async () => {
-    const [c, a, f] = await Promise.all([get(`${base}/campaigns`), get(`${base}/custom_audiences`), get(`${base}/product_feeds`)]);
-    return { campaigns: c.data as any[], audiences: a.data as any[], feeds: f.data as any[] };
+    const [c, a, f] = await Promise.all([
+      get<List<Campaign>>(`${base}/campaigns`),
+      get<List<Audience>>(`${base}/custom_audiences`),
+      get<List<Feed>>(`${base}/product_feeds`),
+    ]);
+    return { campaigns: c.data, audiences: a.data, feeds: f.data };
   }, [account.id]);
   const d = data.data;
   return html`<${Card} title=${`Ad account ${account.name}`} id=${`a-${account.id}`}>

@@ -1,5 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { get } from '../api.js';
+import type { List, Organization, Project as ProjectRow } from '../../../src/dashboard/wire.js';
 import { html, useData } from '../ui.js';
 
 interface Project {
@@ -10,11 +11,9 @@ interface Project {
 
 /** Every project of every organization, for pages scoped to one project. */
 export async function allProjects(): Promise<Project[]> {
-  const orgs = await get<{ data: { id: string; name: string }[] }>('organizations');
+  const orgs = await get<List<Organization>>('organizations');
   const lists = await Promise.all(
-    orgs.data.map(async (o) =>
-      (await get<{ data: { id: string; name: string }[] }>(`organizations/${o.id}/projects`)).data.map((p) => ({ ...p, org: o.name })),
-    ),
+    orgs.data.map(async (o) => (await get<List<ProjectRow>>(`organizations/${o.id}/projects`)).data.map((p) => ({ ...p, org: o.name }))),
   );
   return lists.flat();
 }

@@ -1,19 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, qs } from '../api.js';
 import { setQuery, useLocation } from '../router.js';
-import { Empty, ErrorLine, Json, Status, html, time } from '../ui.js';
-
-export interface Logged {
-  id: string;
-  method: string;
-  path: string;
-  status: number;
-  duration_ms: number;
-  at: number;
-  credential_id: string | null;
-  project_id: string | null;
-  model: string | null;
-}
+import type { List, Logged, LoggedDetail, ObjectEvent } from '../../../src/dashboard/wire.js';
+import { Empty, ErrorLine, Id, Json, Status, html, time } from '../ui.js';
 
 const PAGE = 200;
 const WINDOWS: Record<string, number> = { '5m': 300, '1h': 3600, '24h': 86400 };
@@ -46,7 +35,7 @@ export function Requests() {
     const load = async () => {
       try {
         if (filters.window) now.current = (await get<{ now: number }>('clock')).now;
-        const r = await get<{ data: Logged[] }>(`requests${params({ limit: PAGE })}`);
+        const r = await get<List<Logged>>(`requests${params({ limit: PAGE })}`);
         if (stop) return;
         newest.current = r.data[0]?.id;
         setRows(r.data);
@@ -64,7 +53,7 @@ export function Requests() {
     const t = setInterval(async () => {
       if (document.visibilityState !== 'visible') return;
       try {
-        const r = await get<{ data: Logged[] }>(`requests${params({ limit: PAGE, after: newest.current })}`);
+        const r = await get<List<Logged>>(`requests${params({ limit: PAGE, after: newest.current })}`);
         if (!r.data.length) return;
         newest.current = r.data[0].id;
         setRows((old) => [...r.data, ...old].slice(0, PAGE));
@@ -143,23 +132,7 @@ export function Requests() {
     </div>`;
 }
 
-interface Detail extends Logged {
-  request: { headers: Record<string, string>; body: unknown };
-  response: { headers: Record<string, string>; body: unknown };
-}
-
-interface Delivery {
-  id: string;
-  endpoint_id: string;
-  status: string;
-  attempt_count: number;
-  last_status_code: number | null;
-}
-interface ObjectEvent {
-  project_id: string;
-  event: { id: string; type: string; created_at: number; data: Record<string, unknown> };
-  deliveries: Delivery[];
-}
+type Detail = LoggedDetail;
 
 const ID = /^[a-z]+(_[a-z]+)*_[A-Za-z0-9]{6,}$/;
 
@@ -198,7 +171,7 @@ function Caused({ d }: { d: Detail }) {
   }, [d.id]);
   return html`<h3>What it caused</h3>
     ${run ? html`<p>Run <a href=${run.href}>${run.id}</a> <small class="muted">(its steps on the Runs page)</small></p>` : null}
-    ${ids.length ? html`<p class="ids">Objects ${ids.map((id) => html` <code>${id}</code>`)}</p>` : html`<${Empty}>No object.</${Empty}>`}
+    ${ids.length ? html`<p class="ids">Objects ${ids.map((id) => html` <${Id} id=${id} />`)}</p>` : html`<${Empty}>No object.</${Empty}>`}
     <${ErrorLine} error=${error} />
     ${
       events?.length
@@ -218,8 +191,7 @@ function Caused({ d }: { d: Detail }) {
                                   >${x.id}</a
                                 >
                                 <small class="muted"
-                                  >to ${x.endpoint_id} · ${x.attempt_count}
-                                  attempt${x.attempt_count === 1 ? '' : 's'}${x.last_status_code ? ` · ${x.last_status_code}` : ''}</small
+                                  >${`to ${x.endpoint_id} · ${x.attempt_count} attempt${x.attempt_count === 1 ? '' : 's'}${x.last_status_code ? ` · ${x.last_status_code}` : ''}`}</small
                                 >
                               </li>`,
                           )}
@@ -258,7 +230,7 @@ function Detail({ id, onClose }: { id: string; onClose: () => void }) {
     <${ErrorLine} error=${error} />
     ${
       d
-        ? html`<p><${Status} code=${d.status} /> ${d.duration_ms} ms · ${time(d.at)} · <code>${d.id}</code></p>
+        ? html`<p><${Status} code=${d.status} /> ${d.duration_ms} ms · ${time(d.at)} · <${Id} id=${d.id} /></p>
             <p class="muted">
               Key ${d.credential_id ?? '—'}${d.project_id ? ` · project ${d.project_id}` : ''}${d.model ? ` · model ${d.model}` : ''}
             </p>

@@ -1,42 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { List, Run, RunEvent, Step, Thread } from '../../../src/dashboard/wire.js';
 import { get } from '../api.js';
 import { setQuery, useLocation } from '../router.js';
-import { Card, Empty, ErrorLine, Json, html, time, useData } from '../ui.js';
+import { Card, Copy, Empty, ErrorLine, Id, Json, html, time, useData, useReveal } from '../ui.js';
 import { ProjectPicker } from './project-picker.js';
-
-interface Run {
-  id: string;
-  status: string;
-  model: string;
-  assistant_id: string;
-  created_at: number;
-  completed_at: number | null;
-  last_error: { code: string; message: string } | null;
-  usage: { total_tokens: number } | null;
-}
-interface Step {
-  id: string;
-  type: string;
-  status: string;
-  created_at: number;
-  completed_at: number | null;
-  step_details: {
-    type: string;
-    message_creation?: { message_id: string };
-    tool_calls?: { id: string; type: string; [k: string]: unknown }[];
-  };
-  last_error: { code: string; message: string } | null;
-}
-interface RunEvent {
-  seq: number;
-  event: string;
-  data: unknown;
-}
 
 const tone = (status: string) =>
   status === 'completed' ? 'ok' : ['failed', 'expired', 'cancelled', 'incomplete'].includes(status) ? 'bad' : 'warn';
 
-/** Threads → runs → steps as a timeline (model, tool calls, outputs), and a replay of each run's stream. */
+/**
+ * The project's recent runs (newest first, no thread to choose first), its threads, and a run's steps as a
+ * timeline (model, tool calls, outputs) with a replay of its stream.
+ */
 export function Runs() {
   const { query } = useLocation();
   const [project, setProject] = useState(query.get('project') ?? '');
@@ -44,20 +19,51 @@ export function Runs() {
   const [run, setRun] = useState(query.get('run') ?? '');
   useEffect(() => setQuery({ project, thread, run }), [project, thread, run]);
   const base = `projects/${encodeURIComponent(project)}`;
-  const threads = useData(
-    async () => (project ? (await get<{ data: { id: string; created_at: number }[] }>(`${base}/threads?limit=50`)).data : []),
-    [project],
-    5000,
-  );
+  const threads = useData(async () => (project ? (await get<List<Thread>>(`${base}/threads?limit=50`)).data : []), [project], 5000);
+  // Without a thread: the project's newest runs across its threads; with one, that thread's.
   const runs = useData(
-    async () => (thread ? (await get<{ data: Run[] }>(`${base}/threads/${thread}/runs?limit=50`)).data : []),
+    async () =>
+      project
+        ? (await get<List<Run>>(thread ? `${base}/threads/${encodeURIComponent(thread)}/runs?limit=50` : `${base}/runs?limit=50`)).data
+        : [],
     [project, thread],
     3000,
   );
+  const open = runs.data?.find((r) => r.id === run);
+  const runThread = thread || open?.thread_id || '';
+  useReveal(run, runs.data);
   return html`<h1>Runs</h1>
     <${ProjectPicker} value=${project} onChange=${(id: string) => (setProject(id), setThread(''), setRun(''))} />
     <${ErrorLine} error=${threads.error || runs.error} />
     <div class="grid2">
+      <${Card}
+        title=${thread ? 'Runs of the thread' : 'Recent runs'}
+        id="runs-h"
+        actions=${thread ? html`<button type="button" onClick=${() => (setThread(''), setRun(''))}>All runs of the project</button>` : null}
+      >
+        ${thread ? html`<p class="muted">Thread <${Id} id=${thread} /></p>` : null}
+        ${
+          runs.data?.length
+            ? html`<ul class="plain runs" aria-labelledby="runs-h">
+                ${runs.data.map(
+                  (r) =>
+                    html`<li key=${r.id} data-id=${r.id} class=${r.id === run ? 'sel' : ''}>
+                      <div class="row wrap">
+                        <button type="button" class="link" aria-pressed=${r.id === run} onClick=${() => setRun(r.id)}>${r.id}</button>
+                        <${Copy} id=${r.id} />
+                        <span class=${`badge ${tone(r.status)}`}>${r.status}</span>
+                        <small>${r.model}</small>
+                      </div>
+                      <small class="muted"
+                        >${time(r.created_at)}${r.usage ? ` · ${r.usage.total_tokens} tokens` : ''}${thread ? '' : ` · thread ${r.thread_id}`}</small
+                      >
+                      ${r.last_error ? html`<br /><small class="error">${r.last_error.code}: ${r.last_error.message}</small>` : null}
+                    </li>`,
+                )}
+              </ul>`
+            : html`<${Empty}>${thread ? 'No runs on this thread.' : 'No runs in this project.'}</${Empty}>`
+        }
+      </${Card}>
       <${Card} title="Threads" id="threads-h">
         ${
           threads.data?.length
@@ -75,31 +81,12 @@ export function Runs() {
             : html`<${Empty}>No threads in this project.</${Empty}>`
         }
       </${Card}>
-      <${Card} title="Runs" id="runs-h">
-        ${
-          !thread
-            ? html`<${Empty}>Choose a thread.</${Empty}>`
-            : runs.data?.length
-              ? html`<ul class="plain">
-                  ${runs.data.map(
-                    (r) =>
-                      html`<li>
-                        <button type="button" class="link" aria-pressed=${r.id === run} onClick=${() => setRun(r.id)}>${r.id}</button>
-                        <span class=${`badge ${tone(r.status)}`}>${r.status}</span>
-                        <small class="muted">${r.model} · ${time(r.created_at)}${r.usage ? ` · ${r.usage.total_tokens} tokens` : ''}</small>
-                        ${r.last_error ? html`<br /><small class="error">${r.last_error.code}: ${r.last_error.message}</small>` : null}
-                      </li>`,
-                  )}
-                </ul>`
-              : html`<${Empty}>No runs on this thread.</${Empty}>`
-        }
-      </${Card}>
     </div>
-    ${run && thread ? html`<${RunDetail} key=${run} base=${`${base}/threads/${thread}/runs/${run}`} />` : null}`;
+    ${run && runThread ? html`<${RunDetail} key=${run} base=${`${base}/threads/${encodeURIComponent(runThread)}/runs/${encodeURIComponent(run)}`} />` : null}`;
 }
 
 function RunDetail({ base }: { base: string }) {
-  const steps = useData(async () => (await get<{ data: Step[] }>(`${base}/steps?limit=100`)).data, [base], 3000);
+  const steps = useData(async () => (await get<List<Step>>(`${base}/steps?limit=100`)).data, [base], 3000);
   const events = useData(async () => (await get<{ data: RunEvent[] }>(`${base}/events`)).data, [base], 3000);
   const [shown, setShown] = useState<number | null>(null);
   // Replay: the stream's events appear one by one, as a client received them.
@@ -122,19 +109,22 @@ function RunDetail({ base }: { base: string }) {
           ? html`<ol class="timeline" aria-label="Steps">
               ${steps.data.map(
                 (st) =>
-                  html`<li class=${st.status === 'failed' ? 'bad' : ''}>
+                  html`<li class=${st.status === 'failed' ? 'bad' : ''} data-id=${st.id}>
                     <div class="row wrap">
                       <strong>${st.step_details.type === 'tool_calls' ? 'Tool calls' : 'Message'}</strong>
                       <span class=${`badge ${tone(st.status)}`}>${st.status}</span> <small class="muted">${time(st.created_at)}</small>
                     </div>
-                    ${st.step_details.message_creation ? html`<small>message <code>${st.step_details.message_creation.message_id}</code></small>` : null}
-                    ${st.step_details.tool_calls?.map(
-                      (c) =>
-                        html`<details>
-                          <summary>${c.type}${c.type === 'function' ? ` ${(c.function as { name: string }).name}` : ''}</summary>
-                          <${Json} value=${c} />
-                        </details>`,
-                    )}
+                    ${
+                      st.step_details.type === 'message_creation'
+                        ? html`<small>message <${Id} id=${st.step_details.message_creation.message_id} /></small>`
+                        : st.step_details.tool_calls.map(
+                            (c) =>
+                              html`<details>
+                                <summary>${c.type}${c.type === 'function' ? ` ${c.function.name}` : ''}</summary>
+                                <${Json} value=${c} />
+                              </details>`,
+                          )
+                    }
                     ${st.last_error ? html`<p class="error">${st.last_error.code}: ${st.last_error.message}</p>` : null}
                   </li>`,
               )}

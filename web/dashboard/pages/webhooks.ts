@@ -1,41 +1,16 @@
 import { useState } from 'preact/hooks';
-import { api, get } from '../api.js';
+import { api, get, qs } from '../api.js';
 import { setQuery, useLocation } from '../router.js';
-import { Card, Empty, ErrorLine, Json, Status, html, relative, time, useAction, useData } from '../ui.js';
+import type { Clock, Delivery, Endpoint, EventType, List, ObjectEvent } from '../../../src/dashboard/wire.js';
+import { navigate } from '../router.js';
+import { Card, Empty, ErrorLine, Id, Json, Status, html, relative, time, useAction, useData, useReveal } from '../ui.js';
 import { ProjectPicker } from './project-picker.js';
 
-interface Endpoint {
-  id: string;
-  name: string;
-  url: string;
-  event_types: string[];
-  status: 'enabled' | 'disabled';
-  secret_hint: string;
-  previous_secret_expires_at: number | null;
-  secret?: string;
-}
-interface Attempt {
-  attempt: number;
-  started_at: number;
-  duration_ms: number;
-  status_code: number | null;
-  ok: boolean;
-  error: string | null;
-  response_excerpt: string | null;
-  response_truncated: boolean;
-}
-interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempt_count: number;
-  created_at: number;
-  next_attempt_at: number | null;
-  last_status_code: number | null;
-  attempts?: Attempt[];
-  event?: unknown;
-}
+/** "1 attempt", "3 attempts" (one string: htm drops the space a line break leaves between an expression and text). */
+const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
+
+/** An endpoint as created or rotated: its secret, shown once. */
+type Created = Endpoint & { secret?: string };
 
 /** Webhook endpoints of a project: create, rotate, enable, delete; deliveries as timelines; test events. */
 export function Webhooks() {
@@ -46,10 +21,10 @@ export function Webhooks() {
   const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
   const base = `projects/${encodeURIComponent(project)}`;
   const endpoints = useData(
-    async () => (project ? (await get<{ data: Endpoint[] }>(`${base}/webhook_endpoints?limit=100`)).data : []),
+    async () => (project ? (await get<List<Endpoint>>(`${base}/webhook_endpoints?limit=100`)).data : []),
     [project],
   );
-  const types = useData(async () => (await get<{ data: { type: string; deprecated: boolean }[] }>('webhook_event_types')).data, []);
+  const types = useData(async () => (await get<{ data: EventType[] }>('webhook_event_types')).data, []);
   const [msg, run] = useAction();
   const choose = (id: string) => {
     setProject(id);
@@ -60,7 +35,7 @@ export function Webhooks() {
     run(async () => {
       const path = `${base}/webhook_endpoints/${ep.id}`;
       if (verb === 'rotate') {
-        const r = await api<Endpoint>('POST', `${path}/rotate_secret`, {});
+        const r = await api<Created>('POST', `${path}/rotate_secret`, {});
         setSecret({ name: r.name, value: r.secret! });
       } else if (verb === 'delete') {
         if (!confirm(`Delete ${ep.name} and its deliveries?`)) return;
@@ -80,6 +55,7 @@ export function Webhooks() {
         : null
     }
     <${ErrorLine} error=${msg || endpoints.error} />
+    ${query.get('event') && project ? html`<${EventCard} id=${query.get('event')} project=${project} />` : null}
     <${Card} title="Endpoints" id="endpoints-h">
       ${
         endpoints.data?.length
@@ -99,7 +75,9 @@ export function Webhooks() {
                   ${endpoints.data.map(
                     (e) =>
                       html`<tr class=${open === e.id ? 'sel' : ''}>
-                        <td>${e.name}<br /><small class="muted">${e.id}</small></td>
+                        <td>
+                          ${e.name}<br /><small class="muted"><${Id} id=${e.id} /></small>
+                        </td>
                         <td class="break">${e.url}</td>
                         <td data-label="Events"><small>${e.event_types.join(', ')}</small></td>
                         <td data-label="Status"><span class=${`badge ${e.status === 'enabled' ? 'ok' : ''}`}>${e.status}</span></td>
@@ -138,18 +116,10 @@ export function Webhooks() {
           />`
         : null
     }
-    ${project ? html`<${CreateEndpoint} base=${base} types=${types.data ?? []} onCreated=${(e: Endpoint) => (setSecret({ name: e.name, value: e.secret! }), endpoints.reload())} />` : null}`;
+    ${project ? html`<${CreateEndpoint} base=${base} types=${types.data ?? []} onCreated=${(e: Created) => (setSecret({ name: e.name, value: e.secret! }), endpoints.reload())} />` : null}`;
 }
 
-function CreateEndpoint({
-  base,
-  types,
-  onCreated,
-}: {
-  base: string;
-  types: { type: string; deprecated: boolean }[];
-  onCreated: (e: Endpoint) => void;
-}) {
+function CreateEndpoint({ base, types, onCreated }: { base: string; types: EventType[]; onCreated: (e: Created) => void }) {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [chosen, setChosen] = useState<string[]>([]);
@@ -157,7 +127,7 @@ function CreateEndpoint({
   const submit = (e: Event) => {
     e.preventDefault();
     void run(async () => {
-      const ep = await api<Endpoint>('POST', `${base}/webhook_endpoints`, { name, url, event_types: chosen });
+      const ep = await api<Created>('POST', `${base}/webhook_endpoints`, { name, url, event_types: chosen });
       setName('');
       setUrl('');
       setChosen([]);
@@ -182,23 +152,14 @@ function CreateEndpoint({
   </${Card}>`;
 }
 
-function Deliveries({
-  base,
-  endpoint,
-  types,
-  first,
-}: {
-  base: string;
-  endpoint: Endpoint;
-  types: { type: string }[];
-  first?: string | null;
-}) {
+function Deliveries({ base, endpoint, types, first }: { base: string; endpoint: Endpoint; types: EventType[]; first?: string | null }) {
   const list = useData(
-    async () => (await get<{ data: Delivery[] }>(`${base}/webhook_endpoints/${endpoint.id}/deliveries?limit=50`)).data,
+    async () => (await get<List<Delivery>>(`${base}/webhook_endpoints/${endpoint.id}/deliveries?limit=50`)).data,
     [endpoint.id],
     3000,
   );
-  const clock = useData(() => get<{ now: number }>('clock'), [], 3000);
+  const clock = useData(() => get<Clock>('clock'), [], 3000);
+  useReveal(first, list.data);
   const [type, setType] = useState(types[0]?.type ?? '');
   const [shown, setShown] = useState<string | null>(first ?? null);
   const [msg, run] = useAction();
@@ -216,17 +177,24 @@ function Deliveries({
     <button type="button" onClick=${test}>Send test event</button>`}>
     <${ErrorLine} error=${msg || list.error} />
     ${
+      first && list.data && !list.data.some((d) => d.id === first)
+        ? html`<div class="sel" data-id=${first}>
+            <p>Delivery <${Id} id=${first} /> <span class="muted">(older than the newest 50 below)</span></p>
+            <${Attempts} base=${base} id=${first} />
+          </div>`
+        : null
+    }
+    ${
       list.data?.length
         ? html`<ol class="deliveries">
             ${list.data.map(
               (d) =>
-                html`<li key=${d.id} class=${`delivery ${d.status}`}>
+                html`<li key=${d.id} data-id=${d.id} class=${`delivery ${d.status}${d.id === first ? ' sel' : ''}`}>
                   <div class="row wrap">
                     <span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'warn'}`}>${d.status}</span>
                     <strong>${d.event_type}</strong>
-                    <small class="muted"
-                      >${d.id} · ${time(d.created_at)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}</small
-                    >
+                    <small>event <${Id} id=${d.event_id} /> <span class="muted">(its webhook-id)</span></small>
+                    <small class="muted">delivery <${Id} id=${d.id} /> · ${time(d.created_at)} · ${attempts(d.attempt_count)}</small>
                     ${d.next_attempt_at && d.status === 'pending' ? html`<small>next retry ${relative(d.next_attempt_at, clock.data?.now ?? d.next_attempt_at)} (${time(d.next_attempt_at)}, Standin clock)</small>` : null}
                     <span class="grow"></span>
                     <button type="button" aria-expanded=${shown === d.id} onClick=${() => setShown(shown === d.id ? null : d.id)}>
@@ -248,8 +216,50 @@ function Deliveries({
   </${Card}>`;
 }
 
+/** One event by its id (a receiver's webhook-id): its type, payload and every delivery of it. */
+function EventCard({ id, project }: { id: string; project: string }) {
+  const e = useData(() => get<ObjectEvent>(`events/${encodeURIComponent(id)}`), [id]);
+  const d = e.data;
+  return html`<${Card} title="Event" id="event-h">
+    <${ErrorLine} error=${e.error} />
+    ${
+      d
+        ? html`<p class="row wrap">
+              <strong>${d.event.type}</strong> <${Id} id=${d.event.id} /> <small class="muted">${time(d.event.created_at)}</small>
+            </p>
+            ${
+              d.deliveries.length
+                ? html`<ul class="plain" aria-label="Deliveries of the event">
+                    ${d.deliveries.map(
+                      (x) =>
+                        html`<li>
+                          <span class=${`badge ${x.status === 'succeeded' ? 'ok' : x.status === 'failed' ? 'bad' : 'warn'}`}
+                            >${x.status}</span
+                          >
+                          <${Id} id=${x.id} />
+                          <small class="muted">to ${x.endpoint_id} · ${attempts(x.attempt_count)}</small>
+                          <button
+                            type="button"
+                            onClick=${() => navigate(`/dashboard/webhooks${qs({ project, endpoint: x.endpoint_id, delivery: x.id })}`)}
+                          >
+                            Open delivery
+                          </button>
+                        </li>`,
+                    )}
+                  </ul>`
+                : html`<${Empty}>No endpoint was subscribed to ${d.event.type} when it happened: no deliveries.</${Empty}>`
+            }
+            <details>
+              <summary>Payload</summary>
+              <${Json} value=${d.event} />
+            </details>`
+        : null
+    }
+  </${Card}>`;
+}
+
 function Attempts({ base, id }: { base: string; id: string }) {
-  const d = useData(() => get<Delivery>(`${base}/webhook_deliveries/${id}`), [id], 3000);
+  const d = useData(() => get<Delivery>(`${base}/webhook_deliveries/${encodeURIComponent(id)}`), [id], 3000);
   if (d.error) return html`<${ErrorLine} error=${d.error} />`;
   if (!d.data) return html`<p class="muted">Loading…</p>`;
   return html`<div class="attempts">
