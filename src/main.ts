@@ -5,6 +5,7 @@ import { modules } from './server/modules.js';
 import { isSeeded, seedDemo } from './admin/seed.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
+import { logDestination, logFormatOf } from './core/log.js';
 import { migrate } from './store/migrate.js';
 import type { CliCommand } from './core/module.js';
 
@@ -42,7 +43,12 @@ async function serve(settings: Settings): Promise<void> {
   }
   const demo = settings.seed && !settings.config;
   // A served instance logs its requests (docs/operations.md); Standin inside a test run (exec, standin/testing) stays quiet.
-  const standin = await createStandin({ ...settings, seed: demo, logLevel: settings.logLevel ?? 'info' });
+  const standin = await createStandin(
+    { ...settings, seed: demo, logLevel: settings.logLevel ?? 'info' },
+    {
+      logStream: logDestination(logFormatOf(settings.logFormat), { batched: true }),
+    },
+  );
   const { ctx } = standin;
   // Refused before anything is written: a later start on this folder must not serve keys never printed.
   if (demo && !loopback && !(await isSeeded(ctx))) {

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
+import type { DestinationStream } from 'pino';
 import { Type } from 'typebox';
 import { createAuth, declareAuthFields, type Principal } from '../core/auth.js';
 import { watchBody } from '../core/body-timeout.js';
@@ -14,6 +15,7 @@ import { ApiError, invalid } from '../core/errors.js';
 import { emptyBodyIsNoBody, installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
 import { healthRoutes } from '../core/health.js';
+import { logDestination, logFormatOf } from '../core/log.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
@@ -41,7 +43,10 @@ const ADMIN = '/admin/v1';
 const API_PREFIXES = [PLATFORM, '/ads/v1/', `${ADMIN}/`];
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
-export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
+export async function createStandin(
+  settings: Settings,
+  opts: { modules?: readonly Module[]; logger?: boolean; logStream?: DestinationStream } = {},
+): Promise<Standin> {
   const modules = opts.modules ?? defaultModules;
   const store = openStore({
     databaseUrl: settings.databaseUrl,
@@ -54,11 +59,13 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   const { clock, clamped } = await loadClock(store);
   const requestLog = new RequestLog(settings.requestLogSize);
   const proxyTrust = createProxyTrust(splitTrustProxy(settings.trustProxy));
+  const logStream = opts.logStream ?? logDestination(logFormatOf(settings.logFormat), { batched: false });
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     logger: {
       level: opts.logger === false ? 'silent' : (settings.logLevel ?? 'warn'),
       redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
+      stream: logStream,
     },
     bodyLimit: settings.bodyLimit,
     // Transport-level refusals (a malformed request line, oversized headers) in the envelope too.
@@ -136,7 +143,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
   // One hook for the per-request log line and the request metrics (src/metrics), before any route.
-  const observed = ctx.services.metrics ? responseObserver(ctx, app.log) : undefined;
+  const observed = ctx.services.metrics ? responseObserver(ctx, app.log, logStream) : undefined;
   if (observed) app.addHook('onResponse', observed);
 
   // Modules report the backends they depend on (the rate limiter's Redis); any of them down: `degraded`.
