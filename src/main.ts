@@ -63,7 +63,7 @@ async function serve(settings: Settings): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    ctx.log.info({ signal }, 'shutting down: /readyz fails, in-flight requests finish');
+    ctx.log.info({ event: 'instance.signal', signal }, `${signal}: shutting down`);
     // The drain period, then as long again for jobs and stores, is all a stop may take.
     const force = setTimeout(() => process.exit(1), 15_000 + settings.shutdownDrainMs);
     force.unref();
