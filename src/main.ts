@@ -6,6 +6,7 @@ import { isSeeded, seedDemo } from './admin/seed.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
 import { logDestination, logFormatOf } from './core/log.js';
+import type { InstanceEvent } from './core/instance-events.js';
 import { migrate } from './store/migrate.js';
 import type { CliCommand } from './core/module.js';
 
@@ -63,7 +64,7 @@ async function serve(settings: Settings): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    ctx.log.info({ event: 'instance.signal', signal }, `${signal}: shutting down`);
+    ctx.log.info({ event: 'instance.signal' satisfies InstanceEvent, signal }, `${signal}: shutting down`);
     // The drain period, then as long again for jobs and stores, is all a stop may take.
     const force = setTimeout(() => process.exit(1), 15_000 + settings.shutdownDrainMs);
     force.unref();

@@ -11,10 +11,13 @@ export type InstanceEvent =
   | 'instance.listening'
   | 'instance.ready'
   | 'instance.not_ready'
+  | 'instance.signal'
   | 'instance.draining'
   | 'instance.stopped'
   | 'store.unreachable'
   | 'store.reachable'
+  | 'redis.down'
+  | 'redis.up'
   | 'backend.down'
   | 'backend.up'
   | 'work.taken_over';

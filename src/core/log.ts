@@ -12,22 +12,25 @@ export function logFormatOf(value: string): LogFormat {
 }
 
 /**
- * Standard output as the log's destination, in the chosen format. `batched` (a served instance) writes
- * once per turn of the event loop: the lines of the requests answered in one turn are joined and written
- * together after them (setImmediate), so a busy instance makes one write for many lines where pino makes
- * one blocking write a line (bench/metrics.mjs), and a quiet instance still writes its line at once, with
- * no timer. What is pending is written, synchronously, when the process exits: on `process.exit` (the
- * shutdown of SIGTERM and SIGINT), on a crash (an uncaught exception ends in `exit`) and on a normal end.
- * A SIGKILL loses the lines of the current turn only.
+ * Standard output as the log's destination, in the chosen format. `batched` (a served instance) writes in
+ * batches: the lines of the next BATCH_MS go out in one write (or at once past BATCH_CHARS), where pino
+ * makes one blocking write a line (bench/metrics.mjs). What is pending is written, synchronously, when the
+ * process exits: on `process.exit` (the shutdown of SIGTERM and SIGINT), on a crash (an uncaught exception
+ * or unhandled rejection ends in `exit`) and on a normal end. A SIGKILL loses the last BATCH_MS of lines.
  */
+/** A batch is written this long after its first line at the latest, or at once when it reaches BATCH_CHARS. */
+const BATCH_MS = 20;
+const BATCH_CHARS = 64 * 1024;
+
 export function logDestination(format: LogFormat, opts: { batched: boolean }): pino.DestinationStream {
   const out = pino.destination({ dest: 1, sync: true });
   const shape = format === 'pretty' ? prettyLine(process.stdout.isTTY && !process.env.NO_COLOR) : undefined;
   if (!opts.batched) return shape ? { write: (line: string) => void out.write(shape(line)) } : out;
   let pending = '';
-  let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   const flush = () => {
-    scheduled = false;
+    clearTimeout(timer);
+    timer = undefined;
     if (!pending) return;
     const text = pending;
     pending = '';
@@ -37,9 +40,11 @@ export function logDestination(format: LogFormat, opts: { batched: boolean }): p
   return {
     write(line: string) {
       pending += shape ? shape(line) : line;
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
+      if (pending.length >= BATCH_CHARS) flush();
+      else if (!timer) {
+        timer = setTimeout(flush, BATCH_MS);
+        // The exit handler writes what is pending: the timer keeps no process alive.
+        timer.unref();
       }
     },
   };

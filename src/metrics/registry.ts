@@ -8,7 +8,7 @@ import type { Ctx } from '../core/module.js';
 export interface Metrics {
   registry: Registry;
   /** Counts a finished request under its route template (never the raw URL: bounded label values). */
-  observe(request: FastifyRequest, reply: FastifyReply): void;
+  observe(request: FastifyRequest, reply: FastifyReply, route?: string): void;
   /** One webhook attempt (its outcome and time) and, when it ended the delivery, the delivery's status. */
   webhookAttempt(result: AttemptOutcome, deliveryStatus: string): void;
   /** A webhook delivery that ended without an attempt (its endpoint was disabled meanwhile). */
@@ -91,8 +91,7 @@ export function createMetrics(ctx: Ctx): Metrics {
   const lag = lagGauges(registry);
   return {
     registry,
-    observe(request, reply) {
-      const route = request.routeOptions.url ?? UNMATCHED;
+    observe(request, reply, route = request.routeOptions.url ?? UNMATCHED) {
       const status = reply.statusCode;
       requests.observe({ method: request.method, route, status }, reply.elapsedTime / 1000);
       // A limited route says so in its x-ratelimit-* headers; a 429 is the limiter's refusal.
