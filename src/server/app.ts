@@ -77,6 +77,7 @@ export async function createStandin(
   const { clock, clamped } = await loadClock(store);
   const requestLog = new RequestLog(settings.requestLogSize);
   const proxyTrust = createProxyTrust(splitTrustProxy(settings.trustProxy));
+  const logController = new RequestLogController(requestLog, clock);
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     loggerInstance: logger as FastifyBaseLogger,
@@ -86,7 +87,7 @@ export async function createStandin(
     genReqId: requestIds(),
     requestIdHeader: false,
     // Requests are recorded in the request log of the control plane, not logged line by line.
-    logController: new RequestLogController(requestLog, clock),
+    logController,
     // No child logger per request (its allocation is a measurable share of a small read); the few
     // request-level log lines carry the request id themselves.
     childLoggerFactory: (logger) => logger,
@@ -155,9 +156,8 @@ export async function createStandin(
   for (const m of modules) await m.provide?.(ctx);
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
-  // One hook for the per-request log line and the request metrics (src/metrics), before any route.
-  const observed = ctx.services.metrics ? responseObserver(ctx, app.log, logStream) : undefined;
-  if (observed) app.addHook('onResponse', observed);
+  // The per-request log line and the request metrics (src/metrics), told by the log controller.
+  if (ctx.services.metrics) logController.observer = responseObserver(ctx, app.log, logStream);
 
   // Modules report the backends they depend on (the rate limiter's Redis); any of them down: `degraded`.
   const HealthReply = Type.Object({
