@@ -1,14 +1,17 @@
 // The cost of the metrics and of the per-request log line on retrieving one ad group: one instance with
-// both on (and scraped every second), one with only the metrics, one with both off, measured in alternate
-// rounds of the same run. Run: npm run build && node bench/metrics.mjs
+// both on (and scraped every second), one with only the metrics, two with both off (the second shows the
+// noise between two identical processes), measured in alternate rounds of the same run. Run: npm run build && node bench/metrics.mjs
 import { AD_GROUP_BODY, cpuMs, load, report, startStandin } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const connections = 50;
 
+const OFF = { STANDIN_METRICS: 'false', STANDIN_LOG_REQUESTS: 'false' };
 const variants = [
-  { name: 'metrics and log lines off', env: { STANDIN_METRICS: 'false', STANDIN_LOG_REQUESTS: 'false' } },
+  { name: 'metrics and log lines off', env: OFF },
+  // The same as the first in another process: how far apart two identical instances measure (the noise).
+  { name: 'off again (a second process: the noise)', env: OFF },
   { name: 'metrics on (scraped every second)', env: { STANDIN_LOG_REQUESTS: 'false' }, scrape: true },
   { name: 'metrics and log lines on (the default)', env: {}, scrape: true },
 ];
@@ -53,6 +56,7 @@ const rows = started.map((x, j) => ({
   'p50 ms': median(results[j].map((r) => r.p50)),
   'p99 ms': median(results[j].map((r) => r.p99)),
   'CPU µs/request': Math.round(median(results[j].map((r) => r.cpu))),
+  'CPU share of off': `${Math.round(median(results[j].map((r, i) => r.cpu / results[0][i].cpu)) * 100)} %`,
   errors: results[j].reduce((n, r) => n + r.errors, 0),
 }));
 report('metrics', rows, [`${ROUNDS} alternating rounds of ${DURATION} s, ${connections} connections, SQLite; medians.`]);

@@ -5,6 +5,8 @@ import { modules } from './server/modules.js';
 import { isSeeded, seedDemo } from './admin/seed.js';
 import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
+import { logDestination, logFormatOf } from './core/log.js';
+import type { InstanceEvent } from './core/instance-events.js';
 import { migrate } from './store/migrate.js';
 import type { CliCommand } from './core/module.js';
 
@@ -42,7 +44,12 @@ async function serve(settings: Settings): Promise<void> {
   }
   const demo = settings.seed && !settings.config;
   // A served instance logs its requests (docs/operations.md); Standin inside a test run (exec, standin/testing) stays quiet.
-  const standin = await createStandin({ ...settings, seed: demo, logLevel: settings.logLevel ?? 'info' });
+  const standin = await createStandin(
+    { ...settings, seed: demo, logLevel: settings.logLevel ?? 'info' },
+    {
+      logStream: logDestination(logFormatOf(settings.logFormat), { batched: true }),
+    },
+  );
   const { ctx } = standin;
   // Refused before anything is written: a later start on this folder must not serve keys never printed.
   if (demo && !loopback && !(await isSeeded(ctx))) {
@@ -57,7 +64,7 @@ async function serve(settings: Settings): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    ctx.log.info({ signal }, 'shutting down: /readyz fails, in-flight requests finish');
+    ctx.log.info({ event: 'instance.signal' satisfies InstanceEvent, signal }, `${signal}: shutting down`);
     // The drain period, then as long again for jobs and stores, is all a stop may take.
     const force = setTimeout(() => process.exit(1), 15_000 + settings.shutdownDrainMs);
     force.unref();

@@ -219,7 +219,11 @@ export class RequestLogController extends LogController {
     super({ disableRequestLogging: true });
   }
 
+  /** Also told of every finished request (the request metrics and log line, src/metrics/observe.ts): no hook of its own. */
+  observer?: (request: FastifyRequest, reply: FastifyReply) => void;
+
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.observer?.(request, reply);
     if (HEALTH_PATHS.has(request.url) || dashboardRead(request)) return;
     const r = request as Recorded;
     const who = credentialOf(r.principal);

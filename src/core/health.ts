@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
+import { readinessLog } from './instance-events.js';
 import type { App, Ctx, Module } from './module.js';
 
 /** The probe paths: unauthenticated, never rate limited, faulted or recorded in the request log. */
@@ -18,15 +19,20 @@ type ReadyCheck = { name: string; ok: boolean; reason?: string };
 export interface Readiness {
   drain(): void;
   readonly draining: boolean;
+  /** Checks readiness every READY_WATCH_MS while the instance listens, logging each change (instance-events.ts). */
+  watch(): void;
+  unwatch(): void;
 }
+
+/** How often a listening instance checks its own readiness, so a change is logged even when no balancer probes. */
+const READY_WATCH_MS = 5000;
 
 /** Registers `/livez` (the process answers) and `/readyz` (store, modules' backends, not shutting down). */
 export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Readiness {
   let draining = false;
-  app.get('/livez', { schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
-    status: 'ok' as const,
-  }));
-  app.get('/readyz', { schema: { hide: true, response: { 200: ReadyReply, 503: ReadyReply } } }, async (_req, reply) => {
+  let timer: NodeJS.Timeout | undefined;
+  const changes = readinessLog(ctx.log);
+  const check = async (): Promise<ReadyCheck[]> => {
     const checks: ReadyCheck[] = [
       draining ? { name: 'shutdown', ok: false, reason: 'shutting down: finishing in-flight requests' } : { name: 'shutdown', ok: true },
       await storeCheck(ctx),
@@ -38,6 +44,15 @@ export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Re
         return [{ name: m.name, ok, ...(h.status === 'ok' ? {} : { reason: ok ? `${h.detail} (not required)` : h.detail }) }];
       }),
     ];
+    // Once draining, the stop logs itself; the reasons of a closing instance are not news.
+    if (!draining) changes.report(checks);
+    return checks;
+  };
+  app.get('/livez', { schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
+    status: 'ok' as const,
+  }));
+  app.get('/readyz', { schema: { hide: true, response: { 200: ReadyReply, 503: ReadyReply } } }, async (_req, reply) => {
+    const checks = await check();
     const ready = checks.every((c) => c.ok);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
@@ -45,6 +60,16 @@ export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Re
     drain: () => void (draining = true),
     get draining() {
       return draining;
+    },
+    watch() {
+      if (timer) return;
+      void check();
+      timer = setInterval(() => void check(), READY_WATCH_MS);
+      timer.unref();
+    },
+    unwatch() {
+      clearInterval(timer);
+      timer = undefined;
     },
   };
 }

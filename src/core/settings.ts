@@ -45,6 +45,7 @@ export const OPTIONS = {
     true,
     'one JSON log line per request at info level: method, route, status, ms, project, request id (docs/operations.md)',
   ),
+  logFormat: opt('string', 'json', "log lines as 'json' (one JSON object a line, for a collector) or 'pretty' (readable, for a terminal)"),
   metrics: opt('bool', true, 'serve Prometheus metrics at /admin/v1/metrics and count requests for them (docs/operations.md)'),
   bodyLimit: opt('int', 1_048_576, 'largest request body in bytes'),
   fileUploadLimit: opt('int', 536_870_912, 'largest file POST /v1/files accepts, in bytes (multipart, streamed; --body-limit is for JSON)'),

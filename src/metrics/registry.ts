@@ -8,11 +8,38 @@ import type { Ctx } from '../core/module.js';
 export interface Metrics {
   registry: Registry;
   /** Counts a finished request under its route template (never the raw URL: bounded label values). */
-  observe(request: FastifyRequest, reply: FastifyReply): void;
+  observe(request: FastifyRequest, reply: FastifyReply, route?: string): void;
+  /** One webhook attempt (its outcome and time) and, when it ended the delivery, the delivery's status. */
+  webhookAttempt(result: AttemptOutcome, deliveryStatus: string): void;
+  /** A webhook delivery that ended without an attempt (its endpoint was disabled meanwhile). */
+  webhookDeliveryEnded(status: 'failed'): void;
+  /** Run stream events written: each `thread.run.<status>` is a run entering that status. */
+  runEvents(events: readonly { event: string }[]): void;
+  /** One ingestion attempt of one file: how it ended and, when it ran, for how long since `startedMs` (performance.now()). */
+  ingestion(outcome: IngestionOutcome, startedMs?: number): void;
   /** Starts sampling the event loop delay (while the instance listens). */
   start(): void;
   stop(): void;
 }
+
+/** What the webhook metrics read of an attempt (webhooks/deliver.ts's result). */
+export interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  timedOut: boolean;
+  durationUs: number;
+}
+
+/** How one ingestion attempt of a file ended (`retried`: an error worth another attempt; `superseded`: cancelled or replaced meanwhile). */
+export type IngestionOutcome = 'completed' | 'failed' | 'retried' | 'superseded' | 'abandoned';
+
+/** The statuses of a run, as its stream events name them (`thread.run.<status>`). */
+const RUN_STATUS_EVENTS: ReadonlyMap<string, string> = new Map(
+  ['queued', 'in_progress', 'requires_action', 'cancelling', 'completed', 'incomplete', 'failed', 'cancelled', 'expired'].map((s) => [
+    `thread.run.${s}`,
+    s,
+  ]),
+);
 
 /** A request no route matched (a 404, a refused URL): one label value, whatever the URL was. */
 export const UNMATCHED = '(unmatched)';
@@ -33,18 +60,61 @@ export function createMetrics(ctx: Ctx): Metrics {
     labelNames: ['route', 'decision'] as const,
     registers: [registry],
   });
+  const attempts = new Histogram({
+    name: 'standin_webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempts by outcome (ok: 2xx; http_error: another status; timeout; error: no answer), with their time',
+    labelNames: ['outcome'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: 'standin_webhook_deliveries_total',
+    help: 'Webhook deliveries that ended, by status (succeeded, failed: out of attempts or the endpoint disabled)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const runs = new Counter({
+    name: 'standin_run_transitions_total',
+    help: 'Runs entering each status (queued, in_progress, requires_action, cancelling, completed, incomplete, failed, cancelled, expired)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const ingestions = new Histogram({
+    name: 'standin_ingestion_duration_seconds',
+    help: 'Ingestion attempts of vector store files by outcome (completed, failed, retried, superseded, abandoned), with their time',
+    labelNames: ['outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
   jobGauges(ctx, registry);
   poolGauges(ctx, registry);
   const lag = lagGauges(registry);
   return {
     registry,
-    observe(request, reply) {
-      const route = request.routeOptions.url ?? UNMATCHED;
+    observe(request, reply, route = request.routeOptions.url ?? UNMATCHED) {
       const status = reply.statusCode;
       requests.observe({ method: request.method, route, status }, reply.elapsedTime / 1000);
       // A limited route says so in its x-ratelimit-* headers; a 429 is the limiter's refusal.
       if (status === 429) decisions.inc({ route, decision: 'limited' });
       else if (reply.hasHeader('x-ratelimit-limit-requests')) decisions.inc({ route, decision: 'admitted' });
+    },
+    webhookAttempt(result, deliveryStatus) {
+      const outcome = result.ok ? 'ok' : result.timedOut ? 'timeout' : result.statusCode !== null ? 'http_error' : 'error';
+      attempts.observe({ outcome }, result.durationUs / 1e6);
+      if (deliveryStatus === 'succeeded' || deliveryStatus === 'failed') deliveries.inc({ status: deliveryStatus });
+    },
+    webhookDeliveryEnded(status) {
+      deliveries.inc({ status });
+    },
+    runEvents(events) {
+      for (const e of events) {
+        const status = RUN_STATUS_EVENTS.get(e.event);
+        if (status) runs.inc({ status });
+      }
+    },
+    ingestion(outcome, startedMs) {
+      // An attempt that never ran (abandoned after its process died) has no time: counted at 0 s.
+      ingestions.observe({ outcome }, startedMs === undefined ? 0 : (performance.now() - startedMs) / 1000);
     },
     start: lag.start,
     stop: lag.stop,

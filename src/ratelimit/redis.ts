@@ -388,7 +388,7 @@ export function createRedisBackend(url: string, opts: RedisBackendOptions = {}):
     refused = 0;
     dropped = 0;
     opts.log?.error(
-      { backend: 'redis', err: downReason },
+      { event: 'redis.down', backend: 'redis', err: downReason },
       'rate-limit backend (Redis) unreachable; deciding by the outage policy until it is back',
     );
     probeTimer = setInterval(probe, PROBE_EVERY_MS);
@@ -402,7 +402,7 @@ export function createRedisBackend(url: string, opts: RedisBackendOptions = {}):
     probeTimer = undefined;
     const seconds = Math.round((performance.now() - downSince) / 100) / 10;
     opts.log?.warn(
-      { backend: 'redis', down_seconds: seconds, requests_decided_by_policy: refused, settlements_dropped: dropped },
+      { event: 'redis.up', backend: 'redis', down_seconds: seconds, requests_decided_by_policy: refused, settlements_dropped: dropped },
       `rate-limit backend (Redis) is back after ${seconds} s`,
     );
   }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
+import pino, { type DestinationStream } from 'pino';
 import { Type } from 'typebox';
 import { createAuth, declareAuthFields, type Principal } from '../core/auth.js';
 import { watchBody } from '../core/body-timeout.js';
@@ -14,6 +15,8 @@ import { ApiError, invalid } from '../core/errors.js';
 import { emptyBodyIsNoBody, installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
 import { healthRoutes } from '../core/health.js';
+import { logDestination, logFormatOf } from '../core/log.js';
+import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
@@ -41,32 +44,50 @@ const ADMIN = '/admin/v1';
 const API_PREFIXES = [PLATFORM, '/ads/v1/', `${ADMIN}/`];
 
 /** Builds a Standin: store (migrated), clock, job queue, auth, modules and the HTTP app. */
-export async function createStandin(settings: Settings, opts: { modules?: readonly Module[]; logger?: boolean } = {}): Promise<Standin> {
+export async function createStandin(
+  settings: Settings,
+  opts: { modules?: readonly Module[]; logger?: boolean; logStream?: DestinationStream } = {},
+): Promise<Standin> {
   const modules = opts.modules ?? defaultModules;
+  const logStream = opts.logStream ?? logDestination(logFormatOf(settings.logFormat), { batched: false });
+  // The logger exists before the app, so the migrations (which come first) are logged too.
+  const logger = pino(
+    {
+      level: opts.logger === false ? 'silent' : (settings.logLevel ?? 'warn'),
+      redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
+    },
+    logStream,
+  );
   const store = openStore({
     databaseUrl: settings.databaseUrl,
     dataDir: settings.data,
     poolSize: settings.dbPoolSize,
     pipelines: settings.dbPipelines,
   });
-  await migrate(store, modules);
+  const migrating = performance.now();
+  const applied = await migrate(store, modules, undefined, () =>
+    logger.info({ event: 'migrations.started' satisfies InstanceEvent, store: store.dialect }, 'migrating the store'),
+  );
+  if (applied.length)
+    logger.info(
+      { event: 'migrations.finished' satisfies InstanceEvent, applied, ms: Math.round(performance.now() - migrating) },
+      `applied ${applied.length} migrations`,
+    );
 
   const { clock, clamped } = await loadClock(store);
   const requestLog = new RequestLog(settings.requestLogSize);
   const proxyTrust = createProxyTrust(splitTrustProxy(settings.trustProxy));
+  const logController = new RequestLogController(requestLog, clock);
   const app = Fastify({
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
-    logger: {
-      level: opts.logger === false ? 'silent' : (settings.logLevel ?? 'warn'),
-      redact: ['req.headers.authorization', 'req.headers["x-admin-key"]'],
-    },
+    loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: settings.bodyLimit,
     // Transport-level refusals (a malformed request line, oversized headers) in the envelope too.
     clientErrorHandler: clientError,
     genReqId: requestIds(),
     requestIdHeader: false,
     // Requests are recorded in the request log of the control plane, not logged line by line.
-    logController: new RequestLogController(requestLog, clock),
+    logController,
     // No child logger per request (its allocation is a measurable share of a small read); the few
     // request-level log lines carry the request id themselves.
     childLoggerFactory: (logger) => logger,
@@ -135,9 +156,8 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
   for (const m of modules) await m.provide?.(ctx);
   for (const m of modules) await m.init?.(ctx);
   for (const m of modules) for (const def of m.jobs?.(ctx) ?? []) jobs.register(def);
-  // One hook for the per-request log line and the request metrics (src/metrics), before any route.
-  const observed = ctx.services.metrics ? responseObserver(ctx, app.log) : undefined;
-  if (observed) app.addHook('onResponse', observed);
+  // The per-request log line and the request metrics (src/metrics), told by the log controller.
+  if (ctx.services.metrics) logController.observer = responseObserver(ctx, app.log, logStream);
 
   // Modules report the backends they depend on (the rate limiter's Redis); any of them down: `degraded`.
   const HealthReply = Type.Object({
@@ -186,11 +206,23 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
         jobs.start();
       }
       for (const m of modules) await m.start?.(ctx);
+      log.info(
+        { event: 'instance.listening' satisfies InstanceEvent, listeners: ctx.listeners, public_url: settings.publicUrl ?? null },
+        `listening on ${address}`,
+      );
+      // Logs instance.ready (or not_ready, with the reasons) now and each change after.
+      readiness.watch();
       return address.replace('[::1]', 'localhost');
     },
     async close() {
       // Readiness fails first, so a balancer stops sending work while what it already sent finishes.
+      const stopping = performance.now();
       readiness.drain();
+      readiness.unwatch();
+      log.info(
+        { event: 'instance.draining' satisfies InstanceEvent, drain_ms: settings.shutdownDrainMs },
+        'draining: /readyz fails, in-flight requests finish, work is handed back',
+      );
       ctx.changes.stop();
       // No job is claimed from here on (stop's first, synchronous step); the modules' stop then hands
       // running work back (the run engine) before the queue waits for its handlers.
@@ -201,6 +233,7 @@ export async function createStandin(settings: Settings, opts: { modules?: readon
       await app.close();
       await ctx.outbound.close();
       await store.close();
+      log.info({ event: 'instance.stopped' satisfies InstanceEvent, ms: Math.round(performance.now() - stopping) }, 'stopped');
     },
   };
 }

@@ -45,6 +45,9 @@ export function startCheckpointer(
   return {
     async stop() {
       worker.off('message', fallBack);
+      // Unref'd, the worker would not keep the process alive until it exits: a stop awaiting it would end
+      // with the event loop instead, before the store's last connection checkpoints and closes.
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },

@@ -10,6 +10,8 @@ export async function migrate(
   modules: readonly { migrations?: Record<string, Migration> }[],
   /** Stop after this migration (a snapshot's store is rebuilt as it was, then migrated on). */
   upTo?: string,
+  /** Called once when there is something to migrate, before the first migration runs (the start is logged). */
+  onStart?: () => void,
 ): Promise<string[]> {
   const all: Record<string, Migration> = {};
   for (const m of modules) {
@@ -21,6 +23,7 @@ export async function migrate(
   // A store that has them all (every start but the first) skips the Migrator: its catalog introspection and
   // lock were a tenth of a start on an existing folder (bench/cold-start.mjs).
   if (await allApplied(store, Object.keys(all))) return [];
+  onStart?.();
   const provider: MigrationProvider = { getMigrations: async () => all };
   // Kysely looks for its bookkeeping tables across all schemas; pin them to ours (PostgreSQL search_path).
   const schema =

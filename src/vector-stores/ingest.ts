@@ -64,6 +64,7 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
   // A project holding its ingestion (holds/): the file stays in_progress; look again later, not in a loop.
   if ((await workHolds(ctx, row.project_id)).ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS };
   const key = { storeId, fileId, ingestId };
+  const started = performance.now();
   const embedder = ctx.services.vectorStores.embedder();
   let text: string;
   let chunks: { text: string; tokens: number }[];
@@ -87,7 +88,9 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
         );
   } catch (err) {
     const refusal = refusalOf(err, fileId);
-    if (!refusal && job.attempts < INGEST_ATTEMPTS) throw err;
+    const retried = !refusal && job.attempts < INGEST_ATTEMPTS;
+    ctx.services.metrics?.ingestion(retried ? 'retried' : 'failed', started);
+    if (retried) throw err;
     await failIngestion(ctx, payload, refusal ?? givenUp(job.attempts, err));
     return;
   }
@@ -109,11 +112,14 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
       await store.insertChunks(tx, rows);
       await store.bumpVersion(tx, [storeId]);
     });
+    ctx.services.metrics?.ingestion('completed', started);
   } catch (err) {
+    const retried = job.attempts < INGEST_ATTEMPTS;
+    ctx.services.metrics?.ingestion(err instanceof Superseded ? 'superseded' : retried ? 'retried' : 'failed', started);
     if (err instanceof Superseded) return;
     // The store refused what was extracted (or is down): try again, and after the last attempt fail the
     // file rather than leave it in progress.
-    if (job.attempts < INGEST_ATTEMPTS) throw err;
+    if (retried) throw err;
     await failIngestion(ctx, payload, givenUp(job.attempts, err));
   }
 }

@@ -51,8 +51,10 @@ export const vectorStoresModule: Module = {
       handler: (payload: IngestPayload, job: { attempts: number }) => ingestFile(ctx, payload, job),
       // A job the queue gives up on because its process kept dying while it ran (core/jobs.ts, --job-max-deaths):
       // the file fails rather than stays in progress.
-      onAbandon: (payload: IngestPayload, reason: string) =>
-        failIngestion(ctx, payload, { code: 'server_error', message: `Ingestion of this file was abandoned: ${reason}` }),
+      onAbandon: (payload: IngestPayload, reason: string) => {
+        ctx.services.metrics?.ingestion('abandoned');
+        return failIngestion(ctx, payload, { code: 'server_error', message: `Ingestion of this file was abandoned: ${reason}` });
+      },
     },
   ],
   async stop(ctx) {

@@ -122,6 +122,7 @@ async function attemptDelivery(
   if (!row.enabled) {
     // Disabled after the delivery was queued: it ends without an attempt; resend it once the endpoint is enabled.
     await store.failPendingDelivery(ctx.store.db, row.id, now);
+    ctx.services.metrics?.webhookDeliveryEnded('failed');
     return null;
   }
   // A fan-out run again after a crash may meet a delivery already written with no attempt: it has no job
@@ -177,6 +178,7 @@ async function attemptDelivery(
     retry:
       scheduleRetry && retryAt !== null ? { kind: DELIVER, deliveryId: row.id, runAt: retryAt, jobId: `job_${row.id}_${n}` } : undefined,
   });
+  ctx.services.metrics?.webhookAttempt(result, status);
   return retryAt;
 }
 

@@ -53,5 +53,29 @@ describe('one JSON log line per request at the default level', () => {
     expect(c).toMatchObject({ route: '/v1/models', status: 401, project: null });
     const text = JSON.stringify(lines());
     for (const secret of [platformKey, 'sk-query-secret-0000', 'sk-wrong-secret-0000000000', ADMIN]) expect(text).not.toContain(secret);
+
+    // The instance's state changes, each an `event` at info; the stop's lines are written before the process ends.
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const all = out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = all.filter((l) => typeof l.event === 'string');
+    expect(events.map((l) => l.event)).toEqual([
+      'migrations.started',
+      'migrations.finished',
+      'instance.listening',
+      'instance.ready',
+      'instance.signal',
+      'instance.draining',
+      'instance.stopped',
+    ]);
+    expect(events.every((l) => l.level === 30)).toBe(true);
+    expect(events[2]).toMatchObject({ listeners: { http: base } });
+    expect(all.filter((l) => l.msg === 'request')).toHaveLength(lines().length);
+    // No line of the log (the banner is not a log line) carries a key.
+    for (const secret of [platformKey, ADMIN]) expect(JSON.stringify(all)).not.toContain(secret);
   });
 });

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../../core/module.js';
+import type { Ctx, Services } from '../../core/module.js';
 import type { Exec } from '../../store/db.js';
 import type { RunStatus } from '../runs/states.js';
 
@@ -21,7 +21,12 @@ export const eventsAfter = (db: Exec, runId: string, seq: number, limit = 500) =
     .execute();
 
 /** Appends events to a run's stream, numbering them after the run's last one (the run row serializes writers). */
-export async function appendEvents(ctx: Pick<Ctx, 'clock' | 'store'>, tx: Exec, runId: string, events: RunEvent[]): Promise<void> {
+export async function appendEvents(
+  ctx: Pick<Ctx, 'clock' | 'store'> & { services?: Partial<Services> },
+  tx: Exec,
+  runId: string,
+  events: RunEvent[],
+): Promise<void> {
   if (!events.length) return;
   const row = await tx
     .updateTable('thread_runs')
@@ -35,7 +40,7 @@ export async function appendEvents(ctx: Pick<Ctx, 'clock' | 'store'>, tx: Exec, 
 
 /** Inserts events numbered after `base`, for a caller that already moved the run's event_seq past them. */
 export async function insertEvents(
-  ctx: Pick<Ctx, 'clock' | 'store'>,
+  ctx: Pick<Ctx, 'clock' | 'store'> & { services?: Partial<Services> },
   tx: Exec,
   runId: string,
   base: number,
@@ -46,6 +51,8 @@ export async function insertEvents(
     .insertInto('run_events')
     .values(events.map((e, i) => ({ run_id: runId, seq: base + i + 1, event: e.event, data: JSON.stringify(e.data), created_at: now })))
     .execute();
+  // The run metrics count status events as written (src/metrics): a transaction that rolls back is rare.
+  ctx.services?.metrics?.runEvents(events);
   // Other instances follow the run's stream through this notification (bus.ts).
   if (ctx.store.dialect === 'postgres') await sql`select pg_notify('standin_runs', ${runId})`.execute(tx);
 }
