@@ -399,12 +399,14 @@ export function createJobQueue(
       return claims;
     },
     register(def) {
+      // An option left undefined takes its default (a kind's catalog may spell out what it does not set).
+      const set = Object.fromEntries(Object.entries(def).filter(([, v]) => v !== undefined));
       defs.set(def.kind, {
         concurrency: 1,
         visibilityMs: leaseMs,
         retryDelayMs: 5_000,
         maxAttempts: 1_000_000,
-        ...def,
+        ...set,
       } as Definition);
     },
     async enqueue(exec, kind, payload, opts = {}) {
