@@ -214,6 +214,9 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     const output = (await (await onA.files.content(ended.output_file_id!)).text()).trim().split('\n');
     expect(output.map((l) => JSON.parse(l).custom_id).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `line-${i}`));
 
+    // The kill did cut work in flight: A took runs over (it logs each at warn).
+    expect(logOfA).toContain('took over a run whose instance stopped');
+
     const file = await until(
       'the ingestion',
       () => onA.vectorStores.files.retrieve(doc.id, { vector_store_id: store.id }),
