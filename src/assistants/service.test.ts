@@ -163,6 +163,28 @@ describe('runs through jobs', () => {
     expect((await events(r.id)).filter((e) => e === 'thread.run.completed')).toEqual(['thread.run.completed']);
   });
 
+  it('a run whose execution killed its process --job-max-deaths times is failed, not taken over again', async () => {
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    const db = s.ctx.store.db;
+    await db
+      .updateTable('thread_runs')
+      .set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .where('id', '=', r.id)
+      .execute();
+    // Its execute job was running three times when its process died.
+    await db
+      .updateTable('jobs')
+      .set({ locked_by: 'dead', locked_until: s.ctx.clock.now() - 1, attempts: 3, open_claims: 3 })
+      .where('kind', '=', 'run.execute')
+      .where('payload', 'like', `%${r.id}%`)
+      .execute();
+    await drain();
+    const failed = await run(r.thread_id, r.id);
+    expect(failed).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
+    expect(failed.last_error!.message).toContain('stopped without finishing 3 times');
+  });
+
   it('a run in requires_action whose worker died stays waiting for its outputs', async () => {
     const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
     const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });

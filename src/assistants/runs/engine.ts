@@ -204,5 +204,11 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, 1000).unref())]);
   }
 
-  return { interrupt, kick, sweep, stop, handlers: { 'run.execute': execute, 'run.expire': expire } };
+  /** A run whose execution died with its process `--job-max-deaths` times in a row is failed, not taken over again. */
+  async function abandon(runId: string, reason: string) {
+    interrupt(runId);
+    await endRun(ctx, runId, { status: 'failed', error: { code: 'server_error', message: reason } });
+  }
+
+  return { interrupt, kick, sweep, stop, abandon, handlers: { 'run.execute': execute, 'run.expire': expire } };
 }

@@ -49,10 +49,22 @@ export function enqueueRunJob<K extends RunJobKind>(
   return ctx.jobs.enqueue(exec, kind, payload, opts);
 }
 
-/** The catalog as the job queue takes it, with the engine's handlers. */
-export function runJobDefinitions(handlers: RunHandlers): JobDefinition[] {
+/**
+ * The catalog as the job queue takes it, with the engine's handlers. `abandon` is told of a run whose
+ * execution kept killing its process (`--job-max-deaths`): the engine fails it rather than take it over again.
+ */
+export function runJobDefinitions(handlers: RunHandlers, abandon?: (runId: string, reason: string) => Promise<void>): JobDefinition[] {
   return (Object.keys(RUN_JOBS) as RunJobKind[]).map((kind) => {
     const def: JobKind = RUN_JOBS[kind];
-    return { kind, handler: handlers[kind], concurrency: def.concurrency, visibilityMs: def.visibilityMs, retryDelayMs: def.retryDelayMs };
+    return {
+      kind,
+      handler: handlers[kind],
+      concurrency: def.concurrency,
+      visibilityMs: def.visibilityMs,
+      retryDelayMs: def.retryDelayMs,
+      ...(kind === 'run.execute' && abandon
+        ? { onAbandon: (p: RunJobPayload<'run.execute'>, reason: string) => abandon(p.runId, reason) }
+        : {}),
+    };
   });
 }
