@@ -203,21 +203,25 @@ export function createJobQueue(
   }
 
   /**
-   * Runs one job and records how it ended. `release` frees the job's slot as soon as the handler is done:
-   * the deletion of a finished job is group-committed afterwards (until then its claim keeps it from
-   * being claimed again; a crash before the deletion runs it again, which at-least-once allows).
+   * Extends a claim while its handler runs; false when the claim is no longer the job's latest. A claim
+   * already settled (`locked_by` cleared by a retry) is not locked again by a renewal that was under way.
    */
-  /** Extends a claim while its handler runs; false when the claim is no longer the job's latest. */
   async function renew(def: Definition, job: Claimed, exec: Exec = store.db): Promise<boolean> {
     const res = await exec
       .updateTable('jobs')
       .set({ locked_until: clock.now() + def.visibilityMs })
       .where('id', '=', job.id)
       .where('attempts', '=', job.attempts)
+      .where('locked_by', '=', workerId)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
 
+  /**
+   * Runs one job and records how it ended. `release` frees the job's slot as soon as the handler is done:
+   * the deletion of a finished job is group-committed afterwards (until then its claim keeps it from
+   * being claimed again; a crash before the deletion runs it again, which at-least-once allows).
+   */
   async function runOne(def: Definition, job: Claimed & { payload: string; open_claims: number; rechecks: number }, release: () => void) {
     // This claim is counted in open_claims too: the ones before it never ended.
     if (job.open_claims - 1 >= maxDeaths) return abandon(def, job, job.open_claims - 1);
