@@ -39,7 +39,8 @@ export const assistantsModule: Module = {
   },
   adminRoutes: assistantsAdminRoutes,
   jobs(ctx) {
-    return runJobDefinitions(ctx.services.assistants.engine.handlers);
+    const { engine } = ctx.services.assistants;
+    return runJobDefinitions(engine.handlers, (runId, reason) => engine.abandon(runId, reason));
   },
   routes(app, ctx) {
     routes(app, ctx);

@@ -99,18 +99,103 @@ describe('runs through jobs', () => {
     expect(steps.map((x) => stepView(x).status)).toEqual(['expired']);
   });
 
-  it('a run left in progress by a dead worker is failed with server_error when its job comes back', async () => {
+  it('a run left in progress by a dead worker is taken over: the turn in flight is made again, its cut reply dropped', async () => {
     const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
     const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
-    // What a killed worker leaves behind: in progress, a lease that has lapsed.
-    await s.ctx.store.db
+    const db = s.ctx.store.db;
+    const now = s.ctx.clock.nowSeconds();
+    // What a killed worker leaves behind: in progress, a lapsed lease, and the start of its reply.
+    await db
+      .updateTable('thread_runs')
+      .set({ status: 'in_progress', started_at: now, lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .where('id', '=', r.id)
+      .execute();
+    const cut = { id: 'msg_cut', project_id: P, thread_id: r.thread_id, created_at: now, assistant_id: a.id, run_id: r.id };
+    await db
+      .insertInto('thread_messages')
+      .values({
+        ...cut,
+        role: 'assistant',
+        content: JSON.stringify([{ type: 'text', text: { value: 'Hal', annotations: [] } }]),
+        attachments: null,
+        metadata: null,
+        status: 'in_progress',
+        completed_at: null,
+        incomplete_at: null,
+        incomplete_details: null,
+      })
+      .execute();
+    await db
+      .insertInto('run_steps')
+      .values({
+        id: 'step_cut',
+        project_id: P,
+        run_id: r.id,
+        thread_id: r.thread_id,
+        assistant_id: a.id,
+        created_at: now,
+        type: 'message_creation',
+        status: 'in_progress',
+        step_details: JSON.stringify({ type: 'message_creation', message_creation: { message_id: 'msg_cut' } }),
+        last_error: null,
+        cancelled_at: null,
+        completed_at: null,
+        expired_at: null,
+        failed_at: null,
+        usage: null,
+        metadata: null,
+      })
+      .execute();
+    await drain();
+    const done = await run(r.thread_id, r.id);
+    expect(done).toMatchObject({ status: 'completed', last_error: null });
+    // One reply, one step: the cut ones are gone, the turn was made once more.
+    const messages = await db.selectFrom('thread_messages').select(['id', 'role', 'status']).where('thread_id', '=', r.thread_id).execute();
+    expect(messages.map((m) => [m.role, m.status])).toEqual([
+      ['user', 'completed'],
+      ['assistant', 'completed'],
+    ]);
+    expect(messages.map((m) => m.id)).not.toContain('msg_cut');
+    const steps = await runSteps(db, r.id);
+    expect(steps.map((x) => [x.id === 'step_cut', x.type, x.status])).toEqual([[false, 'message_creation', 'completed']]);
+    // The taken-over run did not start again: one thread.run.in_progress would be the original's (not written here).
+    expect((await events(r.id)).filter((e) => e === 'thread.run.in_progress')).toEqual([]);
+    expect((await events(r.id)).filter((e) => e === 'thread.run.completed')).toEqual(['thread.run.completed']);
+  });
+
+  it('a run whose execution killed its process --job-max-deaths times is failed, not taken over again', async () => {
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    const db = s.ctx.store.db;
+    await db
       .updateTable('thread_runs')
       .set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
       .where('id', '=', r.id)
       .execute();
+    // Its execute job was running three times when its process died.
+    await db
+      .updateTable('jobs')
+      .set({ locked_by: 'dead', locked_until: s.ctx.clock.now() - 1, attempts: 3, open_claims: 3 })
+      .where('kind', '=', 'run.execute')
+      .where('payload', 'like', `%${r.id}%`)
+      .execute();
     await drain();
     const failed = await run(r.thread_id, r.id);
     expect(failed).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
+    expect(failed.last_error!.message).toContain('stopped without finishing 3 times');
+  });
+
+  it('a run in requires_action whose worker died stays waiting for its outputs', async () => {
+    const a = await svc.createAssistant(s.ctx, P, { model: 'gpt-4o' });
+    const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    await s.ctx.store.db
+      .updateTable('thread_runs')
+      .set({ status: 'requires_action', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .where('id', '=', r.id)
+      .execute();
+    expect(await s.ctx.services.assistants.engine.sweep()).toBe(0);
+    await drain();
+    expect((await run(r.thread_id, r.id)).status).toBe('requires_action');
   });
 
   it('a live lease held elsewhere is respected: the job comes back later instead of executing twice', async () => {
@@ -124,8 +209,8 @@ describe('runs through jobs', () => {
     await drain();
     expect((await run(r.thread_id, r.id)).status).toBe('queued');
     await s.ctx.store.db.updateTable('thread_runs').set({ lease_owner: null, lease_until: null }).where('id', '=', r.id).execute();
-    // The job looks again when the other lease would have lapsed, at most WATCH_MS later.
-    s.ctx.clock.advance(svc.WATCH_MS + 1000);
+    // The job looks again when the other lease would have lapsed, at most one lease later.
+    s.ctx.clock.advance(svc.watchMs(s.ctx) + 1000);
     await drain();
     expect((await run(r.thread_id, r.id)).status).toBe('completed');
   });

@@ -8,6 +8,6 @@ export { createThread, deleteThread, getThread, modifyThread } from './service/t
 export { createMessage, deleteMessage, getMessage, listMessages, modifyMessage } from './service/messages.js';
 export { cancelRun, createRun, createThreadAndRun, listRuns, modifyRun, readRun, submitToolOutputs } from './service/runs.js';
 export { getStep, listSteps } from './service/steps.js';
-export { WATCH_MS } from './runs/jobs.js';
+export { watchMs } from './runs/jobs.js';
 export type { RunRow } from './store/runs.js';
 export { locate as locateThreadObject, type Located as LocatedThreadObject } from './store/locate.js';

@@ -15,13 +15,12 @@ export const batchesModule: Module = {
   routes: (app, ctx) => batchesRoutes(app, ctx),
   adminRoutes: batchesAdminRoutes,
   jobs: (ctx) => [
-    // A step works for at most ~10 s; the claim outlasts it by far, so only a dead worker's claim lapses.
+    // A step works for at most ~10 s under a claim of --lease-ms, renewed while it works: only a dead worker's claim lapses.
     {
       kind: RUN_BATCH,
       concurrency: 4,
-      visibilityMs: 120_000,
       retryDelayMs: 2_000,
-      handler: (payload: RunBatchJob) => runBatch(ctx, payload),
+      handler: (payload: RunBatchJob, job) => runBatch(ctx, payload, job),
       onAbandon: (payload: RunBatchJob, reason) => abandonBatch(ctx, payload, reason),
     },
   ],

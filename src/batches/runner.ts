@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import { emitEvent } from '../core/events.js';
 import { newId } from '../core/ids.js';
+import type { JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
 import { runChatBody } from '../chat/service.js';
 import { runEmbeddingsBody } from '../embeddings/service.js';
@@ -78,21 +79,26 @@ const SINCE = {
  * the time to look again: no later than `HOLD_RECHECK_MS` (a release or a change of the holds is seen
  * then), and the pace's end on the Standin clock (an advance past it makes the job due at once).
  */
-function stay(ctx: Ctx, row: store.BatchRow, holds: WorkHolds): { retryAt: number } | undefined {
+function stay(ctx: Ctx, row: store.BatchRow, holds: WorkHolds): { retryAt: number; recheck: true } | undefined {
   const stage = row.status as HoldStage;
   if (!(stage in SINCE)) return undefined;
   const now = ctx.clock.now();
   const recheck = now + HOLD_RECHECK_MS;
-  if (holds.batchHoldAt.includes(stage)) return { retryAt: recheck };
+  // Waiting is not an attempt: `recheck` keeps it out of the job's count (core/jobs.ts).
+  if (holds.batchHoldAt.includes(stage)) return { retryAt: recheck, recheck: true };
   const pace = holds.batchPaceMs[stage];
   const since = row[SINCE[stage]];
   if (!pace || since === null) return undefined;
   const until = Number(since) * 1000 + pace;
-  return now < until ? { retryAt: Math.min(until, recheck) } : undefined;
+  return now < until ? { retryAt: Math.min(until, recheck), recheck: true } : undefined;
 }
 
 /** Job handler: one step of a batch. */
-export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { retryAt: number }> {
+export async function runBatch(
+  ctx: Ctx,
+  job: RunBatchJob,
+  claim?: Pick<JobClaim, 'fence'>,
+): Promise<void | { retryAt: number; recheck?: boolean }> {
   const started = performance.now();
   let row: store.BatchRow | undefined = await store.getBatchById(ctx.store.db, job.batchId);
   if (!row || TERMINAL.includes(row.status as never)) return;
@@ -153,6 +159,8 @@ export async function runBatch(ctx: Ctx, job: RunBatchJob): Promise<void | { ret
         counts.outputTokens += r.usage?.outputTokens ?? 0;
       }
       const status = await ctx.store.db.transaction().execute(async (tx) => {
+        // A worker whose claim lapsed (it stalled, and another instance took the batch over) records nothing.
+        await claim?.fence(tx);
         const after = await store.advance(tx, row!.id, from, counts);
         if (after)
           await store.insertResults(

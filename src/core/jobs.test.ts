@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
-import { createJobQueue } from './jobs.js';
+import { ClaimLost, createJobQueue } from './jobs.js';
 
 describe.each(dialects())('job queue (%s)', (dialect) => {
   let s: TestStandin | undefined;
@@ -94,6 +94,87 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     clock.advance(31_000);
     await s.ctx.jobs.drain();
     expect(seen).toEqual([2]);
+  });
+
+  it('renews a running claim, so a job longer than its visibility timeout is not taken from a live worker', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store, log } = s.ctx;
+    const other = createJobQueue(store, clock, log);
+    const runs: string[] = [];
+    const long = (who: string) => async () => {
+      runs.push(who);
+      await new Promise((r) => setTimeout(r, 1200));
+    };
+    s.ctx.jobs.register({ kind: 'test.long', visibilityMs: 300, handler: long('first') });
+    other.register({ kind: 'test.long', visibilityMs: 300, handler: long('other') });
+    await s.ctx.jobs.enqueue(store.db, 'test.long', {});
+    const first = s.ctx.jobs.drain();
+    // The other worker looks again and again while the first one works four visibility timeouts long.
+    for (let i = 0; i < 10 && runs.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 8; i++) {
+      await other.drain();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await first;
+    expect(runs).toEqual(['first']);
+    expect(await store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
+  });
+
+  it('a worker whose claim another took is told (signal) and its fenced commit writes nothing', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store, log } = s.ctx;
+    const stale = createJobQueue(store, clock, log);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let began!: () => void;
+    const started = new Promise<void>((r) => (began = r));
+    const outcome: { aborted?: boolean; fenced?: unknown } = {};
+    stale.register({
+      kind: 'test.zombie',
+      visibilityMs: 30_000,
+      handler: async (_p, job) => {
+        began();
+        await held; // the zombie stalls
+        await store.db
+          .transaction()
+          .execute(async (tx) => {
+            await job.fence(tx);
+            await tx.insertInto('settings').values({ key: 'zombie', value: 'wrote' }).execute();
+          })
+          .catch((err: unknown) => (outcome.fenced = err));
+        outcome.aborted = job.signal.aborted;
+      },
+    });
+    const fresh: number[] = [];
+    s.ctx.jobs.register({ kind: 'test.zombie', visibilityMs: 30_000, handler: async (_p, job) => void fresh.push(job.attempts) });
+    await stale.enqueue(store.db, 'test.zombie', {});
+    const zombie = stale.drain();
+    await started;
+    clock.advance(31_000); // its claim lapses; the live worker takes the job over and finishes it
+    await s.ctx.jobs.drain();
+    release();
+    await zombie;
+    expect(fresh).toEqual([2]);
+    expect(outcome.fenced).toBeInstanceOf(ClaimLost);
+    expect(outcome.aborted).toBe(true);
+    expect(await store.db.selectFrom('settings').selectAll().where('key', '=', 'zombie').execute()).toEqual([]);
+  });
+
+  it('a recheck of held work is not counted as an attempt', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const seen: number[] = [];
+    s.ctx.jobs.register({
+      kind: 'test.held',
+      handler: async (_p, job) => {
+        seen.push(job.attempts);
+        if (seen.length <= 3) return { retryAt: s!.ctx.clock.now(), recheck: true };
+        if (seen.length === 4) return { retryAt: s!.ctx.clock.now() };
+      },
+    });
+    await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.held', {});
+    await s.ctx.jobs.drain();
+    // Three rechecks, then the first attempt, which asks for a plain retry: the second attempt.
+    expect(seen).toEqual([1, 1, 1, 1, 2]);
   });
 
   it.each(['completes', 'asks for a retry', 'throws'] as const)(

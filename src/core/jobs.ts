@@ -22,14 +22,27 @@ import { keepListening, type Listening } from '../store/listen.js';
  * handler runs, and any end of the handler (done, a retry, a throw) sets it back to 0. A claim that finds
  * it past `maxDeaths` has met a job whose handler was running that many times when its process died (or
  * its claim lapsed); the job is failed instead of run again, and its kind's `onAbandon` is told why.
+ *
+ * A claim is renewed while its handler runs (a heartbeat every third of the visibility timeout), so the
+ * timeout can be short — the time work waits on an instance that died (`--lease-ms`) — without a live
+ * instance's long job being taken from it. A renewal that finds the claim gone (another worker took the
+ * job after this one stalled) aborts the handler's `signal`; a handler fences its commits with
+ * `fence(tx)`, so a zombie that wakes up commits nothing over the new owner.
+ *
+ * A handler that only looked whether its work may go on (held work, src/holds) returns `recheck: true`
+ * with its `retryAt`: that claim is not counted as an attempt (`rechecks` counts it instead; `attempts`
+ * stays the fencing token).
  */
 export interface JobDefinition<P = any> {
   kind: string;
-  /** Runs one job. Return `{ retryAt }` (Standin clock ms) to run it again later; throwing retries after `retryDelayMs`. */
-  handler: (payload: P, job: { id: string; attempts: number }) => Promise<void | { retryAt: number }>;
+  /**
+   * Runs one job. Return `{ retryAt }` (Standin clock ms) to run it again later (with `recheck: true`,
+   * not counted as an attempt); throwing retries after `retryDelayMs`.
+   */
+  handler: (payload: P, job: JobClaim) => Promise<void | { retryAt: number; recheck?: boolean }>;
   /** Jobs of this kind run at once in one process. */
   concurrency?: number;
-  /** How long a claim lasts before another worker may take the job (ms). */
+  /** How long a claim lasts unless renewed before another worker may take the job (ms; default: the queue's `leaseMs`). */
   visibilityMs?: number;
   /** Delay after an unexpected throw (ms). */
   retryDelayMs?: number;
@@ -42,11 +55,38 @@ export interface JobDefinition<P = any> {
   onAbandon?: (payload: P, reason: string) => Promise<void>;
 }
 
+/** One claim of a job, as its handler sees it. */
+export interface JobClaim {
+  id: string;
+  /** Attempts so far, this one included (rechecks of held work are not counted). */
+  attempts: number;
+  /** Aborted when this claim is lost: another worker claimed the job after this one stopped renewing it. */
+  signal: AbortSignal;
+  /**
+   * Inside the transaction of the handler's commit: throws ClaimLost unless this claim is still the
+   * job's latest (and renews it). On PostgreSQL it locks the job's row until the commit, so no other
+   * worker claims the job in between.
+   */
+  fence(tx: Exec): Promise<void>;
+}
+
+/** Thrown by `fence` (and the abort reason of `signal`): another worker owns the job now. */
+export class ClaimLost extends Error {
+  constructor() {
+    super('another worker claimed this job after this claim lapsed');
+  }
+}
+
 /** Settings of the queue. */
 export interface JobQueueOptions {
   /** Claims in a row whose handler never ended (its process died) after which a job is failed. */
   maxDeaths?: number;
+  /** The visibility timeout of kinds that set none (ms; `--lease-ms`). */
+  leaseMs?: number;
 }
+
+/** `--lease-ms`'s default: work of an instance that died waits this long (ms) before another takes it over. */
+export const DEFAULT_LEASE_MS = 10_000;
 
 /** `--job-max-deaths`'s default: a job may die with its process three times, the fourth claim fails it. */
 export const DEFAULT_MAX_DEATHS = 3;
@@ -83,6 +123,7 @@ export function createJobQueue(
   options: JobQueueOptions = {},
 ): JobQueue {
   const maxDeaths = options.maxDeaths ?? DEFAULT_MAX_DEATHS;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const defs = new Map<string, Definition>();
   const running = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
@@ -111,14 +152,20 @@ export function createJobQueue(
    * Retries or drops a job, if this worker's claim is still its latest; a stale claim's write is a no-op.
    * A retry after the handler ended clears `open_claims`; `ended: false` keeps it (the handler never ran).
    */
-  async function settle(job: Claimed, runAt: number | 'drop', ended = true) {
+  async function settle(job: Claimed, runAt: number | 'drop', ended = true, recheck = false) {
     const n = await runAlone(
       store.db,
       runAt === 'drop'
         ? store.db.deleteFrom('jobs').where('id', '=', job.id).where('attempts', '=', job.attempts)
         : store.db
             .updateTable('jobs')
-            .set({ run_at: runAt, locked_by: null, locked_until: null, ...(ended ? { open_claims: 0 } : {}) })
+            .set({
+              run_at: runAt,
+              locked_by: null,
+              locked_until: null,
+              ...(ended ? { open_claims: 0 } : {}),
+              ...(recheck ? { rechecks: sql<number>`rechecks + 1` } : {}),
+            })
             .where('id', '=', job.id)
             .where('attempts', '=', job.attempts),
     );
@@ -151,8 +198,23 @@ export function createJobQueue(
           open_claims: sql`open_claims + 1`,
         })
         .where('id', 'in', sub)
-        .returning(['id', 'payload', 'attempts', 'open_claims']),
+        .returning(['id', 'payload', 'attempts', 'open_claims', 'rechecks']),
     );
+  }
+
+  /**
+   * Extends a claim while its handler runs; false when the claim is no longer the job's latest. A claim
+   * already settled (`locked_by` cleared by a retry) is not locked again by a renewal that was under way.
+   */
+  async function renew(def: Definition, job: Claimed, exec: Exec = store.db): Promise<boolean> {
+    const res = await exec
+      .updateTable('jobs')
+      .set({ locked_until: clock.now() + def.visibilityMs })
+      .where('id', '=', job.id)
+      .where('attempts', '=', job.attempts)
+      .where('locked_by', '=', workerId)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   }
 
   /**
@@ -160,22 +222,52 @@ export function createJobQueue(
    * the deletion of a finished job is group-committed afterwards (until then its claim keeps it from
    * being claimed again; a crash before the deletion runs it again, which at-least-once allows).
    */
-  async function runOne(def: Definition, job: Claimed & { payload: string; open_claims: number }, release: () => void) {
+  async function runOne(def: Definition, job: Claimed & { payload: string; open_claims: number; rechecks: number }, release: () => void) {
     // This claim is counted in open_claims too: the ones before it never ended.
     if (job.open_claims - 1 >= maxDeaths) return abandon(def, job, job.open_claims - 1);
-    const lockedUntil = clock.now() + def.visibilityMs;
+    const ac = new AbortController();
+    const attempts = job.attempts - Number(job.rechecks);
+    // The heartbeat: a claim renewed every third of its timeout lapses only when this process stops.
+    const beat = setInterval(
+      () => {
+        renew(def, job).then(
+          (held) => {
+            if (!held) ac.abort(new ClaimLost());
+          },
+          (err: unknown) => log.warn({ err, kind: def.kind, job: job.id }, 'renewing a job claim failed; trying again'),
+        );
+      },
+      Math.max(1, Math.floor(def.visibilityMs / 3)),
+    );
+    beat.unref();
+    const claim: JobClaim = {
+      id: job.id,
+      attempts,
+      signal: ac.signal,
+      async fence(tx) {
+        if (!(await renew(def, job, tx))) {
+          ac.abort(new ClaimLost());
+          throw new ClaimLost();
+        }
+      },
+    };
     try {
-      const result = await def.handler(JSON.parse(job.payload), { id: job.id, attempts: job.attempts });
-      if (result && typeof result.retryAt === 'number') await settle(job, result.retryAt);
+      const result = await def.handler(JSON.parse(job.payload), claim);
+      clearInterval(beat);
+      if (result && typeof result.retryAt === 'number') await settle(job, result.retryAt, true, result.recheck === true);
       else {
         release();
-        // Group commit gives no count per job: say when the claim lapsed, the case where it may be a no-op.
-        if (clock.now() >= lockedUntil) log.debug({ job: job.id, attempts: job.attempts }, 'job ended after its claim lapsed');
+        if (ac.signal.aborted) log.debug({ job: job.id, attempts: job.attempts }, 'job ended after another worker claimed it');
         await finished(job);
       }
     } catch (err) {
+      clearInterval(beat);
+      if (err instanceof ClaimLost || ac.signal.aborted) {
+        log.warn({ kind: def.kind, job: job.id }, 'a job whose claim another worker took stopped; the new claim decides');
+        return;
+      }
       log.error({ err, kind: def.kind, job: job.id }, 'job failed');
-      await settle(job, job.attempts >= def.maxAttempts ? 'drop' : clock.now() + def.retryDelayMs).catch(() => {});
+      await settle(job, attempts >= def.maxAttempts ? 'drop' : clock.now() + def.retryDelayMs).catch(() => {});
     }
   }
 
@@ -311,12 +403,14 @@ export function createJobQueue(
       return claims;
     },
     register(def) {
+      // An option left undefined takes its default (a kind's catalog may spell out what it does not set).
+      const set = Object.fromEntries(Object.entries(def).filter(([, v]) => v !== undefined));
       defs.set(def.kind, {
         concurrency: 1,
-        visibilityMs: 60_000,
+        visibilityMs: leaseMs,
         retryDelayMs: 5_000,
         maxAttempts: 1_000_000,
-        ...def,
+        ...set,
       } as Definition);
     },
     async enqueue(exec, kind, payload, opts = {}) {
@@ -331,6 +425,7 @@ export function createJobQueue(
           run_at: opts.runAt ?? now,
           attempts: 0,
           open_claims: 0,
+          rechecks: 0,
           locked_by: null,
           locked_until: null,
           created_at: now,

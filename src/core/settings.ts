@@ -66,6 +66,11 @@ export const OPTIONS = {
   ingestMaxDepth: opt('int', 256, 'deepest nesting of HTML elements or JSON arrays and objects in an attached file'),
   ingestMaxPages: opt('int', 10_000, 'most pages of an attached PDF, parts of an attached DOCX'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
+  leaseMs: opt(
+    'int',
+    10_000,
+    "how long (ms) an instance's claim on work (a run, a background response, a batch, an ingestion, a webhook delivery) lasts unless renewed; renewed every third of it, so work of an instance that died is taken over this long after its last renewal (docs/deploy.md)",
+  ),
   jobMaxDeaths: opt('int', 3, 'a job whose process died while it ran this many times in a row is failed, not run again'),
   mtlsPort: opt('port', OFF, "port of the mutual TLS token endpoint: 'off' (the default), a number, or 0 for a free one"),
   mtlsApiPort: opt('port', OFF, "port of the mutual TLS API listener: 'off' (the default), a number, or 0 for a free one"),

@@ -12,6 +12,8 @@ export interface CoreTables {
     attempts: number;
     /** Claims since the handler last ended: past the queue's `maxDeaths` + 1 the job is failed (core/jobs.ts). */
     open_claims: number;
+    /** Claims that only looked whether held work may go on: not attempts (core/jobs.ts). */
+    rechecks: number;
     locked_by: string | null;
     /** Claim expiry, Standin clock ms: a crashed worker's job is claimed again after it. */
     locked_until: number | null;
@@ -91,6 +93,15 @@ export const coreMigrations: Record<string, Migration> = {
       await db.schema
         .alterTable('jobs')
         .addColumn('open_claims', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
+  // Rechecks of held work were counted as attempts before this migration; from here on they are not.
+  '202611261700_core_jobs_rechecks': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('rechecks', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
     },
   },

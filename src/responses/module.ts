@@ -45,8 +45,8 @@ export const responsesModule: Module = {
     {
       kind: RUN_RESPONSE,
       concurrency: 8,
-      visibilityMs: 10 * 60_000,
-      handler: (payload: RunResponseJob) => runResponse(ctx, payload),
+      // The claim lasts --lease-ms and is renewed while the model answers: a dead instance's response is taken over.
+      handler: (payload: RunResponseJob, job) => runResponse(ctx, payload, job),
       onAbandon: (payload: RunResponseJob, reason) => abandonResponse(ctx, payload, reason),
     },
   ],

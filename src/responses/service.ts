@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { invalid, notFound } from '../core/errors.js';
 import { EVENT_FANOUT, emitEvent } from '../core/events.js';
 import { newId } from '../core/ids.js';
+import { ClaimLost, type JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
 import type { ChatMessage, ChatRequest, ChatResult, ChatTool } from '../models/types.js';
 import type { Ticket, Usage } from '../ratelimit/service.js';
@@ -237,10 +238,17 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
 }
 
 /** The `response.run` job: runs a queued background response and emits its end event with the final state. */
-export async function runResponse(ctx: Ctx, payload: RunResponseJob): Promise<void> {
+/** The claim of the job running a response: a worker that lost it (another instance took the response over) commits nothing. */
+type Claim = Pick<JobClaim, 'signal' | 'fence'>;
+
+export async function runResponse(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Promise<void> {
   let usage: Usage = { failed: true };
   try {
-    usage = await runQueued(ctx, payload);
+    usage = await runQueued(ctx, payload, claim);
+  } catch (err) {
+    // The new owner of the job runs the response and gives the admission back once.
+    if (err instanceof ClaimLost) return;
+    throw err;
   } finally {
     // Whatever happened, the rate-limit admission of the request is reconciled and its slot freed.
     if (payload.ticket) await ctx.services.ratelimit.release(payload.ticket, usage);
@@ -270,7 +278,7 @@ export function usageOf(r: ResponseObject): Usage {
   return r.usage ? { inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens } : { failed: r.status === 'failed' };
 }
 
-async function runQueued(ctx: Ctx, payload: RunResponseJob): Promise<Usage> {
+async function runQueued(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Promise<Usage> {
   const row = await store.getResponseById(ctx.store.db, payload.responseId);
   if (!row || TERMINAL.includes(row.status)) return { failed: true };
   const messages = JSON.parse(row.messages) as ChatMessage[];
@@ -280,6 +288,8 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob): Promise<Usage> {
   const running = ctx.services.responses.running;
   const abort = new AbortController();
   running.set(row.id, abort);
+  const lost = () => abort.abort(new ClaimLost());
+  claim?.signal.addEventListener('abort', lost, { once: true });
   let done: ResponseObject;
   let after = messages;
   try {
@@ -287,13 +297,17 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob): Promise<Usage> {
     done = finish(ctx, current, result);
     after = afterMessages(messages, result);
   } catch (err) {
+    if (claim?.signal.aborted) throw new ClaimLost();
     if (abort.signal.aborted) return { failed: true }; // cancelled meanwhile: cancel() wrote the state and the event
     ctx.log.warn({ err, response: row.id }, 'background response failed');
     done = failed(current, err);
   } finally {
     running.delete(row.id);
+    claim?.signal.removeEventListener('abort', lost);
   }
   await ctx.store.db.transaction().execute(async (tx) => {
+    // A worker whose claim lapsed (it stalled, and another instance took the response over) writes nothing.
+    await claim?.fence(tx);
     // Only an unfinished response moves; a cancel that won the race keeps its state and its event.
     if (await store.finishResponse(tx, done, after)) await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
   });

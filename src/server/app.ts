@@ -110,7 +110,8 @@ export async function createStandin(
 
   const log = app.log;
   if (clamped) log.warn('the stored clock offset was out of range (over 100 years); it is set to the largest allowed');
-  const jobs = createJobQueue(store, clock, log, { maxDeaths: settings.jobMaxDeaths });
+  if (settings.leaseMs < 300) throw new Error(`--lease-ms must be at least 300, got ${settings.leaseMs}`);
+  const jobs = createJobQueue(store, clock, log, { maxDeaths: settings.jobMaxDeaths, leaseMs: settings.leaseMs });
   const ctx: Ctx = {
     settings: { ...settings },
     store,

@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors.js';
+import { ClaimLost, type JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
 import { readFileBytes } from '../files/service.js';
 import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
@@ -57,12 +58,17 @@ const givenUp = (attempts: number, err: unknown) => ({
   message: `Ingestion failed ${attempts} times; the last error: ${(err as Error)?.message ?? String(err)}`,
 });
 
-export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attempts: number }): Promise<void | { retryAt: number }> {
+export async function ingestFile(
+  ctx: Ctx,
+  payload: IngestPayload,
+  job: Pick<JobClaim, 'attempts'> & Partial<Pick<JobClaim, 'fence'>>,
+): Promise<void | { retryAt: number; recheck?: boolean }> {
   const { vectorStoreId: storeId, fileId, ingestId } = payload;
   const row = await store.getStoreFile(ctx.store.db, storeId, fileId);
   if (!row || row.ingest_id !== ingestId || row.status !== 'in_progress') return;
-  // A project holding its ingestion (holds/): the file stays in_progress; look again later, not in a loop.
-  if ((await workHolds(ctx, row.project_id)).ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS };
+  // A project holding its ingestion (holds/): the file stays in_progress; look again later, not in a loop,
+  // and not as an attempt (a long hold must not use up the file's attempts).
+  if ((await workHolds(ctx, row.project_id)).ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS, recheck: true };
   const key = { storeId, fileId, ingestId };
   const started = performance.now();
   const embedder = ctx.services.vectorStores.embedder();
@@ -105,6 +111,8 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
   }));
   try {
     await ctx.store.db.transaction().execute(async (tx) => {
+      // A worker whose claim lapsed (it stalled, and another instance took the file over) writes nothing.
+      await job.fence?.(tx);
       if (!(await store.endIngestion(tx, key, { status: 'completed', usage_bytes: Buffer.byteLength(text), last_error: null })))
         throw new Superseded();
       await store.clearIngested(tx, storeId, fileId);
@@ -115,8 +123,9 @@ export async function ingestFile(ctx: Ctx, payload: IngestPayload, job: { attemp
     ctx.services.metrics?.ingestion('completed', started);
   } catch (err) {
     const retried = job.attempts < INGEST_ATTEMPTS;
-    ctx.services.metrics?.ingestion(err instanceof Superseded ? 'superseded' : retried ? 'retried' : 'failed', started);
-    if (err instanceof Superseded) return;
+    const lost = err instanceof Superseded || err instanceof ClaimLost;
+    ctx.services.metrics?.ingestion(lost ? 'superseded' : retried ? 'retried' : 'failed', started);
+    if (lost) return;
     // The store refused what was extracted (or is down): try again, and after the last attempt fail the
     // file rather than leave it in progress.
     if (retried) throw err;

@@ -44,11 +44,11 @@ export const vectorStoresModule: Module = {
       kind: INGEST,
       // One job per ingestion process: the jobs wait on them, the server's thread only commits.
       concurrency: Math.max(1, ctx.settings.ingestProcesses),
-      // A claim outlasts the time limit of the ingestion process, so no other worker takes a file still in progress.
-      visibilityMs: Math.max(300_000, ctx.settings.ingestTimeoutMs + 60_000),
+      // The claim lasts --lease-ms and is renewed while the file is ingested, so no other worker takes a file
+      // still in progress on a live instance, and a dead instance's file is taken over soon.
       retryDelayMs: 5_000,
       maxAttempts: INGEST_ATTEMPTS + 1,
-      handler: (payload: IngestPayload, job: { attempts: number }) => ingestFile(ctx, payload, job),
+      handler: (payload: IngestPayload, job) => ingestFile(ctx, payload, job),
       // A job the queue gives up on because its process kept dying while it ran (core/jobs.ts, --job-max-deaths):
       // the file fails rather than stays in progress.
       onAbandon: (payload: IngestPayload, reason: string) => {

@@ -70,15 +70,14 @@ export const webhooksModule: Module = {
     {
       kind: EVENT_FANOUT,
       concurrency: DELIVERY_SLOTS,
-      // Covers the inline first attempts: a live worker's claim never lapses, a dead one's does.
-      visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
+      // The claim (--lease-ms) is renewed while the inline first attempts run: a live worker's claim never
+      // lapses, a dead one's does, and another instance makes the attempts it left (at least once).
       retryDelayMs: 1_000,
       handler: (payload: { eventId: string }, job) => fanout(ctx, ctx.services.webhooks, payload, job),
     },
     {
       kind: DELIVER,
       concurrency: DELIVERY_SLOTS,
-      visibilityMs: ctx.settings.webhookTimeoutMs + 30_000,
       retryDelayMs: 5_000,
       handler: (payload: { deliveryId: string }, job) => deliver(ctx, ctx.services.webhooks, payload, job),
     },

@@ -123,6 +123,16 @@ describe.each(dialects())('held work (%s)', (dialect) => {
     expect(attached.status).toBe('in_progress');
     await new Promise((r) => setTimeout(r, 2500));
     expect((await client.vectorStores.files.retrieve(file.id, { vector_store_id: store.id })).status).toBe('in_progress');
+    // Looking again whether the hold was released is not an attempt: the file keeps all its attempts.
+    const [job] = await s.ctx.store.db
+      .selectFrom('jobs')
+      .select(['attempts', 'rechecks'])
+      .where('kind', '=', 'vector_stores.ingest')
+      .where('payload', 'like', `%${file.id}%`)
+      .execute();
+    expect(job.rechecks).toBeGreaterThanOrEqual(2);
+    // At most the claim looking right now is counted, until it says it only rechecked.
+    expect(job.attempts - job.rechecks).toBeLessThanOrEqual(1);
 
     await admin('DELETE', '/projects/proj_demo/work_holds');
     const done = await client.vectorStores.files.poll(store.id, file.id, { pollIntervalMs: 50 });

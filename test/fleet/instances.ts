@@ -70,7 +70,8 @@ export async function startInstances(
         instances.map(
           (i) =>
             new Promise<void>((resolve) => {
-              if (i.proc.exitCode !== null) return resolve();
+              // Already gone: exited, or killed by a signal (a test's kill -9 leaves exitCode null).
+              if (i.proc.exitCode !== null || i.proc.signalCode !== null) return resolve();
               i.proc.once('exit', () => resolve());
               i.proc.kill('SIGTERM');
             }),

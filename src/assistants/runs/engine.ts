@@ -5,9 +5,10 @@ import { ModelError } from '../../models/service.js';
 import type { RunBus } from '../bus.js';
 import { deleteRunEvents, insertEvents } from '../store/events.js';
 import { getRunById, lapseLeases, markInProgress, orphanRunIds, releaseLease, type RunRow } from '../store/runs.js';
+import { takeOver } from './takeover.js';
 import { runView } from '../views.js';
 import { afterEnd, commitRun, endRun, expireIfDue } from './finish.js';
-import { enqueueRunJob, WATCH_MS } from './jobs.js';
+import { enqueueRunJob, watchMs } from './jobs.js';
 import { claim, leaseToken, Lost, watchLease } from './lease.js';
 import type { RunEngine } from './runtime.js';
 import { isTerminal, WORKER_STATUSES } from './states.js';
@@ -19,12 +20,13 @@ import { runTurn } from './turn.js';
  * (lease.ts) and executes its model turns (turn.ts): the reply ends the run, or its function calls put it
  * in `requires_action` until submit_tool_outputs queues it again (file searches are executed in between).
  *
- * Crashes: a run found `in_progress` with a lapsed lease was being executed by a process that died; it
- * is failed with `server_error` (never left in progress). A worker holds the run's execute job while it
- * executes the run, so the job of a dead worker comes back after its visibility timeout; a run started
- * at once by the instance that queued it (`kick`) has its execute job as a watchdog (jobs.ts). On
- * start, SQLite (one process) clears every lease at once and re-queues the runs; PostgreSQL re-queues
- * runs whose lease has lapsed.
+ * Crashes: a run found `in_progress` with a lapsed lease was being executed by a process that died; the
+ * worker that finds it takes it over and continues from its last committed step (takeover.ts): the
+ * model turn in flight is made again, nothing committed is repeated. A worker holds the run's execute
+ * job while it executes the run, so the job of a dead worker comes back after its visibility timeout
+ * (`--lease-ms`, as the run's lease); a run started at once by the instance that queued it (`kick`) has
+ * its execute job as a watchdog (jobs.ts). On start, SQLite (one process) clears every lease at once
+ * and re-queues the runs; PostgreSQL re-queues runs whose lease has lapsed.
  */
 
 /** Runs one process executes at once; more wait in the queue. */
@@ -40,6 +42,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   const executing = new Map<string, AbortController>();
   const running = new Set<Promise<void>>();
   const db = ctx.store.db;
+  let stopping = false;
 
   function interrupt(runId: string) {
     executing.get(runId)?.abort(new Lost());
@@ -53,14 +56,14 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   async function start(runId: string): Promise<{ done: Promise<void> } | { retryAt: number } | undefined> {
     const now = ctx.clock.now();
     // This process is on it already (its lease may look lapsed after a clock jump).
-    if (executing.has(runId)) return { retryAt: now + WATCH_MS };
+    if (executing.has(runId)) return { retryAt: now + watchMs(ctx) };
     if (executing.size >= MAX_RUNNING) return { retryAt: now + 25 };
     const token = leaseToken(processId);
     const claimed = await claim(ctx, runId, token);
     if (!claimed) {
       const run = await getRunById(db, runId);
       if (!run || !WORKER_STATUSES.includes(run.status)) return undefined;
-      return { retryAt: Math.min(Number(run.lease_until ?? now), now + WATCH_MS) };
+      return { retryAt: Math.min(Number(run.lease_until ?? now), now + watchMs(ctx)) };
     }
     const ac = new AbortController();
     executing.set(runId, ac);
@@ -97,16 +100,19 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
       if (expired) await afterEnd(ctx, now);
       return;
     }
-    // In progress with a lapsed lease: the process executing it died.
-    if (run.status === 'in_progress') {
-      await endRun(ctx, run.id, { status: 'failed', error: { code: 'server_error', message: INTERRUPTED } });
-      return;
-    }
-    const started = await commitRun(ctx, run.id, async (tx) => {
-      const row = await markInProgress(tx, run.id, token, ctx.clock.nowSeconds());
-      if (row) await insertEvents(ctx, tx, run.id, Number(row.event_seq) - 1, [{ event: 'thread.run.in_progress', data: runView(row) }]);
-      return row;
-    });
+    // In progress with a lapsed lease: the process executing it died, and this worker takes it over.
+    const started =
+      run.status === 'in_progress'
+        ? await takeOver(ctx, run, token).catch((err: unknown) => {
+            if (err instanceof Lost) return undefined;
+            throw err;
+          })
+        : await commitRun(ctx, run.id, async (tx) => {
+            const row = await markInProgress(tx, run.id, token, ctx.clock.nowSeconds());
+            if (row)
+              await insertEvents(ctx, tx, run.id, Number(row.event_seq) - 1, [{ event: 'thread.run.in_progress', data: runView(row) }]);
+            return row;
+          });
     if (!started) return settleAfterLoss(run.id, token);
     try {
       await runTurn(ctx, started, token, signal);
@@ -124,15 +130,20 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   }
 
   /**
-   * After the execution stopped early: finish a pending cancel; a run this worker still holds (or nobody
-   * holds) in progress is failed rather than left so; a run still queued under this worker's lease is let go.
+   * After the execution stopped early: finish a pending cancel; a run this process stops executing
+   * because it shuts down is handed back (its lease released, its job due now: another instance takes
+   * it over at once); a run this worker still holds (or nobody holds) in progress otherwise is failed
+   * rather than left so; a run still queued under this worker's lease is let go.
    */
   async function settleAfterLoss(runId: string, token: string) {
     const run = await getRunById(db, runId);
     if (!run) return;
     const ours = !run.lease_owner || run.lease_owner === token;
     if (run.status === 'cancelling') await endRun(ctx, runId, { status: 'cancelled' });
-    else if (run.status === 'in_progress' && ours)
+    else if (run.status === 'in_progress' && run.lease_owner === token && stopping) {
+      await releaseLease(db, runId, token);
+      await enqueueRunJob(ctx, db, 'run.execute', { runId });
+    } else if (run.status === 'in_progress' && ours)
       await endRun(ctx, runId, { status: 'failed', error: { code: 'server_error', message: INTERRUPTED } });
     else if (run.status === 'queued' && run.lease_owner === token) {
       await releaseLease(db, runId, token);
@@ -169,14 +180,14 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
 
   /**
    * Starts a run in this process right after the commit that queued it, without waiting for the job loop
-   * and without holding a job: the run's execute job was queued as a watchdog due in WATCH_MS, which
+   * and without holding a job: the run's execute job was queued as a watchdog due one lease later, which
    * finds the run ended (or still held) — or, if this process died, recovers it.
    */
   function kick(runId: string) {
     start(runId)
       .then(async (res) => {
         // Not started here (held elsewhere, or this process is full): a job comes back to it.
-        if (res && 'retryAt' in res && res.retryAt < ctx.clock.now() + WATCH_MS) {
+        if (res && 'retryAt' in res && res.retryAt < ctx.clock.now() + watchMs(ctx)) {
           await enqueueRunJob(ctx, db, 'run.execute', { runId }, { runAt: res.retryAt });
           ctx.jobs.wake('run.execute');
         }
@@ -185,6 +196,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   }
 
   async function stop(timeoutMs = 5000) {
+    stopping = true;
     const all = Promise.allSettled([...running]);
     const timer = new Promise((r) => setTimeout(r, timeoutMs).unref());
     await Promise.race([all, timer]);
@@ -192,5 +204,11 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, 1000).unref())]);
   }
 
-  return { interrupt, kick, sweep, stop, handlers: { 'run.execute': execute, 'run.expire': expire } };
+  /** A run whose execution died with its process `--job-max-deaths` times in a row is failed, not taken over again. */
+  async function abandon(runId: string, reason: string) {
+    interrupt(runId);
+    await endRun(ctx, runId, { status: 'failed', error: { code: 'server_error', message: reason } });
+  }
+
+  return { interrupt, kick, sweep, stop, abandon, handlers: { 'run.execute': execute, 'run.expire': expire } };
 }

@@ -2,7 +2,6 @@ import { Type, type Static, type TSchema } from 'typebox';
 import type { JobDefinition } from '../../core/jobs.js';
 import type { Ctx } from '../../core/module.js';
 import type { Exec } from '../../store/db.js';
-import { LEASE_MS } from './lease.js';
 
 /**
  * The job catalog of runs: each kind with its payload, how many run at once in one process, its
@@ -13,25 +12,26 @@ import { LEASE_MS } from './lease.js';
 interface JobKind {
   payload: TSchema;
   concurrency: number;
-  visibilityMs: number;
+  /** Unset: the queue's `--lease-ms`, renewed while the job runs. */
+  visibilityMs?: number;
   retryDelayMs: number;
 }
 
-/** When a run's watchdog job looks at it again (Standin clock): see `run.execute`. */
-export const WATCH_MS = 30_000;
+/** When a run's watchdog job looks at it again (Standin clock ms): one lease (`--lease-ms`), see `run.execute`. */
+export const watchMs = (ctx: Pick<Ctx, 'settings'>): number => ctx.settings.leaseMs;
 
 const RunRef = Type.Object({ runId: Type.String() });
 
 export const RUN_JOBS = {
   /**
-   * Executes a run (engine.ts). The worker holds the job while it executes, so the job of a worker that
-   * died comes back after LEASE_MS, when the run's lease has lapsed too. A run started at once by the
-   * instance that queued it has this job as its watchdog, due WATCH_MS later; a run held elsewhere is
-   * looked at again when that lease would lapse, at most WATCH_MS later.
+   * Executes a run (engine.ts). The worker holds the job while it executes (both the job's claim and the
+   * run's lease last `--lease-ms`, renewed), so the job of a worker that died comes back when the run's
+   * lease has lapsed too. A run started at once by the instance that queued it has this job as its
+   * watchdog, due one lease later; a run held elsewhere is looked at again when that lease would lapse.
    */
-  'run.execute': { payload: RunRef, concurrency: 32, visibilityMs: LEASE_MS, retryDelayMs: 1000 },
+  'run.execute': { payload: RunRef, concurrency: 32, retryDelayMs: 1000 },
   /** Due at the run's deadline: expires an unfinished run; later drops the event log of an ended one. */
-  'run.expire': { payload: RunRef, concurrency: 8, visibilityMs: 60_000, retryDelayMs: 5000 },
+  'run.expire': { payload: RunRef, concurrency: 8, retryDelayMs: 5000 },
 } satisfies Record<string, JobKind>;
 
 export type RunJobKind = keyof typeof RUN_JOBS;
@@ -49,10 +49,22 @@ export function enqueueRunJob<K extends RunJobKind>(
   return ctx.jobs.enqueue(exec, kind, payload, opts);
 }
 
-/** The catalog as the job queue takes it, with the engine's handlers. */
-export function runJobDefinitions(handlers: RunHandlers): JobDefinition[] {
+/**
+ * The catalog as the job queue takes it, with the engine's handlers. `abandon` is told of a run whose
+ * execution kept killing its process (`--job-max-deaths`): the engine fails it rather than take it over again.
+ */
+export function runJobDefinitions(handlers: RunHandlers, abandon?: (runId: string, reason: string) => Promise<void>): JobDefinition[] {
   return (Object.keys(RUN_JOBS) as RunJobKind[]).map((kind) => {
-    const { concurrency, visibilityMs, retryDelayMs } = RUN_JOBS[kind];
-    return { kind, handler: handlers[kind], concurrency, visibilityMs, retryDelayMs };
+    const def: JobKind = RUN_JOBS[kind];
+    return {
+      kind,
+      handler: handlers[kind],
+      concurrency: def.concurrency,
+      visibilityMs: def.visibilityMs,
+      retryDelayMs: def.retryDelayMs,
+      ...(kind === 'run.execute' && abandon
+        ? { onAbandon: (p: RunJobPayload<'run.execute'>, reason: string) => abandon(p.runId, reason) }
+        : {}),
+    };
   });
 }

@@ -5,13 +5,13 @@ import type { RunBus } from '../bus.js';
 import { claimLease, leaseOf, renewLease } from '../store/runs.js';
 
 /**
- * The lease a worker holds on the run it executes: an owner token and an expiry, renewed every few
- * seconds. Every write the worker makes is conditional on still holding it while the run is
- * `in_progress`, so a cancel, an expiry or a deletion by anyone makes its next write fail and the
- * worker stops. A lease that lapses marks a worker that died: its run is recovered (engine.ts).
+ * The lease a worker holds on the run it executes: an owner token and an expiry (`--lease-ms`), renewed
+ * every third of it. Every write the worker makes is conditional on still holding it while the run is
+ * `in_progress`, so a cancel, an expiry, a deletion by anyone — or another instance that took the run
+ * over after this one stalled — makes its next write fail and the worker stops (fencing). A lease that
+ * lapses marks a worker that died: another takes the run over (engine.ts).
  */
-export const LEASE_MS = 30_000;
-const HEARTBEAT_MS = 10_000;
+export const leaseMs = (ctx: Pick<Ctx, 'settings'>): number => ctx.settings.leaseMs;
 /** How often a cross-instance change of a running run is looked for, at most. */
 const CHECK_MS = 100;
 
@@ -26,14 +26,14 @@ export class Lost extends Error {
 export const leaseToken = (processId: string): string => `${processId}:${randomUUID().slice(0, 8)}`;
 
 /** Takes the lease of a run a worker acts on, unless a live lease holds it. Returns the run, or undefined. */
-export function claim(ctx: Pick<Ctx, 'clock' | 'store'>, runId: string, token: string) {
+export function claim(ctx: Pick<Ctx, 'clock' | 'store' | 'settings'>, runId: string, token: string) {
   const now = ctx.clock.now();
-  return claimLease(ctx.store.db, runId, token, now, now + LEASE_MS);
+  return claimLease(ctx.store.db, runId, token, now, now + leaseMs(ctx));
 }
 
 /** Renews the lease inside the caller's transaction; throws Lost when the worker no longer holds the run. */
-export async function holdLease(ctx: Pick<Ctx, 'clock'>, tx: Exec, runId: string, token: string): Promise<void> {
-  if (!(await renewLease(tx, runId, token, ctx.clock.now() + LEASE_MS))) throw new Lost();
+export async function holdLease(ctx: Pick<Ctx, 'clock' | 'settings'>, tx: Exec, runId: string, token: string): Promise<void> {
+  if (!(await renewLease(tx, runId, token, ctx.clock.now() + leaseMs(ctx)))) throw new Lost();
 }
 
 /**
@@ -41,7 +41,13 @@ export async function holdLease(ctx: Pick<Ctx, 'clock'>, tx: Exec, runId: string
  * `in_progress` or the lease is lost (another instance's cancel arrives through the bus). Returns the
  * function that stops watching.
  */
-export function watchLease(ctx: Pick<Ctx, 'clock' | 'store'>, bus: RunBus, runId: string, token: string, ac: AbortController): () => void {
+export function watchLease(
+  ctx: Pick<Ctx, 'clock' | 'store' | 'settings'>,
+  bus: RunBus,
+  runId: string,
+  token: string,
+  ac: AbortController,
+): () => void {
   const db = ctx.store.db;
   const check = async () => {
     const row = await leaseOf(db, runId).catch(() => undefined);
@@ -56,10 +62,13 @@ export function watchLease(ctx: Pick<Ctx, 'clock' | 'store'>, bus: RunBus, runId
     lastCheck = now;
     void check();
   });
-  const beat = setInterval(async () => {
-    const renewed = await renewLease(db, runId, token, ctx.clock.now() + LEASE_MS).catch(() => false);
-    if (!renewed) ac.abort(new Lost());
-  }, HEARTBEAT_MS);
+  const beat = setInterval(
+    async () => {
+      const renewed = await renewLease(db, runId, token, ctx.clock.now() + leaseMs(ctx)).catch(() => false);
+      if (!renewed) ac.abort(new Lost());
+    },
+    Math.max(1, Math.floor(leaseMs(ctx) / 3)),
+  );
   beat.unref();
   return () => {
     off();

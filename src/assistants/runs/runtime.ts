@@ -25,6 +25,8 @@ export interface RunEngine {
   stop(timeoutMs?: number): Promise<void>;
   /** Re-queues runs left behind by a stopped process. Returns how many. */
   sweep(): Promise<number>;
+  /** Fails a run whose execution kept killing its process (the job queue gave up on it), with `reason`. */
+  abandon(runId: string, reason: string): Promise<void>;
   /** The handlers of the run job kinds (jobs.ts). */
   handlers: RunHandlers;
 }

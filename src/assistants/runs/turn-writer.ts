@@ -96,7 +96,7 @@ export class TurnWriter {
   private closing = false;
 
   constructor(
-    private ctx: Pick<Ctx, 'clock' | 'store' | 'services'>,
+    private ctx: Pick<Ctx, 'clock' | 'store' | 'services' | 'settings'>,
     private run: RunRow,
     private token: string,
     private opts: TurnOptions = {},

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../core/module.js';
 import type { Tx } from '../../store/db.js';
 import { settleTicket } from '../runs/finish.js';
-import { enqueueRunJob, WATCH_MS } from '../runs/jobs.js';
+import { enqueueRunJob, watchMs } from '../runs/jobs.js';
 import { runtime } from '../runs/runtime.js';
 
 /** What a write did to runs, acted on after its commit. */
@@ -35,11 +35,11 @@ export async function write<T>(ctx: Ctx, fn: (tx: Tx, fx: Effects) => Promise<T>
 
 /**
  * Queues the execution of a run in the caller's transaction. A process with workers starts the run
- * itself right after the commit (`kick`), so the job is only the watchdog, due in WATCH_MS; otherwise
+ * itself right after the commit (`kick`), so the job is only the watchdog, due one lease later; otherwise
  * the job is due now and any worker takes it.
  */
 export async function queueExecution(ctx: Ctx, tx: Tx, runId: string, fx: Effects): Promise<void> {
   const direct = runtime(ctx).direct;
-  await enqueueRunJob(ctx, tx, 'run.execute', { runId }, direct ? { runAt: ctx.clock.now() + WATCH_MS } : {});
+  await enqueueRunJob(ctx, tx, 'run.execute', { runId }, direct ? { runAt: ctx.clock.now() + watchMs(ctx) } : {});
   if (direct) fx.kick.add(runId);
 }

@@ -105,3 +105,9 @@ export function endRunMessages(
     .returningAll()
     .execute();
 }
+
+/** Deletes the messages a run is still writing (the cut reply of a run taken over). Returns how many. */
+export async function dropRunMessagesInProgress(tx: Exec, runId: string): Promise<number> {
+  const res = await tx.deleteFrom('thread_messages').where('run_id', '=', runId).where('status', '=', 'in_progress').executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

@@ -89,3 +89,9 @@ export function endRunSteps(
     .returningAll()
     .execute();
 }
+
+/** Deletes the steps a run still has in progress (the cut turn of a run taken over). Returns how many. */
+export async function dropRunStepsInProgress(tx: Exec, runId: string): Promise<number> {
+  const res = await tx.deleteFrom('run_steps').where('run_id', '=', runId).where('status', '=', 'in_progress').executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
