@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { applyConfig, checkConfig, readConfigFile } from './config-file.js';
 import { resolveSecretRefs, secretRefsIn } from './config-secrets.js';
@@ -97,5 +97,49 @@ describe('secrets in the config file by reference', () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toMatchObject({ code: 'invalid_config' });
     expect(r.body.error.message).toContain('admin_key: a reference');
+  });
+
+  it('a secret Standin generates for the file goes to a file of the data folder only its user reads; the log says where', async () => {
+    const warn = vi.spyOn(s.ctx.log, 'warn');
+    let calls: unknown[][];
+    try {
+      await applyConfig(s.ctx, s.modules, {
+        organizations: [
+          {
+            id: 'org_gen',
+            name: 'Gen',
+            projects: [
+              {
+                id: 'proj_gen',
+                name: 'Gen',
+                api_keys: [{ name: 'made' }],
+                webhooks: [{ name: 'hook', url: 'https://hooks.example.com/x', event_types: ['response.completed'] }],
+              },
+            ],
+          },
+        ],
+      });
+      calls = [...warn.mock.calls];
+    } finally {
+      warn.mockRestore();
+    }
+    const lines = calls.map((c) => JSON.stringify(c));
+    expect(lines).toHaveLength(2);
+    const files = calls.map((c) => (c[0] as { secret_file: string }).secret_file);
+    const [key, hook] = files.map((f) => readFileSync(f, 'utf8').trim());
+    expect(key).toMatch(/^sk-proj-/);
+    expect(hook).toMatch(/^whsec_/);
+    for (const [i, f] of files.entries()) {
+      expect(f.startsWith(join(s.ctx.settings.data, 'generated-secrets'))).toBe(true);
+      expect(statSync(f).mode & 0o777).toBe(0o600);
+      expect(lines[i]).toContain(f);
+    }
+    // Neither secret is in a log line.
+    expect(lines.join('\n')).not.toContain(key);
+    expect(lines.join('\n')).not.toContain(hook);
+    // The key works; the endpoint signs with the secret of the file (its hint is the file's last four characters).
+    expect((await s.req('GET', '/v1/models', { key })).status).toBe(200);
+    const endpoints = await s.req('GET', '/admin/v1/projects/proj_gen/webhook_endpoints', { key: 'admin' });
+    expect(endpoints.body.data[0].secret_hint).toBe(`whsec_…${hook.slice(-4)}`);
   });
 });
