@@ -51,6 +51,7 @@ export const CURL_NOT_RUN = [
     why: 'asks one instance of the deployment during an upgrade (docs/deploy.md): test/deploy/upgrade.test.ts runs an upgrade',
   },
   { shown: 'https://deb.nodesource.com/', why: "installs Node from NodeSource on a Debian machine (docs/deploy.md's first step)" },
+  { shown: 'apt-get install', why: 'installs Debian packages (curl among them), no curl request (docs/deploy.md)' },
 ];
 
 const admin = async (live: Live, method: string, path: string, body?: unknown) => {
