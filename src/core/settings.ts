@@ -76,8 +76,16 @@ export const OPTIONS = {
   mtlsApiPort: opt('port', OFF, "port of the mutual TLS API listener: 'off' (the default), a number, or 0 for a free one"),
   tlsCert: opt('string', undefined, 'PEM server certificate for the mTLS listeners (generated for local use when unset)'),
   tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
-  widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
-  publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
+  widgetPort: opt(
+    'int',
+    0,
+    'port of the separate origin that serves app components (0: a free port; behind a balancer, a fixed one it routes)',
+  ),
+  publicUrl: opt(
+    'string',
+    undefined,
+    "the address users reach Standin at (a balancer's): the banner, sign-in and download links; https makes cookies Secure (default http://host:port)",
+  ),
   widgetPublicUrl: opt('string', undefined, 'the address users reach the widget listener at, behind a load balancer (defaults to it)'),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   shutdownDrainMs: opt(

@@ -156,7 +156,7 @@ describe.runIf(databaseUrl && !('skip' in previous))('an upgrade one instance at
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it(`the version before ${migration} serves beside this one on the database this one migrated, and restarts on it`, async () => {
+  it(`the version before ${migration} serves beside this one on the database this one migrated (and restarts on it, from versions whose runner allows it)`, async () => {
     // The fleet runs the older version; then one instance is upgraded (it applies the newest migration).
     const older = await start(oldMain);
     expect(await applied()).not.toContain(migration);
