@@ -63,13 +63,22 @@ async function startNginx(upstreamPorts) {
   mkdirSync(join(prefix, 'tmp'), { mode: 0o777 });
   chmodSync(join(prefix, 'tmp'), 0o777);
   const conf = readFileSync('examples/deploy/nginx.conf', 'utf8')
-    .replace(/^( *)server 127\.0\.0\.1:8081;\n\1server 127\.0\.0\.1:8082;\n/m, (_, indent) =>
-      upstreamPorts.map((p) => `${indent}server 127.0.0.1:${p};\n`).join(''),
+    // In the foreground here, so the bench holds it as its child.
+    .replace(/^pid nginx\.pid;$/m, 'pid nginx.pid;\ndaemon off;')
+    .replace(/^( *)server 127\.0\.0\.1:8081( [^;]*)?;\n\1server 127\.0\.0\.1:8082( [^;]*)?;\n/m, (_, indent, opts = '') =>
+      upstreamPorts.map((p) => `${indent}server 127.0.0.1:${p}${opts};\n`).join(''),
     )
     .replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`)
+    // Plain HTTP is measured: no TLS listeners (nor their certificate), no widget listener.
+    .replace(/^ *listen 127\.0\.0\.1:\d+ ssl;\n/gm, '')
+    .replace(/^ *ssl_[a-z_]+ .*\n/gm, '')
+    .replace(/^ {2}upstream standin_widgets \{[\s\S]*?^ {2}\}\n/m, '')
+    .replace(/^ {2}server \{\n(?: *listen 127\.0\.0\.1:8090;\n)[\s\S]*?^ {2}\}\n/m, '')
     // The mTLS pass-through is not measured here (two balancers at once would share its ports).
     .replace(/^load_module .*\n/m, '')
     .replace(/^stream \{[\s\S]*?^\}\n/m, '');
+  for (const gone of ['ssl', 'standin_widgets', ':8081', ':8082', ':8080'])
+    if (conf.includes(gone)) throw new Error(`bench/deploy: examples/deploy/nginx.conf changed (${gone} left): update startNginx`);
   writeFileSync(join(prefix, 'nginx.conf'), conf);
   const args = ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'error.log')];
   execFileSync(nginx, [...args, '-t'], { stdio: 'pipe' });

@@ -17,6 +17,7 @@ function missingParts(): string[] {
   if (!existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) missing.push('chromium (the app host and dashboard suites)');
   if (!nginxBinary() || !existsSync('/usr/lib/nginx/modules/ngx_stream_module.so'))
     missing.push('nginx with libnginx-mod-stream (test/deploy)');
+  if (!existsSync('/usr/bin/systemd-analyze')) missing.push('systemd-analyze (test/deploy: the recipe unit file)');
   if (!bwrapAvailable()) missing.push('bubblewrap and python3 (the code interpreter sandbox)');
   else if (spawnSync('/usr/bin/python3', ['-c', 'import pandas, matplotlib'], { timeout: 30_000 }).status !== 0)
     missing.push('python3-pandas and python3-matplotlib (the code interpreter sandbox)');

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Type, type TSchema } from 'typebox';
@@ -10,13 +11,20 @@ import type { Ctx } from '../core/module.js';
 import { upsertOrganization, upsertProject } from '../identity/service.js';
 import type { Module } from '../core/module.js';
 import { pointerToParam } from '../core/validation.js';
+import { allowSecretRefs, resolveSecretRefs, secretRefsIn } from './config-secrets.js';
 
 /**
  * The declarative config file: organizations → projects, and the sections each module adds at the root,
  * in every organization or in every project. Applying the same file twice changes nothing: everything is
- * matched by its declared id (or, without one, by its name) and updated in place.
+ * matched by its declared id (or, without one, by its name) and updated in place. Secret fields may hold
+ * a reference instead (`{ file }`, `{ env }`: src/admin/config-secrets.ts), resolved when the file is read.
  */
 export function configSchema(modules: readonly Module[]): TSchema {
+  return allowSecretRefs(resolvedSchema(modules));
+}
+
+/** The config once read: every secret a string. */
+function resolvedSchema(modules: readonly Module[]): TSchema {
   const sections = (at: 'root' | 'organization' | 'project') =>
     Object.fromEntries(
       modules
@@ -56,11 +64,11 @@ export function configSchema(modules: readonly Module[]): TSchema {
   );
 }
 
-/** Reads a YAML or JSON config file. */
+/** Reads a YAML or JSON config file, its secret references resolved (relative paths from the file's folder). */
 export function readConfigFile(path: string): unknown {
   const text = readFileSync(path, 'utf8');
   try {
-    return /\.json$/i.test(path) ? JSON.parse(text) : yaml().parse(text);
+    return resolveSecretRefs(/\.json$/i.test(path) ? JSON.parse(text) : yaml().parse(text), dirname(path));
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}`);
   }
@@ -71,7 +79,13 @@ export function checkConfig(modules: readonly Module[], config: unknown): string
   // verbose: errors carry their schema, so a key a section renamed (`x-renamed`) is answered with its new name.
   const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
   addFormats.default(ajv);
-  const validate = ajv.compile(configSchema(modules) as object);
+  // References are resolved only in a file read at start: one left here came from elsewhere (the control plane).
+  const refs = secretRefsIn(config).map(
+    (at) =>
+      `${at}: a reference ({ file } or { env }) is read only from the config file Standin starts with (--config); give the secret itself`,
+  );
+  if (refs.length) return refs;
+  const validate = ajv.compile(resolvedSchema(modules) as object);
   if (validate(config)) return [];
   return (validate.errors ?? []).map((e: ErrorObject) => {
     const at = pointerToParam(e.instancePath) || '(root)';

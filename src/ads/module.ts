@@ -1,3 +1,4 @@
+import { keepGeneratedSecret } from '../core/generated-secrets.js';
 import { Type, type Static } from 'typebox';
 import { configSection, type Ctx, type Module } from '../core/module.js';
 import type { Tx } from '../store/db.js';
@@ -116,7 +117,13 @@ export const adsModule: Module = {
       async apply(ctx, tx, list, { organizationId }) {
         for (const a of list) {
           const { id, newKeys } = await applyAdAccount(ctx, tx, organizationId!, a);
-          for (const k of newKeys) ctx.log.warn({ ad_account: id }, `new ads API key '${k.name}' for ${id}: ${k.value} (shown once)`);
+          for (const k of newKeys) {
+            const file = keepGeneratedSecret(ctx.settings.data, `ads-api-key-${id}-${k.name}`, k.value);
+            ctx.log.warn(
+              { ad_account: id, key: k.name, secret_file: file },
+              `new ads API key '${k.name}' for ${id}: read it from ${file} (this instance's data folder)`,
+            );
+          }
         }
       },
     }),

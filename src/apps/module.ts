@@ -52,7 +52,9 @@ export const appsModule: Module = {
         if (!w) throw new Error('the widget listener is not started yet');
         return w.origin;
       },
-      loopback: isLoopback(ctx.settings.host),
+      // Per-app origins (`<domain>.localhost`) only where users reach this listener itself: behind a balancer
+      // (--widget-public-url) every component is served from the balancer's widget address.
+      loopback: isLoopback(ctx.settings.host) && !ctx.settings.widgetPublicUrl,
       log: (obj, msg) => ctx.log.info(obj, msg),
       // MCP servers are reached like webhooks and JWKS: through the SSRF guard.
       fetch: mcpFetch(ctx.outbound),

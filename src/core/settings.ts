@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * Process settings: every option is a `--flag` and a `STANDIN_*` environment variable (flags win).
  * Areas add their options to `OPTIONS`; the type follows from the table.
@@ -7,16 +9,20 @@ interface OptionSpec<K extends Kind = Kind, D = unknown> {
   kind: K;
   default: D;
   help: string;
+  /** A secret: also read from a file (`STANDIN_<NAME>_FILE`, `--<name>-file`), so it need not sit in the environment. */
+  secret?: boolean;
 }
 
 const opt = <K extends Kind, D extends (K extends 'int' | 'port' ? number : K extends 'bool' ? boolean : string | undefined)>(
   kind: K,
   def: D,
   help: string,
+  secret?: 'secret',
 ): OptionSpec<K, D> => ({
   kind,
   default: def,
   help,
+  ...(secret ? { secret: true } : {}),
 });
 
 /** A listener that is switched off (`--mtls-port off`); 0 asks for a free port, as `--port 0` does. */
@@ -26,15 +32,15 @@ export const OPTIONS = {
   host: opt('string', '127.0.0.1', 'address to listen on'),
   port: opt('int', 8080, 'HTTP port (0 picks a free one)'),
   data: opt('string', './.standin', 'data folder of the embedded SQLite store'),
-  databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL'),
+  databaseUrl: opt('string', undefined, 'postgres://… keeps all state in PostgreSQL', 'secret'),
   dbPoolSize: opt('int', 10, 'PostgreSQL connections per instance for transactions (bench/pg-sizes.mjs)'),
   dbPipelines: opt('int', 1, 'PostgreSQL connections per instance for statements outside transactions, pipelined'),
-  redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances'),
+  redisUrl: opt('string', undefined, 'redis://… shares rate-limit counters between instances', 'secret'),
   rateLimitOutage: opt('string', 'closed', "while Redis is unreachable: 'closed' answers 503 (retry), 'open' admits requests uncounted"),
   config: opt('string', undefined, 'declarative config file (YAML or JSON)'),
   seed: opt('bool', true, 'create the demo organization, keys and ad account on first start (--no-seed)'),
   vendor: opt('string', 'vendor', "the host's name: window.<vendor>, <vendor>/outputTemplate, urn:<vendor>:params:…"),
-  adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)'),
+  adminKey: opt('string', undefined, 'admin key of /admin/v1 (generated and printed when unset, on loopback only)', 'secret'),
   logLevel: opt(
     'string',
     undefined,
@@ -76,8 +82,16 @@ export const OPTIONS = {
   mtlsApiPort: opt('port', OFF, "port of the mutual TLS API listener: 'off' (the default), a number, or 0 for a free one"),
   tlsCert: opt('string', undefined, 'PEM server certificate for the mTLS listeners (generated for local use when unset)'),
   tlsKey: opt('string', undefined, 'PEM private key for --tls-cert'),
-  widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
-  publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
+  widgetPort: opt(
+    'int',
+    0,
+    'port of the separate origin that serves app components (0: a free port; behind a balancer, a fixed one it routes)',
+  ),
+  publicUrl: opt(
+    'string',
+    undefined,
+    "the address users reach Standin at (a balancer's): the banner, sign-in and download links; https makes cookies Secure (default http://host:port)",
+  ),
   widgetPublicUrl: opt('string', undefined, 'the address users reach the widget listener at, behind a load balancer (defaults to it)'),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   shutdownDrainMs: opt(
@@ -136,26 +150,64 @@ function parseValue(name: string, kind: Kind, raw: string): string | number | bo
   return raw;
 }
 
+/**
+ * A secret's value from its file (`STANDIN_ADMIN_KEY_FILE`, `--admin-key-file`): the whole file, less the
+ * line break editors and `echo` leave at its end. `where` names the variable or flag in errors.
+ */
+function readSecretFile(where: string, path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${where}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const value = text.replace(/[\r\n]+$/, '');
+  if (!value) throw new Error(`${where}: ${path} is empty`);
+  if (value.length > 64 * 1024) throw new Error(`${where}: ${path} is over 64 KiB; it should hold the secret alone`);
+  return value;
+}
+
 /** Reads settings from defaults, then the environment, then `argv` flags. Returns the rest of argv too. */
 export function readSettings(argv: string[], env: NodeJS.ProcessEnv = process.env): { settings: Settings; rest: string[] } {
   const settings = {} as Record<string, unknown>;
   const byFlag = new Map<string, string>();
+  const byFileFlag = new Map<string, string>();
   for (const [name, spec] of Object.entries(OPTIONS)) {
     settings[name] = spec.default;
     byFlag.set(kebab(name), name);
     const fromEnv = env[envName(name)];
     if (fromEnv !== undefined && fromEnv !== '') settings[name] = parseValue(name, spec.kind, fromEnv);
+    if (!('secret' in spec)) continue;
+    byFileFlag.set(`${kebab(name)}-file`, name);
+    const file = env[`${envName(name)}_FILE`];
+    if (file === undefined || file === '') continue;
+    if (fromEnv !== undefined && fromEnv !== '') throw new Error(`set ${envName(name)} or ${envName(name)}_FILE, not both`);
+    settings[name] = readSecretFile(`${envName(name)}_FILE`, file);
   }
   const rest: string[] = [];
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (!arg.startsWith('--')) {
       rest.push(arg);
       continue;
     }
-    const [flag, given] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    let value = given;
+    const [flag, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    let value = inline;
+    const fromFile = byFileFlag.get(flag);
+    if (fromFile) {
+      const path = value ?? argv[++i];
+      if (path === undefined) throw new Error(`--${flag} needs a value`);
+      if (given.has(fromFile)) throw new Error(`give --${kebab(fromFile)} or --${flag}, not both`);
+      given.add(fromFile);
+      settings[fromFile] = readSecretFile(`--${flag}`, path);
+      continue;
+    }
     let name = byFlag.get(flag);
+    if (name && 'secret' in OPTIONS[name as keyof typeof OPTIONS]) {
+      if (given.has(name)) throw new Error(`give --${flag} or --${flag}-file, not both`);
+      given.add(name);
+    }
     if (!name && flag.startsWith('no-') && byFlag.has(flag.slice(3))) {
       name = byFlag.get(flag.slice(3))!;
       if (OPTIONS[name as keyof typeof OPTIONS].kind !== 'bool') throw new Error(`unknown option --${flag}`);
@@ -184,7 +236,11 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv = process.en
 /** The help text of every option. */
 export function optionsHelp(): string {
   return Object.entries(OPTIONS)
-    .map(([name, spec]) => `  --${kebab(name).padEnd(16)} ${envName(name).padEnd(26)} ${spec.help}`)
+    .map(([name, spec]) => {
+      const line = `  --${kebab(name).padEnd(16)} ${envName(name).padEnd(26)} ${spec.help}`;
+      if (!('secret' in spec)) return line;
+      return `${line}\n  --${`${kebab(name)}-file`.padEnd(16)} ${`${envName(name)}_FILE`.padEnd(26)} the same, read from a file (a secret)`;
+    })
     .join('\n');
 }
 

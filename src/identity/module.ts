@@ -1,3 +1,4 @@
+import { keepGeneratedSecret } from '../core/generated-secrets.js';
 import { Type } from 'typebox';
 import { configSection, type Module } from '../core/module.js';
 import { identityAdminRoutes } from './routes.js';
@@ -26,8 +27,13 @@ export const identityModule: Module = {
         for (const k of keys) {
           if (!k.value && existing.has(k.name)) continue;
           const key = await createApiKey(ctx, tx, { projectId: projectId!, name: k.name, value: k.value, permissions: k.permissions });
-          if (key.value && !k.value)
-            ctx.log.warn({ project: projectId, key: key.name }, `new API key '${key.name}' for ${projectId}: ${key.value} (shown once)`);
+          if (key.value && !k.value) {
+            const file = keepGeneratedSecret(ctx.settings.data, `api-key-${projectId}-${key.name}`, key.value);
+            ctx.log.warn(
+              { project: projectId, key: key.name, secret_file: file },
+              `new API key '${key.name}' for ${projectId}: read it from ${file} (this instance's data folder)`,
+            );
+          }
         }
       },
     }),

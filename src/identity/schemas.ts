@@ -16,7 +16,8 @@ export const ApiKeyConfig = Type.Object(
       Type.String({
         minLength: 20,
         maxLength: 200,
-        description: 'A fixed key for local use; omitted, a random key is made and printed once.',
+        description:
+          'A fixed key (or a { file } / { env } reference); omitted, a random key is made and written to generated-secrets/ in the data folder (the log says where).',
       }),
     ),
     permissions: Type.Optional(PermissionsSchema),

@@ -30,4 +30,25 @@ describe.each(dialects())('migrate on %s', (dialect) => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("an older version migrates on a store a newer one migrated: the newer's migrations are left alone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'standin-migrate-'));
+    const databaseUrl = dialect === 'postgres' ? (await pgSchema()).url : undefined;
+    const store = openStore({ dataDir: dir, databaseUrl });
+    try {
+      const a = { migrations: { '202601010000_a': table('mig_a') } };
+      const newer = { migrations: { '202601020000_newer': table('mig_newer') } };
+      expect(await migrate(store, [a, newer])).toEqual(['202601010000_a', '202601020000_newer']);
+      // The older version knows only `a`: it starts, and does not call the store corrupted.
+      expect(await migrate(store, [a])).toEqual([]);
+      // An older version with a migration of its own not applied yet (merged unordered) runs it, beside the newer one's.
+      const own = { migrations: { '202601015000_own': table('mig_own') } };
+      expect(await migrate(store, [a, own])).toEqual(['202601015000_own']);
+      await sql`select id from mig_own`.execute(store.db);
+      await sql`select id from mig_newer`.execute(store.db);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -22,9 +22,15 @@ export async function migrate(
   }
   // A store that has them all (every start but the first) skips the Migrator: its catalog introspection and
   // lock were a tenth of a start on an existing folder (bench/cold-start.mjs).
-  if (await allApplied(store, Object.keys(all))) return [];
+  const done = await appliedNames(store);
+  if (done && Object.keys(all).every((n) => done.has(n))) return [];
   onStart?.();
-  const provider: MigrationProvider = { getMigrations: async () => all };
+  // Migrations a newer Standin applied are not this version's to judge: during an upgrade one instance at a
+  // time the older instances restart on the newer schema (every migration keeps it usable one version back:
+  // docs/contributing.md). Kysely would call them missing ("corrupted migrations"): they are known here as done.
+  const known: Record<string, Migration> = { ...all };
+  for (const name of done ?? []) known[name] ??= { up: async () => undefined };
+  const provider: MigrationProvider = { getMigrations: async () => known };
   // Kysely looks for its bookkeeping tables across all schemas; pin them to ours (PostgreSQL search_path).
   const schema =
     store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
@@ -43,13 +49,12 @@ export async function migrate(
   }
 }
 
-/** Whether the store's bookkeeping lists every migration; false when it has none yet (a fresh store). */
-async function allApplied(store: Store, names: string[]): Promise<boolean> {
+/** The migrations the store's bookkeeping lists; undefined when it has none yet (a fresh store). */
+async function appliedNames(store: Store): Promise<Set<string> | undefined> {
   try {
     const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(store.db);
-    const done = new Set(rows.map((r) => r.name));
-    return names.every((n) => done.has(n));
+    return new Set(rows.map((r) => r.name));
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -1,3 +1,4 @@
+import { keepGeneratedSecret } from '../core/generated-secrets.js';
 import { EVENT_FANOUT } from '../core/events.js';
 import { configSection, type Module } from '../core/module.js';
 import { deliver, fanout, type DeliverOptions } from './deliver.js';
@@ -89,9 +90,10 @@ export const webhooksModule: Module = {
       schema: WebhooksConfig,
       async apply(ctx, tx, endpoints, { projectId }) {
         for (const created of await declareEndpoints(ctx, tx, projectId!, endpoints)) {
+          const file = keepGeneratedSecret(ctx.settings.data, `webhook-${created.id}`, created.secret!);
           ctx.log.warn(
-            { project: projectId, endpoint: created.id },
-            `webhook endpoint '${created.name}' signing secret: ${created.secret} (shown once)`,
+            { project: projectId, endpoint: created.id, secret_file: file },
+            `webhook endpoint '${created.name}' has a generated signing secret: read it from ${file} (this instance's data folder)`,
           );
         }
       },

@@ -1,7 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { Webhook } from 'standardwebhooks';
@@ -9,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readerOf, watchSnapshots } from '../assistants/snapshots.js';
 import { GRANT, X509_TYPE } from '../identity/setup.js';
 import { tlsRequest } from '../identity/tls-client.js';
-import { ensureBuilt, freePort, freshDatabaseUrl, serve } from '../process.js';
+import { startTour } from '../apps/harness.js';
+import { ensureBuilt, freePort, freshDatabaseUrl, root, serve } from '../process.js';
 import { startReceiver } from '../webhooks/receiver.js';
-import { nginxBinary, startNginx, type Balancer, type RecipePorts } from './balancer.js';
+import { freeRecipePorts, nginxBinary, startNginx, type Balancer, type RecipePorts } from './balancer.js';
 import { opensslCertificates, type OpensslCertificates } from './openssl.js';
+import { installRecipe, RECIPE, startUnit, unitService, type RecipeSite, type UnitProcess } from './recipe.js';
 
 /**
  * The deployment of docs/deploy.md, as it runs: two `standin serve` processes on one PostgreSQL schema and
@@ -33,10 +37,19 @@ const MODEL = `deploy-${randomUUID()}`;
 const LIMITED = `deploy-limited-${randomUUID()}`;
 const DAILY_LIMIT = 6;
 
+const execFileAsync = promisify(execFile);
+
+/** An IPv4 address of this machine that is not loopback: "the team's network", where the receiver listens. */
+const privateAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
 describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Redis and nginx', () => {
   const instances: ChildProcess[] = [];
+  const units: UnitProcess[] = [];
   const ports: number[] = [];
   let recipe: RecipePorts;
+  let site: RecipeSite;
   let certs: OpensslCertificates;
   let balancer: Balancer;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
@@ -45,69 +58,47 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
 
   beforeAll(async () => {
     ensureBuilt();
-    rx = await startReceiver();
+    // The receiver on a private address of this machine: the instances reach it only through the recipe's
+    // STANDIN_OUTBOUND_ALLOW (loopback they reach anyway, listening on loopback themselves).
+    if (!privateAddress) console.warn('test/deploy: no non-loopback IPv4 address; the webhook receiver listens on 127.0.0.1');
+    rx = await startReceiver(undefined, privateAddress ?? '127.0.0.1');
     dir = mkdtempSync(join(tmpdir(), 'standin-deploy-'));
-    // The recipe's config file: one organization and project with a fixed key, a webhook endpoint, the
-    // models, and the rate limits every instance applies alike.
-    const config = {
-      admin_key: ADMIN_KEY,
-      models: { 'deploy-*': { provider: 'builtin' } },
-      rate_limits: {
-        ramp: { enabled: false },
-        models: {
-          [MODEL]: { tiers: { tier_1: { rpm: 100_000, tpm: 100_000_000 } } },
-          [LIMITED]: { tiers: { tier_1: { rpd: DAILY_LIMIT, tpd: 100_000_000 } } },
+    chmodSync(dir, 0o755);
+    recipe = await freeRecipePorts();
+    site = {
+      dir,
+      ports: recipe,
+      databaseUrl: await freshDatabaseUrl('deploy'),
+      redisUrl: redisUrl!,
+      receiverUrl: rx.url,
+      receiverAddress: privateAddress ?? '127.0.0.1',
+    };
+    // The recipe's files as docs/deploy.md installs them, its secrets written to files, and rate limits of
+    // this run's own model names (counters in the shared Redis are kept per model).
+    installRecipe(
+      site,
+      { adminKey: ADMIN_KEY, apiKey: API_KEY, webhookSecret: SECRET },
+      {
+        rate_limits: {
+          ramp: { enabled: false },
+          models: {
+            [MODEL]: { tiers: { tier_1: { rpm: 100_000, tpm: 100_000_000 } } },
+            [LIMITED]: { tiers: { tier_1: { rpd: DAILY_LIMIT, tpd: 100_000_000 } } },
+          },
         },
       },
-      organizations: [
-        {
-          id: 'org_deploy',
-          name: 'Deploy',
-          projects: [
-            {
-              id: 'proj_deploy',
-              name: 'Deploy',
-              api_keys: [{ name: 'app', value: API_KEY }],
-              webhooks: [{ name: 'receiver', url: rx.url, event_types: ['response.completed'], secret: SECRET }],
-            },
-          ],
-        },
-      ],
-    };
-    writeFileSync(join(dir, 'standin.json'), JSON.stringify(config));
-    const database = await freshDatabaseUrl('deploy');
-    // The server certificate both instances present on their mTLS listeners, and a client's, from openssl.
-    certs = opensslCertificates(dir);
-    recipe = {
-      http: await freePort(),
-      instances: [await freePort(), await freePort()],
-      mtlsToken: await freePort(),
-      instancesMtlsToken: [await freePort(), await freePort()],
-      mtlsApi: await freePort(),
-      instancesMtlsApi: [await freePort(), await freePort()],
-    };
-    for (let i = 0; i < 2; i++) {
-      ports.push(recipe.instances[i]);
-      const env = {
-        STANDIN_HOST: '127.0.0.1',
-        STANDIN_PORT: String(ports[i]),
-        STANDIN_DATABASE_URL: database,
-        STANDIN_REDIS_URL: redisUrl!,
-        STANDIN_CONFIG: join(dir, 'standin.json'),
-        STANDIN_DATA: join(dir, `data-${i}`),
-        STANDIN_OUTBOUND_ALLOW: '127.0.0.1',
-        // nginx runs on this machine: its X-Forwarded-For names the client.
-        STANDIN_TRUST_PROXY: '127.0.0.1',
-        STANDIN_MTLS_PORT: String(recipe.instancesMtlsToken[i]),
-        STANDIN_MTLS_API_PORT: String(recipe.instancesMtlsApi[i]),
-        STANDIN_TLS_CERT: certs.serverCert,
-        STANDIN_TLS_KEY: certs.serverKey,
-        STANDIN_LOG_LEVEL: 'warn',
-      };
+    );
+    // The server certificate nginx and the instances' mTLS listeners present, and a client's, from openssl.
+    mkdirSync(join(dir, 'etc/tls'), { recursive: true });
+    certs = opensslCertificates(join(dir, 'etc/tls'));
+    for (let i = 1; i <= 2; i++) {
       // One after the other: the first start migrates the schema (a second would wait on the migration lock).
-      instances.push(await serve(env));
+      const unit = await startUnit(site, i);
+      units.push(unit);
+      instances.push(unit.child);
+      ports.push(recipe.instances[i - 1]);
     }
-    balancer = await startNginx(nginx!, recipe);
+    balancer = await startNginx(nginx!, recipe, join(dir, 'etc'));
     client = new OpenAI({
       apiKey: API_KEY,
       baseURL: `${balancer.url}/v1`,
@@ -239,8 +230,8 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
   };
 
   it('an openssl-made client certificate exchanges for a token through nginx, and the token works there', async () => {
-    const org = '/admin/v1/organizations/org_deploy';
-    const sa = await admin('POST', '/admin/v1/projects/proj_deploy/service_accounts', {
+    const org = '/admin/v1/organizations/org_team';
+    const sa = await admin('POST', '/admin/v1/projects/proj_team/service_accounts', {
       id: 'svc_acct_deploy',
       name: 'worker',
       role: 'member',
@@ -250,7 +241,7 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
       id: 'idp_deploy_mtls',
       kind: 'x509',
       name: 'deploy-mtls',
-      mappings: [{ name: 'workers', service_account_id: 'svc_acct_deploy', project_id: 'proj_deploy' }],
+      mappings: [{ name: 'workers', service_account_id: 'svc_acct_deploy', project_id: 'proj_team' }],
     });
     expect(provider.status, JSON.stringify(provider.body)).toBe(201);
     const root = await admin('POST', `${org}/mtls_roots`, { id: 'mtlsroot_deploy', name: 'deploy', certificate: certs.rootCert });
@@ -318,7 +309,7 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
   it('the IP allowlist judges the client nginx names: allowed from 127.0.0.1, refused elsewhere, a forged header changes nothing', async () => {
     const models = (forwardedFor?: string) => through('/v1/models', forwardedFor ? { headers: { 'x-forwarded-for': forwardedFor } } : {});
     const allow = async (cidrs: string[]) => {
-      const set = await admin('PUT', '/admin/v1/projects/proj_deploy/ip_allowlist', { cidrs });
+      const set = await admin('PUT', '/admin/v1/projects/proj_team/ip_allowlist', { cidrs });
       expect(set.status, JSON.stringify(set.body)).toBe(200);
     };
     try {
@@ -347,5 +338,178 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
     } finally {
       await allow([]);
     }
+  });
+
+  it('links name the balancer: a sign-in link minted through it is on the public https URL, and its session cookie is Secure', async () => {
+    const publicUrl = `https://localhost:${recipe.https}`;
+    // The banner of each instance names the public URL, not the instance.
+    for (const u of units) expect(u.output()).toContain(`Standin is listening on ${publicUrl}`);
+    const made = await admin('POST', '/admin/v1/dashboard/sign_in_links', {});
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const link = new URL(made.body.url);
+    expect(link.origin).toBe(publicUrl);
+    // Followed through nginx's TLS listener: TLS ends at nginx, the instance answers with a Secure cookie.
+    const signIn = await tlsRequest({
+      port: recipe.https,
+      ca: certs.serverCert,
+      method: 'GET',
+      path: `${link.pathname}${link.search}`,
+      headers: { host: link.host },
+    });
+    expect(signIn.status).toBe(303);
+    expect(String(signIn.headers['set-cookie'])).toMatch(/^standin_session=[^;]+;.*; Secure$/);
+    expect(signIn.headers['x-standin-upstream']).toMatch(/^127\.0\.0\.1:\d+$/);
+  });
+
+  it("components are served through the balancer's widget listener, an origin of their own", async () => {
+    const tour = await startTour();
+    try {
+      const host = (path: string, body: unknown) =>
+        tlsRequest({ port: recipe.https, ca: certs.serverCert, path, body, headers: { host: `localhost:${recipe.https}` } });
+      const connected = await host('/apps/api/connect', { server: tour.url });
+      expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+      const tool = (connected.body.tools as { descriptor: { name: string }; templateUri: string | null }[]).find((t) => t.templateUri);
+      const widgetOrigin = `https://localhost:${recipe.widgetsHttps}`;
+      const upstreams = new Set<unknown>();
+      // Several renders: each document is made by one instance and fetched, through nginx, from either.
+      for (let i = 0; i < 4; i++) {
+        const rendered = await host('/apps/api/render', {
+          connection: connected.body.id,
+          tool: tool!.descriptor.name,
+          globals: {},
+          widgetSessionId: `deploy-${i}`,
+        });
+        expect(rendered.status, JSON.stringify(rendered.body)).toBe(200);
+        const url = new URL(rendered.body.url);
+        expect(url.origin).toBe(widgetOrigin);
+        const doc = await tlsRequest({
+          port: recipe.widgetsHttps,
+          ca: certs.serverCert,
+          method: 'GET',
+          path: url.pathname,
+          headers: { host: url.host },
+        });
+        expect(doc.status, String(doc.body)).toBe(200);
+        expect(doc.headers['content-type']).toMatch(/^text\/html/);
+        expect(doc.headers['content-security-policy']).toBeTruthy();
+        upstreams.add(doc.headers['x-standin-upstream']);
+      }
+      expect([...upstreams].sort()).toEqual(recipe.instancesWidgets.map((p) => `127.0.0.1:${p}`).sort());
+    } finally {
+      await tour.stop();
+    }
+  });
+
+  it('backups: pg_dump and `standin export`, each restored elsewhere, serve what was saved', async () => {
+    const assistant = await client.beta.assistants.create({ model: MODEL, name: 'backed up' });
+    const backups = join(dir, 'backups');
+    mkdirSync(backups);
+    const schema = new URL(site.databaseUrl).searchParams.get('options')!.replace('-c search_path=', '');
+    const base = new URL(databaseUrl!);
+    base.search = '';
+    const run = (command: string, args: string[], env?: NodeJS.ProcessEnv) =>
+      execFileAsync(command, args, { cwd: root, encoding: 'utf8', ...(env ? { env: { PATH: process.env.PATH, ...env } } : {}) });
+    // `standin export` runs with the instances' own environment file (the store by its secret file).
+    const instanceEnv = Object.fromEntries(
+      readFileSync(join(dir, 'etc/standin.env'), 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#'))
+        .map((l) => l.split(/=(.*)/s, 2)),
+    );
+    const [, exported] = await Promise.all([
+      // pg_dump as docs/deploy.md runs it (the test's store is one schema of a shared database: that schema only).
+      run('pg_dump', ['--format=custom', `--file=${join(backups, 'standin.dump')}`, `--schema=${schema}`, base.toString()]),
+      run(process.execPath, ['dist/main.js', 'export', join(backups, 'standin.jsonl.gz')], instanceEnv),
+    ]);
+    expect(exported.stdout).toMatch(/^exported \d+ tables/);
+
+    // Restores: pg_restore into a new database; `standin import` into an empty store.
+    const restoredDb = `standin_restore_${randomBytes(4).toString('hex')}`;
+    await run('psql', [base.toString(), '-qc', `CREATE DATABASE ${restoredDb}`]);
+    const restoredBase = new URL(base);
+    restoredBase.pathname = `/${restoredDb}`;
+    const restored: ChildProcess[] = [];
+    try {
+      const fromDump = new URL(restoredBase);
+      fromDump.searchParams.set('options', `-c search_path=${schema}`);
+      const fromSnapshot = await freshDatabaseUrl('deploy_restore');
+      const [, imported] = await Promise.all([
+        run('pg_restore', ['--no-owner', `--dbname=${restoredBase}`, join(backups, 'standin.dump')]),
+        run(process.execPath, ['dist/main.js', 'import', join(backups, 'standin.jsonl.gz')], {
+          STANDIN_DATABASE_URL: fromSnapshot,
+          STANDIN_ADMIN_KEY: ADMIN_KEY,
+        }),
+      ]);
+      expect(imported.stdout).toMatch(/^imported \d+ tables/);
+      await Promise.all(
+        [fromDump.toString(), fromSnapshot].map(async (url) => {
+          const port = await freePort();
+          const child = await serve({
+            STANDIN_DATABASE_URL: url,
+            STANDIN_PORT: String(port),
+            STANDIN_DATA: join(dir, `restored-${port}`),
+            STANDIN_ADMIN_KEY: ADMIN_KEY,
+            STANDIN_SEED: 'false',
+            STANDIN_LOG_LEVEL: 'warn',
+          });
+          restored.push(child);
+          const read = await fetch(`http://127.0.0.1:${port}/v1/assistants/${assistant.id}`, {
+            headers: { authorization: `Bearer ${API_KEY}`, 'openai-beta': 'assistants=v2' },
+          });
+          expect(read.status).toBe(200);
+          expect(((await read.json()) as { name: string }).name).toBe('backed up');
+        }),
+      );
+    } finally {
+      await Promise.all(
+        restored.map((child) => {
+          const exited = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          return exited;
+        }),
+      );
+      await run('psql', [base.toString(), '-qc', `DROP DATABASE IF EXISTS ${restoredDb} WITH (FORCE)`]);
+    }
+  }, 60_000);
+
+  it('no secret is in any instance output: keys and the webhook secret are read from files, never printed', () => {
+    for (const u of units) {
+      const out = u.output();
+      for (const secret of [ADMIN_KEY, API_KEY, SECRET, site.databaseUrl]) expect(out).not.toContain(secret);
+    }
+  });
+});
+
+describe('the recipe unit file', () => {
+  const analyze = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
+  if (!analyze) console.warn('test/deploy: systemd-analyze is not installed (apt-get install -y systemd); the unit is not verified');
+  it.runIf(analyze)('passes systemd-analyze verify (as standin@1)', () => {
+    const at = mkdtempSync(join(tmpdir(), 'standin-unit-'));
+    try {
+      copyFileSync(join(RECIPE, 'standin@.service'), join(at, 'standin@.service'));
+      symlinkSync('standin@.service', join(at, 'standin@1.service'));
+      const r = spawnSync(analyze!, ['verify', join(at, 'standin@1.service')], { encoding: 'utf8' });
+      // verify exits 0 on unknown keys and values (it only warns): every line it prints is a finding. A node
+      // that is not /usr/bin/node (a CI's own) is the one finding allowed; the deployment test runs it there.
+      const findings = `${r.stdout}${r.stderr}`
+        .split('\n')
+        .filter((l) => l.trim())
+        .filter((l) => existsSync('/usr/bin/node') || !l.includes('/usr/bin/node is not executable'));
+      expect(findings).toEqual([]);
+      expect(r.status === 0 || !existsSync('/usr/bin/node')).toBe(true);
+    } finally {
+      rmSync(at, { recursive: true, force: true });
+    }
+  });
+  it('runs one instance per unit: its ExecStart, environment files and data folder', () => {
+    const service = Object.fromEntries(unitService(2).filter(([k]) => k !== 'EnvironmentFile'));
+    expect(service.ExecStart).toBe('/usr/bin/node /opt/standin/dist/main.js serve');
+    expect(
+      unitService(2)
+        .filter(([k]) => k === 'EnvironmentFile')
+        .map(([, v]) => v),
+    ).toEqual(['/etc/standin/standin.env', '/etc/standin/instance-2.env']);
+    expect(service.Environment).toBe('STANDIN_DATA=/var/lib/standin/2');
+    expect(service.KillSignal).toBe('SIGTERM');
   });
 });

@@ -42,6 +42,16 @@ export const CURL_NOT_RUN = [
     shown: 'x-standin-upstream',
     why: 'asks nginx in front of two instances (docs/deploy.md): test/deploy/deploy.test.ts runs that recipe',
   },
+  {
+    shown: 'https://standin.internal:8443/readyz',
+    why: "asks nginx's TLS listener (docs/deploy.md): test/deploy/deploy.test.ts runs that recipe",
+  },
+  {
+    shown: 'http://127.0.0.1:8081/readyz',
+    why: 'asks one instance of the deployment during an upgrade (docs/deploy.md): test/deploy/upgrade.test.ts runs an upgrade',
+  },
+  { shown: 'https://deb.nodesource.com/', why: "installs Node from NodeSource on a Debian machine (docs/deploy.md's first step)" },
+  { shown: 'apt-get install', why: 'installs Debian packages (curl among them), no curl request (docs/deploy.md)' },
 ];
 
 const admin = async (live: Live, method: string, path: string, body?: unknown) => {

@@ -10,7 +10,7 @@ export interface Received {
 export type Behaviour = (n: number, req: Received) => { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
 
 /** A local webhook receiver that records every request and answers as `behaviour` says (200 by default). */
-export async function startReceiver(behaviour: Behaviour = () => ({ status: 200, body: 'ok' })) {
+export async function startReceiver(behaviour: Behaviour = () => ({ status: 200, body: 'ok' }), host = '127.0.0.1') {
   const received: Received[] = [];
   let current = behaviour;
   const pending = new Set<NodeJS.Timeout>();
@@ -32,10 +32,10 @@ export async function startReceiver(behaviour: Behaviour = () => ({ status: 200,
     });
   });
   server.keepAliveTimeout = 1_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, host, r));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://${host}:${port}/hook`,
     port,
     received,
     set(b: Behaviour) {
