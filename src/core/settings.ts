@@ -73,6 +73,11 @@ export const OPTIONS = {
   widgetPort: opt('int', 0, 'port of the separate origin that serves app components (0: next free port)'),
   publicUrl: opt('string', undefined, 'the address users reach Standin at (defaults to http://host:port)'),
   widgetPublicUrl: opt('string', undefined, 'the address users reach the widget listener at, behind a load balancer (defaults to it)'),
+  appsCsp: opt(
+    'string',
+    'strict',
+    "CSP of app components: 'strict' (the MCP Apps default) or 'lenient' (the reference host's: 'unsafe-eval', blob:/data: scripts, blob: workers)",
+  ),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   shutdownDrainMs: opt(
     'int',

@@ -3,6 +3,8 @@
 // bridge protocol (over a MessagePort) and MCP Apps JSON-RPC (over postMessage) with them.
 
 import { NAV_PAGES, THEME_KEY } from '../dashboard/nav.js';
+import { cspNeedsPane, cspProfileControl, currentCspProfile, recordCspViolation } from './csp-profile.js';
+import { SandboxFrame } from './sandbox-frame.js';
 
 type Json = any;
 interface ToolEntry {
@@ -232,6 +234,7 @@ const transcript = h(
   'aside',
   { id: 'transcript', 'aria-label': 'Transcript' },
   appToolsPane,
+  cspNeedsPane,
   h('h2', {}, 'Transcript'),
   h(
     'p',
@@ -274,6 +277,7 @@ root.append(
       connectBtn,
     ),
     h('label', {}, 'Theme ', themeSelect),
+    cspProfileControl(),
     h('label', {}, 'Locale ', localeInput),
     metaDetails,
     signIn,
@@ -758,6 +762,8 @@ interface WidgetOptions {
 class Widget {
   readonly sessionId = rid('ws');
   iframe!: HTMLIFrameElement;
+  /** The component's frame inside the MCP Apps sandbox proxy; its window's messages are the component's. */
+  private sandbox: SandboxFrame | null = null;
   origin = '';
   frameBox = h('div', { className: 'frame-box' });
   /** Holds the iframe: inline, at most inlineCap() tall, scrolling when the component reports more. */
@@ -840,6 +846,7 @@ class Widget {
       ...(this.o.uri ? { uri: this.o.uri } : { tool: this.o.entry.descriptor.name }),
       globals: this.globals,
       widgetSessionId: this.sessionId,
+      cspProfile: currentCspProfile(),
     });
     timings.renderApiAt = performance.timeOrigin + performance.now();
     this.origin = r.origin;
@@ -854,14 +861,16 @@ class Widget {
         baseUriDomains: r.csp.baseUriDomains,
       },
     };
-    this.iframe = h('iframe', {
-      src: r.url,
+    this.sandbox = new SandboxFrame({
+      proxyUrl: r.sandboxUrl,
+      origin: r.origin,
+      resource: { html: r.html, ...this.sandboxInfo },
       title: `Component of ${this.o.entry.descriptor.name}`,
-      sandbox: 'allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox',
-      allow: r.allow || false,
-      referrerpolicy: 'no-referrer',
-      dataset: { widgetSession: this.sessionId, origin: r.origin },
+      allow: r.allow,
+      dataset: { widgetSession: this.sessionId, origin: r.origin, cspProfile: r.cspProfile },
+      onViolation: (v) => recordCspViolation(this.o.entry.descriptor.name, r.uri, v),
     });
+    this.iframe = this.sandbox.iframe;
     this.backBtn.addEventListener('click', () => this.notifyBridge('bridge/navigate', { action: 'back' }));
     const openInApp = h('a', { className: 'open-in-app', target: '_blank', rel: 'noopener' }, 'Open in app');
     openInApp.addEventListener('click', () => (openInApp.href = this.openInAppUrl ?? this.currentHref));
@@ -1096,8 +1105,7 @@ class Widget {
   // -------------------------------------------------------------------------- MCP Apps (window.postMessage)
 
   private handleWindowMessage(ev: MessageEvent) {
-    if (!this.iframe || ev.source !== this.iframe.contentWindow) return;
-    if (ev.origin !== this.origin) return; // only the document we rendered, on its origin
+    if (!this.sandbox?.fromComponent(ev)) return; // only the document we rendered, on its origin, through its proxy
     const m = ev.data;
     if (m && m.standinBridge === 'hello' && ev.ports[0]) {
       if (this.port) this.port.close(); // a reload inside the frame starts a new bridge
@@ -1112,7 +1120,7 @@ class Widget {
   }
 
   private postToFrame(m: Json) {
-    this.iframe.contentWindow?.postMessage(m, this.origin);
+    this.sandbox?.post(m);
   }
 
   /** Host → view messages wait until the view said `ui/notifications/initialized`. */
@@ -1304,6 +1312,7 @@ class Widget {
     if (this.initialized)
       teardowns.push({ widgetSessionId: this.sessionId, reason, response: await this.request('ui/resource-teardown', { reason }, 2000) });
     removeEventListener('message', this.onWindowMessage);
+    this.sandbox?.dispose();
     this.port?.close();
     this.frameBox.remove();
     instances.delete(this);
