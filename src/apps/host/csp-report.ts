@@ -67,7 +67,7 @@ export function cspNeedFindings(needs: { uri: string; directive: string; source:
     message:
       `the component needed ${g.directive} ${g.sources.join(' ')}, which the strict CSP (the MCP Apps default) refuses: ` +
       (g.blocked
-        ? 'it was refused here too, so the component breaks in this host'
+        ? 'it was refused here too (unless the component only probed for it, as some libraries do for eval, it breaks here)'
         : 'it works in hosts with a lenient policy (the reference host) and breaks in strict ones'),
   }));
 }
