@@ -1,5 +1,5 @@
 // Builds the browser code of the app host (web/apps) into dist/web/apps: the host page and the component bridge.
-// Plain TypeScript, no framework: the host page is small and the bridge must load before any component script.
+// The host page is Preact + htm components (as the dashboard); the bridge is plain TypeScript: it must load before any component script.
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -31,6 +31,7 @@ afterAll(async () => {
 
 type BudgetState = {
   connected: boolean;
+  input: unknown;
   modeRequested: boolean;
   modeAnswer: { mode: string } | null;
   toolCalls: number;
@@ -107,23 +108,32 @@ describe('inline frame size (MCP Apps size-changed)', () => {
 });
 
 describe('approval prompts stay visible and usable in every display mode', () => {
-  it('a gated component asking for fullscreen waits for the approval; the prompt stays on top', async () => {
+  it('a gated component that awaits fullscreen at start-up is answered at once (declined: inline); Approve calls the tool', async () => {
     const page = await context.newPage();
     await openHost(page, host.url, budget.url, 'commit-budget', { note: 'q3' });
     const frame = await widgetFrame(page, 'commit-budget');
-    await frame.waitForFunction(() => (window as unknown as { __budget: BudgetState }).__budget.modeRequested);
+    // The component awaits requestDisplayMode during start-up: the answer comes while the prompt is pending,
+    // declined with the current mode, so the component is ready before the user decides.
+    await expect.poll(async () => (await budgetState(frame)).modeAnswer).toEqual({ mode: 'inline' });
     const approve = page.getByRole('button', { name: 'Approve' });
     await approve.waitFor();
     const box = page.locator('article.turn[data-tool="commit-budget"] .frame-box');
-    // Asked, not answered: the frame stays inline and the prompt can be pressed.
-    expect(await box.getAttribute('data-mode')).not.toBe('fullscreen');
-    expect((await budgetState(frame)).modeAnswer).toBeNull();
+    expect(await box.getAttribute('data-mode')).toBe('inline');
+    expect((await budgetState(frame)).result).toBeNull();
     expect(await onTop(page, approve)).toBe(true);
     await approve.click();
-    // Then the request is granted.
-    await expect.poll(async () => (await budgetState(frame)).modeAnswer).toEqual({ mode: 'fullscreen' });
-    await expect.poll(() => box.getAttribute('data-mode')).toBe('fullscreen');
+    // The tool call proceeds: the component gets the input and the result.
     await expect.poll(async () => (await budgetState(frame)).result).not.toBeNull();
+    expect((await budgetState(frame)).input).toEqual({ note: 'q3' });
+    // With nothing pending, the same request is granted.
+    expect(
+      await frame.evaluate(() =>
+        (window as unknown as { __budgetApp: { requestDisplayMode(a: object): Promise<unknown> } }).__budgetApp.requestDisplayMode({
+          mode: 'fullscreen',
+        }),
+      ),
+    ).toEqual({ mode: 'fullscreen' });
+    await expect.poll(() => box.getAttribute('data-mode')).toBe('fullscreen');
     await page.close();
   });
 
@@ -142,21 +152,39 @@ describe('approval prompts stay visible and usable in every display mode', () =>
       await turn.locator('.frame-box button.exit-mode').click();
       await expect.poll(() => turn.locator('.frame-box').getAttribute('data-mode')).toBe('inline');
     }
-    // The component's own requests wait: a modal would cover the prompt too.
-    const modal = frame.evaluate(() =>
-      (window as unknown as { vendor: { requestModal(a: object): Promise<unknown> } }).vendor.requestModal({ params: { cardId: 'c1' } }),
+    // The component's own requests are answered at once: declined while the prompt is pending (a fullscreen frame
+    // or a modal would cover it), granted once the user decided.
+    type Vendor = {
+      vendor: {
+        requestModal(a: object): Promise<unknown>;
+        requestDisplayMode(a: object): Promise<unknown>;
+        callTool(name: string, args: object): Promise<{ structuredContent: { board: string } }>;
+        sendFollowUpMessage(a: object): Promise<unknown>;
+      };
+    };
+    const modal = await frame.evaluate(() =>
+      (window as unknown as Vendor).vendor.requestModal({ params: { cardId: 'c1' } }).then(
+        () => 'opened',
+        (e: Error) => e.message,
+      ),
     );
-    const mode = frame.evaluate(() =>
-      (window as unknown as { vendor: { requestDisplayMode(a: object): Promise<unknown> } }).vendor.requestDisplayMode({
-        mode: 'fullscreen',
-      }),
-    );
-    await expect.poll(() => onTop(page, approve)).toBe(true);
+    expect(modal).toMatch(/declined/);
+    expect(await frame.evaluate(() => (window as unknown as Vendor).vendor.requestDisplayMode({ mode: 'fullscreen' }))).toEqual({
+      mode: 'inline',
+    });
+    expect(await onTop(page, approve)).toBe(true);
     expect(await page.locator('#modal-root .modal').count()).toBe(0);
     expect(await turn.locator('.frame-box').getAttribute('data-mode')).toBe('inline');
+    // Every other request is answered as usual while the prompt is pending.
+    expect(await frame.evaluate(() => (window as unknown as Vendor).vendor.sendFollowUpMessage({ prompt: 'while pending' }))).toEqual({});
+    expect(
+      await frame.evaluate(async () => (await (window as unknown as Vendor).vendor.callTool('refresh_board', {})).structuredContent.board),
+    ).toBeTruthy();
     await approve.click();
-    expect(await mode).toEqual({ mode: 'fullscreen' });
-    expect(await modal).toEqual({});
+    expect(await frame.evaluate(() => (window as unknown as Vendor).vendor.requestDisplayMode({ mode: 'fullscreen' }))).toEqual({
+      mode: 'fullscreen',
+    });
+    expect(await frame.evaluate(() => (window as unknown as Vendor).vendor.requestModal({ params: { cardId: 'c1' } }))).toEqual({});
     await page.close();
   });
 

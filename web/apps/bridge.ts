@@ -11,16 +11,16 @@ interface Init {
 
 (() => {
   const el = document.getElementById('__standin_init');
-  if (!el || (window as any).__standinBridge) return;
+  if (!el || '__standinBridge' in window) return;
   const init = JSON.parse(el.textContent || '{}') as Init;
   const vendor = init.vendor || 'vendor';
   const channel = new MessageChannel();
   const port = channel.port1;
   let seq = 0;
-  const pending = new Map<number, { resolve(v: any): void; reject(e: Error): void }>();
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 
   const request = (method: string, params: unknown = {}, transfer: Transferable[] = []) =>
-    new Promise<any>((resolve, reject) => {
+    new Promise<unknown>((resolve, reject) => {
       const id = ++seq;
       pending.set(id, { resolve, reject });
       port.postMessage({ jsonrpc: '2.0', id, method, params }, transfer);
@@ -79,7 +79,7 @@ interface Init {
   };
   Object.assign(api, globals);
   Object.defineProperty(window, vendor, { value: api, configurable: false, writable: false, enumerable: true });
-  (window as any).__standinBridge = { widgetSessionId: init.widgetSessionId };
+  Object.assign(window, { __standinBridge: { widgetSessionId: init.widgetSessionId } });
 
   const applyGlobals = (changed: Record<string, unknown>) => {
     Object.assign(globals, changed);
@@ -88,7 +88,14 @@ interface Init {
   };
 
   port.onmessage = (ev: MessageEvent) => {
-    const m = ev.data;
+    const m = ev.data as {
+      jsonrpc?: string;
+      id?: number;
+      method?: string;
+      params?: { globals?: Record<string, unknown>; action?: string };
+      result?: unknown;
+      error?: { code: number; message: string; data?: unknown };
+    } | null;
     if (!m || m.jsonrpc !== '2.0') return;
     if (m.id !== undefined && !m.method) {
       const p = pending.get(m.id);
@@ -113,7 +120,8 @@ interface Init {
   } catch {
     /* sandboxes without same-origin keep their URL */
   }
-  const nav = (window as any).navigation;
+  // The Navigation API (Chromium), where there is one.
+  const nav = (window as { navigation?: { canGoBack: boolean; canGoForward: boolean } }).navigation;
   const report = (kind: string) =>
     notify('bridge/navigation', {
       kind,
@@ -124,7 +132,7 @@ interface Init {
     });
   const wrap = (name: 'pushState' | 'replaceState') => {
     const orig = history[name].bind(history);
-    history[name] = (state: any, title: string, url?: string | URL | null) => {
+    history[name] = (state: unknown, title: string, url?: string | URL | null) => {
       orig(state, title, url);
       report(name === 'pushState' ? 'push' : 'replace');
     };

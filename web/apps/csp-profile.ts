@@ -2,48 +2,44 @@
 // MCP Apps default, or the reference host's lenient policy), and, per app, what its components needed that the
 // strict profile refuses, from the violations the sandbox proxy relays. Under the lenient profile the strict policy
 // is sent report-only, so a builder sees "works here, breaks in a strict host" without leaving the page.
-
+import { html } from 'htm/preact';
+import { Cell, useCell } from './cell.js';
 import type { SandboxViolation } from './sandbox-frame.js';
 
 export type CspProfile = 'strict' | 'lenient';
 const ITEM = 'standin.cspProfile';
 const isProfile = (v: unknown): v is CspProfile => v === 'strict' || v === 'lenient';
 
-let profile: CspProfile = ((): CspProfile => {
-  const chosen = sessionStorage.getItem(ITEM);
-  if (isProfile(chosen)) return chosen;
-  return isProfile(document.body.dataset.cspProfile) ? document.body.dataset.cspProfile : 'strict';
-})();
+const profile = new Cell<CspProfile>(
+  ((): CspProfile => {
+    const chosen = sessionStorage.getItem(ITEM);
+    if (isProfile(chosen)) return chosen;
+    const served = document.body.dataset.cspProfile;
+    return isProfile(served) ? served : 'strict';
+  })(),
+);
 
 /** The profile components rendered from now on get. */
 export function currentCspProfile(): CspProfile {
-  return profile;
+  return profile.get();
 }
 
 /** The header control (`#csp-profile`); a change applies to the next rendering (Re-render a turn to see it). */
-export function cspProfileControl(): HTMLLabelElement {
-  const select = document.createElement('select');
-  select.id = 'csp-profile';
-  select.setAttribute('aria-label', 'CSP profile of the components');
-  for (const [value, label] of [
-    ['strict', 'strict (MCP Apps default)'],
-    ['lenient', 'lenient (reference host)'],
-  ]) {
-    const o = document.createElement('option');
-    o.value = value;
-    o.textContent = label;
-    select.append(o);
-  }
-  select.value = profile;
-  select.addEventListener('change', () => {
-    if (!isProfile(select.value)) return;
-    profile = select.value;
-    sessionStorage.setItem(ITEM, profile);
-  });
-  const label = document.createElement('label');
-  label.title = 'Applies to components rendered from now on; Re-render a turn to apply it there.';
-  label.append('CSP ', select);
-  return label;
+export function CspProfileControl() {
+  const value = useCell(profile);
+  const changed = (e: Event) => {
+    const v = (e.currentTarget as HTMLSelectElement).value;
+    if (!isProfile(v)) return;
+    sessionStorage.setItem(ITEM, v);
+    profile.set(v);
+  };
+  return html`<label title="Applies to components rendered from now on; Re-render a turn to apply it there."
+    >CSP
+    <select id="csp-profile" aria-label="CSP profile of the components" value=${value} onChange=${changed}>
+      <option value="strict">strict (MCP Apps default)</option>
+      <option value="lenient">lenient (reference host)</option>
+    </select></label
+  >`;
 }
 
 const KEYWORDS: Record<string, string> = { eval: "'unsafe-eval'", 'wasm-eval': "'wasm-unsafe-eval'", inline: "'unsafe-inline'" };
@@ -67,60 +63,58 @@ interface Need {
   source: string;
   blocked: boolean;
 }
-/** Per app (tool and template), its needs by `directive source`. */
-const needs = new Map<string, { tool: string; uri: string; items: Map<string, Need> }>();
-const list = document.createElement('ul');
-/** The report pane (`#csp-needs`): hidden until a component needs something the strict profile refuses. */
-export const cspNeedsPane = document.createElement('section');
-cspNeedsPane.id = 'csp-needs';
-cspNeedsPane.hidden = true;
-cspNeedsPane.setAttribute('aria-label', 'CSP needs of the components');
-{
-  const title = document.createElement('h2');
-  title.textContent = 'Beyond the strict CSP';
-  const intro = document.createElement('p');
-  intro.className = 'muted';
-  intro.textContent =
-    'What components needed that the strict profile (the MCP Apps default) refuses. "refused here": the component broke in this host; "works here": it works under the lenient profile and breaks in a strict host.';
-  cspNeedsPane.append(title, intro, list);
+interface AppNeeds {
+  tool: string;
+  uri: string;
+  items: Need[];
 }
+/** Per app (template), what its components needed beyond the strict profile. */
+const needs = new Cell<AppNeeds[]>([]);
 
-/** Records a violation the sandbox proxy relayed for a component of `tool` (template `uri`) and shows it. */
+/** Records a violation the sandbox proxy relayed for a component of `tool` (template `uri`). */
 export function recordCspViolation(tool: string, uri: string, v: SandboxViolation) {
-  const directive = v.effectiveDirective.replace(/-(elem|attr)$/, '');
-  const source = sourceOf(v.blockedURI);
-  const app = needs.get(uri) ?? { tool, uri, items: new Map<string, Need>() };
-  needs.set(uri, app);
-  const key = `${directive} ${source}`;
-  const had = app.items.get(key);
-  const blocked = v.disposition === 'enforce' || (had?.blocked ?? false);
-  if (had && had.blocked === blocked) return;
-  app.items.set(key, { directive, source, blocked });
-  render();
+  const need: Need = {
+    directive: v.effectiveDirective.replace(/-(elem|attr)$/, ''),
+    source: sourceOf(v.blockedURI),
+    blocked: v.disposition === 'enforce',
+  };
+  const apps = needs.get();
+  const app = apps.find((a) => a.uri === uri);
+  const had = app?.items.find((n) => n.directive === need.directive && n.source === need.source);
+  if (had && (had.blocked || !need.blocked)) return;
+  const items = [...(app?.items ?? []).filter((n) => n !== had), { ...need, blocked: need.blocked || (had?.blocked ?? false) }];
+  needs.set([...apps.filter((a) => a !== app), { tool, uri, items }]);
 }
 
-function render() {
-  list.textContent = '';
-  for (const app of needs.values()) {
-    const li = document.createElement('li');
-    li.dataset.uri = app.uri;
-    const head = document.createElement('strong');
-    head.textContent = `${app.tool} `;
-    const code = document.createElement('code');
-    code.textContent = app.uri;
-    const items = document.createElement('ul');
-    for (const n of app.items.values()) {
-      const item = document.createElement('li');
-      item.dataset.directive = n.directive;
-      item.dataset.source = n.source;
-      item.dataset.blocked = String(n.blocked);
-      const c = document.createElement('code');
-      c.textContent = `${n.directive} ${n.source}`;
-      item.append(c, n.blocked ? ' — refused here' : ' — works here, a strict host refuses it');
-      items.append(item);
-    }
-    li.append(head, code, items);
-    list.append(li);
-  }
-  cspNeedsPane.hidden = needs.size === 0;
+/** The report pane (`#csp-needs`) beside the transcript: hidden until a component needs what strict refuses. */
+export function CspNeeds() {
+  const apps = useCell(needs);
+  return html`<section id="csp-needs" aria-label="CSP needs of the components" hidden=${apps.length === 0}>
+    <h2>Beyond the strict CSP</h2>
+    <p class="muted">
+      What components needed that the strict profile (the MCP Apps default) refuses. "refused here": the browser refused it in this host
+      (libraries that only probe for eval still work); "works here": it works under the lenient profile and breaks in a strict host.
+    </p>
+    <ul>
+      ${apps.map(
+        (a) =>
+          html`<li key=${a.uri} data-uri=${a.uri}>
+            <strong>${a.tool}</strong> <code>${a.uri}</code>
+            <ul>
+              ${a.items.map(
+                (n) =>
+                  html`<li
+                    key=${`${n.directive} ${n.source}`}
+                    data-directive=${n.directive}
+                    data-source=${n.source}
+                    data-blocked=${String(n.blocked)}
+                  >
+                    <code>${n.directive} ${n.source}</code>${n.blocked ? ' — refused here' : ' — works here, a strict host refuses it'}
+                  </li>`,
+              )}
+            </ul>
+          </li>`,
+      )}
+    </ul>
+  </section>`;
 }

@@ -52,7 +52,6 @@ export class SandboxFrame {
   /** The outer frame (the one the page lays out and sizes; the inner one fills it). */
   readonly iframe: HTMLIFrameElement;
   private sent = false;
-  private readonly onMessage = (ev: MessageEvent) => this.handle(ev);
 
   constructor(private readonly o: SandboxFrameOptions) {
     const f = document.createElement('iframe');
@@ -63,15 +62,14 @@ export class SandboxFrame {
     f.referrerPolicy = 'no-referrer';
     Object.assign(f.dataset, o.dataset ?? {});
     this.iframe = f;
-    addEventListener('message', this.onMessage);
   }
 
   private fromProxy(ev: MessageEvent) {
     return ev.source !== null && ev.source === this.iframe.contentWindow && ev.origin === this.o.origin;
   }
 
+  /** Handles the proxy's own messages: the handshake (the document is sent once) and violation reports. */
   private handle(ev: MessageEvent) {
-    if (!this.fromProxy(ev)) return;
     const m = method(ev.data);
     if (m === READY && !this.sent) {
       // Sent once: a second "ready" would mean the proxy page reloaded, and its component with it.
@@ -86,17 +84,19 @@ export class SandboxFrame {
     }
   }
 
-  /** True for a message of the component (relayed by the proxy); false for the proxy's own and anyone else's. */
+  /**
+   * True for a message of the component (relayed by the proxy); false for anyone else's, and for the proxy's own,
+   * which are handled here. The page's `message` listener asks this of every message.
+   */
   fromComponent(ev: MessageEvent): boolean {
-    return this.fromProxy(ev) && !method(ev.data)?.startsWith(PREFIX);
+    if (!this.fromProxy(ev)) return false;
+    if (!method(ev.data)?.startsWith(PREFIX)) return true;
+    this.handle(ev);
+    return false;
   }
 
   /** Posts to the component (the proxy relays it to the inner frame). */
   post(m: unknown) {
     this.iframe.contentWindow?.postMessage(m, this.o.origin);
-  }
-
-  dispose() {
-    removeEventListener('message', this.onMessage);
   }
 }

@@ -130,4 +130,4 @@ export const DownloadUrlReply = Type.Object({
 });
 
 /** HTML, a script, a style sheet or a file's bytes: sent as they are (the serializer never sees them). */
-export const Document = Type.Unsafe<string | Buffer>({ type: 'string', format: 'binary' });
+export const Document = Type.Unsafe<string | Uint8Array>({ type: 'string', format: 'binary' });
