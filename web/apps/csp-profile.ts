@@ -73,6 +73,8 @@ const needs = new Cell<AppNeeds[]>([]);
 
 /** Records a violation the sandbox proxy relayed for a component of `tool` (template `uri`). */
 export function recordCspViolation(tool: string, uri: string, v: SandboxViolation) {
+  // An empty function compiled to probe for eval (libraries fall back without it): no need.
+  if (v.blockedURI === 'eval' && /^\(function anonymous\([^)]*\)\s*\{\s*\}\)$/.test(v.sample ?? '')) return;
   const need: Need = {
     directive: v.effectiveDirective.replace(/-(elem|attr)$/, ''),
     source: sourceOf(v.blockedURI),
@@ -92,8 +94,8 @@ export function CspNeeds() {
   return html`<section id="csp-needs" aria-label="CSP needs of the components" hidden=${apps.length === 0}>
     <h2>Beyond the strict CSP</h2>
     <p class="muted">
-      What components needed that the strict profile (the MCP Apps default) refuses. "refused here": the browser refused it in this host
-      (libraries that only probe for eval still work); "works here": it works under the lenient profile and breaks in a strict host.
+      What components needed that the strict profile (the MCP Apps default) refuses. "refused here": the component broke in this host;
+      "works here": it works under the lenient profile and breaks in a strict host.
     </p>
     <ul>
       ${apps.map(

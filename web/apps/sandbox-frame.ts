@@ -28,6 +28,8 @@ export interface SandboxViolation {
   disposition: 'enforce' | 'report';
   sourceFile: string;
   lineNumber: number;
+  /** The start of the refused code (the CSP asks for `'report-sample'`). */
+  sample?: string;
 }
 
 export interface SandboxFrameOptions {

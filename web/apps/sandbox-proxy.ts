@@ -50,6 +50,7 @@ interface ResourceParams {
           disposition: e.disposition,
           sourceFile: e.sourceFile.slice(0, 500),
           lineNumber: e.lineNumber,
+          sample: e.sample.slice(0, 100),
         },
       },
       hostOrigin,

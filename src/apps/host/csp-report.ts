@@ -17,13 +17,22 @@ const KEYWORDS: Record<string, string> = {
 };
 
 /**
+ * Whether a refused eval only compiled an empty function: libraries probe for eval that way (`new Function("")`,
+ * as the ext-apps SDK's schema library does) and fall back, so it is no need.
+ */
+export function evalProbe(sample: unknown): boolean {
+  return typeof sample === 'string' && /^\(function anonymous\([^)]*\)\s*\{\s*\}\)$/.test(sample);
+}
+
+/**
  * The need behind one violation: the directive (`script-src-elem` counts as `script-src`) and the source that
  * would allow it (a keyword, a scheme, or the blocked URL's origin, never its path). Undefined for what is not a
- * violation report.
+ * violation report, and for an eval probe (`sample`: the start of the refused code, with `'report-sample'`).
  */
-export function needOf(directive: unknown, blockedUri: unknown, disposition: unknown): CspNeed | undefined {
+export function needOf(directive: unknown, blockedUri: unknown, disposition: unknown, sample?: unknown): CspNeed | undefined {
   if (typeof directive !== 'string' || !/^[a-z-]{1,40}$/.test(directive)) return undefined;
   const blocked = typeof blockedUri === 'string' ? blockedUri.slice(0, 2000) : '';
+  if (blocked === 'eval' && evalProbe(sample)) return undefined;
   let source = KEYWORDS[blocked];
   if (!source) {
     const scheme = /^([a-z][a-z0-9+.-]*)(:|$)/i.exec(blocked);
@@ -44,7 +53,7 @@ export function needOf(directive: unknown, blockedUri: unknown, disposition: unk
 export function needOfReport(body: unknown): CspNeed | undefined {
   const r = isObj(body) && isObj(body['csp-report']) ? body['csp-report'] : undefined;
   if (!r) return undefined;
-  return needOf(r['effective-directive'] ?? r['violated-directive'], r['blocked-uri'], r.disposition);
+  return needOf(r['effective-directive'] ?? r['violated-directive'], r['blocked-uri'], r.disposition, r['script-sample']);
 }
 
 /**
@@ -67,7 +76,7 @@ export function cspNeedFindings(needs: { uri: string; directive: string; source:
     message:
       `the component needed ${g.directive} ${g.sources.join(' ')}, which the strict CSP (the MCP Apps default) refuses: ` +
       (g.blocked
-        ? 'it was refused here too (unless the component only probed for it, as some libraries do for eval, it breaks here)'
+        ? 'it was refused here too, so the component breaks in this host'
         : 'it works in hosts with a lenient policy (the reference host) and breaks in strict ones'),
   }));
 }

@@ -9,14 +9,14 @@ describe('CSP profiles', () => {
 
   it('strict is the MCP Apps policy: no eval, no blob: or data: scripts, workers under script-src', () => {
     const h = buildCspHeader(declared, [], 'strict');
-    expect(h).toContain("script-src 'self' 'unsafe-inline' https://cdn.x.example;");
+    expect(h).toContain("script-src 'self' 'unsafe-inline' https://cdn.x.example 'report-sample';");
     expect(h).not.toMatch(/unsafe-eval|worker-src/);
     expect(buildCspHeader(declared)).toBe(h);
   });
 
   it("lenient is the reference host's: 'unsafe-eval', blob:/data: scripts and styles, blob: workers", () => {
     const h = buildCspHeader(declared, ['http://127.0.0.1:8080'], 'lenient');
-    expect(h).toContain("script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: https://cdn.x.example;");
+    expect(h).toContain("script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: https://cdn.x.example 'report-sample';");
     expect(h).toContain("style-src 'self' 'unsafe-inline' blob: data: https://cdn.x.example;");
     expect(h).toContain("worker-src 'self' blob: https://cdn.x.example;");
     // Declared domains still bound the rest: no loosening of connect-src, frames or base-uri.
@@ -39,6 +39,9 @@ describe('CSP violation reports', () => {
     expect(needOf('connect-src', 'https://api.x.example/v1/secret?q=1', 'enforce')?.source).toBe('https://api.x.example');
     expect(needOf('connect-src; script-src', 'eval', 'enforce')).toBeUndefined();
     expect(needOf('script-src', '', 'enforce')).toBeUndefined();
+    // An empty function compiled to probe for eval is no need; code is.
+    expect(needOf('script-src', 'eval', 'enforce', '(function anonymous(\n) {\n\n})')).toBeUndefined();
+    expect(needOf('script-src', 'eval', 'enforce', '(function anonymous(\n) {\nreturn 1\n})')?.source).toBe("'unsafe-eval'");
     expect(needOfReport({ 'csp-report': { 'effective-directive': 'worker-src', 'blocked-uri': 'blob', disposition: 'report' } })).toEqual({
       directive: 'worker-src',
       source: 'blob:',
@@ -58,7 +61,7 @@ describe('CSP violation reports', () => {
     expect(f[0]).toMatchObject({ severity: 'warning', rule: 'csp.strictProfile', path: '$.resources["ui://a"]._meta.ui.csp' });
     expect(f[0].message).toContain("script-src 'unsafe-eval' data:");
     expect(f[0].message).toContain('works in hosts with a lenient policy');
-    expect(f[1].message).toContain('refused here too');
+    expect(f[1].message).toContain('refused here too, so the component breaks in this host');
   });
 });
 
