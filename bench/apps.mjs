@@ -65,7 +65,10 @@ try {
   for (let i = 0; i < N + 2; i++) {
     await page.goto(deep);
     const el = await page.waitForSelector('article.turn iframe');
-    const frame = await el.contentFrame();
+    // The component runs in the inner frame of the sandbox proxy the host page frames.
+    const proxy = await el.contentFrame();
+    await (await proxy.waitForSelector('iframe', { state: 'attached' })).contentFrame();
+    const frame = proxy.childFrames()[0];
     await frame.waitForFunction(() => window.__tour?.firstDataRenderAt);
     const rendered = await frame.evaluate(() => window.__tour.firstDataRenderAt);
     const resultAt = await page.evaluate(() => window.__standinHost.timings.resultAt);

@@ -21,7 +21,8 @@ await build({
 });
 await build({
   absWorkingDir: root,
-  entryPoints: { bridge: 'web/apps/bridge.ts' },
+  // The sandbox proxy too: both are inlined in the pages the widget listener serves.
+  entryPoints: { bridge: 'web/apps/bridge.ts', 'sandbox-proxy': 'web/apps/sandbox-proxy.ts' },
   outdir: out,
   bundle: true,
   // A classic script: it must run synchronously before the component's own scripts.

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { isLoopback } from '../core/settings.js';
 import type { Ctx, Module } from '../core/module.js';
+import { cspProfile } from './host/csp.js';
 import { mcpFetch } from './host/fetch.js';
 import { hostRoutes } from './host/routes.js';
 import { HostService } from './host/service.js';
@@ -45,6 +46,7 @@ export const appsModule: Module = {
   provide(ctx) {
     const host = new HostService({
       vendor: () => ctx.settings.vendor,
+      cspProfile: () => cspProfile(ctx.settings.appsCsp),
       clock: ctx.clock,
       publicUrl: () => publicUrl(ctx),
       widgetOrigin: () => {
@@ -75,6 +77,11 @@ export const appsModule: Module = {
   },
   async start(ctx) {
     const s = appsOf(ctx);
+    try {
+      cspProfile(ctx.settings.appsCsp);
+    } catch (err) {
+      throw new Error(`--apps-csp: ${(err as Error).message}`);
+    }
     s.widget = await startWidgetServer(s.host, ctx.settings.host, ctx.settings.widgetPort);
     if (ANY.includes(ctx.settings.host)) {
       // Browsers cannot open 0.0.0.0: reach the widget listener on the public host name instead.

@@ -93,6 +93,11 @@ export const OPTIONS = {
     "the address users reach Standin at (a balancer's): the banner, sign-in and download links; https makes cookies Secure (default http://host:port)",
   ),
   widgetPublicUrl: opt('string', undefined, 'the address users reach the widget listener at, behind a load balancer (defaults to it)'),
+  appsCsp: opt(
+    'string',
+    'strict',
+    "CSP of app components: 'strict' (the MCP Apps default) or 'lenient' (the reference host's: 'unsafe-eval', blob:/data: scripts, blob: workers)",
+  ),
   submissionSchemaUrl: opt('string', undefined, 'the $schema constant of app submission files (default: derived from --vendor)'),
   shutdownDrainMs: opt(
     'int',

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { chromium, type Browser, type ElementHandle, type Frame, type Page } from 'playwright-core';
 import { coreMigrations } from '../../src/core/tables.js';
 import { appsModule } from '../../src/apps/module.js';
 import type { Settings } from '../../src/core/settings.js';
@@ -104,9 +104,23 @@ export async function widgetFrame(page: Page, tool: string, nth = -1): Promise<F
   await iframes.first().waitFor();
   const count = await iframes.count();
   const handle = await iframes.nth(nth < 0 ? count + nth : nth).elementHandle();
-  const frame = await handle!.contentFrame();
-  await frame!.waitForFunction(() => (window as any).__standinBridge !== undefined);
-  return frame!;
+  return componentFrame(handle!);
+}
+
+/**
+ * The component's frame behind a frame element of the host page: the inner frame of the sandbox proxy the element
+ * shows, once the component's bridge is ready.
+ */
+export async function componentFrame(outer: ElementHandle): Promise<Frame> {
+  const proxy = (await outer.contentFrame())!;
+  for (;;) {
+    const inner = proxy.childFrames()[0];
+    if (inner) {
+      await inner.waitForFunction(() => (window as any).__standinBridge !== undefined);
+      return inner;
+    }
+    await proxy.waitForSelector('iframe', { state: 'attached' });
+  }
 }
 
 /** Opens the host page connected to a server, optionally calling a tool through a deep link. */

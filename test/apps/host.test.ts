@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { adminModule } from '../../src/admin/module.js';
 import { applyConfig } from '../../src/admin/config-file.js';
-import { buildWeb, launchChromium, openHost, startEcho, startHost, startTour, widgetFrame } from './harness.js';
+import { buildWeb, componentFrame, launchChromium, openHost, startEcho, startHost, startTour, widgetFrame } from './harness.js';
 
 let browser: Browser;
 let host: Awaited<ReturnType<typeof startHost>>;
@@ -194,7 +194,7 @@ describe('methods', () => {
     expect(await inFrame(frame, `return await api.requestModal({ params: { cardId: 'c1' } });`)).toEqual({});
     const modalIframe = page.locator('#modal-root .modal iframe');
     await modalIframe.waitFor();
-    const modal = (await (await modalIframe.elementHandle())!.contentFrame())!;
+    const modal = await componentFrame((await modalIframe.elementHandle())!);
     await modal.waitForFunction(() => (window as any).vendor?.view?.mode === 'modal');
     expect(await modal.evaluate(() => (window as any).vendor.view)).toEqual({ mode: 'modal', params: { cardId: 'c1' } });
     await modal.evaluate(() => void setTimeout(() => (window as any).vendor.requestClose(), 0));
@@ -382,12 +382,14 @@ describe('security', () => {
         }
       };
       return {
-        document: tryIt(() => window.parent.document.body.innerHTML),
+        // The parent is the MCP Apps sandbox proxy, on the component's own origin; the host page is above it.
+        proxy: window.parent.location.origin === location.origin && window.parent !== window.top,
+        document: tryIt(() => window.top!.document.body.innerHTML),
         top: tryIt(() => window.top!.location.href),
-        storage: tryIt(() => (window.parent as any).localStorage.getItem('standin.subject')),
+        storage: tryIt(() => (window.top as any).localStorage.getItem('standin.subject')),
       };
     });
-    expect(attempts).toEqual({ document: 'SecurityError', top: 'SecurityError', storage: 'SecurityError' });
+    expect(attempts).toEqual({ proxy: true, document: 'SecurityError', top: 'SecurityError', storage: 'SecurityError' });
     // Top navigation is not in the sandbox.
     const sandbox = await page.locator('article.turn[data-tool="show_board"] iframe').getAttribute('sandbox');
     expect(sandbox).not.toContain('allow-top-navigation');

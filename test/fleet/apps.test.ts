@@ -79,9 +79,11 @@ describe.runIf(databaseUrl)('the app host on two instances behind a balancer', (
 
     // Both instances served API requests of this one page, and neither served only its own documents and files.
     expect(servedBy(main, (p) => p.startsWith('POST /apps/api/'))).toEqual(new Set([0, 1]));
-    const docs = widgets.log.filter(([p]) => /^GET \/w\//.test(p));
+    // The sandbox proxy page of a document and the frame page it writes the document into.
+    const docId = (p: string) => /^GET \/_standin\/sandbox\/([a-f0-9]+)/.exec(p)?.[1];
+    const docs = widgets.log.filter(([p]) => docId(p));
     expect(docs.length).toBeGreaterThan(0);
-    for (const [p, served] of docs) expect(served).not.toBe(made.get(p.split('/').pop()!));
+    for (const [p, served] of docs) expect(served).not.toBe(made.get(docId(p)!));
     const download = main.log.find(([p]) => p === `GET /apps/files/${up.fileId}`);
     expect(download?.[1]).not.toBe(made.get(up.fileId));
     await page.close();

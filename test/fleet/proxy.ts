@@ -20,7 +20,7 @@ export async function startBalancer(backends: string[], made: Made): Promise<Bal
   let next = 0;
   const log: [string, number][] = [];
   const pick = (path: string): number => {
-    const id = /^\/(?:w|apps\/files)\/([A-Za-z0-9_]+)/.exec(path)?.[1];
+    const id = /^\/(?:w|apps\/files|_standin\/sandbox)\/([A-Za-z0-9_]+)/.exec(path)?.[1];
     const maker = id === undefined ? undefined : made.get(id);
     if (maker !== undefined) return (maker + 1) % backends.length;
     return next++ % backends.length;

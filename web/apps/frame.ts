@@ -1,10 +1,12 @@
 // The one place the component's frame is made and its messages are told apart from any other window's: the
-// rest of the page only shows `element`, posts with `post` and asks `isFrom`. (A sandbox-proxy frame, as the
-// MCP Apps spec describes for web hosts, changes this file only.)
+// rest of the page only shows `element`, posts with `post` and asks `isFrom`. The frame is the MCP Apps sandbox
+// proxy (sandbox-frame.ts) that web hosts must use.
 import type { RenderReply } from '../../src/apps/host/wire.js';
+import { recordCspViolation } from './csp-profile.js';
+import { SandboxFrame } from './sandbox-frame.js';
 
 export interface ComponentFrame {
-  /** The element the page shows (the iframe). */
+  /** The element the page shows (the outer, proxy iframe; the component's inner frame fills it). */
   readonly element: HTMLIFrameElement;
   /** The origin the component runs on. */
   readonly origin: string;
@@ -16,23 +18,29 @@ export interface ComponentFrame {
   isFrom(ev: MessageEvent): boolean;
 }
 
-/** Creates the sandboxed frame of a rendered template (not yet in the document). */
-export function createFrame(r: RenderReply, o: { title: string; sessionId: string }): ComponentFrame {
-  const el = document.createElement('iframe');
-  el.src = r.url;
-  el.title = o.title;
-  el.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox');
-  if (r.allow) el.setAttribute('allow', r.allow);
-  el.setAttribute('referrerpolicy', 'no-referrer');
-  el.dataset.widgetSession = o.sessionId;
-  el.dataset.origin = r.origin;
+/**
+ * Creates the component's frame of a rendered template (not yet in the document): the MCP Apps sandbox proxy on the
+ * component's origin, which loads the document into its inner frame and relays its messages.
+ */
+export function createFrame(r: RenderReply, o: { title: string; sessionId: string; tool: string }): ComponentFrame {
+  const { connectDomains, resourceDomains, frameDomains, baseUriDomains } = r.csp;
+  const sandbox = new SandboxFrame({
+    proxyUrl: r.sandboxUrl,
+    origin: r.origin,
+    resource: { html: r.html, csp: { connectDomains, resourceDomains, frameDomains, baseUriDomains }, permissions: r.permissions },
+    title: o.title,
+    allow: r.allow,
+    dataset: { widgetSession: o.sessionId, origin: r.origin, cspProfile: r.cspProfile },
+    onViolation: (v) => recordCspViolation(o.tool, r.uri, v),
+  });
+  const el = sandbox.iframe;
   return {
     element: el,
     origin: r.origin,
     window: () => el.contentWindow,
-    post: (message) => el.contentWindow?.postMessage(message, r.origin),
-    // Only the document we rendered, on its origin.
-    isFrom: (ev) => ev.source !== null && ev.source === el.contentWindow && ev.origin === r.origin,
+    post: (message) => sandbox.post(message),
+    // Only the document we rendered, on its origin, through its proxy (whose own messages are handled there).
+    isFrom: (ev) => sandbox.fromComponent(ev),
   };
 }
 

@@ -1,11 +1,12 @@
-// The page's header: the dashboard's top bar, the server field, theme and locale, the client metadata and the
-// admin key form.
+// The page's header: the dashboard's top bar, the server field, theme, locale and CSP profile, the client metadata
+// and the admin key form.
 import { html } from 'htm/preact';
 import { useRef, useState } from 'preact/hooks';
 import { NAV_PAGES } from '../dashboard/nav.js';
 import { KEY_ITEM, signInShown } from './api.js';
 import { useCell } from './cell.js';
 import { connect, connecting, serverText, signInWith } from './connection.js';
+import { CspProfileControl } from './csp-profile.js';
 import { settings, type Theme } from './settings.js';
 import { instances } from './widget.js';
 
@@ -128,6 +129,7 @@ export function Header() {
       <label
         >Locale <input id="locale" type="text" defaultValue=${settings.locale} size="8" aria-label="Locale" onChange=${localeChanged}
       /></label>
+      <${CspProfileControl} />
       <${ClientMeta} />
       <${SignIn} />
     </header>`;

@@ -8,6 +8,7 @@ import { needsKey, KEY_ITEM, signInShown } from './api.js';
 import { AppTools } from './app-tools.js';
 import { ApprovalDock } from './approvals.js';
 import { useCell } from './cell.js';
+import { CspNeeds } from './csp-profile.js';
 import { connect, keyGiven, lastConnect, serverText } from './connection.js';
 import { Header } from './header.js';
 import { obj } from './json.js';
@@ -33,6 +34,7 @@ function Page() {
       <${Conversation} />
       <aside id="transcript" aria-label="Transcript">
         <${AppTools} />
+        <${CspNeeds} />
         <${TranscriptEntries} />
       </aside>
     </main>

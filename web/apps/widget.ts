@@ -6,6 +6,7 @@ import { renderTemplate } from './api.js';
 import { approvalPending, setCover } from './approvals.js';
 import { Cell } from './cell.js';
 import { frameHeight, inlineCap, isMode, maxHeightFor, MODES, type DisplayMode } from './display.js';
+import { currentCspProfile } from './csp-profile.js';
 import { createFrame, type ComponentFrame } from './frame.js';
 import { isRpc, modelView, obj, rid, type JsonObject, type RpcMessage, type ToolDescriptor, type ToolResult } from './json.js';
 import { connection, now, teardowns, timings, widgetStates } from './state.js';
@@ -146,13 +147,14 @@ export class Widget {
       ...(this.o.uri ? { uri: this.o.uri } : { tool: this.o.tool.name }),
       globals: this.globals,
       widgetSessionId: this.sessionId,
+      cspProfile: currentCspProfile(),
     });
     timings.renderApiAt = now();
     this.redirectDomains = r.csp.redirectDomains;
     this.skybridge = r.mimeType === 'text/html+skybridge';
     const { connectDomains, resourceDomains, frameDomains, baseUriDomains } = r.csp;
     this.sandboxInfo = { permissions: r.permissions, csp: { connectDomains, resourceDomains, frameDomains, baseUriDomains } };
-    this.frame = createFrame(r, { title: `Component of ${this.o.tool.name}`, sessionId: this.sessionId });
+    this.frame = createFrame(r, { title: `Component of ${this.o.tool.name}`, sessionId: this.sessionId, tool: this.o.tool.name });
     this.patchView({ bordered: r.prefersBorder !== false });
     this.fit();
     addEventListener('message', this.onWindowMessage);

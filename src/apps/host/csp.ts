@@ -33,20 +33,41 @@ export function effectiveCsp(meta: Record<string, any> | undefined, vendor: stri
 }
 
 /**
- * The Content-Security-Policy header of a component document, as the MCP Apps spec constructs it. `hostOrigins`
- * are Standin's own origins the component must reach (temporary file download URLs).
+ * The CSP profiles a host can apply. `strict`: the policy the MCP Apps spec writes (its restrictive default when
+ * nothing is declared). `lenient`: the reference host's (ext-apps basic-host), which adds `'unsafe-eval'`, `blob:`
+ * and `data:` scripts and `blob:` workers, so apps that work there work here.
  */
-export function buildCspHeader(csp: EffectiveCsp, hostOrigins: string[] = []): string {
+export const CSP_PROFILES = ['strict', 'lenient'] as const;
+export type CspProfile = (typeof CSP_PROFILES)[number];
+
+/** The profile named by a setting or a request, or an error naming the choices. */
+export function cspProfile(value: string): CspProfile {
+  if (!(CSP_PROFILES as readonly string[]).includes(value))
+    throw new Error(`the CSP profile must be ${CSP_PROFILES.map((p) => `'${p}'`).join(' or ')}, got '${value}'`);
+  return value as CspProfile;
+}
+
+/**
+ * The Content-Security-Policy header of a component document, as the MCP Apps spec constructs it (profile
+ * `strict`) or as its reference host does (`lenient`). `hostOrigins` are Standin's own origins the component must
+ * reach (temporary file download URLs).
+ */
+export function buildCspHeader(csp: EffectiveCsp, hostOrigins: string[] = [], profile: CspProfile = 'strict'): string {
   const res = csp.resourceDomains.join(' ');
   const j = (...parts: string[]) => parts.filter(Boolean).join(' ');
+  const lenient = profile === 'lenient';
+  const extra = (...sources: string[]) => (lenient ? sources.join(' ') : '');
   return [
     "default-src 'none'",
-    `script-src ${j("'self'", "'unsafe-inline'", res)}`,
-    `style-src ${j("'self'", "'unsafe-inline'", res)}`,
+    // 'report-sample' loosens nothing: violation reports carry the start of the refused code (probes are told apart).
+    `script-src ${j("'self'", "'unsafe-inline'", extra("'unsafe-eval'", 'blob:', 'data:'), res, "'report-sample'")}`,
+    `style-src ${j("'self'", "'unsafe-inline'", extra('blob:', 'data:'), res)}`,
     `connect-src ${j("'self'", csp.connectDomains.join(' '), hostOrigins.join(' '))}`,
     `img-src ${j("'self'", 'data:', 'blob:', res, hostOrigins.join(' '))}`,
-    `font-src ${j("'self'", 'data:', res)}`,
+    `font-src ${j("'self'", 'data:', extra('blob:'), res)}`,
     `media-src ${j("'self'", 'data:', 'blob:', res, hostOrigins.join(' '))}`,
+    // Strict: workers fall back to script-src ('self' and the resource domains), as the spec's list has no worker-src.
+    ...(lenient ? [`worker-src ${j("'self'", 'blob:', res)}`] : []),
     `frame-src ${csp.frameDomains.length ? csp.frameDomains.join(' ') : "'none'"}`,
     "object-src 'none'",
     `base-uri ${csp.baseUriDomains.length ? csp.baseUriDomains.join(' ') : "'self'"}`,

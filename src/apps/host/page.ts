@@ -1,5 +1,8 @@
-/** The host page shell; the UI is built by /apps/assets/host.js. `needsKey`: the API asks for the admin key. */
-export function hostPage(vendor: string, needsKey = false): string {
+/**
+ * The host page shell; the UI is built by /apps/assets/host.js. `needsKey`: the API asks for the admin key;
+ * `cspProfile`: the components' CSP profile unless the page's control chooses another.
+ */
+export function hostPage(vendor: string, needsKey = false, cspProfile = 'strict'): string {
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   return `<!doctype html>
 <html lang="en">
@@ -11,7 +14,7 @@ export function hostPage(vendor: string, needsKey = false): string {
 <link rel="stylesheet" href="/apps/assets/host.css">
 <script type="module" src="/apps/assets/host.js"></script>
 </head>
-<body data-vendor="${esc(vendor)}"${needsKey ? ' data-needs-key="true"' : ''}>
+<body data-vendor="${esc(vendor)}" data-csp-profile="${esc(cspProfile)}"${needsKey ? ' data-needs-key="true"' : ''}>
 <div id="app" aria-busy="true">Loading the app host…</div>
 </body>
 </html>`;

@@ -62,7 +62,7 @@ export async function hostRoutes(app: App, ctx: Ctx) {
       'content-security-policy',
       "default-src 'self'; frame-src *; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'",
     );
-    return hostPage(ctx.settings.vendor, needsKey);
+    return hostPage(ctx.settings.vendor, needsKey, service.opts.cspProfile());
   });
 
   app.get('/apps/assets/:file', { schema: { hide: true, params: AssetParams, response: { 200: Document } } }, async (req, reply) => {
@@ -122,7 +122,7 @@ export async function hostRoutes(app: App, ctx: Ctx) {
 async function apiRoutes(app: App, service: HostService) {
   app.post('/apps/api/connect', { schema: { hide: true, body: ConnectBody, response: { 200: ConnectionReply } } }, async (req) => {
     const { server, refresh, locale } = req.body;
-    return service.describe(await service.connect(server, { refresh, locale }));
+    return await service.describe(await service.connect(server, { refresh, locale }));
   });
 
   app.post('/apps/api/call', { schema: { hide: true, body: CallBody, response: { 200: CallReply } } }, async (req) => {

@@ -34,6 +34,7 @@ export const RenderBody = Type.Object(
     uri: Type.Optional(Type.String({ maxLength: 2000 })),
     globals: Type.Record(Type.String(), Type.Unknown()),
     widgetSessionId: Type.String({ minLength: 1, maxLength: 200 }),
+    cspProfile: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('lenient')])),
   },
   { additionalProperties: false },
 );
@@ -84,6 +85,10 @@ export const PrefetchReply = Type.Object({ uri: Type.String(), origin: Type.Stri
 
 export const RenderReply = Type.Object({
   url: Type.String(),
+  sandboxUrl: Type.String(),
+  html: Type.String(),
+  cspProfile: Type.Union([Type.Literal('strict'), Type.Literal('lenient')]),
+  cspReportOnly: Type.String(),
   origin: Type.String(),
   uri: Type.String(),
   mimeType: Type.String(),

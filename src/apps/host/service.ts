@@ -7,7 +7,8 @@ import { UI_MIME_TYPES, type ResourceContent, type ToolDescriptor } from '../lin
 import { sortFindings, type Finding } from '../lint/findings.js';
 import { lintServer } from '../lint/server.js';
 import { callToolRaw, connectServer, parseServerSpec, readTemplate, templateUri, type ServerSpec } from '../mcp.js';
-import { buildCspHeader, effectiveCsp, type EffectiveCsp } from './csp.js';
+import { buildCspHeader, effectiveCsp, type CspProfile, type EffectiveCsp } from './csp.js';
+import { cspNeedFindings, needOfReport } from './csp-report.js';
 import { asset } from './assets.js';
 import { FileStore } from './files.js';
 import * as store from './store.js';
@@ -49,6 +50,8 @@ export interface WidgetDoc {
   id: string;
   html: string;
   csp: string;
+  /** The strict policy sent report-only beside a lenient one ('' under the strict profile). */
+  cspReportOnly: string;
   /** The host (name:port) the document must be requested on: its origin. */
   origin: string;
   createdAt: number;
@@ -62,10 +65,20 @@ export interface RenderRequest {
   /** Initial values of the bridge globals (toolInput, toolOutput, …). */
   globals: Record<string, unknown>;
   widgetSessionId: string;
+  /** The CSP profile of this rendering (the host page's choice); the `appsCsp` setting when absent. */
+  cspProfile?: CspProfile;
 }
 
 export interface RenderResult {
+  /** The document on its own (served with its CSP header; for scripts and debugging). */
   url: string;
+  /** The sandbox proxy page the host page frames; it loads `html` into its inner frame under the same CSP. */
+  sandboxUrl: string;
+  /** The document (the template with the bridge inlined) that the host sends in sandbox-resource-ready. */
+  html: string;
+  cspProfile: CspProfile;
+  /** The strict policy sent report-only under the lenient profile (its violations say what a strict host refuses). */
+  cspReportOnly: string;
   origin: string;
   uri: string;
   mimeType: string;
@@ -85,6 +98,8 @@ export interface HostOptions {
   clock: Clock;
   /** Standin's own base URL (download URLs). */
   publicUrl: () => string;
+  /** The CSP profile components get unless the page chooses (the `appsCsp` setting). */
+  cspProfile: () => CspProfile;
   /** Base origin of the widget listener (`http://127.0.0.1:port`). */
   widgetOrigin: () => string;
   /** Whether per-app origins under `*.localhost` work (the host listens on loopback). */
@@ -282,8 +297,12 @@ export class HostService {
     return { id: row.id, server: row.server, spec, client: await this.client(row, spec), locale: row.locale, ...state };
   }
 
-  /** The tool list the host page shows: each descriptor with who may call it and its template. */
-  describe(c: Connection) {
+  /**
+   * The tool list the host page shows: each descriptor with who may call it and its template; the findings add what
+   * the server's components were seen needing beyond the strict CSP (their violation reports).
+   */
+  async describe(c: Connection) {
+    const needs = cspNeedFindings(await store.cspNeeds(this.opts.db(), c.id));
     return {
       id: c.id,
       server: c.server,
@@ -293,7 +312,7 @@ export class HostService {
         visibility: visibilityOf(t, this.opts.vendor()),
         templateUri: templateUri(t, this.opts.vendor()) ?? null,
       })),
-      findings: c.findings,
+      findings: needs.length ? sortFindings([...c.findings, ...needs]) : c.findings,
     };
   }
 
@@ -453,25 +472,39 @@ export class HostService {
       }
     }
     const publicOrigin = new URL(this.opts.publicUrl()).origin;
-    const cspHeader = buildCspHeader(csp, [publicOrigin]);
     const id = randomBytes(12).toString('hex');
-    const init = { vendor: v, widgetSessionId: req.widgetSessionId, globals: req.globals, hostOrigin: publicOrigin };
+    const profile = req.cspProfile ?? this.opts.cspProfile();
+    // Violations are reported to the widget listener, which records them against the connection and template.
+    const reportUri = `; report-uri ${origin}/_standin/csp-report/${id}`;
+    const cspHeader = buildCspHeader(csp, [publicOrigin], profile) + reportUri;
+    const cspReportOnly = profile === 'strict' ? '' : buildCspHeader(csp, [publicOrigin], 'strict') + reportUri;
+    const doc = injectBridge(html, init0(v, req, publicOrigin), asset('apps/bridge.js').toString('utf8'));
     const now = this.opts.clock.now();
     // In the store, so the widget listener of any instance serves it.
     await store.insertDocument(
       this.opts.db(),
       {
         id,
-        html: injectBridge(html, init, asset('apps/bridge.js').toString('utf8')),
+        html: doc,
         csp: cspHeader,
+        csp_report_only: cspReportOnly,
         origin: new URL(origin).host,
         created_at: now,
+        connection: c.id,
+        uri,
       },
       now - DOC_TTL_MS,
     );
-    this.opts.log?.({ server: c.server, uri, origin, csp: cspHeader, permissions: allow }, 'app host: rendering a component');
+    this.opts.log?.(
+      { server: c.server, uri, origin, csp: cspHeader, cspReportOnly, permissions: allow },
+      'app host: rendering a component',
+    );
     return {
       url: `${origin}/w/${id}`,
+      sandboxUrl: `${origin}/_standin/sandbox/${id}`,
+      html: doc,
+      cspProfile: profile,
+      cspReportOnly,
       origin,
       uri,
       mimeType,
@@ -488,7 +521,31 @@ export class HostService {
   /** The document for the widget listener; only on the origin it was rendered for. */
   async doc(id: string, host: string | undefined): Promise<WidgetDoc | undefined> {
     const d = await store.getDocument(this.opts.db(), id);
-    return d && host === d.origin ? { id: d.id, html: d.html, csp: d.csp, origin: d.origin, createdAt: d.created_at } : undefined;
+    return d && host === d.origin
+      ? { id: d.id, html: d.html, csp: d.csp, cspReportOnly: d.csp_report_only, origin: d.origin, createdAt: d.created_at }
+      : undefined;
+  }
+
+  /**
+   * Records a CSP violation report (`report-uri` of a document) against the connection and template the document
+   * was rendered from. Reports on another origin than the document's, and past a bound per connection, are dropped.
+   */
+  async recordCspReport(id: string, host: string | undefined, body: unknown): Promise<boolean> {
+    const need = needOfReport(body);
+    if (!need) return false;
+    const d = await store.getDocument(this.opts.db(), id);
+    if (!d || host !== d.origin || !d.connection) return false;
+    const db = this.opts.db();
+    if ((await store.countCspNeeds(db, d.connection)) >= MAX_CSP_NEEDS) return false;
+    await store.recordCspNeed(db, {
+      connection: d.connection,
+      uri: d.uri,
+      directive: need.directive,
+      source: need.source,
+      blocked: need.blocked ? 1 : 0,
+      created_at: this.opts.clock.now(),
+    });
+    return true;
   }
 
   async close() {
@@ -498,6 +555,17 @@ export class HostService {
     for (const p of clients) await p.then((c) => c.close()).catch(() => undefined);
   }
 }
+
+/** The most CSP needs recorded per connection: a component can make up any number of violations. */
+const MAX_CSP_NEEDS = 200;
+
+/** The bridge's initial state in a document. */
+const init0 = (vendor: string, req: RenderRequest, hostOrigin: string) => ({
+  vendor,
+  widgetSessionId: req.widgetSessionId,
+  globals: req.globals,
+  hostOrigin,
+});
 
 const pickString = (...vs: unknown[]) => (vs.find((x) => typeof x === 'string' && x) as string | undefined) ?? null;
 const pickBool = (...vs: unknown[]) => (vs.find((x) => typeof x === 'boolean') as boolean | undefined) ?? null;

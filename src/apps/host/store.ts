@@ -4,6 +4,7 @@ import type { AppHostTables } from './tables.js';
 
 export type ConnectionRow = Selectable<AppHostTables['app_host_connections']>;
 export type DocumentRow = Selectable<AppHostTables['app_host_documents']>;
+export type CspNeedRow = Selectable<AppHostTables['app_host_csp_needs']>;
 export type FileRow = Omit<Selectable<AppHostTables['app_host_files']>, 'bytes'>;
 
 /** Saves a connection's description (insert, or replace after a refresh). */
@@ -27,6 +28,42 @@ export async function insertDocument(db: Exec, row: DocumentRow, olderThan: numb
 
 export async function getDocument(db: Exec, id: string): Promise<DocumentRow | undefined> {
   return db.selectFrom('app_host_documents').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Records a need once per connection, template, directive and source; a later refusal marks it blocked. */
+export async function recordCspNeed(db: Exec, row: CspNeedRow): Promise<void> {
+  await db
+    .insertInto('app_host_csp_needs')
+    .values(row)
+    .onConflict((oc) => {
+      const same = oc.columns(['connection', 'uri', 'directive', 'source']);
+      return row.blocked ? same.doUpdateSet({ blocked: 1 }) : same.doNothing();
+    })
+    .execute();
+}
+
+/** How many needs a connection has recorded (they are bounded: a component can make up any number). */
+export async function countCspNeeds(db: Exec, connection: string): Promise<number> {
+  const r = await db
+    .selectFrom('app_host_csp_needs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('connection', '=', connection)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** The needs recorded for a connection's components, oldest first. */
+export async function cspNeeds(db: Exec, connection: string): Promise<CspNeedRow[]> {
+  return db
+    .selectFrom('app_host_csp_needs')
+    .selectAll()
+    .where('connection', '=', connection)
+    .orderBy('created_at')
+    .orderBy('uri')
+    .orderBy('directive')
+    .orderBy('source')
+    .limit(500)
+    .execute();
 }
 
 export async function insertFile(db: Exec, row: FileRow, bytes: Buffer): Promise<void> {

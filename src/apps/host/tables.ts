@@ -24,6 +24,23 @@ export interface AppHostTables {
     origin: string;
     /** Standin clock, ms. */
     created_at: number;
+    /** The strict policy sent report-only beside a lenient one ('' under the strict profile). */
+    csp_report_only: string;
+    /** The connection and template the document was rendered from (CSP reports are recorded against them). */
+    connection: string;
+    uri: string;
+  };
+  /** What components needed that the strict CSP refuses, from their violation reports: one row per need. */
+  app_host_csp_needs: {
+    connection: string;
+    uri: string;
+    /** The directive and the source it would need, e.g. `script-src` `'unsafe-eval'`, `worker-src` `blob:`. */
+    directive: string;
+    source: string;
+    /** 1 when the CSP in force refused it too (the component broke here), 0 when only the strict policy would. */
+    blocked: number;
+    /** Standin clock, ms. */
+    created_at: number;
   };
   app_host_files: {
     id: string;
@@ -78,6 +95,25 @@ export const appHostMigrations: Record<string, Migration> = {
         .createTable('app_host_keys')
         .addColumn('name', 'text', (c) => c.primaryKey())
         .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '202611261600_apps_host_csp_reports': {
+    async up(db: Kysely<any>) {
+      for (const column of ['csp_report_only', 'connection', 'uri'])
+        await db.schema
+          .alterTable('app_host_documents')
+          .addColumn(column, 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
+      await db.schema
+        .createTable('app_host_csp_needs')
+        .addColumn('connection', 'text', (c) => c.notNull())
+        .addColumn('uri', 'text', (c) => c.notNull())
+        .addColumn('directive', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('blocked', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('app_host_csp_needs_pk', ['connection', 'uri', 'directive', 'source'])
         .execute();
     },
   },
