@@ -79,10 +79,11 @@ export function plan(shown: Shown, f: Fixtures): Plan {
           .map((a) => a.split(/=(.*)/s, 2))
       : [],
   );
-  if (words[0] === 'serve' && !words.includes('--help')) return { kind: 'serve', env, command: rest };
-  if (words[0] === 'apps' && words[1] === 'open' && !words.includes('--help')) return { kind: 'open', env, command: rest };
+  // Before anything runs: a line for PostgreSQL whose placeholder stayed (the run has no test database).
   if (env.STANDIN_DATABASE_URL?.startsWith('postgres://user@'))
     return { kind: 'skip', why: 'needs PostgreSQL (STANDIN_TEST_DATABASE_URL)' };
+  if (words[0] === 'serve' && !words.includes('--help')) return { kind: 'serve', env, command: rest };
+  if (words[0] === 'apps' && words[1] === 'open' && !words.includes('--help')) return { kind: 'open', env, command: rest };
   return { kind: 'run', command, exit: DOCUMENTED_EXIT.find((d) => command.includes(d.shown))?.exit ?? 0 };
 }
 
