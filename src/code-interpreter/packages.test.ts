@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
 
 /** A zip of stored (uncompressed) entries: all a wheel needs. */
-function zip(files: Record<string, string>): Buffer {
+function zip(files: Record<string, string | Buffer>): Buffer {
   const locals: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
@@ -49,10 +49,10 @@ function zip(files: Record<string, string>): Buffer {
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
-/** A pure-Python wheel: its modules plus METADATA, WHEEL and RECORD. */
-function wheel(name: string, modules: Record<string, string>): { fileName: string; bytes: Buffer } {
+/** A wheel: its modules (and libraries) plus METADATA, WHEEL and RECORD. */
+function wheel(name: string, modules: Record<string, string | Buffer>): { fileName: string; bytes: Buffer } {
   const dist = `${name.replace(/-/g, '_')}-1.0`;
-  const files: Record<string, string> = {
+  const files: Record<string, string | Buffer> = {
     ...modules,
     [`${dist}.dist-info/METADATA`]: `Metadata-Version: 2.1\nName: ${name}\nVersion: 1.0\n`,
     [`${dist}.dist-info/WHEEL`]: 'Wheel-Version: 1.0\nGenerator: standin-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
@@ -64,6 +64,34 @@ function wheel(name: string, modules: Record<string, string>): { fileName: strin
   return { fileName: `${dist}-py3-none-any.whl`, bytes: zip(files) };
 }
 
+/**
+ * A WebAssembly side module as Emscripten's dlopen loads it (a `dylink.0` section first), exporting
+ * `standin_add(a, b)`: `op` 0x6a is i32.add (0x6b, i32.sub, makes the copy no package provides).
+ */
+function sideModule(op = 0x6a): Buffer {
+  const leb = (n: number) => {
+    const out: number[] = [];
+    do {
+      const b = n & 0x7f;
+      n >>>= 7;
+      out.push(n ? b | 0x80 : b);
+    } while (n);
+    return out;
+  };
+  const name = (s: string) => [...leb(s.length), ...Buffer.from(s)];
+  const section = (id: number, body: number[]) => [id, ...leb(body.length), ...body];
+  const body = [0, 0x20, 0, 0x20, 1, op, 0x0b]; // no locals; local.get 0, local.get 1, op, end
+  return Buffer.from([
+    ...[0, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+    ...section(0, [...name('dylink.0'), 1, 4, 0, 0, 0, 0]), // memory info: no data, no table
+    ...section(1, [1, 0x60, 2, 0x7f, 0x7f, 1, 0x7f]), // (i32, i32) -> i32
+    ...section(2, [1, ...name('env'), ...name('memory'), 2, 0, 0]),
+    ...section(3, [1, 0]),
+    ...section(7, [1, ...name('standin_add'), 0, 0]),
+    ...section(10, [1, body.length, ...body]),
+  ]);
+}
+
 // A package with a dependency and more files than the session may hold: installed files are not the session's.
 const dep = wheel('standin-dep', { 'standin_dep/__init__.py': 'def total(xs):\n    return sum(xs)\n' });
 const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`standin_demo/part${i}.py`, `N = ${i}\n`]));
@@ -71,6 +99,8 @@ const demo = wheel('standin-demo', {
   ...many,
   'standin_demo/__init__.py': 'from standin_dep import total\ndef mean(xs):\n    return total(xs) / len(xs)\n',
 });
+// A package with a WebAssembly library: its wasm, verified with the wheel, is the only wasm a kernel compiles.
+const native = wheel('standin-native', { 'standin_native/__init__.py': '', 'standin_native/libadd.so': sideModule() });
 const bad = wheel('standin-bad', { 'standin_bad/__init__.py': 'print("bad code ran")\n' });
 // The shape of matplotlib's API the prelude uses (use, get_fignums, figure().savefig, close), with a real
 // PNG writer: the prelude's figure capture runs for real on a package loaded on first import.
@@ -139,12 +169,13 @@ describe('code interpreter (pyodide): packages on first import, from a mirror', 
           'standin-dep': entry('standin-dep', dep, ['standin_dep']),
           'standin-demo': entry('standin-demo', demo, ['standin_demo'], ['standin-dep']),
           'standin-bad': entry('standin-bad', bad, ['standin_bad']),
+          'standin-native': entry('standin-native', native, ['standin_native']),
           matplotlib: entry('matplotlib', mpl, ['matplotlib']),
           micropip: entry('micropip', bad, ['micropip']),
         },
       }),
     );
-    for (const w of [dep, demo, mpl]) served.set(w.fileName, w.bytes);
+    for (const w of [dep, demo, mpl, native]) served.set(w.fileName, w.bytes);
     // The tampered copy: one byte changed of what the lock file names.
     const tampered = Buffer.from(bad.bytes);
     tampered[tampered.length - 30] ^= 1;
@@ -227,6 +258,32 @@ describe('code interpreter (pyodide): packages on first import, from a mirror', 
       status: 'ok',
       logs: '3\n',
     });
+  });
+
+  it('compiles the WebAssembly of a verified package (called through ctypes), and no other', async () => {
+    const ci = runtime(join(root, 'cache-native'));
+    const load = 'import ctypes, os, standin_native\nhere = os.path.dirname(standin_native.__file__)\n';
+    const r = await ci.execute({ session: 'n', code: `${load}ctypes.CDLL(os.path.join(here, 'libadd.so')).standin_add(2, 40)` });
+    expect(r, r.logs).toMatchObject({ status: 'ok', logs: '42\n' });
+    // The same library with one instruction changed, loaded from a file the code wrote: refused, the session goes on.
+    const copy = await ci.execute({
+      session: 'n',
+      code:
+        "data = bytearray(open(os.path.join(here, 'libadd.so'), 'rb').read())\ndata[-2] = 0x6b\nopen('/tmp/libsub.so', 'wb').write(data)\n" +
+        "try:\n    ctypes.CDLL('/tmp/libsub.so')\nexcept OSError as e:\n    print(e)",
+    });
+    expect(copy, copy.logs).toMatchObject({ status: 'ok' });
+    expect(copy.logs).toContain('WebAssembly code that no verified package provides is not available in the sandbox');
+    // Nor as an extension module the code imports (dlopen without ctypes).
+    const ext = await ci.execute({
+      session: 'n',
+      code:
+        "import importlib.machinery, sys\nos.makedirs('/tmp/ext', exist_ok=True)\n" +
+        "open('/tmp/ext/evil' + importlib.machinery.EXTENSION_SUFFIXES[0], 'wb').write(data)\nsys.path.insert(0, '/tmp/ext')\nimport evil",
+    });
+    expect(ext.status).toBe('exception');
+    expect(ext.logs).toContain('WebAssembly code that no verified package provides is not available in the sandbox');
+    expect((await ci.execute({ session: 'n', code: "ctypes.CDLL(os.path.join(here, 'libadd.so')).standin_add(1, 1)" })).logs).toBe('2\n');
   });
 
   it('turns figures of a matplotlib loaded on first import into PNG images, through the prelude', async () => {
