@@ -253,6 +253,9 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     const heap = (py as unknown as { _module: { HEAPU8: Uint8Array } })._module;
     const files = guardMemfs(py.FS as unknown as EmscriptenFs, data.memoryLimitBytes, data.maxFiles, () => heap.HEAPU8.buffer.byteLength);
     fileBytes = files.bytes;
+    // Emscripten's getentropy loads `crypto` on its first call: make that call now, not after the lock-down
+    // (a kernel started from a snapshot has not made it yet, and os.urandom would then end the kernel).
+    py.runPython('__import__("os").urandom(1)');
     lockDown();
 
     const hashes = new Map<string, string>();

@@ -50,6 +50,13 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
     expect(second.durationMs).toBeGreaterThanOrEqual(0);
   }, 120_000); // the first kernel loads Pyodide in full: ~3 s on a quiet machine, much more on a busy one
 
+  it('gives randomness to a session started from the snapshot (os.urandom, secrets, tempfile)', async () => {
+    const code = 'import os, secrets, tempfile\nprint(len(os.urandom(8)), len(secrets.token_hex(4)), os.path.exists(tempfile.mkdtemp()))';
+    await ci.execute({ session: 'a', code: '0' }); // the snapshot exists: 'rnd' starts from it
+    expect(await ci.execute({ session: 'rnd', code })).toMatchObject({ status: 'ok', logs: '8 8 True\n' });
+    await ci.closeSession('rnd');
+  });
+
   it('reports an exception as a result with its traceback, and the session goes on', async () => {
     const r = await ci.execute({ session: 'a', code: 'def f(d):\n    return 1 / d\nprint("before")\nf(0)' });
     expect(r.status).toBe('exception');
@@ -276,7 +283,7 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
       expect((await ct('print("next")')).logs).toBe('next\n');
     }
     delete process.env.STANDIN_CTYPES_SECRET;
-  });
+  }, 120_000); // with -t, this is the file's first kernel: Pyodide's full load
 
   it('runs 20 executions at once across sessions, each with its own answer', async () => {
     const runs = Array.from({ length: 20 }, (_, i) =>
