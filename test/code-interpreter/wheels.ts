@@ -1,33 +1,36 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { crc32 } from 'node:zlib';
+import { crc32, deflateRawSync } from 'node:zlib';
 
 /** Wheels built in the tests, and a mirror serving them on loopback: Pyodide's package path without the internet. */
 
-/** A zip of stored (uncompressed) entries: all a wheel needs. */
-export function zip(files: Record<string, string | Buffer>): Buffer {
+/** A zip of stored (uncompressed) entries, all a wheel needs; with `deflate`, compressed as real wheels are. */
+export function zip(files: Record<string, string | Buffer>, deflate = false): Buffer {
   const locals: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
   for (const [name, text] of Object.entries(files)) {
-    const data = Buffer.from(text);
+    const plain = Buffer.from(text);
+    const data = deflate ? deflateRawSync(plain) : plain;
     const fname = Buffer.from(name);
-    const crc = crc32(data);
+    const crc = crc32(plain);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(deflate ? 8 : 0, 8);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
+    local.writeUInt32LE(plain.length, 22);
     local.writeUInt16LE(fname.length, 26);
     const dir = Buffer.alloc(46);
     dir.writeUInt32LE(0x02014b50, 0);
     dir.writeUInt16LE(20, 4);
     dir.writeUInt16LE(20, 6);
+    dir.writeUInt16LE(deflate ? 8 : 0, 10);
     dir.writeUInt32LE(crc, 16);
     dir.writeUInt32LE(data.length, 20);
-    dir.writeUInt32LE(data.length, 24);
+    dir.writeUInt32LE(plain.length, 24);
     dir.writeUInt16LE(fname.length, 28);
     dir.writeUInt32LE(offset, 42);
     locals.push(local, fname, data);
