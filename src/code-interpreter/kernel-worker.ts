@@ -64,7 +64,18 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     return buf.length;
   };
 
-  const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+  // Taken now, before any user code: Python holding JS objects through the bridge could replace a builtin's
+  // method later (Set.prototype.has, a Hash's digest), but not these references.
+  const apply = Reflect.apply;
+  const hashMethods = Object.getPrototypeOf(createHash('sha256')) as { update: unknown; digest: unknown };
+  const update = hashMethods.update as (b: Uint8Array) => unknown;
+  const hexDigest = hashMethods.digest as (enc: string) => string;
+  const setHas = Set.prototype.has as (v: string) => boolean;
+  const digest = (bytes: Uint8Array) => {
+    const h = createHash('sha256');
+    apply(update, h, [bytes]);
+    return apply(hexDigest, h, ['hex']);
+  };
 
   /** SHA-256 of the WebAssembly binaries of the verified packages given to this kernel (wheel.ts). */
   const allowedWasm = new Set<string>();
@@ -84,7 +95,7 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
       else if (ArrayBuffer.isView(source))
         copy = new Uint8Array(source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength));
       else throw new TypeError('WebAssembly: the first argument must be an ArrayBuffer or a typed array');
-      if (!allowedWasm.has(digest(copy))) throw refused();
+      if (!apply(setHas, allowedWasm, [digest(copy)])) throw refused();
       return copy;
     };
     const OriginalModule = W.Module;

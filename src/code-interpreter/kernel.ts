@@ -179,7 +179,7 @@ export class Kernel implements KernelLike {
       const packages: WorkerPackage[] = await Promise.all(
         list.map(async (p) => {
           const bytes = await store.fetch(p, signal);
-          return { name: p.name, fileName: p.file_name, installDir: p.install_dir, bytes, wasm: wasmHashes(bytes) };
+          return { name: p.name, fileName: p.file_name, installDir: p.install_dir, bytes, wasm: await wasmHashes(bytes) };
         }),
       );
       for (const p of list) this.installed.add(p.name);

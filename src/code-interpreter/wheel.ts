@@ -1,5 +1,9 @@
-import { createHash } from 'node:crypto';
-import { inflateRawSync } from 'node:zlib';
+import { webcrypto } from 'node:crypto';
+import { promisify } from 'node:util';
+import { inflateRaw } from 'node:zlib';
+
+const inflate = promisify(inflateRaw);
+const sha256 = async (bytes: Uint8Array) => Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
 
 const WASM_MAGIC = 0x6d736100; // '\0asm', little-endian
 const known = new Map<string, string[]>();
@@ -8,10 +12,11 @@ const known = new Map<string, string[]>();
  * The SHA-256 of every WebAssembly binary inside a zip (a wheel, or a shared-library package of the lock
  * file): the only WebAssembly code a Pyodide kernel may compile once user code can run (kernel-worker.ts).
  * Entries are recognised by the wasm magic number, not by name. Only ever given verified bytes; remembered
- * per archive (by its own hash), so kernels loading the same package do not inflate it again.
+ * per archive (by its own hash), so kernels loading the same package do not inflate it again. Inflating and
+ * hashing run off the event loop (zlib's and WebCrypto's thread pool): a large wheel does not stall Standin.
  */
-export function wasmHashes(zip: Uint8Array): string[] {
-  const key = createHash('sha256').update(zip).digest('hex');
+export async function wasmHashes(zip: Uint8Array): Promise<string[]> {
+  const key = await sha256(zip);
   const hit = known.get(key);
   if (hit) return hit;
   const buf = Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength);
@@ -37,8 +42,8 @@ export function wasmHashes(zip: Uint8Array): string[] {
     if (size < 8 || (method !== 0 && method !== 8)) continue; // a wasm binary is at least its 8-byte header
     const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
     const raw = buf.subarray(start, start + compressed);
-    const data = method === 0 ? raw : inflateRawSync(raw, { maxOutputLength: size });
-    if (data.length >= 4 && data.readUInt32LE(0) === WASM_MAGIC) out.push(createHash('sha256').update(data).digest('hex'));
+    const data = method === 0 ? raw : await inflate(raw, { maxOutputLength: size });
+    if (data.length >= 4 && data.readUInt32LE(0) === WASM_MAGIC) out.push(await sha256(data));
   }
   known.set(key, out);
   return out;
