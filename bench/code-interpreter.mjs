@@ -5,6 +5,7 @@
 // 10,000-row CSV, first use and warm, memory of a kernel with pandas, on the bwrap executor (Debian's pandas)
 // against the same code in a bare python3 process of the same run. Pyodide's pandas cannot be fetched on a
 // machine without the internet: that row says so (BENCH_PYODIDE_PACKAGES=<mirror or folder> measures it).
+// Last, the cost of the kernel's WebAssembly gate: listing the wasm inside a large wheel, against its SHA-256.
 // Run: node bench/code-interpreter.mjs   (builds the executor from src with esbuild; no server needed)
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
@@ -25,6 +26,16 @@ await build({
   logLevel: 'warning',
 });
 const { createCodeInterpreter } = await import(`../${out}`);
+const wheelOut = 'node_modules/.cache/standin-bench/wheel.mjs';
+await build({
+  entryPoints: ['src/code-interpreter/wheel.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  outfile: wheelOut,
+  logLevel: 'warning',
+});
+const { wasmHashes } = await import(`../${wheelOut}`);
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -211,6 +222,52 @@ await ci.close();
     rows.push({ case: 'pyodide: describe warm', p50_ms: round(pct(times, 50), 1), p99_ms: round(pct(times, 99), 1), note: '20 runs' });
     await py.close();
   }
+}
+
+// The kernel's WebAssembly gate: listing the wasm binaries of a verified wheel (inflate + SHA-256 of each), once
+// per wheel and process, against the SHA-256 check every wheel gets anyway. A wheel larger than pandas' (about
+// 17 MB deflated): 8 wasm libraries of 4 MB, half random, half zeros, and 200 modules, by Python's zipfile.
+{
+  const { mkdtempSync, readFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { createHash } = await import('node:crypto');
+  const dir = mkdtempSync(`${tmpdir()}/standin-bench-wheel-`);
+  const made = spawnSync(
+    '/usr/bin/python3',
+    [
+      '-c',
+      'import os, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:\n' +
+        '    for i in range(8):\n        z.writestr(f"pkg/lib{i}.so", b"\\0asm\\1\\0\\0\\0" + os.urandom(2 << 20) + bytes(2 << 20))\n' +
+        '    for i in range(200):\n        z.writestr(f"pkg/m{i}.py", "x = 1\\n" * 500)',
+      `${dir}/big.whl`,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (made.status !== 0) throw new Error(made.stderr);
+  const bytes = readFileSync(`${dir}/big.whl`);
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  // Wall time, and the longest the event loop was held (what Standin's other requests wait at most meanwhile).
+  const time = async (f) => {
+    const h = monitorEventLoopDelay({ resolution: 5 });
+    h.enable();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the monitor's timer is running before `f` starts
+    const t0 = performance.now();
+    await f();
+    const ms = performance.now() - t0;
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the last stall is recorded on the next turn
+    h.disable();
+    return { ms, stall: h.max / 1e6 };
+  };
+  const hash = await time(async () => createHash('sha256').update(bytes).digest('hex'));
+  const listed = await time(async () => {
+    if ((await wasmHashes(bytes)).length !== 8) throw new Error('wasmHashes missed a library');
+  });
+  const again = await time(() => wasmHashes(bytes));
+  const row = (name, t, note) =>
+    rows.push({ case: name, p50_ms: round(t.ms, 1), p99_ms: '', note: `${note}; event loop held at most ${round(t.stall, 0)} ms` });
+  row(`baseline: SHA-256 of a ${round(bytes.length / 1e6, 1)} MB wheel (the lock file check)`, hash, 'one run, synchronous');
+  row("wasm gate: list the wheel's 8 wasm libraries (first time)", listed, 'one run; once per wheel and process');
+  row('wasm gate: the same wheel again (remembered)', again, "one run: the archive's hash only");
 }
 
 report('code-interpreter', rows, [

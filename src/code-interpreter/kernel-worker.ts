@@ -64,6 +64,61 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     return buf.length;
   };
 
+  // Taken now, before any user code: Python holding JS objects through the bridge could replace a builtin's
+  // method later (Set.prototype.has, a Hash's digest), but not these references.
+  const apply = Reflect.apply;
+  const hashMethods = Object.getPrototypeOf(createHash('sha256')) as { update: unknown; digest: unknown };
+  const update = hashMethods.update as (b: Uint8Array) => unknown;
+  const hexDigest = hashMethods.digest as (enc: string) => string;
+  const setHas = Set.prototype.has as (v: string) => boolean;
+  const digest = (bytes: Uint8Array) => {
+    const h = createHash('sha256');
+    apply(update, h, [bytes]);
+    return apply(hexDigest, h, ['hex']);
+  };
+
+  /** SHA-256 of the WebAssembly binaries of the verified packages given to this kernel (wheel.ts). */
+  const allowedWasm = new Set<string>();
+
+  /**
+   * After the start, WebAssembly is compiled only from binaries a verified package holds. Python can write a
+   * wasm file and load it (ctypes.CDLL, or an extension module's import); its code would run in the
+   * interpreter's memory with raw `memory.grow`, past the memory limit's guard on the JS side. Every way to
+   * compile goes through here: the bytes are copied, hashed, and compiled only if the hash is allowed.
+   */
+  function gateWasm(): void {
+    const W = WebAssembly as unknown as Record<string, unknown> & typeof WebAssembly;
+    const refused = () => new W.CompileError('WebAssembly code that no verified package provides is not available in the sandbox');
+    const checked = (source: unknown): Uint8Array => {
+      let copy: Uint8Array;
+      if (source instanceof ArrayBuffer || source instanceof SharedArrayBuffer) copy = new Uint8Array(source.slice(0));
+      else if (ArrayBuffer.isView(source))
+        copy = new Uint8Array(source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength));
+      else throw new TypeError('WebAssembly: the first argument must be an ArrayBuffer or a typed array');
+      if (!apply(setHas, allowedWasm, [digest(copy)])) throw refused();
+      return copy;
+    };
+    const OriginalModule = W.Module;
+    const compile = W.compile.bind(W);
+    const instantiate = W.instantiate.bind(W) as (s: unknown, i?: WebAssembly.Imports) => Promise<unknown>;
+    const GatedModule = new Proxy(OriginalModule, {
+      construct: (target, args: unknown[]) => Reflect.construct(target, [checked(args[0]), ...args.slice(1)]) as object,
+    });
+    const fixed = (obj: object, key: string, value: unknown) =>
+      Object.defineProperty(obj, key, { value, writable: false, configurable: false, enumerable: false });
+    // An existing module's `constructor` must not lead back to the ungated one.
+    fixed(OriginalModule.prototype, 'constructor', GatedModule);
+    fixed(W, 'Module', GatedModule);
+    fixed(W, 'compile', async (source: unknown) => compile(checked(source) as BufferSource));
+    fixed(W, 'instantiate', async (source: unknown, imports?: WebAssembly.Imports) =>
+      instantiate(source instanceof OriginalModule ? source : checked(source), imports),
+    );
+    for (const key of ['compileStreaming', 'instantiateStreaming'])
+      fixed(W, key, async () => {
+        throw refused();
+      });
+  }
+
   /** Takes away from this thread everything Python could reach through the JS bridge (see docs). */
   function lockDown(): void {
     const refuse = (what: string) =>
@@ -166,6 +221,7 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     );
     for (const proto of ctors)
       Object.defineProperty(proto, 'constructor', { value: refuse('Function'), writable: false, configurable: false });
+    gateWasm();
   }
 
   async function start(): Promise<void> {
@@ -208,10 +264,12 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
     const heap = (py as unknown as { _module: { HEAPU8: Uint8Array } })._module;
     const files = guardMemfs(py.FS as unknown as EmscriptenFs, data.memoryLimitBytes, data.maxFiles, () => heap.HEAPU8.buffer.byteLength);
     fileBytes = files.bytes;
+    // Emscripten's getentropy loads `crypto` on its first call: make that call now, not after the lock-down
+    // (a kernel started from a snapshot has not made it yet, and os.urandom would then end the kernel).
+    py.runPython('__import__("os").urandom(1)');
     lockDown();
 
     const hashes = new Map<string, string>();
-    const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
     const walk = (dir: string, out: string[]) => {
       for (const name of (py.FS.readdir(dir) as string[]).sort()) {
         if (name === '.' || name === '..') continue;
@@ -290,6 +348,7 @@ export function kernelMain(req: NodeJS.Require, guardMemfs: typeof GuardMemfs): 
       try {
         for (const p of reply.packages) {
           current = p.name;
+          for (const h of p.wasm) allowedWasm.add(h);
           await install(p.bytes, p.fileName, installDir(p.installDir), new Map([['INSTALLER', 'standin']]));
         }
       } catch (err) {

@@ -15,6 +15,7 @@ import {
 } from './protocol.js';
 import { PRELUDE } from './python.js';
 import type { ExecuteResult, SandboxFile } from './types.js';
+import { wasmHashes } from './wheel.js';
 
 /** The limits of one kernel, from the config. */
 export interface KernelLimits {
@@ -176,7 +177,10 @@ export class Kernel implements KernelLike {
       const signal = this.aborter?.signal;
       const list = store.resolve(names, this.installed);
       const packages: WorkerPackage[] = await Promise.all(
-        list.map(async (p) => ({ name: p.name, fileName: p.file_name, installDir: p.install_dir, bytes: await store.fetch(p, signal) })),
+        list.map(async (p) => {
+          const bytes = await store.fetch(p, signal);
+          return { name: p.name, fileName: p.file_name, installDir: p.install_dir, bytes, wasm: await wasmHashes(bytes) };
+        }),
       );
       for (const p of list) this.installed.add(p.name);
       reply = { type: 'packages', id, packages };

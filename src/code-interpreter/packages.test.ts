@@ -1,68 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeMatplotlib as mpl, lockEntry as entry, serveMirror, sha256, sideModule, wheel } from '../../test/code-interpreter/wheels.js';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
-
-/** A zip of stored (uncompressed) entries: all a wheel needs. */
-function zip(files: Record<string, string>): Buffer {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const [name, text] of Object.entries(files)) {
-    const data = Buffer.from(text);
-    const fname = Buffer.from(name);
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(fname.length, 26);
-    const dir = Buffer.alloc(46);
-    dir.writeUInt32LE(0x02014b50, 0);
-    dir.writeUInt16LE(20, 4);
-    dir.writeUInt16LE(20, 6);
-    dir.writeUInt32LE(crc, 16);
-    dir.writeUInt32LE(data.length, 20);
-    dir.writeUInt32LE(data.length, 24);
-    dir.writeUInt16LE(fname.length, 28);
-    dir.writeUInt32LE(offset, 42);
-    locals.push(local, fname, data);
-    central.push(dir, fname);
-    offset += 30 + fname.length + data.length;
-  }
-  const size = central.reduce((n, b) => n + b.length, 0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Object.keys(files).length, 8);
-  end.writeUInt16LE(Object.keys(files).length, 10);
-  end.writeUInt32LE(size, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, ...central, end]);
-}
-
-const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-
-/** A pure-Python wheel: its modules plus METADATA, WHEEL and RECORD. */
-function wheel(name: string, modules: Record<string, string>): { fileName: string; bytes: Buffer } {
-  const dist = `${name.replace(/-/g, '_')}-1.0`;
-  const files: Record<string, string> = {
-    ...modules,
-    [`${dist}.dist-info/METADATA`]: `Metadata-Version: 2.1\nName: ${name}\nVersion: 1.0\n`,
-    [`${dist}.dist-info/WHEEL`]: 'Wheel-Version: 1.0\nGenerator: standin-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
-  };
-  const record = Object.entries(files).map(
-    ([path, text]) => `${path},sha256=${createHash('sha256').update(text).digest('base64url')},${Buffer.byteLength(text)}`,
-  );
-  files[`${dist}.dist-info/RECORD`] = [...record, `${dist}.dist-info/RECORD,,`].join('\n') + '\n';
-  return { fileName: `${dist}-py3-none-any.whl`, bytes: zip(files) };
-}
 
 // A package with a dependency and more files than the session may hold: installed files are not the session's.
 const dep = wheel('standin-dep', { 'standin_dep/__init__.py': 'def total(xs):\n    return sum(xs)\n' });
@@ -71,53 +13,18 @@ const demo = wheel('standin-demo', {
   ...many,
   'standin_demo/__init__.py': 'from standin_dep import total\ndef mean(xs):\n    return total(xs) / len(xs)\n',
 });
+// A package with a WebAssembly library: its wasm, verified with the wheel, is the only wasm a kernel compiles.
+const native = wheel('standin-native', { 'standin_native/__init__.py': '', 'standin_native/libadd.so': sideModule() });
 const bad = wheel('standin-bad', { 'standin_bad/__init__.py': 'print("bad code ran")\n' });
-// The shape of matplotlib's API the prelude uses (use, get_fignums, figure().savefig, close), with a real
-// PNG writer: the prelude's figure capture runs for real on a package loaded on first import.
-const mpl = wheel('matplotlib', {
-  'matplotlib/__init__.py': 'backend = None\ndef use(name):\n    global backend\n    backend = name\n',
-  'matplotlib/pyplot.py': String.raw`
-import struct, zlib
-_figures = {}
-def show():
-    raise RuntimeError('the prelude did not replace show()')
-class Figure:
-    def __init__(self, number):
-        self.number = number
-    def savefig(self, buf, format=None):
-        assert format == 'png'
-        raw = b''.join(b'\x00' + bytes([255, 0, 0]) * 3 for _ in range(2))
-        chunk = lambda kind, data: struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))
-        buf.write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 3, 2, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
-def figure(number=None):
-    number = number or len(_figures) + 1
-    return _figures.setdefault(number, Figure(number))
-def get_fignums():
-    return sorted(_figures)
-def close(which):
-    _figures.clear()
-`,
-});
 
 describe('code interpreter (pyodide): packages on first import, from a mirror', { timeout: 120_000 }, () => {
   const root = mkdtempSync(join(tmpdir(), 'standin-packages-'));
   const served = new Map<string, Buffer>();
-  const requests: string[] = [];
+  let requests: string[] = [];
   let server: Server;
   let mirror: string;
   const runtimes: CodeInterpreterRuntime[] = [];
   const lockFile = join(root, 'pyodide-lock.json');
-
-  const entry = (name: string, w: { fileName: string; bytes: Buffer }, imports: string[], depends: string[] = []) => ({
-    name,
-    version: '1.0',
-    file_name: w.fileName,
-    install_dir: 'site',
-    sha256: sha256(w.bytes),
-    package_type: 'package',
-    imports,
-    depends,
-  });
 
   const runtime = (cacheDir: string, packages = mirror) => {
     const ci = createCodeInterpreter(
@@ -139,24 +46,18 @@ describe('code interpreter (pyodide): packages on first import, from a mirror', 
           'standin-dep': entry('standin-dep', dep, ['standin_dep']),
           'standin-demo': entry('standin-demo', demo, ['standin_demo'], ['standin-dep']),
           'standin-bad': entry('standin-bad', bad, ['standin_bad']),
+          'standin-native': entry('standin-native', native, ['standin_native']),
           matplotlib: entry('matplotlib', mpl, ['matplotlib']),
           micropip: entry('micropip', bad, ['micropip']),
         },
       }),
     );
-    for (const w of [dep, demo, mpl]) served.set(w.fileName, w.bytes);
+    for (const w of [dep, demo, mpl, native]) served.set(w.fileName, w.bytes);
     // The tampered copy: one byte changed of what the lock file names.
     const tampered = Buffer.from(bad.bytes);
     tampered[tampered.length - 30] ^= 1;
     served.set(bad.fileName, tampered);
-    server = createServer((req, res) => {
-      const name = decodeURIComponent(req.url!.slice('/dist/'.length));
-      requests.push(name);
-      const body = served.get(name);
-      res.writeHead(body ? 200 : 404).end(body);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    mirror = `http://127.0.0.1:${(server.address() as AddressInfo).port}/dist/`;
+    ({ url: mirror, server, requests } = await serveMirror(served));
   });
   afterAll(async () => {
     await Promise.all(runtimes.map((r) => r.close()));
@@ -184,7 +85,7 @@ describe('code interpreter (pyodide): packages on first import, from a mirror', 
 
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    requests.length = 0;
+    requests.splice(0);
     const offline = runtime(cache);
     const again = await offline.execute({ session: 't', code });
     expect(again, again.logs).toMatchObject({ status: 'ok', logs: '3.0\n' });
@@ -227,6 +128,32 @@ describe('code interpreter (pyodide): packages on first import, from a mirror', 
       status: 'ok',
       logs: '3\n',
     });
+  });
+
+  it('compiles the WebAssembly of a verified package (called through ctypes), and no other', async () => {
+    const ci = runtime(join(root, 'cache-native'));
+    const load = 'import ctypes, os, standin_native\nhere = os.path.dirname(standin_native.__file__)\n';
+    const r = await ci.execute({ session: 'n', code: `${load}ctypes.CDLL(os.path.join(here, 'libadd.so')).standin_add(2, 40)` });
+    expect(r, r.logs).toMatchObject({ status: 'ok', logs: '42\n' });
+    // The same library with one instruction changed, loaded from a file the code wrote: refused, the session goes on.
+    const copy = await ci.execute({
+      session: 'n',
+      code:
+        "data = bytearray(open(os.path.join(here, 'libadd.so'), 'rb').read())\ndata[-2] = 0x6b\nopen('/tmp/libsub.so', 'wb').write(data)\n" +
+        "try:\n    ctypes.CDLL('/tmp/libsub.so')\nexcept OSError as e:\n    print(e)",
+    });
+    expect(copy, copy.logs).toMatchObject({ status: 'ok' });
+    expect(copy.logs).toContain('WebAssembly code that no verified package provides is not available in the sandbox');
+    // Nor as an extension module the code imports (dlopen without ctypes).
+    const ext = await ci.execute({
+      session: 'n',
+      code:
+        "import importlib.machinery, sys\nos.makedirs('/tmp/ext', exist_ok=True)\n" +
+        "open('/tmp/ext/evil' + importlib.machinery.EXTENSION_SUFFIXES[0], 'wb').write(data)\nsys.path.insert(0, '/tmp/ext')\nimport evil",
+    });
+    expect(ext.status).toBe('exception');
+    expect(ext.logs).toContain('WebAssembly code that no verified package provides is not available in the sandbox');
+    expect((await ci.execute({ session: 'n', code: "ctypes.CDLL(os.path.join(here, 'libadd.so')).standin_add(1, 1)" })).logs).toBe('2\n');
   });
 
   it('turns figures of a matplotlib loaded on first import into PNG images, through the prelude', async () => {

@@ -39,6 +39,8 @@ export interface WorkerPackage {
   /** The lock file's `install_dir` ('site' or 'dynlib'). */
   installDir: string;
   bytes: Uint8Array;
+  /** SHA-256 of the WebAssembly binaries inside it (wheel.ts): the kernel compiles no other wasm after its start. */
+  wasm: string[];
 }
 
 export const INTERRUPT_TIMEOUT = 1;

@@ -200,8 +200,12 @@ del __standin_setup
 `;
 }
 
-/** Pyodide's JS bridge and C access, the package loader: refused in the embedded executor (and never loaded). */
-export const BLOCKED = ['js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'ctypes', '_ctypes', 'micropip', 'pyodide_http'];
+/**
+ * Pyodide's JS bridge and the package loader: refused in the embedded executor (and never loaded). `ctypes` is
+ * allowed: numpy, pandas and matplotlib import it, and in Pyodide it reaches only the interpreter's own
+ * WebAssembly memory and functions, which Python code reaches anyway (docs/code-interpreter.md, "ctypes").
+ */
+export const BLOCKED = ['js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip', 'pyodide_http'];
 
 /** The embedded executor's prelude. */
 export const PRELUDE = prelude(BLOCKED, true);

@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
+
+const require = createRequire(import.meta.url);
 
 /**
  * The embedded executor end to end: real Pyodide kernels in worker threads. One runtime for the file
@@ -44,6 +49,13 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
     expect(second).toMatchObject({ status: 'ok', logs: `${expected * 2}\n` });
     expect(second.durationMs).toBeGreaterThanOrEqual(0);
   }, 120_000); // the first kernel loads Pyodide in full: ~3 s on a quiet machine, much more on a busy one
+
+  it('gives randomness to a session started from the snapshot (os.urandom, secrets, tempfile)', async () => {
+    const code = 'import os, secrets, tempfile\nprint(len(os.urandom(8)), len(secrets.token_hex(4)), os.path.exists(tempfile.mkdtemp()))';
+    await ci.execute({ session: 'a', code: '0' }); // the snapshot exists: 'rnd' starts from it
+    expect(await ci.execute({ session: 'rnd', code })).toMatchObject({ status: 'ok', logs: '8 8 True\n' });
+    await ci.closeSession('rnd');
+  });
 
   it('reports an exception as a result with its traceback, and the session goes on', async () => {
     const r = await ci.execute({ session: 'a', code: 'def f(d):\n    return 1 / d\nprint("before")\nf(0)' });
@@ -189,7 +201,6 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
       pyodideJs: 'import pyodide_js\nprint(pyodide_js.FS.readdir("/"))',
       pyfetch: 'from pyodide.http import pyfetch\nprint(pyfetch)',
       runJs: 'from pyodide.code import run_js\nprint(run_js("process.env"))',
-      ctypes: 'import ctypes\nprint(ctypes.CDLL(None))',
       urllib: 'import urllib.request\nprint(urllib.request.urlopen("http://127.0.0.1:5432/", timeout=3).read())',
       socket: 'import socket\ns = socket.create_connection(("127.0.0.1", 6379), timeout=3)\ns.sendall(b"PING\\r\\n")\nprint(s.recv(100))',
       subprocess: 'import subprocess\nprint(subprocess.run(["id"], capture_output=True))',
@@ -213,6 +224,66 @@ describe('code interpreter (pyodide)', { timeout: 60_000 }, () => {
     expect(r.status).toMatch(/^(exception|crashed)$/);
     expect(existsSync('/tmp/standin-ci-escape')).toBe(false);
   });
+
+  it('allows ctypes, which reaches only the interpreter: no host library or file, no secret, no memory past the limit', async () => {
+    const secret = `s3cr3t-${randomUUID()}`;
+    process.env.STANDIN_CTYPES_SECRET = secret;
+    const ct = (code: string) => ci.execute({ session: 'ct', code: `import ctypes, os\nlib = ctypes.CDLL(None)\n${code}` });
+    // What numpy and pandas do with it works.
+    const struct = await ct(
+      "class S(ctypes.Structure):\n    _fields_ = [('a', ctypes.c_int), ('b', ctypes.c_double)]\ns = S(3, 2.5)\nprint(s.a, s.b, ctypes.sizeof(ctypes.c_void_p))",
+    );
+    expect(struct, struct.logs).toMatchObject({ status: 'ok', logs: '3 2.5 4\n' });
+    // Host libraries and files: dlopen sees Emscripten's in-memory filesystem only.
+    const host = ['/etc/passwd', 'libc.so.6', 'pyodide.asm.wasm', `${dirname(require.resolve('pyodide/package.json'))}/pyodide.asm.wasm`];
+    const libs = await ct(
+      `for name in ${JSON.stringify(host)}:\n    try:\n        ctypes.CDLL(name)\n        print('loaded', name)\n    except OSError as e:\n        print('refused')\n` +
+        "print(lib.open(b'/etc/passwd', os.O_RDONLY), lib.open(b'/proc/self/environ', os.O_RDONLY))",
+    );
+    expect(libs, libs.logs).toMatchObject({ status: 'ok', logs: 'refused\nrefused\nrefused\nrefused\n-1 -1\n' });
+    // Every byte of the interpreter's memory, read through ctypes: Standin's environment is not in it. The
+    // secret is searched for shifted by one (the code's own text holds only the shifted form); the same
+    // search finds it once the cell builds it, so the search works.
+    const shifted = [...secret].map((c) => String.fromCharCode(c.charCodeAt(0) + 1)).join('');
+    const scan =
+      'lib.emscripten_get_heap_size.restype = ctypes.c_size_t\nend = lib.emscripten_get_heap_size()\n' +
+      `needle = ${JSON.stringify(shifted)}.encode()\nshift = bytes((i + 1) % 256 for i in range(256))\n` +
+      'print(sum(needle in ctypes.string_at(a, min((1 << 20) + 64, end - a)).translate(shift) for a in range(0, end, 1 << 20)) > 0)';
+    expect(await ct(scan)).toMatchObject({ status: 'ok', logs: 'False\n' });
+    expect(await ct(`built = ''.join(chr(ord(c) - 1) for c in ${JSON.stringify(shifted)})\n${scan}`)).toMatchObject({
+      status: 'ok',
+      logs: 'True\n',
+    });
+    // WebAssembly the code wrote (here a grow of the raw memory by 1 GiB, past every guard of the JS side) does not load.
+    const grow = await ct(
+      [
+        'def leb(n):',
+        '    out = bytearray()',
+        '    while True:',
+        '        b, n = n & 0x7F, n >> 7',
+        '        out.append(b | 0x80 if n else b)',
+        '        if not n:',
+        '            return bytes(out)',
+        'sec = lambda i, body: bytes([i]) + leb(len(body)) + body',
+        'name = lambda s: leb(len(s)) + s',
+        "wasm = b'\\0asm\\1\\0\\0\\0' + sec(0, name(b'dylink.0') + bytes([1, 4, 0, 0, 0, 0])) + sec(1, bytes([1, 0x60, 1, 0x7F, 1, 0x7F]))",
+        "wasm += sec(2, bytes([1]) + name(b'env') + name(b'memory') + bytes([2, 0, 0])) + sec(3, bytes([1, 0]))",
+        "wasm += sec(7, bytes([1]) + name(b'raw_grow') + bytes([0, 0])) + sec(10, bytes([1, 6, 0, 0x20, 0, 0x40, 0, 0x0B]))",
+        "open('/tmp/grow.so', 'wb').write(wasm)",
+        "print(ctypes.CDLL('/tmp/grow.so').raw_grow(16384))",
+      ].join('\n'),
+    );
+    expect(grow.status).toBe('exception');
+    expect(grow.logs).toContain('CompileError: WebAssembly code that no verified package provides is not available in the sandbox');
+    // Emscripten's functions that reach JS: eval is refused, fatal to this kernel only; so is a write past memory.
+    for (const code of ['lib.emscripten_run_script(b"process.exit(7)")', 'ctypes.memmove(0xFFFFFF00, b"x" * 512, 512)']) {
+      const r = await ct(code);
+      expect(r.status, r.logs).toBe('crashed');
+      expect(r.logs).toContain('the session was reset');
+      expect((await ct('print("next")')).logs).toBe('next\n');
+    }
+    delete process.env.STANDIN_CTYPES_SECRET;
+  }, 120_000); // with -t, this is the file's first kernel: Pyodide's full load
 
   it('runs 20 executions at once across sessions, each with its own answer', async () => {
     const runs = Array.from({ length: 20 }, (_, i) =>

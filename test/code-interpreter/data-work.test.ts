@@ -1,10 +1,14 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../src/admin/config-file.js';
 import { bwrapAvailable } from '../../src/code-interpreter/bwrap.js';
 import { dialects } from '../helpers.js';
 import { startEnv, type Env } from '../assistants/setup.js';
+import { fakeMatplotlib, lockEntry, serveMirror, wheel } from './wheels.js';
 
 type CodeCall = OpenAI.Beta.Threads.Runs.CodeInterpreterToolCall;
 
@@ -16,7 +20,9 @@ const CSV = 'city,temp\nOslo,4\nLima,\nCairo,25\n';
 /**
  * Data work as users do it, through the openai SDK: a CSV of the assistant's tool_resources read, a cleaned
  * CSV and a chart written to /mnt/data, both downloaded. With pandas and matplotlib on the bwrap executor
- * (where bubblewrap and Debian's python3-pandas are installed), with the csv module on Pyodide.
+ * (where bubblewrap and Debian's python3-pandas are installed). On Pyodide, whose real wheels cannot be had
+ * here, with the csv module and packages of a test lock file from a mirror on loopback: a cleaning helper and
+ * a matplotlib-shaped package (its figures are real PNGs), loaded on first import as numpy and pandas are.
  */
 describe.each(dialects())('code_interpreter data work (%s)', (dialect) => {
   let env: Env;
@@ -109,6 +115,58 @@ describe.each(dialects())('code_interpreter data work (%s)', (dialect) => {
       expect((await content(links[0]!.file_path.file_id)).toString()).toBe('city,temp\nOslo,4\nCairo,25\n');
       const failed = await run(() => 'import pandas');
       expect(failed.logs).toMatch(/^ModuleNotFoundError: could not fetch package '[\w-]+' from http:\/\/127\.0\.0\.1:9\//);
+    },
+    SLOW,
+  );
+
+  it(
+    'pyodide: packages of the distribution, loaded on first import from a mirror, clean the CSV and draw the chart',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'standin-data-work-'));
+      const helper = wheel('standin-clean', {
+        'standin_clean/__init__.py': 'def complete(rows, column):\n    return [r for r in rows if r[column]]\n',
+      });
+      writeFileSync(
+        join(dir, 'pyodide-lock.json'),
+        JSON.stringify({
+          info: { arch: 'wasm32', python: '3.14.2' },
+          packages: {
+            'standin-clean': lockEntry('standin-clean', helper, ['standin_clean']),
+            matplotlib: lockEntry('matplotlib', fakeMatplotlib, ['matplotlib']),
+          },
+        }),
+      );
+      const mirror = await serveMirror(new Map([helper, fakeMatplotlib].map((w) => [w.fileName, w.bytes])));
+      try {
+        await applyConfig(env.s.ctx, env.s.modules, {
+          code_interpreter: { executor: 'pyodide', pool_size: 0, packages: mirror.url, package_lock: join(dir, 'pyodide-lock.json') },
+        });
+        const { logs, images, reply, links } = await run((id) =>
+          [
+            'import csv, standin_clean, matplotlib.pyplot as plt',
+            `rows = standin_clean.complete(csv.DictReader(open('/mnt/data/${id}')), 'temp')`,
+            "with open('/mnt/data/clean.csv', 'w', newline='') as f:",
+            "    w = csv.DictWriter(f, ['city', 'temp'], lineterminator='\\n')",
+            '    w.writeheader()',
+            '    w.writerows(rows)',
+            'plt.figure()',
+            'plt.show()',
+            "print(sum(int(r['temp']) for r in rows))",
+          ].join('\n'),
+        );
+        expect(logs).toBe('29\n');
+        expect(mirror.requests.sort()).toEqual([helper.fileName, fakeMatplotlib.fileName].sort());
+        expect(images).toHaveLength(1);
+        const png = await content(images[0]!);
+        expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+        expect(reply.content[0]).toEqual({ type: 'image_file', image_file: { file_id: images[0], detail: 'auto' } });
+        expect(links.map((l) => l.text)).toEqual(['sandbox:/mnt/data/clean.csv']);
+        expect((await content(links[0]!.file_path.file_id)).toString()).toBe('city,temp\nOslo,4\nCairo,25\n');
+      } finally {
+        mirror.server.closeAllConnections();
+        mirror.server.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
     SLOW,
   );
