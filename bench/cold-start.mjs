@@ -6,19 +6,22 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { serverBundle } from '../scripts/bundle-options.mjs';
+import { serverBundle, serverSplitting } from '../scripts/bundle-options.mjs';
 import { report, startBaseline, startStandin } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-// The parts probe is bundled the way scripts/build.mjs bundles dist/main.js, beside the repository's
-// node_modules (the native addons stay external).
-mkdirSync('bench/results', { recursive: true });
-const probe = 'bench/results/cold-start-parts.mjs';
+// The parts probe is bundled the way scripts/build.mjs bundles dist/main.js (split, its chunks beside it),
+// beside the repository's node_modules (the native addons stay external).
+const probeDir = 'bench/results/cold-start-parts';
+rmSync(probeDir, { recursive: true, force: true });
+mkdirSync(probeDir, { recursive: true });
+const probe = `${probeDir}/parts.js`;
 await build({
-  entryPoints: ['bench/cold-start-parts.ts'],
-  outfile: probe,
+  entryPoints: { parts: 'bench/cold-start-parts.ts' },
+  outdir: probeDir,
   ...serverBundle,
+  ...serverSplitting,
   logLevel: 'warning',
 });
 
@@ -91,15 +94,18 @@ report(
     `${ROUNDS} rounds, the measures alternating. Wall time from spawning the process to the first 200 on /healthz (the bare Fastify server: its one route), SQLite.`,
   ],
 );
-const names = Object.keys(parts.fresh[0]);
+const names = Object.keys(parts.fresh[0].wall);
+const med = (list, kind, part) => ms(median(list.map((p) => p[kind][part])));
 report(
   'cold-start-parts',
   names.map((part) => ({
     part,
-    'fresh folder ms': ms(median(parts.fresh.map((p) => p[part]))),
-    'existing folder ms': ms(median(parts.existing.map((p) => p[part]))),
+    'fresh folder ms': med(parts.fresh, 'wall', part),
+    'fresh folder CPU ms': med(parts.fresh, 'cpu', part),
+    'existing folder ms': med(parts.existing, 'wall', part),
+    'existing folder CPU ms': med(parts.existing, 'cpu', part),
   })),
   [
-    `Medians of ${ROUNDS} starts of bench/cold-start-parts.ts (bundled like dist/main.js), each step timed in the process; the first row is from the process's time origin. Steps run one after another as \`standin serve\` runs them, except that the store is opened and migrated once on its own before the app is built (which opens it again).`,
+    `Medians of ${ROUNDS} starts of bench/cold-start-parts.ts (bundled like dist/main.js), each step timed in the process: wall time, and the process's CPU time (all its threads; steadier than wall time on a shared machine). The first row is from the process's time origin. Steps run one after another as \`standin serve\` runs them, except that the store is opened and migrated once on its own before the app is built (which opens it again).`,
   ],
 );
