@@ -56,6 +56,8 @@ export default tseslint.config(
   {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    // CommonJS imports with require() (the jest example).
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**', 'scripts/**', 'examples/**', 'web/**'],

@@ -2,32 +2,64 @@
 // true` end to end, and what each part of a start costs, against node itself and a bare Fastify server
 // started and asked in the same run. Run: npm run build && node bench/cold-start.mjs
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { serverBundle } from '../scripts/bundle-options.mjs';
+import { serverBundle, serverSplitting } from '../scripts/bundle-options.mjs';
 import { report, startBaseline, startStandin } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-// The parts probe is bundled the way scripts/build.mjs bundles dist/main.js, beside the repository's
-// node_modules (the native addons stay external).
-mkdirSync('bench/results', { recursive: true });
-const probe = 'bench/results/cold-start-parts.mjs';
+// The parts probe is bundled the way scripts/build.mjs bundles dist/main.js (split, its chunks beside it),
+// beside the repository's node_modules (the native addons stay external).
+const probeDir = 'bench/results/cold-start-parts';
+rmSync(probeDir, { recursive: true, force: true });
+mkdirSync(probeDir, { recursive: true });
+const probe = `${probeDir}/parts.js`;
 await build({
-  entryPoints: ['bench/cold-start-parts.ts'],
-  outfile: probe,
+  entryPoints: { parts: 'bench/cold-start-parts.ts' },
+  outdir: probeDir,
   ...serverBundle,
+  ...serverSplitting,
   logLevel: 'warning',
 });
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const wall = (fn) => async () => {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
+// Each measure gives wall time and the CPU time of the processes measured (user + system, all threads):
+// on a shared machine the CPU time is the steadier of the two.
+/** A running process's CPU time so far, ms (Linux /proc; clock ticks of 10 ms). */
+const cpuOf = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 };
+/** Runs node with `args` to its end under bash, whose `times` reports the CPU time of its children: { ms, cpu }. */
+const timedRun = (args, env = {}) =>
+  new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const line = [process.execPath, ...args].map((a) => `'${a}'`).join(' ');
+    const child = spawn('bash', ['-c', `${line} >/dev/null || exit 1; times`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`${args.join(' ')} failed`));
+      // `times`: the shell's own user and system time, then its children's (`0m0.412s 0m0.061s`).
+      const [user, system] = out
+        .trim()
+        .split('\n')
+        .pop()
+        .split(' ')
+        .map((t) => {
+          const m = /(\d+)m([\d.]+)s/.exec(t);
+          return (Number(m[1]) * 60 + Number(m[2])) * 1000;
+        });
+      resolve({ ms, cpu: user + system });
+    });
+  });
 const run = (args, env = {}) =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
@@ -41,18 +73,19 @@ const firstOk = async (url) => {
 };
 
 const measures = {
-  'node -e 0 (node itself)': wall(() => run(['-e', '0'])),
+  'node -e 0 (node itself)': () => timedRun(['-e', '0']),
   'bare Fastify: start → first 200': async () => {
     const t0 = performance.now();
     const b = await startBaseline();
     await firstOk(`${b.url}/item`);
     const ms = performance.now() - t0;
+    const cpu = cpuOf(b.child.pid);
     await b.stop();
-    return ms;
+    return { ms, cpu };
   },
   'standin serve, fresh folder: start → first 200': async () => serveToFirst200(),
   'standin serve, existing folder: start → first 200': async () => serveToFirst200(existing),
-  'standin exec -- true (wall)': wall(() => run(['dist/main.js', 'exec', '--', 'true'], { STANDIN_LOG_LEVEL: 'error' })),
+  'standin exec -- true (to its exit)': () => timedRun(['dist/main.js', 'exec', '--', 'true'], { STANDIN_LOG_LEVEL: 'error' }),
 };
 
 let existing;
@@ -61,9 +94,10 @@ async function serveToFirst200(data) {
   const s = await startStandin(data ? { data } : {});
   await firstOk(s.url);
   const ms = performance.now() - t0;
+  const cpu = cpuOf(s.child.pid);
   await s.stop();
   existing ??= s.data;
-  return ms;
+  return { ms, cpu };
 }
 
 const times = Object.fromEntries(Object.keys(measures).map((k) => [k, []]));
@@ -83,23 +117,27 @@ report(
   'cold-start',
   Object.entries(times).map(([what, xs]) => ({
     what,
-    'median ms': ms(median(xs)),
-    'min ms': ms(Math.min(...xs)),
-    'max ms': ms(Math.max(...xs)),
+    'median ms': ms(median(xs.map((x) => x.ms))),
+    'min ms': ms(Math.min(...xs.map((x) => x.ms))),
+    'max ms': ms(Math.max(...xs.map((x) => x.ms))),
+    'median CPU ms': ms(median(xs.map((x) => x.cpu))),
   })),
   [
-    `${ROUNDS} rounds, the measures alternating. Wall time from spawning the process to the first 200 on /healthz (the bare Fastify server: its one route), SQLite.`,
+    `${ROUNDS} rounds, the measures alternating. Wall time from spawning the process to the first 200 on /healthz (the bare Fastify server: its one route), SQLite; exec and node -e 0 to their exit. CPU: the process's user + system time over the same span (10 ms ticks; exec: Standin's process and the command).`,
   ],
 );
-const names = Object.keys(parts.fresh[0]);
+const names = Object.keys(parts.fresh[0].wall);
+const med = (list, kind, part) => ms(median(list.map((p) => p[kind][part])));
 report(
   'cold-start-parts',
   names.map((part) => ({
     part,
-    'fresh folder ms': ms(median(parts.fresh.map((p) => p[part]))),
-    'existing folder ms': ms(median(parts.existing.map((p) => p[part]))),
+    'fresh folder ms': med(parts.fresh, 'wall', part),
+    'fresh folder CPU ms': med(parts.fresh, 'cpu', part),
+    'existing folder ms': med(parts.existing, 'wall', part),
+    'existing folder CPU ms': med(parts.existing, 'cpu', part),
   })),
   [
-    `Medians of ${ROUNDS} starts of bench/cold-start-parts.ts (bundled like dist/main.js), each step timed in the process; the first row is from the process's time origin. Steps run one after another as \`standin serve\` runs them, except that the store is opened and migrated once on its own before the app is built (which opens it again).`,
+    `Medians of ${ROUNDS} starts of bench/cold-start-parts.ts (bundled like dist/main.js), each step timed in the process: wall time, and the process's CPU time (all its threads; steadier than wall time on a shared machine). The first row is from the process's time origin. Steps run one after another as \`standin serve\` runs them, except that the store is opened and migrated once on its own before the app is built (which opens it again).`,
   ],
 );

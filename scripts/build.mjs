@@ -2,15 +2,20 @@
 // module files was half of the cold start. Native addons stay external, and packages loaded on first use
 // (src/core/lazy.ts: pg, ioredis, yaml, pkijs, the tokenizer) are required from node_modules at run time.
 import { build } from 'esbuild';
-import { existsSync, writeFileSync } from 'node:fs';
-import { serverBundle } from './bundle-options.mjs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { serverBundle, serverSplitting } from './bundle-options.mjs';
 
 // The ingestion process (src/vector-stores/ingest-pool.ts forks it) is a second entry: dist/ingest-child.js.
 const entryPoints = { main: 'src/main.ts', 'ingest-child': 'src/vector-stores/ingest-child.ts' };
+// What a start does not run (code behind a dynamic import(): the MCP SDK, the X.509 libraries, the CLI
+// commands) goes to chunks beside it, loaded on first use: the bundle is read, decoded and compiled whole
+// at every start. Chunks sit in dist/ itself, where code that finds files beside the bundle looks.
+for (const f of existsSync('dist') ? readdirSync('dist') : []) if (/^chunk-.*\.js(\.map)?$/.test(f)) rmSync(`dist/${f}`);
 await build({
   entryPoints,
   outdir: 'dist',
   ...serverBundle,
+  ...serverSplitting,
   sourcemap: true,
   logLevel: 'warning',
 });

@@ -9,3 +9,6 @@ export const serverBundle = {
   // Bundled CommonJS code calls require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __standinRequire } from 'node:module'; const require = __standinRequire(import.meta.url);" },
 };
+
+/** Code splitting of the server bundle (an `outdir` build): dynamic imports become chunks loaded on first use. */
+export const serverSplitting = { splitting: true, chunkNames: 'chunk-[hash]' };

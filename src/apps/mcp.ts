@@ -3,24 +3,25 @@ import type { FetchLike, Transport, TransportSendOptions } from '@modelcontextpr
 import type { ClientCapabilities, JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 
 /** The MCP SDK (with zod) loads on the first connection, not at Standin's start. */
-const sdk = async () => {
-  const [client, sse, stdio, http, types] = await Promise.all([
+const sdk = () => (loaded ??= loadSdk());
+let loaded: ReturnType<typeof loadSdk> | undefined;
+const loadSdk = async () => {
+  const [client, sse, stdio, http, types, z] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/sse.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('zod/v4'),
   ]);
-  return { ...client, ...sse, ...stdio, ...http, CallToolResultSchema: types.CallToolResultSchema };
+  // tools/list exactly as sent: the SDK's schema strips members it does not know (the spec's top-level
+  // securitySchemes among them), which the lint must see.
+  const RawToolList = z.object({ tools: z.array(z.looseObject({ name: z.string() })), nextCursor: z.string().optional() }).loose();
+  return { ...client, ...sse, ...stdio, ...http, CallToolResultSchema: types.CallToolResultSchema, RawToolList };
 };
-import * as z from 'zod/v4';
 import { templateUri, type ResourceContent, type ToolDescriptor } from './lint/descriptor.js';
 
 export { templateUri };
-
-// tools/list exactly as sent: the SDK's schema strips members it does not know (the spec's top-level
-// securitySchemes among them), which the lint must see.
-const RawToolList = z.object({ tools: z.array(z.looseObject({ name: z.string() })), nextCursor: z.string().optional() }).loose();
 
 /** Where an MCP server is: a URL (Streamable HTTP, or SSE) or a local command run over stdio. */
 export type ServerSpec =
@@ -189,6 +190,7 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
 /** Lists every tool, following `nextCursor` (bounded). */
 export async function listAllTools(client: Client): Promise<ToolDescriptor[]> {
   const tools: ToolDescriptor[] = [];
+  const { RawToolList } = await sdk();
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
     const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolList);

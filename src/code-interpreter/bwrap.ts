@@ -37,6 +37,23 @@ function probe(code: string): string | undefined {
   return r.status === 0 ? r.stdout : undefined;
 }
 
+/** probe() in a child process the event loop does not wait for. */
+function probeAsync(code: string): Promise<string | undefined> {
+  if (!existsSync(PYTHON)) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const child = spawn('bwrap', [...sandboxArgs(64 * 1024 * 1024), PYTHON, '-I', '-c', code], {
+      timeout: 10_000,
+      cwd: '/',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      ...runAs(),
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', () => resolve(undefined));
+    child.on('close', (code) => resolve(code === 0 ? out : undefined));
+  });
+}
+
 /** Whether this machine can run the bwrap executor (bubblewrap that can make namespaces, Debian's python3). */
 export function bwrapAvailable(): boolean {
   return probe('print(1)')?.trim() === '1';
@@ -50,9 +67,16 @@ export const SCIENCE = ['numpy', 'pandas', 'matplotlib'] as const;
  * the bwrap executor cannot run here.
  */
 export function bwrapPackages(): string[] | undefined {
-  const out = probe(`import importlib.util as u\nprint(' '.join(m for m in ${JSON.stringify(SCIENCE)} if u.find_spec(m)) + ' .')`);
-  return out?.trim().split(' ').slice(0, -1);
+  return packagesOf(probe(FIND_SCIENCE));
 }
+
+/** bwrapPackages() without blocking the event loop. */
+export async function bwrapPackagesAsync(): Promise<string[] | undefined> {
+  return packagesOf(await probeAsync(FIND_SCIENCE));
+}
+
+const FIND_SCIENCE = `import importlib.util as u\nprint(' '.join(m for m in ${JSON.stringify(SCIENCE)} if u.find_spec(m)) + ' .')`;
+const packagesOf = (out: string | undefined) => out?.trim().split(' ').slice(0, -1);
 
 /**
  * The sandbox: new namespaces of every kind (no network but a private loopback, own PIDs), no environment,

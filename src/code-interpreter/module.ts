@@ -22,6 +22,8 @@ export const codeInterpreterModule: Module = {
     // Verified packages are cached in the data folder; with no data folder (':memory:') in memory only.
     const cacheDir = ctx.settings.data === ':memory:' ? undefined : join(ctx.settings.data, 'pyodide-packages');
     ctx.services.codeInterpreter = createCodeInterpreter(() => ctx.clock.now(), ctx.log, {}, { cacheDir });
+    // The sandbox probe runs in a child process while the rest of Standin starts; start() waits for it.
+    void ctx.services.codeInterpreter.prepare();
   },
   config: [
     configSection({
@@ -40,7 +42,8 @@ export const codeInterpreterModule: Module = {
       },
     }),
   ],
-  start(ctx) {
+  async start(ctx) {
+    await ctx.services.codeInterpreter.prepare();
     // Never on the start path: once Standin listens, and only when the config asks for it.
     ctx.services.codeInterpreter.started();
     ctx.banner.push(`  code interpreter: ${ctx.services.codeInterpreter.describe().description}`);

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { BwrapKernel, bwrapAvailable, bwrapPackages, SCIENCE } from './bwrap.js';
+import { BwrapKernel, bwrapAvailable, bwrapPackages, bwrapPackagesAsync, SCIENCE } from './bwrap.js';
 import { DEFAULTS, type CodeInterpreterConfig, type ExecutorView } from './config.js';
 import { checkPackageSource, PackageStore, pyodideVersion } from './packages.js';
 import { KernelPool, type PoolStats, type SnapshotHolder } from './pool.js';
@@ -14,6 +14,8 @@ export interface CodeInterpreterRuntime extends CodeInterpreter {
   configure(value: CodeInterpreterConfig): Promise<void>;
   /** Starts the warm kernels now (in the background). */
   warm(): void;
+  /** Finds the executor (`auto`'s sandbox probe) in a child process without blocking the event loop; once per process. */
+  prepare(): Promise<void>;
   /** Standin listens: warm the pool in the background if the config says `warm_on_start`. */
   started(): void;
   stats(): PoolStats;
@@ -29,10 +31,15 @@ export interface RuntimeOptions {
 }
 
 let probed: { packages?: string[] } | undefined;
+let probing: Promise<void> | undefined;
 /** The SCIENCE packages of the bwrap sandbox's python3 (undefined: no sandbox here). Probed once per process. */
 function science(): string[] | undefined {
   probed ??= { packages: bwrapPackages() };
   return probed.packages;
+}
+/** science() probed asynchronously: starting a sandbox took a tenth of a second of a start, spent waiting. */
+function probeScience(): Promise<void> {
+  return (probing ??= probed ? Promise.resolve() : bwrapPackagesAsync().then((packages) => void (probed ??= { packages })));
 }
 
 /** `executor: auto`: bwrap where its sandbox starts and its python3 has every SCIENCE package. */
@@ -93,16 +100,19 @@ export function createCodeInterpreter(
     );
   };
   let current = { ...DEFAULTS, ...config };
-  let pool = build(current);
+  // Built on first use (an execution, `describe`, a warm start): `auto` probes the sandbox to choose.
+  let built: KernelPool | undefined;
+  const active = () => (built ??= build(current));
   const retired: KernelPool[] = [];
   let listening = false;
   return {
     async execute(req: ExecuteRequest): Promise<ExecuteResult> {
       checkFiles(req);
-      return pool.execute(req);
+      await probeScience();
+      return active().execute(req);
     },
     async closeSession(session: string) {
-      await Promise.all([pool, ...retired].map((p) => p.closeSession(session)));
+      await Promise.all([...(built ? [built] : []), ...retired].map((p) => p.closeSession(session)));
     },
     async configure(value) {
       const next = { ...DEFAULTS, ...value };
@@ -112,20 +122,24 @@ export function createCodeInterpreter(
           "executor 'bwrap' needs bubblewrap able to create namespaces (as the user nobody when Standin runs as root) and /usr/bin/python3 on this machine",
         );
       // The old pool's sessions end: their limits were the old ones. Close it in the background.
-      const old = pool;
-      pool = build(next);
+      const old = built;
+      built = build(next);
       current = next;
-      retired.push(old);
-      void old.close().then(() => retired.splice(retired.indexOf(old), 1));
-      if (listening && next.warm_on_start) pool.warm();
+      if (old) {
+        retired.push(old);
+        void old.close().then(() => retired.splice(retired.indexOf(old), 1));
+      }
+      if (listening && next.warm_on_start) built.warm();
     },
-    warm: () => pool.warm(),
+    warm: () => active().warm(),
+    prepare: probeScience,
     started() {
       listening = true;
-      if (current.warm_on_start) pool.warm();
+      if (current.warm_on_start) active().warm();
     },
-    stats: () => pool.stats(),
+    stats: () => built?.stats() ?? { sessions: 0, spares: 0 },
     describe(): ExecutorView {
+      active();
       if (!store) {
         const packages = science() ?? [];
         const description = `bwrap (python3 in bubblewrap) with ${packages.join(', ') || 'the standard library only'}`;
@@ -137,7 +151,7 @@ export function createCodeInterpreter(
       return { executor: 'pyodide', description, packages, package_source: store.source };
     },
     async close() {
-      await Promise.all([pool, ...retired].map((p) => p.close()));
+      await Promise.all([...(built ? [built] : []), ...retired].map((p) => p.close()));
     },
   };
 }

@@ -1,7 +1,12 @@
 import dns from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
+import type * as Undici from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
+import { lazy } from '../store/lazy.js';
 import { isLoopback, type Settings } from './settings.js';
+
+/** undici (a sixth of the bundle) loads on the first outbound call, not at start. */
+export const undici = lazy<typeof Undici>('undici');
 
 /**
  * Outbound HTTP with an SSRF guard (webhook deliveries, remote JWKS). The check runs at connect time,
@@ -208,40 +213,48 @@ export function createOutbound(opts: OutboundOptions = {}): Outbound {
     });
   };
 
-  const base = buildConnector({ timeout: Math.min(timeoutMs, 10_000), lookup } as buildConnector.BuildOptions);
-  const connect: buildConnector.connector = (options, callback) => {
-    const host = options.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host)) {
-      const refused = check(host, host);
-      if (refused) return callback(refused, null);
-    }
-    return base(options, callback);
+  // The agent (and undici with it) is made on the first call.
+  let agent: Agent | undefined;
+  const dispatcher = (): Agent => {
+    if (agent) return agent;
+    const base = undici().buildConnector({ timeout: Math.min(timeoutMs, 10_000), lookup } as buildConnector.BuildOptions);
+    const connect: buildConnector.connector = (options, callback) => {
+      const host = options.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host)) {
+        const refused = check(host, host);
+        if (refused) return callback(refused, null);
+      }
+      return base(options, callback);
+    };
+    return (agent = new (undici().Agent)({
+      connect,
+      connections: opts.connections ?? 64,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 4_000,
+    }));
   };
 
-  const dispatcher = new Agent({
-    connect,
-    connections: opts.connections ?? 64,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 4_000,
-  });
-
   return {
-    dispatcher,
+    get dispatcher() {
+      return dispatcher();
+    },
     allowed,
     fetch(url, init = {}) {
       const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-      return undiciFetch(url, { redirect: 'manual', ...(init as object), signal, dispatcher } as Parameters<
-        typeof undiciFetch
+      return undici().fetch(url, { redirect: 'manual', ...(init as object), signal, dispatcher: dispatcher() } as Parameters<
+        typeof Undici.fetch
       >[1]) as unknown as Promise<Response>;
     },
     request(url, options: OutboundRequestOptions = {}) {
       const signal = options.signal ?? AbortSignal.timeout(timeoutMs);
-      return undiciRequest(url, { ...options, signal, dispatcher } as Parameters<
-        typeof undiciRequest
+      return undici().request(url, { ...options, signal, dispatcher: dispatcher() } as Parameters<
+        typeof Undici.request
       >[1]) as Promise<Dispatcher.ResponseData>;
     },
-    close: () => dispatcher.close(),
+    close: async () => {
+      await agent?.close();
+    },
   };
 }
 

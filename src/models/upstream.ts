@@ -1,4 +1,5 @@
-import { Agent, fetch } from 'undici';
+import type { Agent, fetch } from 'undici';
+import { undici } from '../core/outbound.js';
 import type { UpstreamOptions } from './config.js';
 import { codeForStatus, ModelError } from './errors.js';
 import { countPrompt, countTokens } from './tokens.js';
@@ -13,7 +14,14 @@ import type { ChatChunk, ChatRequest, ChatResult, ChatToolCall, ChatUsage } from
 const MAX_ERROR_BODY = 4096;
 
 /** The dispatcher is shared: keep-alive to the upstream, bounded connect and header waits. */
-const agent = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 120_000, bodyTimeout: 120_000, keepAliveTimeout: 10_000 });
+let shared: Agent | undefined;
+const agent = () =>
+  (shared ??= new (undici().Agent)({
+    connect: { timeout: 10_000 },
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+    keepAliveTimeout: 10_000,
+  }));
 
 export function createUpstreamProvider(opts: UpstreamOptions) {
   return {
@@ -43,12 +51,12 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
 
       let response: Awaited<ReturnType<typeof fetch>>;
       try {
-        response = await fetch(`${opts.baseUrl}/chat/completions`, {
+        response = await undici().fetch(`${opts.baseUrl}/chat/completions`, {
           method: 'POST',
           headers,
           body: JSON.stringify(body),
           signal,
-          dispatcher: agent,
+          dispatcher: agent(),
         });
       } catch (err) {
         throw failure(err, callerSignal, timeout, opts);

@@ -30,20 +30,32 @@ export function startCheckpointer(
   file: string,
   log: { warn(o: unknown, msg: string): void },
   everyMs = 500,
+  /** The worker starts this long after: a short run (`standin exec -- true`) never pays for its thread (~40 ms of CPU). */
+  afterMs = 1000,
 ): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER, { eval: true, workerData: { file, driver, everyMs } });
-  worker.unref();
   writer.pragma('wal_autocheckpoint = 0');
   const fallBack = (reason: unknown) => {
     log.warn({ reason: String(reason) }, 'background checkpoints failed; the writer checkpoints again');
     if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
   };
-  worker.on('message', fallBack);
-  worker.on('error', fallBack);
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let worker: Worker | undefined;
+  let exited: Promise<void> | undefined;
+  const begin = () => {
+    worker = new Worker(WORKER, { eval: true, workerData: { file, driver, everyMs } });
+    worker.unref();
+    worker.on('message', fallBack);
+    worker.on('error', fallBack);
+    const started = worker;
+    exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+  };
+  // Until then the WAL only grows (a second of writes); the writer's own close checkpoints it as well.
+  const timer = setTimeout(begin, afterMs);
+  timer.unref();
   return {
     async stop() {
+      clearTimeout(timer);
+      if (!worker) return;
       worker.off('message', fallBack);
       // Unref'd, the worker would not keep the process alive until it exits: a stop awaiting it would end
       // with the event loop instead, before the store's last connection checkpoints and closes.

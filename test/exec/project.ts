@@ -41,6 +41,7 @@ export function userProject(): UserProject {
   chmodSync(join(pkgDir, 'bin/standin.js'), 0o755);
   symlinkSync('../vitest/vitest.mjs', join(dir, 'node_modules/.bin/vitest'));
   symlinkSync('../typescript/bin/tsc', join(dir, 'node_modules/.bin/tsc'));
+  symlinkSync('../jest/bin/jest.js', join(dir, 'node_modules/.bin/jest'));
   cpSync(join(root, 'examples/testing'), dir, { recursive: true });
   // The example's manifest, pointing at the tarball instead of the registry.
   writeFileSync(

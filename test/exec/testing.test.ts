@@ -1,5 +1,5 @@
 // `import { start } from 'standin/testing'` in a user's project: the examples of examples/testing run
-// there under vitest and node:test, in both module formats, against the packed package.
+// there under vitest, jest and node:test, in both module formats, against the packed package.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -39,6 +39,12 @@ describe('standin/testing', () => {
   it('the node:test example passes', async () => {
     const { code, out } = await project.run('node', ['--test', 'node-test/standin.test.mjs']);
     expect(out).toMatch(/# pass 3/);
+    expect(code, out).toBe(0);
+  });
+
+  it('the jest example passes (CommonJS, as jest runs without transforms)', async () => {
+    const { code, out } = await project.run('npx', ['jest']);
+    expect(out).toMatch(/Tests:\s+4 passed, 4 total/);
     expect(code, out).toBe(0);
   });
 

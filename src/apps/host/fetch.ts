@@ -1,6 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { fetch as undiciFetch } from 'undici';
-import type { Outbound } from '../../core/outbound.js';
+import { undici, type Outbound } from '../../core/outbound.js';
 
 /** How long an MCP server may take to answer a request's headers (a tool call's own limit is 60 s). */
 const HEADERS_TIMEOUT_MS = 120_000;
@@ -13,9 +12,14 @@ const HEADERS_TIMEOUT_MS = 120_000;
  * client times its own requests.
  */
 export function mcpFetch(outbound: Outbound): FetchLike {
-  const dispatcher = outbound.dispatcher.compose(
-    (dispatch) => (opts, handler) => dispatch({ ...opts, headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: 0 }, handler),
-  );
-  return (url, init) =>
-    undiciFetch(url, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+  // Composed on the first call: the guarded agent (and undici) load on first use, not at start.
+  let dispatcher: ReturnType<Outbound['dispatcher']['compose']> | undefined;
+  return (url, init) => {
+    dispatcher ??= outbound.dispatcher.compose(
+      (dispatch) => (opts, handler) => dispatch({ ...opts, headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: 0 }, handler),
+    );
+    return undici().fetch(url, { ...(init as object), dispatcher } as Parameters<
+      ReturnType<typeof undici>['fetch']
+    >[1]) as unknown as Promise<Response>;
+  };
 }

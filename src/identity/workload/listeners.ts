@@ -8,6 +8,11 @@ import type { Ctx } from '../../core/module.js';
 import { acceptProxied } from '../../core/proxy-protocol.js';
 import { OAUTH_ERROR_HEADERS, type OAuthErrorBody } from './errors.js';
 import { X509_LIMITS } from './x509.js';
+import type * as X509 from '@peculiar/x509';
+import { lazy } from '../../store/lazy.js';
+
+const reflectMetadata = lazy<unknown>('reflect-metadata');
+const x509Lib = lazy<typeof X509>('@peculiar/x509');
 
 /**
  * The two mutual TLS listeners. Each is its own HTTPS server that asks for a client certificate in the
@@ -32,9 +37,10 @@ export async function serverIdentity(settings: { tlsCert?: string; tlsKey?: stri
     const read = (v: string) => (v.includes('-----BEGIN') ? v : readFileSync(v, 'utf8'));
     return { cert: read(settings.tlsCert), key: read(settings.tlsKey), generated: false };
   }
-  // Loaded here: only a generated server certificate needs them.
-  await import('reflect-metadata');
-  const x509 = await import('@peculiar/x509');
+  // Loaded here, from node_modules: only a generated server certificate needs them. (Not a dynamic import():
+  // in the split bundle that hands a CommonJS package over as `default` only.)
+  reflectMetadata();
+  const x509 = x509Lib();
   x509.cryptoProvider.set(webcrypto as unknown as Crypto);
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
