@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import pino from 'pino';
 import { prettyLine } from './log-pretty.js';
 
@@ -11,41 +12,81 @@ export function logFormatOf(value: string): LogFormat {
   return value as LogFormat;
 }
 
-/**
- * Standard output as the log's destination, in the chosen format. `batched` (a served instance) writes in
- * batches: the lines of the next BATCH_MS go out in one write (or at once past BATCH_CHARS), where pino
- * makes one blocking write a line (bench/metrics.mjs). What is pending is written, synchronously, when the
- * process exits: on `process.exit` (the shutdown of SIGTERM and SIGINT), on a crash (an uncaught exception
- * or unhandled rejection ends in `exit`) and on a normal end. A SIGKILL loses the last BATCH_MS of lines.
- */
 /** A batch is written this long after its first line at the latest, or at once when it reaches BATCH_CHARS. */
 const BATCH_MS = 20;
 const BATCH_CHARS = 64 * 1024;
+/** Past this much waiting on a reader that does not keep up, writing waits for it (memory stays bounded). */
+const MAX_BEHIND = 16 * 1024 * 1024;
 
+/**
+ * Standard output as the log's destination, in the chosen format. `batched` (a served instance) writes in
+ * batches: the lines of the next BATCH_MS go out in one write (or at once past BATCH_CHARS), where pino
+ * makes one blocking write a line (bench/metrics.mjs). A batch is encoded once and written straight to the
+ * descriptor: pino's destination encodes a string three times and copies it once more to write it. What a
+ * full pipe (a collector behind) refuses waits for the next batch, and the event loop does not: pino's
+ * destination sleeps 100 ms then. Only past MAX_BEHIND bytes behind does a write wait for the reader.
+ * What is pending is written, synchronously, when the process exits: on `process.exit` (the shutdown of
+ * SIGTERM and SIGINT), on a crash (an uncaught exception or unhandled rejection ends in `exit`) and on a
+ * normal end. A SIGKILL loses the last BATCH_MS of lines.
+ */
 export function logDestination(format: LogFormat, opts: { batched: boolean }): pino.DestinationStream {
-  const out = pino.destination({ dest: 1, sync: true });
   const shape = format === 'pretty' ? prettyLine(process.stdout.isTTY && !process.env.NO_COLOR) : undefined;
-  if (!opts.batched) return shape ? { write: (line: string) => void out.write(shape(line)) } : out;
+  if (!opts.batched) {
+    const out = pino.destination({ dest: 1, sync: true });
+    return shape ? { write: (line: string) => void out.write(shape(line)) } : out;
+  }
+  const out = fdWriter(1);
   let pending = '';
   let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
+  const flush = (wait: boolean) => {
     clearTimeout(timer);
     timer = undefined;
-    if (!pending) return;
     const text = pending;
     pending = '';
-    out.write(text);
+    // Whatever the reader refused: tried again at the next batch (a timer keeps the retry coming).
+    if (!out.write(text, wait)) schedule();
   };
-  process.on('exit', flush);
+  const schedule = () => {
+    timer = setTimeout(() => flush(false), BATCH_MS);
+    // The exit handler writes what is pending: the timer keeps no process alive.
+    timer.unref();
+  };
+  process.on('exit', () => flush(true));
   return {
     write(line: string) {
       pending += shape ? shape(line) : line;
-      if (pending.length >= BATCH_CHARS) flush();
-      else if (!timer) {
-        timer = setTimeout(flush, BATCH_MS);
-        // The exit handler writes what is pending: the timer keeps no process alive.
-        timer.unref();
+      if (pending.length >= BATCH_CHARS) flush(false);
+      else if (!timer) schedule();
+    },
+  };
+}
+
+/** Writes to a descriptor that may be non-blocking (a pipe Node opened as stdout is). */
+function fdWriter(fd: number): { write(text: string, wait: boolean): boolean } {
+  // Bytes a full pipe refused, written before anything newer.
+  let behind: Buffer | undefined;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  return {
+    /** True when everything is written; false when a full pipe kept some back (it goes first next time). */
+    write(text, wait) {
+      let buf: Buffer | undefined = text ? Buffer.from(text) : undefined;
+      if (behind) buf = buf ? Buffer.concat([behind, buf]) : behind;
+      behind = undefined;
+      if (!buf) return true;
+      const waits = wait || buf.length > MAX_BEHIND;
+      while (buf.length > 0) {
+        try {
+          buf = buf.subarray(writeSync(fd, buf));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+          if (!waits) {
+            behind = buf;
+            return false;
+          }
+          Atomics.wait(pause, 0, 0, 1);
+        }
       }
+      return true;
     },
   };
 }

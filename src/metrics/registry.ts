@@ -89,14 +89,17 @@ export function createMetrics(ctx: Ctx): Metrics {
   jobGauges(ctx, registry);
   poolGauges(ctx, registry);
   const lag = lagGauges(registry);
+  // The label objects of each route, method and status, made once: a request allocates none.
+  const labelsOf = labelCache();
   return {
     registry,
     observe(request, reply, route = request.routeOptions.url ?? UNMATCHED) {
       const status = reply.statusCode;
-      requests.observe({ method: request.method, route, status }, reply.elapsedTime / 1000);
+      const labels = labelsOf(route, request.method, status);
+      requests.observe(labels.request, reply.elapsedTime / 1000);
       // A limited route says so in its x-ratelimit-* headers; a 429 is the limiter's refusal.
-      if (status === 429) decisions.inc({ route, decision: 'limited' });
-      else if (reply.hasHeader('x-ratelimit-limit-requests')) decisions.inc({ route, decision: 'admitted' });
+      if (status === 429) decisions.inc(labels.limited);
+      else if (reply.hasHeader('x-ratelimit-limit-requests')) decisions.inc(labels.admitted);
     },
     webhookAttempt(result, deliveryStatus) {
       const outcome = result.ok ? 'ok' : result.timedOut ? 'timeout' : result.statusCode !== null ? 'http_error' : 'error';
@@ -118,6 +121,36 @@ export function createMetrics(ctx: Ctx): Metrics {
     },
     start: lag.start,
     stop: lag.stop,
+  };
+}
+
+interface RequestLabels {
+  request: { method: string; route: string; status: number };
+  limited: { route: string; decision: 'limited' };
+  admitted: { route: string; decision: 'admitted' };
+}
+
+/**
+ * The labels of a request by route, method and status. Bounded: routes are templates (or UNMATCHED),
+ * methods those Node's parser accepts, statuses three digits.
+ */
+function labelCache(): (route: string, method: string, status: number) => RequestLabels {
+  const routes = new Map<string, Map<string, Map<number, RequestLabels>>>();
+  return (route, method, status) => {
+    let methods = routes.get(route);
+    if (!methods) routes.set(route, (methods = new Map()));
+    let statuses = methods.get(method);
+    if (!statuses) methods.set(method, (statuses = new Map()));
+    let labels = statuses.get(status);
+    if (!labels) {
+      labels = {
+        request: { method, route, status },
+        limited: { route, decision: 'limited' },
+        admitted: { route, decision: 'admitted' },
+      };
+      statuses.set(status, labels);
+    }
+    return labels;
   };
 }
 

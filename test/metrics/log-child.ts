@@ -3,11 +3,22 @@ import { logDestination } from '../../src/core/log.js';
 
 const out = logDestination('json', { batched: true });
 const end = process.argv[2];
-// Lines written in the same turn as the end: they are still pending when it comes.
-setTimeout(() => {
-  for (let n = 0; n < 2000; n++) out.write(`{"level":30,"n":${n},"msg":"line"}\n`);
-  if (end === 'throw') throw new Error('crash on purpose');
-  if (end === 'reject') void Promise.reject(new Error('unhandled rejection on purpose'));
-  if (end === 'exit') process.exit(3);
-  // 'return': the event loop empties.
-}, 10);
+if (end === 'behind') {
+  // 4 MB over many turns, to a reader that starts late: the pipe fills, and what it refuses waits its turn.
+  const pad = 'x'.repeat(180);
+  let n = 0;
+  const burst = () => {
+    for (let i = 0; i < 500; i++, n++) out.write(`{"level":30,"n":${n},"pad":"${pad}","msg":"line"}\n`);
+    if (n < 20_000) setTimeout(burst, 1);
+  };
+  burst();
+} else {
+  // Lines written in the same turn as the end: they are still pending when it comes.
+  setTimeout(() => {
+    for (let n = 0; n < 2000; n++) out.write(`{"level":30,"n":${n},"msg":"line"}\n`);
+    if (end === 'throw') throw new Error('crash on purpose');
+    if (end === 'reject') void Promise.reject(new Error('unhandled rejection on purpose'));
+    if (end === 'exit') process.exit(3);
+    // 'return': the event loop empties.
+  }, 10);
+}

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleChild } from '../process.js';
 
@@ -21,5 +21,20 @@ describe('batched log destination', () => {
     expect(lines).toHaveLength(2000);
     expect(lines.map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([...Array(2000).keys()]);
     if (end === 'throw') expect(r.stderr).toContain('crash on purpose');
+  });
+
+  it('keeps what a full pipe refuses and writes it first, in order, when the reader is behind', async () => {
+    const proc = spawn(process.execPath, [child, 'behind'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    // Nothing is read for a while: the pipe fills and the writes are refused (EAGAIN).
+    proc.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stdout.resume();
+    await new Promise((resolve) => proc.stdout.once('end', resolve));
+    expect(await exited).toBe(0);
+    const lines = out.split('\n').filter(Boolean);
+    expect(lines.map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([...Array(20_000).keys()]);
   });
 });
