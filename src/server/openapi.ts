@@ -22,7 +22,8 @@ export function lazyOpenApi(app: FastifyInstance, options: FastifyDynamicSwagger
   });
   let document: Promise<() => unknown> | undefined;
   const build = async () => {
-    const { fastifySwagger } = await import('@fastify/swagger');
+    // A CommonJS package: its exports are the module's default, in node and in the bundle's chunk alike.
+    const { fastifySwagger } = (await import('@fastify/swagger')).default;
     const hooks: Record<string, Hook> = {};
     let swagger: (() => unknown) | undefined;
     const standIn = {
