@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  type RouteOptions,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import pino, { type DestinationStream } from 'pino';
 import { Type } from 'typebox';
@@ -80,7 +87,15 @@ export async function createStandin(
   const requestLog = new RequestLog(settings.requestLogSize);
   const proxyTrust = createProxyTrust(splitTrustProxy(settings.trustProxy));
   const logController = new RequestLogController(requestLog, clock);
+  const serializer = serializerCompiler(settings.checkResponses);
+  // Standin's own compilers (core/validation.ts), given to Fastify at its creation too: without them it loads
+  // its default ones (ajv-compiler, fast-json-stringify) at every start, only for them to be replaced below.
+  // The declared types are those of the default factories; Fastify only calls a factory for its compiler.
+  const compilersFactory = { buildValidator: () => validatorCompiler, buildSerializer: () => serializer } as unknown as NonNullable<
+    FastifyServerOptions['schemaController']
+  >['compilersFactory'];
   const app = Fastify({
+    schemaController: { compilersFactory },
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: settings.bodyLimit,
@@ -104,7 +119,7 @@ export async function createStandin(
   // Set once the conventions are installed (they need ctx, which needs the app).
   const framework = { onError: (_error: FastifyError, _request: FastifyRequest, _reply: FastifyReply): void => undefined };
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler(settings.checkResponses));
+  app.setSerializerCompiler(serializer);
   declareAuthFields(app);
   // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
