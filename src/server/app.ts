@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  type RouteOptions,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import swagger from '@fastify/swagger';
 import pino, { type DestinationStream } from 'pino';
 import { Type } from 'typebox';
 import { createAuth, declareAuthFields, type Principal } from '../core/auth.js';
@@ -25,6 +31,7 @@ import { openStore } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { sendOAuthError } from '../identity/service.js';
 import { modules as defaultModules } from './modules.js';
+import { lazyOpenApi } from './openapi.js';
 import { RequestLog, RequestLogController } from '../admin/request-log.js';
 import { followClock, loadClock, saveClock } from '../admin/clock-store.js';
 import { responseObserver } from '../metrics/observe.js';
@@ -33,6 +40,8 @@ export interface Standin extends Instance {
   app: App;
   modules: readonly Module[];
   requestLog: RequestLog;
+  /** The OpenAPI document of the app's routes (GET /openapi.json), built on first use. */
+  openapi(): Promise<unknown>;
   /** Graceful stop: /readyz fails, no job is claimed, in-flight requests finish (up to --shutdown-drain-ms), stores close. */
   close(): Promise<void>;
 }
@@ -78,7 +87,15 @@ export async function createStandin(
   const requestLog = new RequestLog(settings.requestLogSize);
   const proxyTrust = createProxyTrust(splitTrustProxy(settings.trustProxy));
   const logController = new RequestLogController(requestLog, clock);
+  const serializer = serializerCompiler(settings.checkResponses);
+  // Standin's own compilers (core/validation.ts), given to Fastify at its creation too: without them it loads
+  // its default ones (ajv-compiler, fast-json-stringify) at every start, only for them to be replaced below.
+  // The declared types are those of the default factories; Fastify only calls a factory for its compiler.
+  const compilersFactory = { buildValidator: () => validatorCompiler, buildSerializer: () => serializer } as unknown as NonNullable<
+    FastifyServerOptions['schemaController']
+  >['compilersFactory'];
   const app = Fastify({
+    schemaController: { compilersFactory },
     // Always a logger (silent when asked): Fastify reports finished requests to the log controller only then.
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: settings.bodyLimit,
@@ -102,7 +119,7 @@ export async function createStandin(
   // Set once the conventions are installed (they need ctx, which needs the app).
   const framework = { onError: (_error: FastifyError, _request: FastifyRequest, _reply: FastifyReply): void => undefined };
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler(settings.checkResponses));
+  app.setSerializerCompiler(serializer);
   declareAuthFields(app);
   // Bodies are JSON; a text body is a client mistake worth a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
@@ -140,7 +157,8 @@ export async function createStandin(
 
   framework.onError = installConventions(app, ctx);
 
-  await app.register(swagger, {
+  // @fastify/swagger loads on the first GET /openapi.json (./openapi.ts); the routes are noted from here on.
+  const openapi = lazyOpenApi(app, {
     openapi: {
       info: { title: 'Standin', version: '0.1.0', description: 'A self-hostable stand-in for the platform.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
@@ -180,7 +198,7 @@ export async function createStandin(
     return Object.values(checks).every((c) => c.status === 'ok') ? { status: 'ok' as const } : { status: 'degraded' as const, checks };
   });
   const readiness = healthRoutes(app, ctx, modules);
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true } }, openapi);
   for (const m of modules) await m.routes?.(app, ctx);
   await app.register(
     async (admin) => {
@@ -197,6 +215,7 @@ export async function createStandin(
     ctx,
     modules,
     requestLog,
+    openapi,
     async listen() {
       const address = await app.listen({ host: settings.host, port: settings.port });
       ctx.listeners.http = address;

@@ -34,7 +34,7 @@ describe.each(dialects())('authorization comes before validation on every /v1 op
   let ops: Operation[];
   beforeAll(async () => {
     s = await startTestStandin({ dialect });
-    const doc = s.app.swagger() as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await s.openapi()) as { paths: Record<string, Record<string, unknown>> };
     ops = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
       path.startsWith('/v1/') ? Object.keys(byMethod).map((m) => ({ method: m.toUpperCase(), path })) : [],
     );

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { checkAttributeMatch, compileExpressions, evaluateExpressions, ExpressionConfigError, matchesAttributes } from './cel.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkAttributeMatch, compileExpressions, evaluateExpressions, ExpressionConfigError, loadCel, matchesAttributes } from './cel.js';
 import { AttributeConditionFailed, MappingResolutionFailed } from './errors.js';
 
 const claims = {
@@ -9,6 +9,9 @@ const claims = {
   groups: ['ops', 'dev'],
   repo: 'acme/api',
 };
+
+// compileExpressions needs the CEL library, which the service loads on first use.
+beforeAll(loadCel);
 
 describe('compileExpressions', () => {
   it('requires the subject mapping', () => {

@@ -1,4 +1,4 @@
-import { Environment } from '@marcbachmann/cel-js';
+import type { Environment } from '@marcbachmann/cel-js';
 import { AttributeConditionFailed, MappingResolutionFailed } from './errors.js';
 
 /**
@@ -55,9 +55,22 @@ export interface CompiledExpressions {
  */
 const envs = new Map<string, { mapping: Environment; condition: Environment }>();
 
+/** The CEL library, loaded by loadCel() (a module-level cache as `envs` is: the same code for every instance). */
+let cel: typeof import('@marcbachmann/cel-js') | undefined;
+
+/**
+ * Loads the CEL library, which compileExpressions needs: it is loaded when an area first uses it (a provider
+ * saved, a token exchanged), not at every start, where its code was a twentieth of what a start loads.
+ */
+export async function loadCel(): Promise<void> {
+  cel ??= await import('@marcbachmann/cel-js');
+}
+
 function environments(vendor: string) {
   let e = envs.get(vendor);
   if (!e) {
+    if (!cel) throw new Error('the CEL library is not loaded: await loadCel() before compileExpressions()');
+    const { Environment } = cel;
     const base = { unlistedVariablesAreDyn: false, limits: CEL_LIMITS.env };
     e = {
       mapping: new Environment(base).registerVariable('assertion', 'map'),
@@ -90,7 +103,7 @@ function compileOne(env: Environment, source: unknown, param: string): Program {
 
 const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0];
 
-/** Parses and type-checks a provider's expressions; throws ExpressionConfigError naming the field. */
+/** Parses and type-checks a provider's expressions (after loadCel()); throws ExpressionConfigError naming the field. */
 export function compileExpressions(cfg: ProviderExpressions, vendor: string, paramPrefix = ''): CompiledExpressions {
   const { mapping: mapEnv, condition: condEnv } = environments(vendor);
   const subjectKey = `${vendor}.subject`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateExpressions, compileExpressions } from './cel.js';
+import { evaluateExpressions, compileExpressions, loadCel } from './cel.js';
 import {
   ExchangeError,
   InvalidTarget,
@@ -30,6 +30,10 @@ function refusal(body: unknown, endpoint: 'main' | 'mtls' = 'main', vendor = 've
   }
   throw new Error('accepted');
 }
+
+// compileExpressions needs the CEL library, which the service loads on first use; suites below compile as
+// they are collected.
+await loadCel();
 
 describe('parseExchangeRequest', () => {
   it('accepts the JWT request and the X.509 request on their endpoints', () => {

@@ -5,7 +5,7 @@ import { newId, newSecret } from '../../core/ids.js';
 import { hashSecret } from '../../core/secrets.js';
 import { fromJson, toJson } from '../../store/db.js';
 import { getServiceAccount } from '../service.js';
-import { compileExpressions, evaluateExpressions, matchesAttributes, type CompiledExpressions } from './cel.js';
+import { compileExpressions, evaluateExpressions, loadCel, matchesAttributes, type CompiledExpressions } from './cel.js';
 import {
   ExchangeError,
   InvalidTarget,
@@ -199,6 +199,7 @@ export class WorkloadIdentity {
 
   /** Runs one exchange; records it in the audit log whatever the outcome. Throws ExchangeError. */
   async exchange(req: ExchangeRequest, conn: { tls?: ClientTls; clientIp: string | null }): Promise<TokenResponse> {
+    await loadCel();
     const audit: AuditDraft = {
       organizationId: null,
       providerId: null,

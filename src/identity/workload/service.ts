@@ -5,7 +5,7 @@ import { ApiError, invalid, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { toBool, toJson, type Exec } from '../../store/db.js';
 import { getProject, getServiceAccount } from '../service.js';
-import { checkAttributeMatch, compileExpressions, ExpressionConfigError } from './cel.js';
+import { checkAttributeMatch, compileExpressions, ExpressionConfigError, loadCel } from './cel.js';
 import { JwksError, validateJwks } from './jwks.js';
 import { jwksUrlRefusal } from './jwks-url.js';
 import { DEFAULT_ALGS } from './jwt.js';
@@ -162,6 +162,7 @@ export async function upsertProvider(
   organizationId: string,
   input: ProviderInput,
 ): Promise<Provider & { mappings: Mapping[] }> {
+  await loadCel();
   const existing = input.id ? await store.findProvider(exec, input.id) : await store.findProviderByName(exec, organizationId, input.name);
   if (existing && existing.organization_id !== organizationId)
     throw invalid(`Identity provider '${existing.id}' belongs to another organization.`, 'id');
