@@ -25,7 +25,7 @@ export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpd
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout.on('data', (d) => {
+    const onData = (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m && out.includes('docs:')) {
@@ -37,9 +37,14 @@ export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpd
           platform: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1],
           ads: /ads API key[^:]*:\s*(\S+)/.exec(out)?.[1],
         };
+        // From here on the output is drained, not kept: the request lines of a bench run are hundreds of MB,
+        // and searching all of them at every chunk took the load generator's CPU (bench/metrics.mjs).
+        child.stdout.off('data', onData);
+        child.stdout.resume();
         resolve({ child, url: m[1], keys, data, startedMs: performance.now() - t0, stop: () => stop(child) });
       }
-    });
+    };
+    child.stdout.on('data', onData);
     child.on('exit', (code) => reject(new Error(`standin exited with ${code}: ${out}`)));
   });
 }
