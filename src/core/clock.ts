@@ -66,9 +66,10 @@ export function createClock(initialOffsetMs = 0): Clock {
 }
 
 /**
- * The real time in ms since the Unix epoch, which the control plane never moves. For one purpose: a time
- * that another system checks against its own clock — the `webhook-timestamp` a delivery is signed with,
- * which receivers (Standard Webhooks: 5 minutes of tolerance) compare with theirs. Everything Standin
+ * The real time in ms since the Unix epoch, which the control plane never moves. For a time that another
+ * system checks against its own clock — the `webhook-timestamp` a delivery is signed with, which receivers
+ * (Standard Webhooks: 5 minutes of tolerance) compare with theirs, and the `time` of a log line, which an
+ * operator's log store orders and compares with every other service's. Everything Standin
  * schedules or stamps (`created_at`, retries, the 72-hour window) stays on the Standin clock.
  */
 // eslint-disable-next-line no-restricted-syntax -- the one reading of unmoved time (see above)

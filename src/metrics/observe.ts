@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Principal } from '../core/auth.js';
+import { wallNow } from '../core/clock.js';
 import type { Ctx } from '../core/module.js';
 import { UNMATCHED } from './registry.js';
 
@@ -49,8 +50,7 @@ function requestLine(): (request: FastifyRequest, reply: FastifyReply, route: st
     const principal = (request as FastifyRequest & { principal?: Principal | null }).principal;
     const project = principal?.kind === 'platform' ? str(principal.projectId) : 'null';
     // A log line's time is the wall clock, as in pino's own lines, never the movable Standin clock.
-    // eslint-disable-next-line no-restricted-syntax
-    const time = Date.now();
+    const time = wallNow();
     return `{"level":30,"time":${time}${bindings}${str(request.id)}${middleOf(route, request.method)}${reply.statusCode},"ms":${hundredths(reply.elapsedTime)},"project":${project},"msg":"request"}\n`;
   };
 }
