@@ -2,6 +2,7 @@ import type * as Htmlparser2 from 'htmlparser2';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createInflate, createInflateRaw } from 'node:zlib';
+import { zipDirectory, zipEntryData } from '../core/zip.js';
 import { lazy } from '../store/lazy.js';
 import { beyond, LimitError, type IngestLimits } from './limits.js';
 
@@ -39,35 +40,18 @@ const lenient = { finishFlush: constants.Z_SYNC_FLUSH };
 
 /** A zip archive (a DOCX package): entry count, then every entry's real inflated size, against the limits. */
 export async function checkZip(filename: string, data: Buffer, limits: IngestLimits): Promise<void> {
-  // The end of central directory record: 22 bytes and a comment of up to 64 KiB at the end.
-  let end = -1;
-  for (let i = data.length - 22; i >= Math.max(0, data.length - 22 - 0xffff); i--) {
-    if (data.readUInt32LE(i) === 0x06054b50) {
-      end = i;
-      break;
-    }
-  }
-  if (end < 0) return; // not a zip: the DOCX reader says so
-  const entries = data.readUInt16LE(end + 10);
-  if (entries > limits.pages) throw beyond(filename, `has ${entries} parts`, `${limits.pages}`, 'ingest-max-pages');
-  let at = data.readUInt32LE(end + 16);
+  const directory = zipDirectory(data);
+  if (!directory) return; // not a zip: the DOCX reader says so
+  if (directory.count > limits.pages) throw beyond(filename, `has ${directory.count} parts`, `${limits.pages}`, 'ingest-max-pages');
   let total = 0;
-  for (let i = 0; i < entries; i++) {
-    if (at + 46 > data.length || data.readUInt32LE(at) !== 0x02014b50) return;
-    const method = data.readUInt16LE(at + 10);
-    const packed = data.readUInt32LE(at + 20);
-    const declared = data.readUInt32LE(at + 24);
-    const nameLength = data.readUInt16LE(at + 28);
-    const local = data.readUInt32LE(at + 42);
-    at += 46 + nameLength + data.readUInt16LE(at + 30) + data.readUInt16LE(at + 32);
+  for (const entry of directory.entries) {
     // What the header declares is checked first (cheap), then what the bytes really inflate to: a header may lie.
-    if (total + declared > limits.inflatedBytes) throw tooMuch(filename, limits);
-    if (method !== 8 || local + 30 > data.length) {
-      total += declared;
+    if (total + entry.declaredSize > limits.inflatedBytes) throw tooMuch(filename, limits);
+    const body = entry.method === 8 ? zipEntryData(data, entry) : undefined;
+    if (!body) {
+      total += entry.declaredSize;
       continue;
     }
-    const start = local + 30 + data.readUInt16LE(local + 26) + data.readUInt16LE(local + 28);
-    const body = data.subarray(start, Math.min(data.length, start + packed));
     try {
       total += await inflatedSize(body, [() => createInflateRaw(lenient)], limits.inflatedBytes - total);
     } catch (err) {
