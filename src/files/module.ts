@@ -29,7 +29,7 @@ export const filesModule: Module = {
   adminRoutes: filesAdminRoutes,
   jobs: (ctx) => [
     { kind: EXPIRE_FILE, concurrency: 4, handler: (payload: { fileId: string }) => expireFile(ctx, payload) },
-    { kind: SWEEP_UPLOAD, concurrency: 4, handler: (payload: { fileId: string }) => sweepUpload(ctx, payload) },
+    { kind: SWEEP_UPLOAD, concurrency: 4, handler: (payload: Parameters<typeof sweepUpload>[1]) => sweepUpload(ctx, payload) },
   ],
   async reset(ctx) {
     await ctx.services.files.storage.clear();

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { ApiError, invalid, notFound } from '../core/errors.js';
+import { wallNow } from '../core/clock.js';
 import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
 import type { ListPage, ListParams } from '../core/pagination.js';
@@ -27,8 +28,23 @@ export interface FilesService {
 
 /** Files of purpose `batch` expire after 30 days unless the upload says otherwise (OpenAPI: FileExpirationAfter). */
 const BATCH_EXPIRY_SECONDS = 30 * 86_400;
-/** A partial upload left by a process that died is removed this long after it started (Standin clock). */
+/**
+ * A partial upload left by a process that died is removed this long after it started, on the wall clock:
+ * a test that moves the Standin clock ahead must not sweep bytes whose row is about to be committed.
+ */
 const SWEEP_AFTER_MS = 3_600_000;
+
+/** Schedules the removal of a new file's bytes, should the row that claims them never be committed. */
+async function scheduleSweep(ctx: Ctx, fileId: string): Promise<void> {
+  const payload: SweepPayload = { fileId, due: wallNow() + SWEEP_AFTER_MS };
+  await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, payload, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+}
+
+/** `due` (wall-clock ms) is absent from jobs queued before it was added: those run when the Standin clock says. */
+interface SweepPayload {
+  fileId: string;
+  due?: number;
+}
 
 /** One part of a multipart upload, as the route hands them over (busboy's, via @fastify/multipart). */
 export interface UploadPart {
@@ -126,7 +142,7 @@ export async function uploadFile(ctx: Ctx, projectId: string, parts: AsyncIterab
         }
         writing = true;
         // Should this process die mid-upload, the job removes what it left.
-        await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, { fileId: id }, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+        await scheduleSweep(ctx, id);
         const bytes = await storage.write(id, part.file!);
         if (part.file!.truncated) {
           throw new ApiError(
@@ -186,7 +202,7 @@ export async function stageGeneratedFile(
   input: { filename: string; purpose: string; bytes: Uint8Array },
 ): Promise<{ file: FileObject; insert: (tx: Tx) => Promise<void> }> {
   const id = newFileId(ctx);
-  await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, { fileId: id }, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+  await scheduleSweep(ctx, id);
   const data = Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength);
   const bytes = await ctx.services.files.storage.write(
     id,
@@ -278,7 +294,9 @@ export async function expireFile(ctx: Ctx, payload: { fileId: string }): Promise
 }
 
 /** Job: removes what an upload cut off by a crash left in storage (nothing, when the upload completed). */
-export async function sweepUpload(ctx: Ctx, payload: { fileId: string }): Promise<void> {
+export async function sweepUpload(ctx: Ctx, payload: SweepPayload): Promise<void | { retryAt: number }> {
+  const early = (payload.due ?? 0) - wallNow();
+  if (early > 0) return { retryAt: ctx.clock.now() + early };
   if (await store.getFileById(ctx.store.db, payload.fileId)) return;
   await ctx.services.files.storage.remove(payload.fileId);
 }
@@ -290,7 +308,7 @@ export async function sweepUpload(ctx: Ctx, payload: { fileId: string }): Promis
  */
 export async function writeFileBytes(ctx: Ctx, source: AsyncIterable<Buffer>): Promise<{ id: string; bytes: number }> {
   const id = newFileId(ctx);
-  await ctx.jobs.enqueue(ctx.store.db, SWEEP_UPLOAD, { fileId: id }, { runAt: ctx.clock.now() + SWEEP_AFTER_MS });
+  await scheduleSweep(ctx, id);
   return { id, bytes: await ctx.services.files.storage.write(id, source) };
 }
 
