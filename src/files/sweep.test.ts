@@ -41,9 +41,9 @@ describe.each(dialects())('files: the upload sweep (%s)', (dialect) => {
     const early = await sweepUpload(s.ctx, payload);
     expect(early).toMatchObject({ retryAt: expect.any(Number) });
     expect((early as { retryAt: number }).retryAt).toBeGreaterThan(s.ctx.clock.now() + 3_500_000);
-    await s.ctx.store.db.transaction().execute((tx) =>
-      insertWrittenFile(s.ctx, tx, 'proj_demo', written, { filename: 'out.jsonl', purpose: 'batch_output' }),
-    );
+    await s.ctx.store.db
+      .transaction()
+      .execute((tx) => insertWrittenFile(s.ctx, tx, 'proj_demo', written, { filename: 'out.jsonl', purpose: 'batch_output' }));
     expect(await bytesOf(written.id)).toBe('output lines');
   });
 
@@ -56,9 +56,9 @@ describe.each(dialects())('files: the upload sweep (%s)', (dialect) => {
 
   it('leaves a committed file alone, and runs a job queued before `due` existed by the Standin clock', async () => {
     const written = await write('committed');
-    await s.ctx.store.db.transaction().execute((tx) =>
-      insertWrittenFile(s.ctx, tx, 'proj_demo', written, { filename: 'kept.txt', purpose: 'assistants' }),
-    );
+    await s.ctx.store.db
+      .transaction()
+      .execute((tx) => insertWrittenFile(s.ctx, tx, 'proj_demo', written, { filename: 'kept.txt', purpose: 'assistants' }));
     expect(await sweepUpload(s.ctx, { fileId: written.id })).toBeUndefined();
     expect(await bytesOf(written.id)).toBe('committed');
   });

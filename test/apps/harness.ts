@@ -116,11 +116,19 @@ export async function componentFrame(outer: ElementHandle): Promise<Frame> {
   for (;;) {
     const inner = proxy.childFrames()[0];
     if (inner) {
-      await inner.waitForFunction(() => (window as any).__standinBridge !== undefined);
+      await waitInFrame(inner, () => (window as any).__standinBridge !== undefined);
       return inner;
     }
     await proxy.waitForSelector('iframe', { state: 'attached' });
   }
+}
+
+/**
+ * `frame.waitForFunction` polled on a timer: a component's frame below the fold runs no animation frames
+ * (Chromium throttles offscreen cross-origin frames), so the default ‘raf’ polling would wait forever.
+ */
+export function waitInFrame<A>(frame: Frame, fn: (arg: A) => unknown, arg?: A): Promise<unknown> {
+  return frame.waitForFunction(fn as (arg: unknown) => unknown, arg, { polling: 50 });
 }
 
 /** Opens the host page connected to a server, optionally calling a tool through a deep link. */

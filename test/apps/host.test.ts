@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { adminModule } from '../../src/admin/module.js';
 import { applyConfig } from '../../src/admin/config-file.js';
-import { buildWeb, componentFrame, launchChromium, openHost, startEcho, startHost, startTour, widgetFrame } from './harness.js';
+import {
+  buildWeb,
+  componentFrame,
+  launchChromium,
+  openHost,
+  startEcho,
+  startHost,
+  startTour,
+  widgetFrame,
+  waitInFrame,
+} from './harness.js';
 
 let browser: Browser;
 let host: Awaited<ReturnType<typeof startHost>>;
@@ -31,7 +41,7 @@ async function board(args: Record<string, unknown> = { board: 'team' }): Promise
   const page = await context.newPage();
   await openHost(page, host.url, tour.url, 'show_board', args);
   const frame = await widgetFrame(page, 'show_board');
-  await frame.waitForFunction(() => (window as any).__tour?.renders > 0);
+  await waitInFrame(frame, () => (window as any).__tour?.renders > 0);
   return { page, frame };
 }
 const inFrame = <T>(frame: Frame, fn: string) => frame.evaluate<T>(`(async () => { const api = window.vendor; ${fn} })()`);
@@ -78,10 +88,10 @@ describe('globals', () => {
   it('sends vendor:set_globals with detail.globals when the host theme or locale changes', async () => {
     const { page, frame } = await board();
     await page.selectOption('#theme', 'dark');
-    await frame.waitForFunction(() => (window as any).vendor.theme === 'dark');
+    await waitInFrame(frame, () => (window as any).vendor.theme === 'dark');
     await page.fill('#locale', 'fr-FR');
     await page.locator('#locale').dispatchEvent('change');
-    await frame.waitForFunction(() => (window as any).vendor.locale === 'fr-FR');
+    await waitInFrame(frame, () => (window as any).vendor.locale === 'fr-FR');
     const events = await frame.evaluate(() => (window as any).__tour.events);
     expect(events).toContainEqual({ theme: 'dark' });
     expect(events).toContainEqual({ locale: 'fr-FR' });
@@ -158,7 +168,7 @@ describe('methods', () => {
     for (const mode of ['fullscreen', 'pip', 'inline']) {
       expect(await inFrame(frame, `return await api.requestDisplayMode({ mode: '${mode}' });`)).toEqual({ mode });
       await expect.poll(() => box.getAttribute('class')).toContain(`mode-${mode}`);
-      await frame.waitForFunction((m) => (window as any).vendor.displayMode === m, mode);
+      await waitInFrame(frame, (m) => (window as any).vendor.displayMode === m, mode);
     }
     expect(await inFrame(frame, `return await api.requestDisplayMode({ mode: 'sideways' });`)).toEqual({ mode: 'inline' });
     // Fullscreen covers the window.
@@ -195,7 +205,7 @@ describe('methods', () => {
     const modalIframe = page.locator('#modal-root .modal iframe');
     await modalIframe.waitFor();
     const modal = await componentFrame((await modalIframe.elementHandle())!);
-    await modal.waitForFunction(() => (window as any).vendor?.view?.mode === 'modal');
+    await waitInFrame(modal, () => (window as any).vendor?.view?.mode === 'modal');
     expect(await modal.evaluate(() => (window as any).vendor.view)).toEqual({ mode: 'modal', params: { cardId: 'c1' } });
     await modal.evaluate(() => void setTimeout(() => (window as any).vendor.requestClose(), 0));
     await page.locator('#modal-root .modal').waitFor({ state: 'detached' });
@@ -266,7 +276,7 @@ describe('approval gating', () => {
     const page = await context.newPage();
     await openHost(page, host.url, tour.url, 'delete_card', { id: 'c2' });
     const frame = await widgetFrame(page, 'delete_card');
-    await frame.waitForFunction(() => (window as any).__tour?.renders > 0);
+    await waitInFrame(frame, () => (window as any).__tour?.renders > 0);
     expect(await inFrame(frame, `return api.toolInput;`)).toBeNull();
     expect(await inFrame(frame, `return api.toolOutput;`)).toBeNull();
     expect(await frame.evaluate(() => (window as any).__tour.notifications)).toEqual([]);
@@ -279,13 +289,13 @@ describe('approval gating', () => {
     expect(await inFrame<any>(otherFrame, `return api.toolOutput.cards.map(c => c.id);`)).toContain('c2');
     await other.close();
     await approve.click();
-    await frame.waitForFunction(() => (window as any).vendor.toolOutput !== null);
+    await waitInFrame(frame, () => (window as any).vendor.toolOutput !== null);
     expect(await inFrame(frame, `return api.toolInput;`)).toEqual({ id: 'c2' });
     expect(await inFrame<any>(frame, `return api.toolOutput.cards.map(c => c.id);`)).not.toContain('c2');
     const events = await frame.evaluate(() => (window as any).__tour.events);
     expect(events[0]).toEqual({ toolInput: { id: 'c2' } });
     // The notification of the spec arrives too, then the result.
-    await frame.waitForFunction(() => (window as any).__tour.notifications.length >= 2);
+    await waitInFrame(frame, () => (window as any).__tour.notifications.length >= 2);
     const notes = await frame.evaluate(() => (window as any).__tour.notifications);
     expect(notes.map((n: any) => n.method)).toEqual(['ui/notifications/tool-input', 'ui/notifications/tool-result']);
     expect(notes[0].params).toEqual({ arguments: { id: 'c2' } });
@@ -313,7 +323,7 @@ describe('files', () => {
   it('uploadFile, selectFiles and getFileDownloadUrl', async () => {
     const { page, frame } = await board();
     await frame.setInputFiles('#file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello files') });
-    await frame.waitForFunction(() => (window as any).__tour.results.upload);
+    await waitInFrame(frame, () => (window as any).__tour.results.upload);
     const up = await frame.evaluate(() => (window as any).__tour.results.upload);
     expect(up.fileId).toMatch(/^file_/);
     const dl = await inFrame<any>(
@@ -437,7 +447,7 @@ describe('MCP Apps standard (ext-apps App class)', () => {
     const page = await context.newPage();
     await openHost(page, host.url, tour.url, 'ext_app_demo', { greeting: 'bonjour' });
     const frame = await widgetFrame(page, 'ext_app_demo');
-    await frame.waitForFunction(() => (window as any).__extApp?.connected && (window as any).__extApp.result);
+    await waitInFrame(frame, () => (window as any).__extApp?.connected && (window as any).__extApp.result);
     const s = await frame.evaluate(() => {
       const x = (window as any).__extApp;
       return {
@@ -461,11 +471,11 @@ describe('MCP Apps standard (ext-apps App class)', () => {
       mode: 'fullscreen',
     });
     expect(await frame.evaluate(() => (window as any).__extApp.app.requestDisplayMode({ mode: 'pip' }))).toEqual({ mode: 'fullscreen' });
-    await frame.waitForFunction(() => (window as any).__extApp.context.displayMode === 'fullscreen');
+    await waitInFrame(frame, () => (window as any).__extApp.context.displayMode === 'fullscreen');
     // host-context-changed on a theme switch.
     const theme = (await page.locator('#theme').inputValue()) === 'dark' ? 'light' : 'dark';
     await page.selectOption('#theme', theme);
-    await frame.waitForFunction((t) => (window as any).__extApp.context.theme === t, theme);
+    await waitInFrame(frame, (t) => (window as any).__extApp.context.theme === t, theme);
     // tools/call with the visibility rules, resources/read, ui/message, ui/update-model-context, ui/open-link.
     const calls = await frame.evaluate(async () => {
       const app = (window as any).__extApp.app;
@@ -498,7 +508,7 @@ describe('MCP Apps standard (ext-apps App class)', () => {
     expect(t).toContain('"picked": "c1"');
     // Teardown: the app answers ui/resource-teardown before the frame goes.
     await page.click('article.turn[data-tool="ext_app_demo"] .frame-box button.exit-mode');
-    await frame.waitForFunction(() => (window as any).__extApp.context.displayMode === 'inline');
+    await waitInFrame(frame, () => (window as any).__extApp.context.displayMode === 'inline');
     await page.click('article.turn[data-tool="ext_app_demo"] button.rerender');
     await page.waitForFunction(() => (window as any).__standinHost.teardowns.length > 0);
     const td = await page.evaluate(() => (window as any).__standinHost.teardowns[0]);
@@ -510,20 +520,20 @@ describe('MCP Apps standard (ext-apps App class)', () => {
     const page = await context.newPage();
     await openHost(page, host.url, tour.url, 'reset_greeting', { greeting: 'x' });
     const frame = await widgetFrame(page, 'reset_greeting');
-    await frame.waitForFunction(() => (window as any).__extApp?.connected);
+    await waitInFrame(frame, () => (window as any).__extApp?.connected);
     await page.getByRole('button', { name: 'Approve' }).waitFor();
     expect(await frame.evaluate(() => (window as any).__extApp.input)).toBeNull();
     await page.getByRole('button', { name: 'Approve' }).click();
-    await frame.waitForFunction(() => (window as any).__extApp.result);
+    await waitInFrame(frame, () => (window as any).__extApp.result);
     expect(await frame.evaluate(() => (window as any).__extApp.input)).toEqual({ greeting: 'x' });
     expect(await frame.evaluate(() => (window as any).__extApp.result.structuredContent)).toEqual({ echo: 'reset' });
 
     const denied = await context.newPage();
     await openHost(denied, host.url, tour.url, 'reset_greeting', { greeting: 'y' });
     const f2 = await widgetFrame(denied, 'reset_greeting');
-    await f2.waitForFunction(() => (window as any).__extApp?.connected);
+    await waitInFrame(f2, () => (window as any).__extApp?.connected);
     await denied.getByRole('button', { name: 'Deny' }).click();
-    await f2.waitForFunction(() => (window as any).__extApp.cancelled);
+    await waitInFrame(f2, () => (window as any).__extApp.cancelled);
     expect(await f2.evaluate(() => (window as any).__extApp.input)).toBeNull();
     await page.close();
     await denied.close();
@@ -541,12 +551,12 @@ describe('vendor setting', () => {
       const page = await context.newPage();
       await openHost(page, h2.url, t2.url, 'show_board', {});
       const frame = await widgetFrame(page, 'show_board');
-      await frame.waitForFunction(() => (window as any).__tour?.renders > 0);
+      await waitInFrame(frame, () => (window as any).__tour?.renders > 0);
       expect(await frame.evaluate(() => typeof (window as any).openai.callTool)).toBe('function');
       expect(await frame.evaluate(() => (window as any).openai.toolResponseMetadata['openai/widgetSessionId'])).toMatch(/^ws_/);
       await page.selectOption('#theme', 'dark');
       await page.selectOption('#theme', 'light');
-      await frame.waitForFunction(() => (window as any).__tour.events.length >= 2);
+      await waitInFrame(frame, () => (window as any).__tour.events.length >= 2);
       expect(await frame.evaluate(() => (window as any).__tour.events.slice(-1)[0])).toEqual({ theme: 'light' });
       const received = await frame.evaluate(() => (window as any).openai.toolResponseMetadata.mcp_tool_result._meta.receivedMeta);
       expect(received['openai/locale']).toBeTruthy();

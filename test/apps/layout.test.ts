@@ -4,7 +4,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import { TEST_KEYS } from '../helpers.js';
-import { buildWeb, launchChromium, openHost, startHost, startMcpServer, startTour, widgetFrame, type McpHttpServer } from './harness.js';
+import {
+  buildWeb,
+  launchChromium,
+  openHost,
+  startHost,
+  startMcpServer,
+  startTour,
+  widgetFrame,
+  type McpHttpServer,
+  waitInFrame,
+} from './harness.js';
 
 let browser: Browser;
 let host: Awaited<ReturnType<typeof startHost>>;
@@ -62,7 +72,7 @@ describe('inline frame size (MCP Apps size-changed)', () => {
       await page.setViewportSize(viewport);
       await openHost(page, host.url, budget.url, 'show-budget', {});
       const frame = await widgetFrame(page, 'show-budget');
-      await frame.waitForFunction(() => (window as unknown as { __budget: BudgetState }).__budget.result !== null);
+      await waitInFrame(frame, () => (window as unknown as { __budget: BudgetState }).__budget.result !== null);
       const iframe = page.locator('article.turn[data-tool="show-budget"] iframe');
       // The component reports 600 (its document cannot scroll): the frame follows it.
       await expect.poll(async () => (await iframe.boundingBox())!.height).toBe(600);
@@ -95,7 +105,7 @@ describe('inline frame size (MCP Apps size-changed)', () => {
     const page = await context.newPage();
     await openHost(page, host.url, tour.url, 'ext_app_demo', {});
     const frame = await widgetFrame(page, 'ext_app_demo');
-    await frame.waitForFunction(() => (window as unknown as { __extApp: { connected: boolean } }).__extApp?.connected);
+    await waitInFrame(frame, () => (window as unknown as { __extApp: { connected: boolean } }).__extApp?.connected);
     const ctx = await frame.evaluate(
       () =>
         (window as unknown as { __extApp: { context: { containerDimensions: { maxHeight: number } } } }).__extApp.context
@@ -192,7 +202,7 @@ describe('approval prompts stay visible and usable in every display mode', () =>
     const page = await context.newPage();
     await openHost(page, host.url, tour.url, 'show_board', {});
     const frame = await widgetFrame(page, 'show_board');
-    await frame.waitForFunction(() => ((window as unknown as { __tour?: { renders: number } }).__tour?.renders ?? 0) > 0);
+    await waitInFrame(frame, () => ((window as unknown as { __tour?: { renders: number } }).__tour?.renders ?? 0) > 0);
     const vendor = (fn: string) => frame.evaluate(`(async () => { const api = window.vendor; ${fn} })()`);
     expect(await vendor(`return await api.requestDisplayMode({ mode: 'fullscreen' });`)).toEqual({ mode: 'fullscreen' });
     const pending = vendor(`return (await api.callTool('delete_card', { id: 'c-none' })).content[0].text;`);
@@ -243,7 +253,7 @@ describe('off loopback', () => {
       await key.fill(TEST_KEYS.admin);
       await page.getByRole('button', { name: 'Sign in' }).click();
       const frame = await widgetFrame(page, 'show-budget');
-      await frame.waitForFunction(() => (window as unknown as { __budget: BudgetState }).__budget.result !== null);
+      await waitInFrame(frame, () => (window as unknown as { __budget: BudgetState }).__budget.result !== null);
       expect(await page.evaluate(() => sessionStorage.getItem('standin.adminKey'))).toBe(TEST_KEYS.admin);
       await page.close();
     } finally {

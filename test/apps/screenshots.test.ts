@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { buildWeb, launchChromium, openHost, startHost, startTour, widgetFrame } from './harness.js';
+import { buildWeb, launchChromium, openHost, startHost, startTour, widgetFrame, waitInFrame } from './harness.js';
 
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'apps');
 let browser: Browser;
@@ -32,7 +32,7 @@ describe('host screenshots', () => {
           const page = await context.newPage();
           await openHost(page, host.url, tour.url, 'show_board', { board: 'team' });
           const frame = await widgetFrame(page, 'show_board');
-          await frame.waitForFunction(() => ((window as unknown as { __tour?: { renders: number } }).__tour?.renders ?? 0) > 0);
+          await waitInFrame(frame, () => ((window as unknown as { __tour?: { renders: number } }).__tour?.renders ?? 0) > 0);
           expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
           expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
           // The whole page: the window grown to it first, so the component's frame paints at its final size.

@@ -1,6 +1,6 @@
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildWeb, launchChromium, openHost, startTour, widgetFrame } from '../apps/harness.js';
+import { buildWeb, launchChromium, openHost, startTour, widgetFrame, waitInFrame } from '../apps/harness.js';
 import { ensureBuilt, freePort } from '../process.js';
 import { startInstances } from './instances.js';
 import { startBalancer, type Balancer, type Made } from './proxy.js';
@@ -57,11 +57,11 @@ describe.runIf(databaseUrl)('the app host on two instances behind a balancer', (
     const page: Page = await browser.newPage();
     await openHost(page, main.url, tour.url, 'show_board', { board: 'team' });
     const frame = await widgetFrame(page, 'show_board');
-    await frame.waitForFunction(() => (window as any).__tour?.renders > 0);
+    await waitInFrame(frame, () => (window as any).__tour?.renders > 0);
 
     // An upload made through one instance, its download URL signed by the other and fetched from either.
     await frame.setInputFiles('#file', { name: 'fleet.txt', mimeType: 'text/plain', buffer: Buffer.from('hello fleet') });
-    await frame.waitForFunction(() => (window as any).__tour.results.upload);
+    await waitInFrame(frame, () => (window as any).__tour.results.upload);
     const up = await frame.evaluate(() => (window as any).__tour.results.upload);
     expect(up.fileId).toMatch(/^file_/);
     const dl = await inFrame<any>(
