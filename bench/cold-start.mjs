@@ -84,14 +84,17 @@ const measures = {
     return { ms, cpu };
   },
   'standin serve, fresh folder: start → first 200': async () => serveToFirst200(),
+  // The first start after an install or a build: Node's compile cache (22.1 and later, src/start.ts) is empty.
+  'standin serve, fresh folder, empty compile cache': async () => serveToFirst200(undefined, { NODE_COMPILE_CACHE: emptyCache() }),
   'standin serve, existing folder: start → first 200': async () => serveToFirst200(existing),
   'standin exec -- true (to its exit)': () => timedRun(['dist/main.js', 'exec', '--', 'true'], { STANDIN_LOG_LEVEL: 'error' }),
 };
 
 let existing;
-async function serveToFirst200(data) {
+const emptyCache = () => mkdtempSync(join(tmpdir(), 'standin-compile-cache-'));
+async function serveToFirst200(data, env = {}) {
   const t0 = performance.now();
-  const s = await startStandin(data ? { data } : {});
+  const s = await startStandin({ ...(data ? { data } : {}), env });
   await firstOk(s.url);
   const ms = performance.now() - t0;
   const cpu = cpuOf(s.child.pid);
@@ -127,6 +130,7 @@ report(
   ],
 );
 const names = Object.keys(parts.fresh[0].wall);
+console.log(`Node ${process.version}${process.version < 'v22.1' ? ': no compile cache' : ''}.`);
 const med = (list, kind, part) => ms(median(list.map((p) => p[kind][part])));
 report(
   'cold-start-parts',

@@ -1,6 +1,6 @@
 // Shared helpers of the benchmarks: start processes, run autocannon, print a table, write JSON.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -16,35 +16,84 @@ export const AD_GROUP_BODY = JSON.stringify({
 /** Node's own flags for Standin (BENCH_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
 const nodeArgs = (env) => (env.BENCH_NODE_ARGS ?? process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-/** Starts `node dist/main.js serve` on a free port with a fresh data folder; resolves with its URL and printed keys. */
-export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpdir(), 'standin-bench-')) } = {}) {
+/**
+ * What reads a started Standin's output, in a process of its own, as a log collector (journald, a container
+ * runtime) would: it passes the start banner on, then reads and drops every line. Reading hundreds of MB
+ * of request lines in the bench's own process took CPU from the load generator that shares it.
+ */
+const DRAIN = `
+  let seen = '';
+  let passing = true;
+  process.stdin.on('data', (d) => {
+    if (!passing) return;
+    process.stdout.write(d);
+    seen += d;
+    if (/listening on http/.test(seen) && seen.includes('docs:')) passing = false;
+  });
+`;
+
+/**
+ * Starts `node dist/main.js serve` on a free port with a fresh data folder; resolves with its URL and printed
+ * keys. Its output goes to a reader process (DRAIN), or with `output: 'file'` to a file in memory (/dev/shm)
+ * that nothing reads and that is emptied every second: Standin's own cost of writing, without a reader's.
+ */
+export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpdir(), 'standin-bench-')), output = 'reader' } = {}) {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
+    let reader;
+    let file;
+    let shm;
+    let stdout;
+    if (output === 'file') {
+      shm = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/standin-bench-') : undefined;
+      file = join(shm ?? data, 'stdout.log');
+      stdout = openSync(file, 'a');
+    } else {
+      reader = spawn(process.execPath, ['-e', DRAIN], { stdio: ['pipe', 'pipe', 'inherit'] });
+      stdout = reader.stdin;
+    }
     const child = spawn(process.execPath, [...nodeArgs(env), 'dist/main.js', 'serve', '--port', '0', '--data', data, ...args], {
       env: { ...process.env, STANDIN_LOG_LEVEL: 'error', ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', stdout, 'inherit'],
     });
+    // The child holds its own copy: the reader sees the end of its input when Standin exits.
+    if (reader) reader.stdin.destroy();
+    else closeSync(stdout);
     let out = '';
-    const onData = (d) => {
-      out += d;
+    const started = (text) => {
+      out = text;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m && out.includes('docs:')) {
-        const keys = {
-          // The banner's line is 'admin key (control plane http://…/admin/v1): <key>': the URL has colons of its
-          // own, so the key is what follows the closing '): ', not the first colon. A key set with
-          // --admin-key is not printed (undefined: the caller passed it).
-          admin: /admin key \(control plane \S+\): (\S+)/.exec(out)?.[1],
-          platform: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1],
-          ads: /ads API key[^:]*:\s*(\S+)/.exec(out)?.[1],
-        };
-        // From here on the output is drained, not kept: the request lines of a bench run are hundreds of MB,
-        // and searching all of them at every chunk took the load generator's CPU (bench/metrics.mjs).
-        child.stdout.off('data', onData);
-        child.stdout.resume();
-        resolve({ child, url: m[1], keys, data, startedMs: performance.now() - t0, stop: () => stop(child) });
-      }
+      if (!m || !out.includes('docs:')) return false;
+      const keys = {
+        // The banner's line is 'admin key (control plane http://…/admin/v1): <key>': the URL has colons of its
+        // own, so the key is what follows the closing '): ', not the first colon. A key set with
+        // --admin-key is not printed (undefined: the caller passed it).
+        admin: /admin key \(control plane \S+\): (\S+)/.exec(out)?.[1],
+        platform: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1],
+        ads: /ads API key[^:]*:\s*(\S+)/.exec(out)?.[1],
+      };
+      // Appended to (O_APPEND), the file is emptied under the writer without a gap.
+      const emptying = file && setInterval(() => truncateSync(file, 0), 1000);
+      const stopAll = async () => {
+        clearInterval(emptying);
+        await stop(child);
+        if (shm) rmSync(shm, { recursive: true, force: true });
+      };
+      resolve({ child, url: m[1], keys, data, startedMs: performance.now() - t0, stop: stopAll });
+      return true;
     };
-    child.stdout.on('data', onData);
+    if (reader) {
+      const onData = (d) => {
+        if (started(out + d)) {
+          reader.stdout.off('data', onData);
+          reader.stdout.resume();
+        }
+      };
+      reader.stdout.on('data', onData);
+    } else {
+      const poll = setInterval(() => started(readFileSync(file, 'utf8')) && clearInterval(poll), 10);
+      child.on('exit', () => clearInterval(poll));
+    }
     child.on('exit', (code) => reject(new Error(`standin exited with ${code}: ${out}`)));
   });
 }

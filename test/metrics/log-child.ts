@@ -12,6 +12,12 @@ if (end === 'behind') {
     if (n < 20_000) setTimeout(burst, 1);
   };
   burst();
+} else if (end === 'mixed') {
+  // Lines of every size and of characters UTF-8 writes in two to four bytes, one far larger than a batch.
+  for (let n = 0; n < 3000; n++) {
+    const text = n === 1500 ? 'é🦊'.repeat(60_000) : n % 7 === 0 ? '€'.repeat(n % 500) : 'a'.repeat(n % 300);
+    out.write(`{"level":30,"n":${n},"text":"${text}","msg":"line"}\n`);
+  }
 } else {
   // Lines written in the same turn as the end: they are still pending when it comes.
   setTimeout(() => {

@@ -23,6 +23,18 @@ describe('batched log destination', () => {
     if (end === 'throw') expect(r.stderr).toContain('crash on purpose');
   });
 
+  it('writes lines of any size and of multi-byte characters whole and in order', () => {
+    const r = spawnSync(process.execPath, [child, 'mixed'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(r.status).toBe(0);
+    const lines = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { n: number; text: string });
+    expect(lines.map((l) => l.n)).toEqual([...Array(3000).keys()]);
+    expect(lines[1500].text).toBe('é🦊'.repeat(60_000));
+    expect(lines[7].text).toBe('€'.repeat(7));
+  });
+
   it('keeps what a full pipe refuses and writes it first, in order, when the reader is behind', async () => {
     const proc = spawn(process.execPath, [child, 'behind'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
