@@ -2,6 +2,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { SeriesCounter, SeriesHistogram, type Observer } from './series.js';
 import type { Ctx } from '../core/module.js';
 
 /** The metrics of one Standin: its own registry (several Standins share a test process), fed by one hook. */
@@ -47,14 +48,14 @@ export const UNMATCHED = '(unmatched)';
 /** Builds the per-instance registry: request metrics, rate-limit decisions, and gauges read at scrape time. */
 export function createMetrics(ctx: Ctx): Metrics {
   const registry = new Registry();
-  const requests = new Histogram({
+  const requests = new SeriesHistogram({
     name: 'standin_http_request_duration_seconds',
     help: 'Requests by method, route template and status, with their latency',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const decisions = new Counter({
+  const decisions = new SeriesCounter({
     name: 'standin_rate_limit_decisions_total',
     help: 'Rate-limited requests by route template and decision (admitted, limited)',
     labelNames: ['route', 'decision'] as const,
@@ -89,18 +90,17 @@ export function createMetrics(ctx: Ctx): Metrics {
   jobGauges(ctx, registry);
   poolGauges(ctx, registry);
   const lag = lagGauges(registry);
-  // The histogram's child and the label objects of each route, method and status, made once: a request
-  // allocates none (the histogram's own observe makes a closure at each call, its child's does not).
-  const labelsOf = labelCache((labels) => requests.labels(labels));
+  // The series of each route, method and status, made once: a request allocates and hashes nothing.
+  const seriesOf = seriesCache(requests, decisions);
   return {
     registry,
     observe(request, reply, route = request.routeOptions.url ?? UNMATCHED) {
       const status = reply.statusCode;
-      const labels = labelsOf(route, request.method, status);
-      labels.request.observe(reply.elapsedTime / 1000);
+      const series = seriesOf(route, request.method, status);
+      series.request.observe(reply.elapsedTime / 1000);
       // A limited route says so in its x-ratelimit-* headers; a 429 is the limiter's refusal.
-      if (status === 429) decisions.inc(labels.limited);
-      else if (reply.hasHeader('x-ratelimit-limit-requests')) decisions.inc(labels.admitted);
+      if (status === 429) series.limited.observe(1);
+      else if (reply.hasHeader('x-ratelimit-limit-requests')) series.admitted.observe(1);
     },
     webhookAttempt(result, deliveryStatus) {
       const outcome = result.ok ? 'ok' : result.timedOut ? 'timeout' : result.statusCode !== null ? 'http_error' : 'error';
@@ -125,37 +125,40 @@ export function createMetrics(ctx: Ctx): Metrics {
   };
 }
 
-type RequestSeries = { method: string; route: string; status: number };
-
-interface RequestLabels {
-  request: { observe(seconds: number): void };
-  limited: { route: string; decision: 'limited' };
-  admitted: { route: string; decision: 'admitted' };
+interface RequestSeries {
+  request: Observer;
+  limited: Observer;
+  admitted: Observer;
 }
 
 /**
- * The labels of a request by route, method and status. Bounded: routes are templates (or UNMATCHED),
+ * The series of a request by route, method and status. Bounded: routes are templates (or UNMATCHED),
  * methods those Node's parser accepts, statuses three digits.
  */
-function labelCache(
-  child: (labels: RequestSeries) => RequestLabels['request'],
-): (route: string, method: string, status: number) => RequestLabels {
-  const routes = new Map<string, Map<string, Map<number, RequestLabels>>>();
+function seriesCache(
+  requests: SeriesHistogram<'method' | 'route' | 'status'>,
+  decisions: SeriesCounter<'route' | 'decision'>,
+): (route: string, method: string, status: number) => RequestSeries {
+  const routes = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  // A route's decisions do not depend on the method or status: one pair of series a route.
+  const decided = new Map<string, { limited: Observer; admitted: Observer }>();
   return (route, method, status) => {
     let methods = routes.get(route);
     if (!methods) routes.set(route, (methods = new Map()));
     let statuses = methods.get(method);
     if (!statuses) methods.set(method, (statuses = new Map()));
-    let labels = statuses.get(status);
-    if (!labels) {
-      labels = {
-        request: child({ method, route, status }),
-        limited: { route, decision: 'limited' },
-        admitted: { route, decision: 'admitted' },
-      };
-      statuses.set(status, labels);
+    let series = statuses.get(status);
+    if (!series) {
+      let d = decided.get(route);
+      if (!d)
+        decided.set(
+          route,
+          (d = { limited: decisions.series({ route, decision: 'limited' }), admitted: decisions.series({ route, decision: 'admitted' }) }),
+        );
+      series = { request: requests.series({ method, route, status }), ...d };
+      statuses.set(status, series);
     }
-    return labels;
+    return series;
   };
 }
 
