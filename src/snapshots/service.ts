@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { emptyStateTables, resetClock, saveClock, stateTables } from '../admin/service.js';
 import { MAX_OFFSET_MS } from '../core/clock.js';
 import { ApiError } from '../core/errors.js';
@@ -89,8 +90,12 @@ function capped(limit: number): Transform {
   });
 }
 
-/** PostgreSQL may pick the import's TRUNCATE as the side of a deadlock with a running job: it runs again. */
-const RETRIES = 5;
+/**
+ * PostgreSQL may pick the import's TRUNCATE as the side of a deadlock with a running job: it runs again,
+ * after a pause that grows: without one, a busy worker can win the same race at every attempt, and the
+ * import answers 500 (a run of the suite under load once saw a 500 here).
+ */
+const RETRIES = 8;
 
 async function importFile(ctx: Ctx, path: string): Promise<Imported> {
   const shapes = await snapshotTables(ctx.store);
@@ -109,7 +114,10 @@ async function importFile(ctx: Ctx, path: string): Promise<Imported> {
       break;
     } catch (err) {
       await items.return(undefined);
-      if (attempt < RETRIES && (err as { code?: string }).code === '40P01') continue;
+      if (attempt < RETRIES && (err as { code?: string }).code === '40P01') {
+        await sleep(10 * 2 ** attempt * (1 + Math.random()));
+        continue;
+      }
       throw asBadInput(err);
     }
   }
