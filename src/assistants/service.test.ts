@@ -6,6 +6,7 @@ import { eventsAfter } from './store/events.js';
 import { getRunById } from './store/runs.js';
 import { runSteps } from './store/steps.js';
 import { getThread } from './store/threads.js';
+import { wallNow } from '../core/clock.js';
 
 /**
  * The service and the engine without HTTP and without the in-process start: workers are off, so every
@@ -107,7 +108,7 @@ describe('runs through jobs', () => {
     // What a killed worker leaves behind: in progress, a lapsed lease, and the start of its reply.
     await db
       .updateTable('thread_runs')
-      .set({ status: 'in_progress', started_at: now, lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .set({ status: 'in_progress', started_at: now, lease_owner: 'dead:worker', lease_until: wallNow() - 1 })
       .where('id', '=', r.id)
       .execute();
     const cut = { id: 'msg_cut', project_id: P, thread_id: r.thread_id, created_at: now, assistant_id: a.id, run_id: r.id };
@@ -169,13 +170,13 @@ describe('runs through jobs', () => {
     const db = s.ctx.store.db;
     await db
       .updateTable('thread_runs')
-      .set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .set({ status: 'in_progress', lease_owner: 'dead:worker', lease_until: wallNow() - 1 })
       .where('id', '=', r.id)
       .execute();
     // Its execute job was running three times when its process died.
     await db
       .updateTable('jobs')
-      .set({ locked_by: 'dead', locked_until: s.ctx.clock.now() - 1, attempts: 3, open_claims: 3 })
+      .set({ locked_by: 'dead', locked_until: wallNow() - 1, attempts: 3, open_claims: 3 })
       .where('kind', '=', 'run.execute')
       .where('payload', 'like', `%${r.id}%`)
       .execute();
@@ -190,7 +191,7 @@ describe('runs through jobs', () => {
     const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
     await s.ctx.store.db
       .updateTable('thread_runs')
-      .set({ status: 'requires_action', lease_owner: 'dead:worker', lease_until: s.ctx.clock.now() - 1 })
+      .set({ status: 'requires_action', lease_owner: 'dead:worker', lease_until: wallNow() - 1 })
       .where('id', '=', r.id)
       .execute();
     expect(await s.ctx.services.assistants.engine.sweep()).toBe(0);
@@ -203,7 +204,7 @@ describe('runs through jobs', () => {
     const r = await svc.createThreadAndRun(s.ctx, P, { assistant_id: a.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
     await s.ctx.store.db
       .updateTable('thread_runs')
-      .set({ lease_owner: 'other:instance', lease_until: s.ctx.clock.now() + 60_000 })
+      .set({ lease_owner: 'other:instance', lease_until: wallNow() + 60_000 })
       .where('id', '=', r.id)
       .execute();
     await drain();

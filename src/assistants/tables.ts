@@ -4,8 +4,8 @@ import type { RunStatus } from './runs/states.js';
 
 /**
  * Tables of the threads interface. JSON members are text (`toJson`/`fromJson`); `created_at` and the
- * other API timestamps are Unix seconds; `lease_until` is Standin-clock milliseconds. Ids are
- * time-ordered, so every list pages by id.
+ * other API timestamps are Unix seconds; `lease_until` is wall-clock milliseconds (a lease lasts in real
+ * time: runs/lease.ts). Ids are time-ordered, so every list pages by id.
  */
 export interface AssistantsTables {
   assistants: {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import { emitEvent } from '../core/events.js';
+import { clockReaches } from '../core/clock.js';
 import { newId } from '../core/ids.js';
 import type { JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
@@ -133,6 +134,9 @@ export async function runBatch(
   }
   const run = runnerFor(ctx, row.endpoint, row.project_id);
   const lines = readLines(source, { maxBytes: ctx.settings.bodyLimit, start: Number(row.next_offset) });
+  // The window ends while a group runs (the clock moved past it, or its time came): the group's lines did
+  // not finish within it, and the batch ends expired now rather than when its slowest line answers.
+  const expiry = clockReaches(ctx.clock, Number(row.expires_at) * 1000);
   try {
     for (;;) {
       const group: InputLine[] = [];
@@ -142,7 +146,14 @@ export async function runBatch(
         group.push(next.value);
       }
       if (!group.length) break;
-      const results = await Promise.all(group.map((l) => runLine(ctx, run, l)));
+      const running = Promise.all(group.map((l) => runLine(ctx, run, l)));
+      // Lines left running past the expiry finish on their own; what they answer is not recorded.
+      running.catch(() => undefined);
+      const results = await Promise.race([running, expiry.reached.then(() => undefined)]);
+      if (!results) {
+        end = 'expired';
+        break;
+      }
       const from: number = Number(row.next_line);
       const counts: Parameters<typeof store.advance>[3] = {
         line: from + results.length,
@@ -178,6 +189,7 @@ export async function runBatch(
       if (performance.now() - started > STEP_MS) return { retryAt: ctx.clock.now() };
     }
   } finally {
+    expiry.stop();
     await lines.return(undefined);
     source.destroy();
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createClock, parseDuration } from './clock.js';
+import { clockReaches, createClock, parseDuration } from './clock.js';
 
 describe('clock', () => {
   it('advances, never goes back, and tells listeners', () => {
@@ -24,5 +24,26 @@ describe('clock', () => {
     expect(parseDuration(2)).toBe(2000);
     expect(() => parseDuration('soon')).toThrow(/not a duration/);
     expect(() => parseDuration('5h later')).toThrow();
+  });
+});
+
+describe('clockReaches', () => {
+  it('resolves when the clock is moved past the moment, and not before', async () => {
+    const clock = createClock();
+    const at = clock.now() + 3_600_000;
+    const w = clockReaches(clock, at);
+    let done = false;
+    void w.reached.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(done).toBe(false);
+    clock.advance(3_600_000);
+    await w.reached;
+    expect(clock.now()).toBeGreaterThanOrEqual(at);
+  });
+
+  it('resolves by the passing of time, and at once for a moment already past', async () => {
+    const clock = createClock();
+    await clockReaches(clock, clock.now() + 30).reached;
+    await clockReaches(clock, clock.now() - 1).reached;
   });
 });

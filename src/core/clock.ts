@@ -69,11 +69,43 @@ export function createClock(initialOffsetMs = 0): Clock {
  * The real time in ms since the Unix epoch, which the control plane never moves. For a time that another
  * system checks against its own clock — the `webhook-timestamp` a delivery is signed with, which receivers
  * (Standard Webhooks: 5 minutes of tolerance) compare with theirs, and the `time` of a log line, which an
- * operator's log store orders and compares with every other service's. Everything Standin
+ * operator's log store orders and compares with every other service's; and how long a claim on a job or
+ * a run's lease lasts, as the life of the process holding it does (core/jobs.ts). Everything Standin
  * schedules or stamps (`created_at`, retries, the 72-hour window) stays on the Standin clock.
  */
 // eslint-disable-next-line no-restricted-syntax -- the one reading of unmoved time (see above)
 export const wallNow = (): number => Date.now();
+
+/**
+ * Resolves when the Standin clock reaches `at` (ms): by the passing of time, or at once when the control
+ * plane moves it there. `stop` lets go of the timer and the listener.
+ */
+export function clockReaches(clock: Clock, at: number): { reached: Promise<void>; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let off = (): void => undefined;
+  const reached = new Promise<void>((resolve) => {
+    const check = () => {
+      clearTimeout(timer);
+      const left = at - clock.now();
+      if (left <= 0) {
+        off();
+        return resolve();
+      }
+      // setTimeout takes at most 2^31 - 1 ms; a later moment is looked at again then.
+      timer = setTimeout(check, Math.min(left, 2 ** 31 - 1));
+      timer.unref();
+    };
+    off = clock.onChange(check);
+    check();
+  });
+  return {
+    reached,
+    stop() {
+      clearTimeout(timer);
+      off();
+    },
+  };
+}
 
 /** Parses durations such as `72h`, `15m`, `30s`, `250ms`, `1d` or a number of seconds. */
 export function parseDuration(text: string | number): number {

@@ -1,6 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { ClaimLost, createJobQueue } from './jobs.js';
+import { wallNow } from './clock.js';
+import type { Store } from '../store/db.js';
+
+/**
+ * A claim lapses as its worker's visibility timeout runs out, in wall-clock time (moving the Standin clock
+ * does not lapse it: clock-claims.test.ts): a test makes it lapse now rather than wait.
+ */
+const lapseClaims = (store: Store) =>
+  store.db
+    .updateTable('jobs')
+    .set({ locked_until: wallNow() - 1 })
+    .where('locked_by', 'is not', null)
+    .execute();
 
 describe.each(dialects())('job queue (%s)', (dialect) => {
   let s: TestStandin | undefined;
@@ -80,18 +93,18 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
 
   it('reclaims a job whose worker died once its visibility timeout lapses', async () => {
     s = await startTestStandin({ dialect, seed: false });
-    const { clock, store } = s.ctx;
+    const { store } = s.ctx;
     const seen: number[] = [];
     s.ctx.jobs.register({ kind: 'test.crash', visibilityMs: 30_000, handler: async (_p, job) => void seen.push(job.attempts) });
     await s.ctx.jobs.enqueue(store.db, 'test.crash', {});
     // A claim by a worker that then died: locked, attempts counted, never finished.
     await store.db
       .updateTable('jobs')
-      .set({ locked_by: 'dead-worker', locked_until: clock.now() + 30_000, attempts: 1 })
+      .set({ locked_by: 'dead-worker', locked_until: wallNow() + 30_000, attempts: 1 })
       .execute();
     await s.ctx.jobs.drain();
     expect(seen).toEqual([]);
-    clock.advance(31_000);
+    await lapseClaims(store);
     await s.ctx.jobs.drain();
     expect(seen).toEqual([2]);
   });
@@ -150,7 +163,7 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     await stale.enqueue(store.db, 'test.zombie', {});
     const zombie = stale.drain();
     await started;
-    clock.advance(31_000); // its claim lapses; the live worker takes the job over and finishes it
+    await lapseClaims(store); // its claim lapses; the live worker takes the job over and finishes it
     await s.ctx.jobs.drain();
     release();
     await zombie;
@@ -215,8 +228,8 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
       const row = () => store.db.selectFrom('jobs').select(['attempts', 'locked_until', 'run_at']).where('id', '=', id).executeTakeFirst();
 
       const staleDrain = stale.drain();
-      const freshDrain = first.began.then(() => {
-        clock.advance(31_000); // the first claim lapses
+      const freshDrain = first.began.then(async () => {
+        await lapseClaims(store); // the first claim lapses
         return s!.ctx.jobs.drain();
       });
       try {
@@ -244,10 +257,10 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
   describe('a job whose process keeps dying while it runs', () => {
     /** A claim by a worker that then died, `times` in a row: each counted before its handler ran. */
     async function diedWhileRunning(times: number) {
-      const { store, clock } = s!.ctx;
+      const { store } = s!.ctx;
       await store.db
         .updateTable('jobs')
-        .set({ locked_by: 'dead-worker', locked_until: clock.now() - 1, attempts: times, open_claims: times })
+        .set({ locked_by: 'dead-worker', locked_until: wallNow() - 1, attempts: times, open_claims: times })
         .execute();
     }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Clock } from './clock.js';
+import { wallNow, type Clock } from './clock.js';
 import { newId } from './ids.js';
 import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import { groupStatement } from '../store/group-commit.js';
@@ -15,8 +15,12 @@ import { keepListening, type Listening } from '../store/listen.js';
  *
  * A claim is fenced: every claim adds one to `attempts`, so `(id, attempts)` names one claim, and a worker
  * finishes, retries or drops a job only while its claim is the job's latest. A worker whose claim lapsed
- * (it ran long, or the admin clock jumped past its visibility timeout) and whose job another worker has
- * claimed since changes nothing when it ends: the newer claim decides.
+ * (it stalled) and whose job another worker has claimed since changes nothing when it ends: the newer
+ * claim decides.
+ *
+ * When a job runs (`run_at`) is Standin-clock time: moving the clock makes work due. How long a claim
+ * lasts (`locked_until`) is wall-clock time, as the life of a process is: moving the clock an hour ahead
+ * does not lapse the claims of jobs that are running, which would run them again (a webhook sent twice).
  *
  * A poison job cannot crash-loop: every claim also adds one to `open_claims`, committed before the
  * handler runs, and any end of the handler (done, a retry, a throw) sets it back to 0. A claim that finds
@@ -177,12 +181,13 @@ export function createJobQueue(
   async function claim(def: Definition, n: number) {
     claims++;
     const now = clock.now();
+    const wall = wallNow();
     const due = store.db
       .selectFrom('jobs')
       .select('id')
       .where('kind', '=', def.kind)
       .where('run_at', '<=', now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', wall)]))
       .orderBy('run_at')
       .limit(n);
     const sub = store.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
@@ -193,7 +198,7 @@ export function createJobQueue(
         .updateTable('jobs')
         .set({
           locked_by: workerId,
-          locked_until: now + def.visibilityMs,
+          locked_until: wall + def.visibilityMs,
           attempts: sql`attempts + 1`,
           open_claims: sql`open_claims + 1`,
         })
@@ -209,7 +214,7 @@ export function createJobQueue(
   async function renew(def: Definition, job: Claimed, exec: Exec = store.db): Promise<boolean> {
     const res = await exec
       .updateTable('jobs')
-      .set({ locked_until: clock.now() + def.visibilityMs })
+      .set({ locked_until: wallNow() + def.visibilityMs })
       .where('id', '=', job.id)
       .where('attempts', '=', job.attempts)
       .where('locked_by', '=', workerId)
@@ -349,16 +354,18 @@ export function createJobQueue(
   async function nextDueIn(): Promise<number> {
     const kinds = [...defs.values()].filter((d) => claimable(d) > 0).map((d) => d.kind);
     if (!kinds.length) return POLL_MS;
+    // Each job is due when its run_at has come (Standin clock) and its claim, if any, has lapsed (wall clock).
+    const untilRun = sql<number>`run_at - ${clock.now()}`;
+    const untilLapse = sql<number>`locked_until - ${wallNow()}`;
     const [row] = await queryAlone(
       store.db,
       store.db
         .selectFrom('jobs')
-        .select(sql<number | null>`min(case when locked_until > run_at then locked_until else run_at end)`.as('next'))
+        .select(sql<number | null>`min(case when ${untilLapse} > ${untilRun} then ${untilLapse} else ${untilRun} end)`.as('wait'))
         .where('kind', 'in', kinds),
     ).catch(() => []);
-    const next = row?.next == null ? undefined : Number(row.next);
-    if (next === undefined) return POLL_MS;
-    const wait = Math.max(0, Math.min(POLL_MS, next - clock.now()));
+    if (row?.wait == null) return POLL_MS;
+    const wait = Math.max(0, Math.min(POLL_MS, Number(row.wait)));
     if (wait === 0) idle.clear();
     return wait;
   }

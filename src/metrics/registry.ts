@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { SeriesCounter, SeriesHistogram, type Observer } from './series.js';
+import { wallNow } from '../core/clock.js';
 import type { Ctx } from '../core/module.js';
 
 /** The metrics of one Standin: its own registry (several Standins share a test process), fed by one hook. */
@@ -188,7 +189,8 @@ function jobGauges(ctx: Ctx, registry: Registry): void {
 
 async function readJobs(ctx: Ctx, depth: Gauge<'kind' | 'state'>, oldest: Gauge<'kind'>): Promise<void> {
   const now = ctx.clock.now();
-  const claimed = sql<number>`case when locked_until is not null and locked_until >= ${now} then 1 else 0 end`;
+  // Claims last in wall-clock time (core/jobs.ts); when a job is due is Standin-clock time.
+  const claimed = sql<number>`case when locked_until is not null and locked_until >= ${wallNow()} then 1 else 0 end`;
   const rows = await ctx.store.db
     .selectFrom('jobs')
     .select((eb) => [

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatLine, uploadBatchFile } from '../batches/fixtures.js';
 import { dialects, startTestStandin, TEST_KEYS, type TestStandin } from '../helpers.js';
 import { bundleChild, freshDatabaseUrl } from '../process.js';
+import { wallNow } from '../../src/core/clock.js';
 
 /**
  * A job whose handler kills its process (a decompression bomb, a runaway parser) must not take Standin
@@ -88,10 +89,10 @@ describe.each(dialects())('objects of abandoned jobs (%s)', (dialect) => {
 
   /** Three claims of the kind's jobs whose process died while their handler ran. */
   async function diedThreeTimes(kind: string) {
-    const { store, clock } = s.ctx;
+    const { store } = s.ctx;
     const n = await store.db
       .updateTable('jobs')
-      .set({ locked_by: 'dead-worker', locked_until: clock.now() - 1, attempts: 3, open_claims: 3 })
+      .set({ locked_by: 'dead-worker', locked_until: wallNow() - 1, attempts: 3, open_claims: 3 })
       .where('kind', '=', kind)
       .executeTakeFirst();
     expect(Number(n.numUpdatedRows)).toBe(1);

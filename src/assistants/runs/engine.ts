@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { wallNow } from '../../core/clock.js';
 import { ApiError } from '../../core/errors.js';
 import type { Ctx } from '../../core/module.js';
 import { ModelError } from '../../models/service.js';
@@ -55,7 +56,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
    */
   async function start(runId: string): Promise<{ done: Promise<void> } | { retryAt: number } | undefined> {
     const now = ctx.clock.now();
-    // This process is on it already (its lease may look lapsed after a clock jump).
+    // This process is on it already.
     if (executing.has(runId)) return { retryAt: now + watchMs(ctx) };
     if (executing.size >= MAX_RUNNING) return { retryAt: now + 25 };
     const token = leaseToken(processId);
@@ -63,7 +64,9 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     if (!claimed) {
       const run = await getRunById(db, runId);
       if (!run || !WORKER_STATUSES.includes(run.status)) return undefined;
-      return { retryAt: Math.min(Number(run.lease_until ?? now), now + watchMs(ctx)) };
+      // The lease lasts in wall-clock time; the job's retry is on the Standin clock.
+      const lapsesIn = Math.max(0, Number(run.lease_until ?? 0) - wallNow());
+      return { retryAt: now + Math.min(lapsesIn, watchMs(ctx)) };
     }
     const ac = new AbortController();
     executing.set(runId, ac);
@@ -172,7 +175,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   async function sweep(): Promise<number> {
     // One process owns an SQLite store: every lease found at start belongs to a process that is gone.
     if (ctx.store.dialect === 'sqlite') await lapseLeases(db);
-    const orphans = await orphanRunIds(db, ctx.clock.now());
+    const orphans = await orphanRunIds(db, wallNow());
     for (const runId of orphans) await enqueueRunJob(ctx, db, 'run.execute', { runId });
     if (orphans.length) ctx.jobs.wake('run.execute');
     return orphans.length;

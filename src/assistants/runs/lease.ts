@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { wallNow } from '../../core/clock.js';
 import type { Ctx } from '../../core/module.js';
 import type { Exec } from '../../store/db.js';
 import type { RunBus } from '../bus.js';
@@ -9,7 +10,8 @@ import { claimLease, leaseOf, renewLease } from '../store/runs.js';
  * every third of it. Every write the worker makes is conditional on still holding it while the run is
  * `in_progress`, so a cancel, an expiry, a deletion by anyone — or another instance that took the run
  * over after this one stalled — makes its next write fail and the worker stops (fencing). A lease that
- * lapses marks a worker that died: another takes the run over (engine.ts).
+ * lapses marks a worker that died: another takes the run over (engine.ts). A lease lasts in wall-clock
+ * time, as the life of a process does: moving the Standin clock does not lapse it.
  */
 export const leaseMs = (ctx: Pick<Ctx, 'settings'>): number => ctx.settings.leaseMs;
 /** How often a cross-instance change of a running run is looked for, at most. */
@@ -26,14 +28,14 @@ export class Lost extends Error {
 export const leaseToken = (processId: string): string => `${processId}:${randomUUID().slice(0, 8)}`;
 
 /** Takes the lease of a run a worker acts on, unless a live lease holds it. Returns the run, or undefined. */
-export function claim(ctx: Pick<Ctx, 'clock' | 'store' | 'settings'>, runId: string, token: string) {
-  const now = ctx.clock.now();
+export function claim(ctx: Pick<Ctx, 'store' | 'settings'>, runId: string, token: string) {
+  const now = wallNow();
   return claimLease(ctx.store.db, runId, token, now, now + leaseMs(ctx));
 }
 
 /** Renews the lease inside the caller's transaction; throws Lost when the worker no longer holds the run. */
-export async function holdLease(ctx: Pick<Ctx, 'clock' | 'settings'>, tx: Exec, runId: string, token: string): Promise<void> {
-  if (!(await renewLease(tx, runId, token, ctx.clock.now() + leaseMs(ctx)))) throw new Lost();
+export async function holdLease(ctx: Pick<Ctx, 'settings'>, tx: Exec, runId: string, token: string): Promise<void> {
+  if (!(await renewLease(tx, runId, token, wallNow() + leaseMs(ctx)))) throw new Lost();
 }
 
 /**
@@ -42,7 +44,7 @@ export async function holdLease(ctx: Pick<Ctx, 'clock' | 'settings'>, tx: Exec, 
  * function that stops watching.
  */
 export function watchLease(
-  ctx: Pick<Ctx, 'clock' | 'store' | 'settings'>,
+  ctx: Pick<Ctx, 'store' | 'settings'>,
   bus: RunBus,
   runId: string,
   token: string,
@@ -64,7 +66,7 @@ export function watchLease(
   });
   const beat = setInterval(
     async () => {
-      const renewed = await renewLease(db, runId, token, ctx.clock.now() + leaseMs(ctx)).catch(() => false);
+      const renewed = await renewLease(db, runId, token, wallNow() + leaseMs(ctx)).catch(() => false);
       if (!renewed) ac.abort(new Lost());
     },
     Math.max(1, Math.floor(leaseMs(ctx) / 3)),
