@@ -46,8 +46,9 @@ export function logDestination(format: LogFormat, opts: { batched: boolean }): p
     const bytes = batch.subarray(0, used);
     used = 0;
     // Whatever the reader refused: tried again at the next batch (a timer keeps the retry coming).
-    const written = out.write(bytes, wait);
-    if (!(also ? out.write(also, wait) : true) || !written) schedule();
+    let refused = !out.write(bytes, wait);
+    if (also) refused = !out.write(also, wait) || refused;
+    if (refused) schedule();
   };
   const schedule = () => {
     timer = setTimeout(() => flush(false), BATCH_MS);
@@ -58,8 +59,8 @@ export function logDestination(format: LogFormat, opts: { batched: boolean }): p
   return {
     write(text: string) {
       const line = shape ? shape(text) : text;
-      // A UTF-8 byte is at most three per UTF-16 unit: a line that may not fit goes after what is pending,
-      // and one larger than a batch (a long error) on its own.
+      // A UTF-16 unit is at most three bytes of UTF-8: a line that may not fit goes after what is pending,
+      // and one that may be larger than a batch (a long error) on its own.
       if (used + line.length * 3 > BATCH_BYTES) {
         if (line.length * 3 > BATCH_BYTES) return flush(false, Buffer.from(line));
         flush(false);
