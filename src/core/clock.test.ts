@@ -28,22 +28,24 @@ describe('clock', () => {
 });
 
 describe('clockReaches', () => {
-  it('resolves when the clock is moved past the moment, and not before', async () => {
+  it('aborts when the clock is moved past the moment, and not before', async () => {
     const clock = createClock();
     const at = clock.now() + 3_600_000;
-    const w = clockReaches(clock, at);
-    let done = false;
-    void w.reached.then(() => (done = true));
+    const { signal } = clockReaches(clock, at);
     await new Promise((r) => setTimeout(r, 20));
-    expect(done).toBe(false);
+    expect(signal.aborted).toBe(false);
     clock.advance(3_600_000);
-    await w.reached;
-    expect(clock.now()).toBeGreaterThanOrEqual(at);
+    expect(signal.aborted).toBe(true);
   });
 
-  it('resolves by the passing of time, and at once for a moment already past', async () => {
+  it('aborts by the passing of time, at once for a moment already past, and never once stopped', async () => {
     const clock = createClock();
-    await clockReaches(clock, clock.now() + 30).reached;
-    await clockReaches(clock, clock.now() - 1).reached;
+    const soon = clockReaches(clock, clock.now() + 30);
+    await new Promise((r) => soon.signal.addEventListener('abort', r));
+    expect(clockReaches(clock, clock.now() - 1).signal.aborted).toBe(true);
+    const stopped = clockReaches(clock, clock.now() + 1_000);
+    stopped.stop();
+    clock.advance(2_000);
+    expect(stopped.signal.aborted).toBe(false);
   });
 });

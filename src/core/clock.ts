@@ -77,29 +77,27 @@ export function createClock(initialOffsetMs = 0): Clock {
 export const wallNow = (): number => Date.now();
 
 /**
- * Resolves when the Standin clock reaches `at` (ms): by the passing of time, or at once when the control
- * plane moves it there. `stop` lets go of the timer and the listener.
+ * A signal that aborts when the Standin clock reaches `at` (ms): by the passing of time, or at once when the
+ * control plane moves it there. `stop` lets go of the timer and the clock listener.
  */
-export function clockReaches(clock: Clock, at: number): { reached: Promise<void>; stop(): void } {
+export function clockReaches(clock: Clock, at: number): { signal: AbortSignal; stop(): void } {
+  const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  let off = (): void => undefined;
-  const reached = new Promise<void>((resolve) => {
-    const check = () => {
-      clearTimeout(timer);
-      const left = at - clock.now();
-      if (left <= 0) {
-        off();
-        return resolve();
-      }
-      // setTimeout takes at most 2^31 - 1 ms; a later moment is looked at again then.
-      timer = setTimeout(check, Math.min(left, 2 ** 31 - 1));
-      timer.unref();
-    };
-    off = clock.onChange(check);
-    check();
-  });
+  const check = () => {
+    clearTimeout(timer);
+    const left = at - clock.now();
+    if (left <= 0) {
+      off();
+      return ac.abort();
+    }
+    // setTimeout takes at most 2^31 - 1 ms; a later moment is looked at again then.
+    timer = setTimeout(check, Math.min(left, 2 ** 31 - 1));
+    timer.unref();
+  };
+  const off = clock.onChange(check);
+  check();
   return {
-    reached,
+    signal: ac.signal,
     stop() {
       clearTimeout(timer);
       off();
