@@ -1,50 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { crc32, deflateRawSync } from 'node:zlib';
+import { zipEntries, zipEntry } from '../zip.js';
 
 /** Wheels built in the tests, and a mirror serving them on loopback: Pyodide's package path without the internet. */
 
 /** A zip of stored (uncompressed) entries, all a wheel needs; with `deflate`, compressed as real wheels are. */
 export function zip(files: Record<string, string | Buffer>, deflate = false): Buffer {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const [name, text] of Object.entries(files)) {
-    const plain = Buffer.from(text);
-    const data = deflate ? deflateRawSync(plain) : plain;
-    const fname = Buffer.from(name);
-    const crc = crc32(plain);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(deflate ? 8 : 0, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(plain.length, 22);
-    local.writeUInt16LE(fname.length, 26);
-    const dir = Buffer.alloc(46);
-    dir.writeUInt32LE(0x02014b50, 0);
-    dir.writeUInt16LE(20, 4);
-    dir.writeUInt16LE(20, 6);
-    dir.writeUInt16LE(deflate ? 8 : 0, 10);
-    dir.writeUInt32LE(crc, 16);
-    dir.writeUInt32LE(data.length, 20);
-    dir.writeUInt32LE(plain.length, 24);
-    dir.writeUInt16LE(fname.length, 28);
-    dir.writeUInt32LE(offset, 42);
-    locals.push(local, fname, data);
-    central.push(dir, fname);
-    offset += 30 + fname.length + data.length;
-  }
-  const size = central.reduce((n, b) => n + b.length, 0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Object.keys(files).length, 8);
-  end.writeUInt16LE(Object.keys(files).length, 10);
-  end.writeUInt32LE(size, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, ...central, end]);
+  return zipEntries(Object.entries(files).map(([name, content]) => zipEntry(name, content, !deflate)));
 }
 
 export const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');

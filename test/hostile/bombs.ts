@@ -1,5 +1,6 @@
 import { constants, crc32, deflateRawSync } from 'node:zlib';
-import { DOCUMENT_XML, DOCX_PARTS, zipEntries, zipEntry } from '../vector-stores/fixtures.js';
+import { DOCUMENT_XML, DOCX_PARTS } from '../vector-stores/fixtures.js';
+import { zipEntries, zipEntry } from '../zip.js';
 
 /**
  * Hostile files of issue 25, made here and small on disk. A deflate stream of a repeated chunk is the

@@ -1,4 +1,4 @@
-import { crc32, deflateRawSync } from 'node:zlib';
+import { zipEntries, zipEntry } from '../zip.js';
 
 /** Small documents made in the test, so no binary fixture needs to be trusted: a one-page PDF and a DOCX. */
 
@@ -23,59 +23,6 @@ export function makePdf(lines: string[]): Buffer {
   out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, 'latin1');
-}
-
-/** One entry of a zip archive: its name, deflated bytes, inflated size and CRC-32. */
-export interface ZipEntry {
-  name: string;
-  packed: Buffer;
-  size: number;
-  crc: number;
-}
-
-/** A zip archive of deflated entries, as DOCX packages are. */
-export function zipEntries(entries: ZipEntry[]): Buffer {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const { name, packed, size, crc } of entries) {
-    const n = Buffer.from(name);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(n.length, 26);
-    const entry = Buffer.alloc(46);
-    entry.writeUInt32LE(0x02014b50, 0);
-    entry.writeUInt16LE(20, 4);
-    entry.writeUInt16LE(20, 6);
-    entry.writeUInt16LE(8, 10);
-    entry.writeUInt32LE(crc, 16);
-    entry.writeUInt32LE(packed.length, 20);
-    entry.writeUInt32LE(size, 24);
-    entry.writeUInt16LE(n.length, 28);
-    entry.writeUInt32LE(offset, 42);
-    locals.push(local, n, packed);
-    central.push(entry, n);
-    offset += 30 + n.length + packed.length;
-  }
-  const directory = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}
-
-/** A zip entry of a text, deflated. */
-export function zipEntry(name: string, text: string): ZipEntry {
-  const data = Buffer.from(text);
-  return { name, packed: deflateRawSync(data), size: data.length, crc: crc32(data) };
 }
 
 /** The package parts every DOCX has besides its document. */
