@@ -209,6 +209,10 @@ describe('runs through jobs', () => {
       .execute();
     await drain();
     expect((await run(r.thread_id, r.id)).status).toBe('queued');
+    // A lease lasts in wall-clock time: moving the Standin clock past it (within the run's expiry) takes nothing over.
+    s.ctx.clock.advance(120_000);
+    await drain();
+    expect((await run(r.thread_id, r.id)).status).toBe('queued');
     await s.ctx.store.db.updateTable('thread_runs').set({ lease_owner: null, lease_until: null }).where('id', '=', r.id).execute();
     // The job looks again when the other lease would have lapsed, at most one lease later.
     s.ctx.clock.advance(svc.watchMs(s.ctx) + 1000);
