@@ -1,11 +1,15 @@
 // A process that logs through the batched destination, then ends as argv[2] says: the suite checks no line is lost.
 import { logDestination } from '../../src/core/log.js';
 
+// Opened as a served instance's banner opens it: Node then makes a pipe on fd 1 non-blocking, and a full pipe
+// refuses writes (EAGAIN) rather than block them.
+void process.stdout;
 const out = logDestination('json', { batched: true });
 const end = process.argv[2];
 if (end === 'behind') {
-  // 4 MB over many turns, to a reader that starts late: the pipe fills, and what it refuses waits its turn.
-  const pad = 'x'.repeat(180);
+  // 8 MB over many turns, to a reader that starts late: the pipe fills, and what it refuses waits its turn.
+  // Characters of two to four bytes: a write the pipe takes in part may end inside one.
+  const pad = 'é🦊€x'.repeat(40);
   let n = 0;
   const burst = () => {
     for (let i = 0; i < 500; i++, n++) out.write(`{"level":30,"n":${n},"pad":"${pad}","msg":"line"}\n`);

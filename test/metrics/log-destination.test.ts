@@ -41,12 +41,17 @@ describe('batched log destination', () => {
     // Nothing is read for a while: the pipe fills and the writes are refused (EAGAIN).
     proc.stdout.pause();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    let out = '';
-    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const chunks: Buffer[] = [];
+    proc.stdout.on('data', (d: Buffer) => chunks.push(d));
     proc.stdout.resume();
     await new Promise((resolve) => proc.stdout.once('end', resolve));
     expect(await exited).toBe(0);
-    const lines = out.split('\n').filter(Boolean);
-    expect(lines.map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([...Array(20_000).keys()]);
+    const lines = Buffer.concat(chunks)
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { n: number; pad: string });
+    expect(lines.map((l) => l.n)).toEqual([...Array(20_000).keys()]);
+    expect(lines.every((l) => l.pad === 'é🦊€x'.repeat(40))).toBe(true);
   });
 });
