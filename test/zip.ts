@@ -22,20 +22,12 @@ export function zipEntries(entries: ZipEntry[]): Buffer {
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(method, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(n.length, 26);
+    writeShared(local, 8, method, { crc, packed, size, name: n });
     const entry = Buffer.alloc(46);
     entry.writeUInt32LE(0x02014b50, 0);
     entry.writeUInt16LE(20, 4);
     entry.writeUInt16LE(20, 6);
-    entry.writeUInt16LE(method, 10);
-    entry.writeUInt32LE(crc, 16);
-    entry.writeUInt32LE(packed.length, 20);
-    entry.writeUInt32LE(size, 24);
-    entry.writeUInt16LE(n.length, 28);
+    writeShared(entry, 10, method, { crc, packed, size, name: n });
     entry.writeUInt32LE(offset, 42);
     locals.push(local, n, packed);
     central.push(entry, n);
@@ -49,6 +41,18 @@ export function zipEntries(entries: ZipEntry[]): Buffer {
   end.writeUInt32LE(directory.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, directory, end]);
+}
+
+/**
+ * The fields a local header and its central directory entry share, in the same order from the method on
+ * (`at`): method, then (past the time and date) CRC-32, packed size, inflated size and the name's length.
+ */
+function writeShared(header: Buffer, at: number, method: number, e: { crc: number; packed: Buffer; size: number; name: Buffer }) {
+  header.writeUInt16LE(method, at);
+  header.writeUInt32LE(e.crc, at + 6);
+  header.writeUInt32LE(e.packed.length, at + 10);
+  header.writeUInt32LE(e.size, at + 14);
+  header.writeUInt16LE(e.name.length, at + 18);
 }
 
 /** A zip entry of a text or bytes, deflated unless `stored`. */
