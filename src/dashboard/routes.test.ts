@@ -63,7 +63,7 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
   it("a cookie alone, or with another session's binding, signs nothing in", async () => {
     const { cookie, 'x-standin-dashboard': binding } = await signIn();
     const other = await signIn();
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { cookie },
       { cookie, 'x-standin-dashboard': other['x-standin-dashboard'] },
       { cookie, 'x-standin-dashboard': '' },
@@ -80,7 +80,7 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
 
   it('a bound session is refused from another origin, reads and writes alike', async () => {
     const session = await signIn();
-    for (const extra of [
+    for (const extra of <Record<string, string>[]>[
       { 'sec-fetch-site': 'same-site' },
       { 'sec-fetch-site': 'cross-site' },
       { origin: 'http://localhost:9999', host: 'localhost:80' },

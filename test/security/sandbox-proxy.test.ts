@@ -52,6 +52,22 @@ describe('the sandbox proxy’s CSP reports (issue 34)', () => {
     await needs.locator(`li[data-directive="script-src"][data-source="'unsafe-eval'"]`).waitFor();
     expect(await needs.locator('li[data-source*="forged.example"]').count()).toBe(0);
     expect(await needs.innerText()).not.toContain('forged');
+
+    // The report endpoint (report-uri, on the component's origin) records what the browser reported, which the
+    // connection's lint then names; the component's own POST to it is refused.
+    expect(steps.forgeReport).toBe(403);
+    const strictFindings = async () =>
+      (
+        (await host.req('POST', '/apps/api/connect', { body: { server: hostile.url, refresh: true } })).body.findings as {
+          rule: string;
+          message: string;
+        }[]
+      )
+        .filter((f) => f.rule === 'csp.strictProfile')
+        .map((f) => f.message)
+        .join('\n');
+    await expect.poll(strictFindings).toContain("script-src 'unsafe-eval'");
+    expect(await strictFindings()).not.toContain('forged');
     await page.close();
   });
 });
