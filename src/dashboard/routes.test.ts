@@ -73,6 +73,12 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
       expect(res.body.error.code).toBe('session_unbound');
       expect((await s.req('GET', '/dashboard/session', { headers })).body.signed_in).toBe(false);
     }
+    // The request log keeps neither half.
+    const logged = (await s.req('GET', '/admin/v1/requests?path=/dashboard/session&limit=1', { key: 'admin' })).body.data[0];
+    const detail = JSON.stringify((await s.req('GET', `/admin/v1/requests/${logged.id}`, { key: 'admin' })).body);
+    expect(detail).toContain('binding_token');
+    expect(detail).not.toContain(other['x-standin-dashboard']);
+    expect(detail).not.toContain(other.cookie.split('=')[1]);
     // The binding alone is no credential either.
     expect((await s.req('GET', '/admin/v1/clock', { headers: { 'x-standin-dashboard': binding } })).status).toBe(401);
     expect((await s.req('GET', '/dashboard/session', { headers: { cookie, 'x-standin-dashboard': binding } })).body.signed_in).toBe(true);

@@ -22,9 +22,9 @@ export function setBinding(binding: string | null | undefined): void {
 }
 
 function headersFor(method: string): Record<string, string> {
-  const headers: Record<string, string> = method === 'GET' ? {} : { 'x-standin-csrf': '1' };
-  const binding = localStorage.getItem(BINDING);
-  if (binding) headers['x-standin-dashboard'] = binding;
+  // Sent signed out too ('none'): the header also keeps the dashboard's reads out of the request log.
+  const headers: Record<string, string> = { 'x-standin-dashboard': localStorage.getItem(BINDING) ?? 'none' };
+  if (method !== 'GET') headers['x-standin-csrf'] = '1';
   return headers;
 }
 
@@ -44,7 +44,6 @@ export const onSignedOut = (l: Listener) => void signedOut.push(l);
 
 /** Calls the control plane (`path` under /admin/v1, or an absolute path) and answers its JSON as `T` (a type of src/dashboard/wire.ts). */
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  // The binding header also keeps the dashboard's reads out of the request log; its writes are logged like any other.
   const headers = headersFor(method);
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path.startsWith('/') ? path : `/admin/v1/${path}`, {
