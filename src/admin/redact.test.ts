@@ -31,6 +31,10 @@ describe('redaction by shape', () => {
       'x-forwarded-key': '[redacted]',
       'user-agent': 'curl/8',
     });
+    // The dashboard session's binding: half of what signs a browser in.
+    expect(redactHeaders({ 'x-standin-dashboard': 'Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg' })).toEqual({
+      'x-standin-dashboard': '[redacted]',
+    });
     const json = redactJson({ messages: [{ role: 'user', content: `my key: ${SECRETS.project}` }], [SECRETS.admin]: 1 });
     expect(JSON.stringify(json)).not.toMatch(/sk-/);
     expect(json).toEqual({ messages: [{ role: 'user', content: 'my key: [redacted]' }], '[redacted]': 1 });

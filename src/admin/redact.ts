@@ -4,6 +4,7 @@ const SECRET_HEADERS = new Set([
   'x-admin-key',
   'cookie',
   'set-cookie',
+  'x-standin-dashboard',
   'proxy-authorization',
   'openai-api-key',
   'api-key',

@@ -13,11 +13,13 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
     await s?.close();
   });
 
+  /** The session cookie and its binding header, as the page sends them. */
   const signIn = async () => {
     const res = await s.req('POST', '/dashboard/session', { body: { admin_key: s.keys.admin } });
     expect(res.status).toBe(200);
     expect(res.headers['set-cookie']).toMatch(/HttpOnly; SameSite=Strict/);
-    return cookieFrom(res.headers['set-cookie']);
+    expect(res.body.binding_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    return { cookie: cookieFrom(res.headers['set-cookie']), 'x-standin-dashboard': res.body.binding_token as string };
   };
 
   it('a sign-in link works once and sets an HttpOnly session cookie', async () => {
@@ -25,9 +27,10 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
     const path = url.slice(url.indexOf('/dashboard'));
     const first = await s.req('GET', path);
     expect(first.status).toBe(303);
-    expect(first.headers.location).toBe('/dashboard');
+    // The binding rides in the fragment, which the browser keeps to the page.
+    const binding = /^\/dashboard#binding=([A-Za-z0-9_-]{43})$/.exec(first.headers.location)![1];
     const cookie = cookieFrom(first.headers['set-cookie']);
-    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie } })).status).toBe(200);
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie, 'x-standin-dashboard': binding } })).status).toBe(200);
     const again = await s.req('GET', path);
     expect(again.headers.location).toBe('/dashboard?sign_in=expired');
     expect(again.headers['set-cookie']).toBeUndefined();
@@ -57,51 +60,89 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
     expect(crossSite.status).toBe(403);
   });
 
+  it("a cookie alone, or with another session's binding, signs nothing in", async () => {
+    const { cookie, 'x-standin-dashboard': binding } = await signIn();
+    const other = await signIn();
+    for (const headers of <Record<string, string>[]>[
+      { cookie },
+      { cookie, 'x-standin-dashboard': other['x-standin-dashboard'] },
+      { cookie, 'x-standin-dashboard': '' },
+    ]) {
+      const res = await s.req('GET', '/admin/v1/clock', { headers });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('session_unbound');
+      expect((await s.req('GET', '/dashboard/session', { headers })).body.signed_in).toBe(false);
+    }
+    // The request log keeps neither half.
+    const logged = (await s.req('GET', '/admin/v1/requests?path=/dashboard/session&limit=1', { key: 'admin' })).body.data[0];
+    const detail = JSON.stringify((await s.req('GET', `/admin/v1/requests/${logged.id}`, { key: 'admin' })).body);
+    expect(detail).toContain('binding_token');
+    expect(detail).not.toContain(other['x-standin-dashboard']);
+    expect(detail).not.toContain(other.cookie.split('=')[1]);
+    // The binding alone is no credential either.
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { 'x-standin-dashboard': binding } })).status).toBe(401);
+    expect((await s.req('GET', '/dashboard/session', { headers: { cookie, 'x-standin-dashboard': binding } })).body.signed_in).toBe(true);
+  });
+
+  it('a bound session is refused from another origin, reads and writes alike', async () => {
+    const session = await signIn();
+    for (const extra of <Record<string, string>[]>[
+      { 'sec-fetch-site': 'same-site' },
+      { 'sec-fetch-site': 'cross-site' },
+      { origin: 'http://localhost:9999', host: 'localhost:80' },
+    ]) {
+      const res = await s.req('GET', '/admin/v1/clock', { headers: { ...session, ...extra } });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('cross_origin');
+    }
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { ...session, 'sec-fetch-site': 'same-origin' } })).status).toBe(200);
+  });
+
   it('a session reads the control plane; writes need the CSRF header and a same-origin Origin', async () => {
-    const cookie = await signIn();
-    expect((await s.req('GET', '/admin/v1/faults', { headers: { cookie } })).status).toBe(200);
+    const session = await signIn();
+    expect((await s.req('GET', '/admin/v1/faults', { headers: session })).status).toBe(200);
     const body = { path: '/v1/embeddings', status: 429 };
-    const noHeader = await s.req('POST', '/admin/v1/faults', { body, headers: { cookie } });
+    const noHeader = await s.req('POST', '/admin/v1/faults', { body, headers: session });
     expect(noHeader.status).toBe(403);
     expect(noHeader.body.error.code).toBe('csrf_header_missing');
     const crossOrigin = await s.req('POST', '/admin/v1/faults', {
       body,
-      headers: { cookie, 'x-standin-csrf': '1', origin: 'http://evil.example', host: 'localhost:80' },
+      headers: { ...session, 'x-standin-csrf': '1', origin: 'http://evil.example', host: 'localhost:80' },
     });
     expect(crossOrigin.body.error.code).toBe('cross_origin');
     expect((await s.req('GET', '/admin/v1/faults', { key: 'admin' })).body.data).toHaveLength(0);
     const ok = await s.req('POST', '/admin/v1/faults', {
       body,
-      headers: { cookie, 'x-standin-csrf': '1', origin: 'http://localhost:80', host: 'localhost:80' },
+      headers: { ...session, 'x-standin-csrf': '1', origin: 'http://localhost:80', host: 'localhost:80' },
     });
     expect(ok.status).toBe(201);
     await s.req('DELETE', '/admin/v1/faults', { key: 'admin' });
   });
 
   it('signing out spends the session; changing the admin key ends every session', async () => {
-    const cookie = await signIn();
-    expect((await s.req('GET', '/dashboard/session', { headers: { cookie } })).body.signed_in).toBe(true);
-    expect((await s.req('DELETE', '/dashboard/session', { headers: { cookie } })).status).toBe(403);
-    const out = await s.req('DELETE', '/dashboard/session', { headers: { cookie, 'x-standin-csrf': '1' } });
+    const session = await signIn();
+    expect((await s.req('GET', '/dashboard/session', { headers: session })).body.signed_in).toBe(true);
+    expect((await s.req('DELETE', '/dashboard/session', { headers: session })).status).toBe(403);
+    const out = await s.req('DELETE', '/dashboard/session', { headers: { ...session, 'x-standin-csrf': '1' } });
     expect(out.body.signed_in).toBe(false);
-    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie } })).status).toBe(401);
+    expect((await s.req('GET', '/admin/v1/clock', { headers: session })).status).toBe(401);
 
     const other = await signIn();
     const key = s.ctx.auth.adminKey();
     s.ctx.auth.setAdminKey('sk-admin-rotated-key-000000000000000000');
     try {
-      expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: other } })).status).toBe(401);
+      expect((await s.req('GET', '/admin/v1/clock', { headers: other })).status).toBe(401);
     } finally {
       s.ctx.auth.setAdminKey(key);
     }
   });
 
   it('a cookie never stands in for a platform key, and the admin key still works without one', async () => {
-    const cookie = await signIn();
-    expect((await s.req('GET', '/v1/models', { headers: { cookie } })).status).toBe(401);
+    const session = await signIn();
+    expect((await s.req('GET', '/v1/models', { headers: session })).status).toBe(401);
     expect((await s.req('GET', '/admin/v1/clock', { key: 'admin' })).status).toBe(200);
     // A wrong admin key with a valid cookie is still refused: the key given is the one checked.
-    expect((await s.req('GET', '/admin/v1/clock', { key: 'sk-admin-wrong-0000000000000000000', headers: { cookie } })).status).toBe(401);
+    expect((await s.req('GET', '/admin/v1/clock', { key: 'sk-admin-wrong-0000000000000000000', headers: session })).status).toBe(401);
   });
 
   it('serves the shell with a strict CSP, redirects the old webhooks page, mints links for scripts', async () => {

@@ -17,7 +17,7 @@ import {
   SignInQuery,
 } from './schemas.js';
 import { redeemLink, signOut } from './service.js';
-import { LINK_MS, SESSION_MS, checkCsrf, cookieOf, sameOrigin, sessionCookie } from './session.js';
+import { LINK_MS, SESSION_MS, boundSession, checkCsrf, sameOrigin, sessionCookie } from './session.js';
 
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', map: 'application/json' };
 
@@ -55,7 +55,8 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
     if (!link || !(await redeemLink(ctx, link.nonce, link.expiresAt))) return reply.redirect('/dashboard?sign_in=expired', 303);
     const session = sessions.mint('session', SESSION_MS);
     reply.header('set-cookie', sessionCookie(session.token, SESSION_MS, secure(ctx, req)));
-    return reply.redirect('/dashboard', 303);
+    // The binding goes in the fragment, which the browser keeps to the page (never sent, never logged).
+    return reply.redirect(`/dashboard#binding=${sessions.binding(session.nonce)}`, 303);
   });
 
   const sessionView = (expiresAt: number | null) => ({
@@ -63,10 +64,17 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
     signed_in: expiresAt !== null,
     expires_at: expiresAt === null ? null : Math.floor(expiresAt / 1000),
   });
+  // Signed in means the cookie and its binding: a page that lost the binding signs in again.
+  const current = (req: FastifyRequest) => {
+    try {
+      return boundSession(req, sessions);
+    } catch {
+      return null;
+    }
+  };
   app.get('/dashboard/session', { schema: { hide: true, response: { 200: SessionView } } }, async (req, reply) => {
     reply.header('cache-control', 'no-store');
-    const token = cookieOf(req.headers.cookie);
-    return sessionView(token ? (sessions.check(token, 'session')?.expiresAt ?? null) : null);
+    return sessionView(current(req)?.expiresAt ?? null);
   });
   // Signing in with the admin key: checked here, then the key is never stored in the browser.
   app.post('/dashboard/session', { schema: { hide: true, body: SessionBody, response: { 200: SessionView } } }, async (req, reply) => {
@@ -80,12 +88,12 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
     }
     const session = sessions.mint('session', SESSION_MS);
     reply.header('set-cookie', sessionCookie(session.token, SESSION_MS, secure(ctx, req))).header('cache-control', 'no-store');
-    return sessionView(session.expiresAt);
+    // Only this answer carries the binding: a same-origin page reads it, a cross-origin one cannot.
+    return { ...sessionView(session.expiresAt), binding_token: sessions.binding(session.nonce) };
   });
   app.delete('/dashboard/session', { schema: { hide: true, response: { 200: SessionView } } }, async (req, reply) => {
     checkCsrf(req);
-    const token = cookieOf(req.headers.cookie);
-    const session = token ? sessions.check(token, 'session') : null;
+    const session = current(req);
     if (session) await signOut(ctx, session.nonce, session.expiresAt);
     reply.header('set-cookie', sessionCookie('', 0, secure(ctx, req)));
     return sessionView(null);
@@ -119,12 +127,11 @@ export function signInLink(ctx: Ctx): { url: string; expiresAt: number } {
   return { url: `${base}/dashboard/sign-in?token=${token}`, expiresAt };
 }
 
-/** Accepts the session cookie as the admin principal, holding writes to the CSRF rules. */
+/** Accepts the session cookie with its binding, from the dashboard's own origin, as the admin principal; writes also need the CSRF header. */
 export function sessionPrincipal(ctx: Ctx) {
   const { sessions } = ctx.services.dashboard;
   return (request: FastifyRequest): boolean => {
-    const token = cookieOf(request.headers.cookie);
-    if (!token || !sessions.check(token, 'session')) return false;
+    if (!boundSession(request, sessions)) return false;
     checkCsrf(request);
     return true;
   };

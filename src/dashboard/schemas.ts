@@ -8,6 +8,9 @@ export const SessionView = Type.Object({
   object: Type.Literal('dashboard.session'),
   signed_in: Type.Boolean(),
   expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds (real time), null once signed out.' }),
+  binding_token: Type.Optional(
+    Type.String({ description: 'Signing in only: the value the page sends in x-standin-dashboard with every request.' }),
+  ),
 });
 export const SignInLink = Type.Object({
   object: Type.Literal('dashboard.sign_in_link'),

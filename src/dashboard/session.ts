@@ -1,13 +1,19 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { wallNow } from '../core/clock.js';
-import { forbidden } from '../core/errors.js';
+import { ApiError, forbidden } from '../core/errors.js';
 import { sameSecret } from '../core/secrets.js';
 
 /** The dashboard's session cookie: HttpOnly, SameSite=Strict, scoped to the whole origin (the pages read /admin/v1). */
 export const COOKIE = 'standin_session';
 /** The header every cookie-authenticated write must carry: a page on another site cannot set it without a CORS preflight. */
 export const CSRF_HEADER = 'x-standin-csrf';
+/**
+ * The header that binds a request to its session: the session's binding, which the page holds in its own
+ * origin's storage (never in a cookie). Cookies go to every port of a host; this does not, so a cookie
+ * captured by another local server, or replayed from a script, signs nothing in.
+ */
+export const BINDING_HEADER = 'x-standin-dashboard';
 
 /** How long a session lasts, and a sign-in link stays usable (real time: moving the Standin clock signs nobody out). */
 export const SESSION_MS = 12 * 3_600_000;
@@ -38,10 +44,16 @@ export class Sessions {
   }
 
   /** A new token of `kind`, valid for `ms`. */
-  mint(kind: Kind, ms: number): { token: string; expiresAt: number } {
+  mint(kind: Kind, ms: number): { token: string; nonce: string; expiresAt: number } {
     const expiresAt = wallNow() + ms;
-    const body = `${kind}.${expiresAt}.${randomBytes(18).toString('base64url')}`;
-    return { token: `${body}.${this.mac(body)}`, expiresAt };
+    const nonce = randomBytes(18).toString('base64url');
+    const body = `${kind}.${expiresAt}.${nonce}`;
+    return { token: `${body}.${this.mac(body)}`, nonce, expiresAt };
+  }
+
+  /** The binding of a session: what the page sends in `x-standin-dashboard` beside the cookie. */
+  binding(nonce: string): string {
+    return this.mac(`binding.${nonce}`);
   }
 
   /** The token's nonce when it is a valid, unexpired, unspent token of `kind`; else null. */
@@ -86,6 +98,31 @@ export function sameOrigin(origin: string, host: string | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The session a request holds: a valid session cookie (null without one); throws 401 when the request does
+ * not carry the session's binding, and 403 when the browser says it comes from another origin (Sec-Fetch-Site
+ * or Origin). So a cookie alone — sent by a browser to another port of the host, or replayed — is refused.
+ */
+export function boundSession(request: FastifyRequest, sessions: Sessions): { nonce: string; expiresAt: number } | null {
+  const token = cookieOf(request.headers.cookie);
+  const session = token ? sessions.check(token, 'session') : null;
+  if (!session) return null;
+  const given = request.headers[BINDING_HEADER];
+  if (typeof given !== 'string' || !sameSecret(given, sessions.binding(session.nonce))) {
+    throw new ApiError(
+      'authentication_error',
+      `The dashboard session cookie needs the page's "${BINDING_HEADER}" header: a cookie alone signs nothing in. Sign in again, or use the admin key.`,
+      { code: 'session_unbound' },
+    );
+  }
+  const site = request.headers['sec-fetch-site'];
+  const origin = request.headers.origin;
+  if ((site !== undefined && site !== 'same-origin') || (origin !== undefined && !sameOrigin(origin, request.headers.host))) {
+    throw forbidden('A request signed in by the dashboard session must come from the dashboard itself (its origin).', 'cross_origin');
+  }
+  return session;
 }
 
 /**

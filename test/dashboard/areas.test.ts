@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStandin, type TestStandin } from '../helpers.js';
@@ -66,12 +67,15 @@ describe('dashboard: files, vector stores, batches', () => {
     await batchItem.getByRole('link', { name: 'lines.jsonl' }).waitFor();
     const done = await client.batches.retrieve(batch.id);
     expect(done.status).toBe('completed');
-    // The output and error links download what the SDK reads.
-    const output = await batchItem.locator('dd', { has: page.locator(`a[href$="/files/${done.output_file_id}/content"]`) }).locator('a');
-    const downloaded = await page.evaluate(async (href) => (await fetch(href)).text(), (await output.getAttribute('href'))!);
-    expect(downloaded).toBe(await (await client.files.content(done.output_file_id!)).text());
-    const errors = batchItem.locator(`a[href$="/files/${done.error_file_id}/content"]`);
-    expect(await page.evaluate(async (href) => (await fetch(href)).text(), (await errors.getAttribute('href'))!)).toContain('line-7');
+    // The output and error links download what the SDK reads (clicked, as a person does: the page fetches with its
+    // session's headers).
+    const clicked = async (link: ReturnType<typeof page.locator>) => {
+      const [file] = await Promise.all([page.waitForEvent('download'), link.click()]);
+      return readFileSync((await file.path())!, 'utf8');
+    };
+    const output = batchItem.locator(`a[href$="/files/${done.output_file_id}/content"]`);
+    expect(await clicked(output)).toBe(await (await client.files.content(done.output_file_id!)).text());
+    expect(await clicked(batchItem.locator(`a[href$="/files/${done.error_file_id}/content"]`))).toContain('line-7');
 
     // The vector store: counts in words beside the bar, and the failed file's error in the drill-down (by keyboard).
     const storeItem = page.locator('li', { has: page.getByText(store.id, { exact: true }) });

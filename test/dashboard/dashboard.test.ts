@@ -37,6 +37,9 @@ describe('dashboard', () => {
     await page.goto(link);
     expect(new URL(page.url()).pathname).toBe('/dashboard');
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    // The session's binding came in the fragment; the page keeps it and takes it out of the address bar.
+    expect(page.url()).toBe(`${url}/dashboard`);
+    expect(await page.evaluate(() => localStorage.getItem('standin.dashboard.binding'))).toMatch(/^[\w-]{43}$/);
     const cookie = (await context.cookies()).find((c) => c.name === 'standin_session')!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     // The page cannot read the cookie.
@@ -56,6 +59,7 @@ describe('dashboard', () => {
     await again.getByRole('button', { name: 'Sign out' }).click();
     await again.getByLabel('Admin key').waitFor();
     expect(await again.evaluate(async () => (await fetch('/admin/v1/clock')).status)).toBe(401);
+    expect(await again.evaluate(() => localStorage.getItem('standin.dashboard.binding'))).toBeNull();
     await again.close();
   });
 

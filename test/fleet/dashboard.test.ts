@@ -28,14 +28,19 @@ describe.runIf(databaseUrl)('dashboard sign-in on two instances', () => {
     expect(r.status).toBe(201);
     return r.body.url.slice(r.body.url.indexOf('/dashboard/sign-in'));
   };
-  const open = (i: Instance, path: string, cookie?: string) =>
-    fetch(`${i.base}${path}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+  /** `session`: the cookie and its binding header, as the page sends them. */
+  const open = (i: Instance, path: string, session?: Record<string, string>) =>
+    fetch(`${i.base}${path}`, { redirect: 'manual', headers: session ?? {} });
   const cookieOf = (res: Response) => (res.headers.get('set-cookie') ?? '').split(';')[0];
+  const sessionOf = (res: Response) => ({
+    cookie: cookieOf(res),
+    'x-standin-dashboard': (res.headers.get('location') ?? '').replace('/dashboard#binding=', ''),
+  });
 
   it('a link used on A is refused on B (and on A)', async () => {
     const path = await link();
     const first = await open(a, path);
-    expect(first.headers.get('location')).toBe('/dashboard');
+    expect(first.headers.get('location')).toMatch(/^\/dashboard#binding=[\w-]{43}$/);
     expect(cookieOf(first)).toMatch(/^standin_session=.+/);
     for (const i of [b, a]) {
       const again = await open(i, path);
@@ -47,16 +52,19 @@ describe.runIf(databaseUrl)('dashboard sign-in on two instances', () => {
   it('the same link opened on A and B at once signs in exactly one browser', async () => {
     const path = await link();
     const both = await Promise.all([open(a, path), open(b, path)]);
-    expect(both.map((r) => r.headers.get('location')).sort()).toEqual(['/dashboard', '/dashboard?sign_in=expired']);
+    expect(both.map((r) => r.headers.get('location')!.replace(/#binding=.*/, '')).sort()).toEqual([
+      '/dashboard',
+      '/dashboard?sign_in=expired',
+    ]);
   });
 
   it('a session signed out on A is refused by B', async () => {
-    const cookie = cookieOf(await open(b, await link()));
-    for (const i of [a, b]) expect((await open(i, '/admin/v1/clock', cookie)).status).toBe(200);
-    const out = await fetch(`${a.base}/dashboard/session`, { method: 'DELETE', headers: { cookie, 'x-standin-csrf': '1' } });
+    const session = sessionOf(await open(b, await link()));
+    for (const i of [a, b]) expect((await open(i, '/admin/v1/clock', session)).status).toBe(200);
+    const out = await fetch(`${a.base}/dashboard/session`, { method: 'DELETE', headers: { ...session, 'x-standin-csrf': '1' } });
     expect(out.status).toBe(200);
-    expect((await open(a, '/admin/v1/clock', cookie)).status).toBe(401);
-    await until(async () => (await open(b, '/admin/v1/clock', cookie)).status === 401, 3_000);
-    expect(((await (await open(b, '/dashboard/session', cookie)).json()) as { signed_in: boolean }).signed_in).toBe(false);
+    expect((await open(a, '/admin/v1/clock', session)).status).toBe(401);
+    await until(async () => (await open(b, '/admin/v1/clock', session)).status === 401, 3_000);
+    expect(((await (await open(b, '/dashboard/session', session)).json()) as { signed_in: boolean }).signed_in).toBe(false);
   });
 });

@@ -20,7 +20,7 @@ export interface SandboxResource {
   permissions?: Record<string, object>;
 }
 
-/** A CSP violation in the component's frame, as the proxy reports it. */
+/** A CSP violation in the component's frame, as the proxy reports it on the host's port. */
 export interface SandboxViolation {
   effectiveDirective: string;
   blockedURI: string;
@@ -54,6 +54,12 @@ export class SandboxFrame {
   /** The outer frame (the one the page lays out and sizes; the inner one fills it). */
   readonly iframe: HTMLIFrameElement;
   private sent = false;
+  /**
+   * Violation reports come on this channel only: its far port goes to the proxy with the resource, before the
+   * component exists. The component shares the proxy's origin and can post on its window as the proxy would, so
+   * nothing posted there is taken for a report.
+   */
+  private readonly reports = new MessageChannel();
 
   constructor(private readonly o: SandboxFrameOptions) {
     const f = document.createElement('iframe');
@@ -64,26 +70,26 @@ export class SandboxFrame {
     f.referrerPolicy = 'no-referrer';
     Object.assign(f.dataset, o.dataset ?? {});
     this.iframe = f;
+    this.reports.port1.onmessage = (ev) => {
+      const v = violationOf(ev.data);
+      if (v) this.o.onViolation?.(v);
+    };
   }
 
   private fromProxy(ev: MessageEvent) {
     return ev.source !== null && ev.source === this.iframe.contentWindow && ev.origin === this.o.origin;
   }
 
-  /** Handles the proxy's own messages: the handshake (the document is sent once) and violation reports. */
+  /** Handles the proxy's own messages on the window: the handshake (the document and the report port are sent once). */
   private handle(ev: MessageEvent) {
-    const m = method(ev.data);
-    if (m === READY && !this.sent) {
-      // Sent once: a second "ready" would mean the proxy page reloaded, and its component with it.
-      this.sent = true;
-      this.iframe.contentWindow?.postMessage(
-        { jsonrpc: '2.0', method: RESOURCE, params: { sandbox: SANDBOX_FLAGS, ...this.o.resource } },
-        this.o.origin,
-      );
-    } else if (m === VIOLATION) {
-      const p = (ev.data as { params?: SandboxViolation }).params;
-      if (p && typeof p.effectiveDirective === 'string') this.o.onViolation?.(p);
-    }
+    if (method(ev.data) !== READY || this.sent) return;
+    // Sent once: a second "ready" would mean the proxy page reloaded (or the component navigated it).
+    this.sent = true;
+    this.iframe.contentWindow?.postMessage(
+      { jsonrpc: '2.0', method: RESOURCE, params: { sandbox: SANDBOX_FLAGS, ...this.o.resource } },
+      this.o.origin,
+      [this.reports.port2],
+    );
   }
 
   /**
@@ -101,4 +107,27 @@ export class SandboxFrame {
   post(m: unknown) {
     this.iframe.contentWindow?.postMessage(m, this.o.origin);
   }
+}
+
+/** The violation a report on the port carries, when it has the shape the proxy sends; else undefined. */
+function violationOf(data: unknown): SandboxViolation | undefined {
+  if (method(data) !== VIOLATION) return undefined;
+  const p = (data as { params?: Record<string, unknown> }).params;
+  if (typeof p !== 'object' || p === null) return undefined;
+  const { effectiveDirective: d, blockedURI: b, disposition, sourceFile, lineNumber, sample } = p;
+  if (
+    typeof d !== 'string' ||
+    !/^[a-z-]{1,40}$/.test(d) ||
+    typeof b !== 'string' ||
+    (disposition !== 'enforce' && disposition !== 'report')
+  )
+    return undefined;
+  return {
+    effectiveDirective: d,
+    blockedURI: b.slice(0, 500),
+    disposition,
+    sourceFile: typeof sourceFile === 'string' ? sourceFile.slice(0, 500) : '',
+    lineNumber: typeof lineNumber === 'number' ? lineNumber : 0,
+    sample: typeof sample === 'string' ? sample.slice(0, 100) : '',
+  };
 }

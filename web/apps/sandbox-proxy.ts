@@ -8,7 +8,7 @@
 const PREFIX = 'ui/notifications/sandbox-';
 const READY = 'ui/notifications/sandbox-proxy-ready';
 const RESOURCE = 'ui/notifications/sandbox-resource-ready';
-/** Standin's report of a CSP violation in the inner frame (reserved prefix: a component cannot send it). */
+/** Standin's report of a CSP violation in the inner frame, sent on the host's MessagePort (never on the window). */
 const VIOLATION = 'ui/notifications/sandbox-csp-violation';
 /** `permissions` of the resource → the inner frame's `allow` features. */
 const FEATURES: Record<string, string> = {
@@ -24,12 +24,36 @@ interface ResourceParams {
   permissions?: Record<string, unknown>;
 }
 
+// The component shares this page's origin, so once it runs it can change anything in this window: its globals, the
+// prototypes, this document (it can append scripts here). What reports its CSP violations must not depend on any of
+// that. So the functions used after the component starts are taken now, before it exists, and the reports go on a
+// MessagePort the host sent with the resource, held only in this closure: a script the component adds here can post
+// on the window, which the host no longer believes, but cannot reach the port.
+const apply = Reflect.apply;
+const stopAll = Event.prototype.stopImmediatePropagation;
+const portsOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, 'ports')!.get!;
+const postOnPort = MessagePort.prototype.postMessage;
+const slice = String.prototype.slice;
+const field = (name: string) => Object.getOwnPropertyDescriptor(SecurityPolicyViolationEvent.prototype, name)!.get!;
+const violation = {
+  effectiveDirective: field('effectiveDirective'),
+  blockedURI: field('blockedURI'),
+  disposition: field('disposition'),
+  sourceFile: field('sourceFile'),
+  lineNumber: field('lineNumber'),
+  sample: field('sample'),
+};
+const read = (e: Event, name: keyof typeof violation): unknown => apply(violation[name], e, []);
+const cut = (v: unknown, n: number): string => (typeof v === 'string' ? (apply(slice, v, [0, n]) as string) : '');
+
 (() => {
   if (window.parent === window) return;
   const own = location.origin;
   let inner: HTMLIFrameElement | null = null;
   /** The origin of the page that sent the resource: messages go to it only. */
   let hostOrigin: string | null = null;
+  /** The host's port for violation reports (sent with the resource, before the component existed). */
+  let reports: MessagePort | null = null;
 
   const reserved = (d: unknown) =>
     typeof d === 'object' &&
@@ -38,23 +62,19 @@ interface ResourceParams {
     (d as { method: string }).method.startsWith(PREFIX);
 
   const onViolation = (e: SecurityPolicyViolationEvent) => {
-    // Only the browser's own events: a component can dispatch look-alikes on its document.
-    if (!e.isTrusted || !hostOrigin) return;
-    parent.postMessage(
-      {
-        jsonrpc: '2.0',
-        method: VIOLATION,
-        params: {
-          effectiveDirective: e.effectiveDirective,
-          blockedURI: e.blockedURI.slice(0, 500),
-          disposition: e.disposition,
-          sourceFile: e.sourceFile.slice(0, 500),
-          lineNumber: e.lineNumber,
-          sample: e.sample.slice(0, 100),
-        },
-      },
-      hostOrigin,
-    );
+    // Only the browser's own events (isTrusted is the event's own, unforgeable): a component can dispatch
+    // look-alikes on its document. The fields are read with this realm's getters taken above, not the event's
+    // prototype, which is the component's.
+    if (!e.isTrusted || !reports) return;
+    const params = {
+      effectiveDirective: cut(read(e, 'effectiveDirective'), 100),
+      blockedURI: cut(read(e, 'blockedURI'), 500),
+      disposition: cut(read(e, 'disposition'), 10),
+      sourceFile: cut(read(e, 'sourceFile'), 500),
+      lineNumber: Number(read(e, 'lineNumber')),
+      sample: cut(read(e, 'sample'), 100),
+    };
+    apply(postOnPort, reports, [{ jsonrpc: '2.0', method: VIOLATION, params }]);
   };
 
   const load = (p: ResourceParams) => {
@@ -90,13 +110,16 @@ interface ResourceParams {
     inner = frame;
   };
 
-  addEventListener('message', (ev: MessageEvent) => {
+  // First, and capturing: the host's own messages (the resource and its port) reach no listener added later.
+  const onMessage = (ev: MessageEvent) => {
     const data = ev.data;
     if (ev.source === parent) {
       if (reserved(data)) {
+        apply(stopAll, ev, []);
         const params = (data as { params?: ResourceParams }).params;
         if ((data as { method: string }).method === RESOURCE && !inner && params && typeof params.html === 'string') {
           hostOrigin = ev.origin;
+          reports = (apply(portsOf, ev, []) as readonly MessagePort[])[0] ?? null;
           load(params);
         }
         return;
@@ -107,7 +130,8 @@ interface ResourceParams {
       if (!hostOrigin || ev.origin !== own || reserved(data)) return;
       parent.postMessage(data, hostOrigin, [...ev.ports]);
     }
-  });
+  };
+  addEventListener('message', onMessage, { capture: true });
 
   // Nothing secret in it: the host answers with the document, and this page then talks to that host only.
   parent.postMessage({ jsonrpc: '2.0', method: READY, params: {} }, '*');

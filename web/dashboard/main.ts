@@ -4,7 +4,7 @@ import './style.css';
 import { render, type FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Session } from '../../src/dashboard/wire.js';
-import { api, onSignedOut } from './api.js';
+import { api, onSignedOut, setBinding } from './api.js';
 import { FindById } from './search.js';
 import { interceptLinks, useLocation } from './router.js';
 import { html } from './ui.js';
@@ -60,6 +60,7 @@ function App() {
   const next: Theme = theme === 'auto' ? 'dark' : theme === 'dark' ? 'light' : 'auto';
   const signOut = async () => {
     await api('DELETE', '/dashboard/session');
+    setBinding(null);
     setSignedIn(false);
   };
   return html`

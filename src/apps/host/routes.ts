@@ -98,7 +98,9 @@ export async function hostRoutes(app: App, ctx: Ctx) {
         .header('content-type', f.mimeType)
         .header('content-disposition', `inline; filename="${f.fileName.replace(/["\\\r\n]/g, '_')}"`)
         .header('cache-control', 'private, max-age=60');
-      reply.header('x-content-type-options', 'nosniff');
+      // The bytes are a component's (or a person's upload): opened as a page on Standin's own origin they would run
+      // beside the dashboard and read its session binding. Sandboxed, they are an opaque origin with no scripts.
+      reply.header('x-content-type-options', 'nosniff').header('content-security-policy', 'sandbox');
       const bytes = await service.files.bytes(f.fileId);
       if (!bytes) throw new ApiError('not_found_error', 'No file at this URL (it was removed).', { code: 'invalid_signature' });
       return bytes;

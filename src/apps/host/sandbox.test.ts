@@ -66,11 +66,22 @@ describe('CSP violation reports', () => {
 });
 
 /** A request to the widget listener under a host name (`*.localhost` names need no resolver this way). */
-function widget(url: string, method = 'GET', body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function widget(
+  url: string,
+  method = 'GET',
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: u.port, path: u.pathname, method, headers: { host: u.host, 'content-type': 'application/csp-report' } },
+      {
+        host: '127.0.0.1',
+        port: u.port,
+        path: u.pathname,
+        method,
+        headers: { host: u.host, 'content-type': 'application/csp-report', ...headers },
+      },
       (res) => {
         let text = '';
         res.on('data', (c) => (text += c));
@@ -145,6 +156,9 @@ describe('the sandbox proxy page and the report endpoint of the widget listener'
     const report = (blocked: string, disposition = 'report') =>
       JSON.stringify({ 'csp-report': { 'effective-directive': 'worker-src', 'blocked-uri': blocked, disposition } });
     expect((await widget(reportUrl, 'POST', report('blob'))).status).toBe(204);
+    expect((await widget(reportUrl, 'POST', report('blob'), { 'sec-fetch-dest': 'report' })).status).toBe(204);
+    // A script's fetch (Sec-Fetch-Dest: empty), as a component forging a report would send it: refused.
+    expect((await widget(reportUrl, 'POST', report('https://forged.example/x.js'), { 'sec-fetch-dest': 'empty' })).status).toBe(403);
     // Under another host name than the document's: not recorded.
     expect((await widget(reportUrl.replace('budget-example.localhost', '127.0.0.1'), 'POST', report('data'))).status).toBe(204);
     expect((await widget(reportUrl, 'POST', '{nope')).status).toBe(400);
@@ -155,5 +169,6 @@ describe('the sandbox proxy page and the report endpoint of the widget listener'
     expect(findings[0].path).toBe('$.resources["ui://budget/show.html"]._meta.ui.csp');
     expect(findings[0].message).toContain('worker-src blob:');
     expect(findings[0].message).not.toContain('data:');
+    expect(findings[0].message).not.toContain('forged');
   });
 });

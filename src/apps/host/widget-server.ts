@@ -47,6 +47,11 @@ export async function startWidgetServer(service: HostService, host: string, port
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     const report = /^\/_standin\/csp-report\/([a-f0-9]{24})$/.exec(url.pathname);
+    // The browser marks its own reports (Sec-Fetch-Dest: report); a component's script on this origin cannot, and its
+    // fetch says `empty`. A browser that sends no Fetch Metadata (or an origin it does not send them to) is believed.
+    const dest = req.headers['sec-fetch-dest'];
+    if (report && req.method === 'POST' && dest !== undefined && dest !== 'report')
+      return send(403, 'text/plain', 'a CSP report is sent by the browser itself (Sec-Fetch-Dest: report), not by a script');
     if (report && req.method === 'POST') return void cspReport(service, report[1], req, res);
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed');
     if (url.pathname === '/favicon.ico') return send(204, 'image/x-icon', '');

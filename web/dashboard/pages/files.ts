@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, qs } from '../api.js';
+import { download, get, qs } from '../api.js';
 import { setQuery, useLocation } from '../router.js';
 import type { Batch, FileRow, List, StoreFile, VectorStore } from '../../../src/dashboard/wire.js';
 import { Card, Empty, ErrorLine, Id, html, time, useData, useReveal } from '../ui.js';
@@ -57,12 +57,19 @@ export function Files() {
   // Where a search for a file or a batch landed.
   const found = query.get('file') ?? query.get('batch');
   useReveal(found ?? open, d);
-  const link = (id: string | null, label?: string) =>
-    id
-      ? html`<a href=${`/admin/v1/${base}/files/${encodeURIComponent(id)}/content`} download=${names.get(id) ?? id}
-          >${label ?? names.get(id) ?? id}</a
-        >`
-      : html`<span class="muted">—</span>`;
+  const [failed, setFailed] = useState('');
+  // Downloads go through fetch: the file route needs the session's header, which a plain link cannot send.
+  const fetchFile = (e: Event, href: string, name: string) => {
+    e.preventDefault();
+    setFailed('');
+    download(href, name).catch((err: Error) => setFailed(`${name} could not be downloaded: ${err.message}`));
+  };
+  const link = (id: string | null, label?: string) => {
+    if (!id) return html`<span class="muted">—</span>`;
+    const href = `/admin/v1/${base}/files/${encodeURIComponent(id)}/content`;
+    const name = names.get(id) ?? id;
+    return html`<a href=${href} download=${name} onClick=${(e: Event) => fetchFile(e, href, name)}>${label ?? name}</a>`;
+  };
   return html`<h1>Files & batches</h1>
     <div class="row wrap pagebar">
       <${ProjectPicker} value=${project} onChange=${(id: string) => (setProject(id), setOpen(''))} />
@@ -71,7 +78,7 @@ export function Files() {
       >
       <button type="button" onClick=${() => void all.reload()}>Refresh</button>
     </div>
-    <${ErrorLine} error=${all.error} />
+    <${ErrorLine} error=${all.error || failed} />
     ${
       d
         ? html`${found && ![...d.files.data, ...d.batches.data].some((x) => x.id === found) ? html`<p class="notice">${found} is older than the newest ${SHOWN} shown here.</p>` : null}

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { api, setBinding } from '../api.js';
+import type { Session } from '../../../src/dashboard/wire.js';
 import { html } from '../ui.js';
 
 /** Sign in with the admin key (the banner's one-time link signs in without this page). */
@@ -9,7 +10,7 @@ export function SignIn({ onDone, expired }: { onDone: () => void; expired: boole
   const submit = async (e: Event) => {
     e.preventDefault();
     try {
-      await api('POST', '/dashboard/session', { admin_key: key });
+      setBinding((await api<Session>('POST', '/dashboard/session', { admin_key: key })).binding_token);
       history.replaceState(null, '', location.pathname);
       onDone();
     } catch (err) {
