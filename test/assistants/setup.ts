@@ -36,8 +36,12 @@ export interface Env {
 }
 
 /** A listening Standin with workers, the test models, and SDK clients of two projects. */
-export async function startEnv(dialect: TestDialect, models: Record<string, unknown> = TEST_MODELS): Promise<Env> {
-  const s = await startTestStandin({ dialect, settings: { workers: true } });
+export async function startEnv(
+  dialect: TestDialect,
+  models: Record<string, unknown> = TEST_MODELS,
+  settings: Parameters<typeof startTestStandin>[0]['settings'] = {},
+): Promise<Env> {
+  const s = await startTestStandin({ dialect, settings: { workers: true, ...settings } });
   await applyConfig(s.ctx, s.modules, { models });
   const project = await upsertProject(s.ctx, s.ctx.store.db, 'org_demo', { id: 'proj_other', name: 'Other project' });
   await createApiKey(s.ctx, s.ctx.store.db, { projectId: project.id, name: 'other', value: 'sk-proj-test-other-project-key-0000000' });
