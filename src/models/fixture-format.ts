@@ -49,9 +49,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** The rule a parsed fixture breaks (a path and the rule), or undefined. */
 function problemOf(v: unknown): string | undefined {
-  if (!isObject(v)) return 'must be a JSON object';
+  if (!isObject(v)) return 'it is not a JSON object';
   const extra = Object.keys(v).find((k) => !TOP_KEYS.includes(k));
-  if (extra !== undefined) return `unknown member '${extra.slice(0, 64)}'`;
+  if (extra !== undefined) return `it has an unknown member '${extra.slice(0, 64)}'`;
   if (v.standin_fixture !== FIXTURE_VERSION) return `standin_fixture: must be ${FIXTURE_VERSION} (got ${shown(v.standin_fixture)})`;
   if (typeof v.key !== 'string' || !/^[0-9a-f]{64}$/.test(v.key)) return 'key: must be the sha256 of the request, 64 hex digits';
   if (!isObject(v.request)) return 'request: must be an object';
@@ -60,7 +60,7 @@ function problemOf(v: unknown): string | undefined {
     const p = chunkProblem(c, `chunks[${i}]`);
     if (p) return p;
   }
-  if ((v.result === undefined) === (v.error === undefined)) return "must hold either 'result' or 'error'";
+  if ((v.result === undefined) === (v.error === undefined)) return "it must hold either 'result' or 'error'";
   if (v.result !== undefined) return resultProblem(v.result, 'result');
   const e = v.error;
   if (!isObject(e)) return 'error: must be an object';
@@ -74,12 +74,14 @@ function problemOf(v: unknown): string | undefined {
 
 /** The exchange a fixture's text holds; throws an Error whose message is the rule it breaks. */
 export function parseFixture(text: string): Exchange {
-  if (nestsDeeperThan(text, MAX_FIXTURE_DEPTH)) throw new Error(`nests deeper than ${MAX_FIXTURE_DEPTH} levels`);
+  if (nestsDeeperThan(text, MAX_FIXTURE_DEPTH)) throw new Error(`it nests deeper than ${MAX_FIXTURE_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new Error(`is not JSON (${(err as Error).message})`);
+    // Only where: the parser's own message quotes the text, which need not be a fixture's (a link, a mistake).
+    const at = /position \d+/.exec((err as Error).message)?.[0];
+    throw new Error(`it is not JSON${at ? ` (at ${at})` : ''}`);
   }
   const problem = problemOf(value);
   if (problem) throw new Error(problem);

@@ -29,9 +29,10 @@ const agent = () =>
   }));
 
 export function createUpstreamProvider(opts: UpstreamOptions) {
-  // The upstream's text may repeat what it was sent (a 401 quoting the bearer): masked by the request
-  // log's shapes, and the key and header values sent verbatim, before it reaches a caller, a fixture or the log.
-  const secrets = [opts.apiKey, ...Object.values(opts.headers)];
+  // The upstream's text may repeat what it was sent (a 401 quoting the bearer): masked by the request log's
+  // shapes, and the key and header values sent (with and without their scheme, `Bearer …`) verbatim,
+  // before it reaches a caller, a fixture or the log.
+  const secrets = [opts.apiKey, ...Object.values(opts.headers).flatMap((v) => [v, /^\S+\s+(\S.*)$/.exec(v)?.[1]])];
   const mask = (text: string) => redactText(text, secrets);
   return {
     name: 'upstream',
