@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../src/admin/config-file.js';
 import { startChatServer, type ChatServer } from '../assistants/chat-server.js';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
@@ -47,6 +47,8 @@ describe.each(dialects())('replay fixtures are untrusted input (%s)', (dialect) 
       expect((await ask(prompt)).status).toBe(200);
     await applyConfig(s.ctx, s.modules, { models: { '*': { provider: 'replay', fixtures: dir } } });
   });
+  // Each test on fresh counters, so one test's finding cannot decide another's.
+  afterEach(() => s.ctx.services.ratelimit.reset());
   afterAll(async () => {
     await s?.close();
     await chat?.close();
