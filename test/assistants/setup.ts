@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { createApiKey, upsertProject } from '../../src/identity/service.js';
 import { applyConfig } from '../../src/admin/config-file.js';
+import type { Settings } from '../../src/core/settings.js';
 import { startTestStandin, type TestDialect, type TestStandin } from '../helpers.js';
 
 /** Rules of the built-in provider the suites rely on (applied through the config file's `models` section). */
@@ -39,7 +40,7 @@ export interface Env {
 export async function startEnv(
   dialect: TestDialect,
   models: Record<string, unknown> = TEST_MODELS,
-  settings: Parameters<typeof startTestStandin>[0]['settings'] = {},
+  settings: Partial<Settings> = {},
 ): Promise<Env> {
   const s = await startTestStandin({ dialect, settings: { workers: true, ...settings } });
   await applyConfig(s.ctx, s.modules, { models });

@@ -164,6 +164,19 @@ describe.each(dialects())('replay fixtures are untrusted input (%s)', (dialect) 
     }
   });
 
+  it('a config sent to the control plane names no other file of the server (code_interpreter packages and lock)', async () => {
+    for (const code_interpreter of [
+      { executor: 'pyodide', packages: '/etc' },
+      { executor: 'pyodide', packages: 'file:///etc/' },
+      { executor: 'pyodide', package_lock: '/etc/passwd' },
+    ]) {
+      const res = await s.req('POST', '/admin/v1/config', { key: 'admin', body: { code_interpreter } });
+      expect(res.status, JSON.stringify(code_interpreter)).toBe(400);
+      expect(res.body.error.message).toMatch(/code_interpreter\.package(s|_lock): .*is read only from the config file Standin starts with/);
+      expect(res.body.error.message).not.toContain('root:');
+    }
+  });
+
   it('api_key_env names only STANDIN_UPSTREAM_ variables (models and embeddings)', async () => {
     for (const section of [
       { models: { x: { provider: 'upstream', base_url: chat.url, api_key_env: 'HOME' } } },
