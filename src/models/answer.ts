@@ -18,7 +18,7 @@ const USAGE_KEYS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as con
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A token count: an integer, finite, not negative, exact in a double. */
-export const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 /** A short, safe rendering of a value for a message. */
 export function shown(v: unknown): string {
@@ -38,7 +38,7 @@ const optionalString = (v: unknown, at: string) =>
   v === undefined || typeof v === 'string' ? undefined : `${at}: must be a string (got ${shown(v)})`;
 
 /** What is wrong with a usage object (its path and the rule), or undefined when it is sound. */
-export function usageProblem(u: unknown, at = 'usage'): string | undefined {
+function usageProblem(u: unknown, at = 'usage'): string | undefined {
   if (!isObject(u)) return `${at}: must be an object (got ${shown(u)})`;
   for (const k of USAGE_KEYS) if (!isCount(u[k])) return `${at}.${k}: must be a non-negative integer (got ${shown(u[k])})`;
   return unknownKey(u, USAGE_KEYS, at);

@@ -97,11 +97,11 @@ interface Entry {
   problem?: string;
 }
 
-/** The first `max` + 1 bytes of a file at most (it may have grown since its size was read). */
-async function readBounded(path: string, max: number): Promise<Buffer> {
+/** The first `size` + 1 bytes of a file at most: one more than its size says when it grew since. */
+async function readBounded(path: string, size: number): Promise<Buffer> {
   const handle = await open(path, 'r');
   try {
-    const buf = Buffer.alloc(max + 1);
+    const buf = Buffer.alloc(size + 1);
     let length = 0;
     for (let n = -1; n !== 0 && length < buf.length; length += n)
       n = (await handle.read(buf, length, buf.length - length, length)).bytesRead;
@@ -137,9 +137,11 @@ export function fixtureFolder(dir: string, opts: FolderOptions) {
     if (!st.isFile()) entry.problem = 'it is not a regular file (a link or a folder)';
     else if (st.size > opts.maxBytes) entry.problem = `it is ${st.size} bytes, over the limit of ${opts.maxBytes} (--fixture-max-bytes)`;
     else {
-      const bytes = await readBounded(path, opts.maxBytes);
+      const bytes = await readBounded(path, st.size);
+      // Written to while read (an editor, a recording): read again next time, past the limit or not.
+      if (bytes.length !== st.size)
+        throw new ModelError('server_error', `The fixture ${named(file)} changed while it was read; try again.`);
       try {
-        if (bytes.length > opts.maxBytes) throw new Error(`it is over the limit of ${opts.maxBytes} bytes (--fixture-max-bytes)`);
         entry.exchange = parseFixture(bytes.toString('utf8'));
       } catch (err) {
         entry.problem = (err as Error).message;

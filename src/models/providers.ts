@@ -56,8 +56,9 @@ function providerOf(r: Route, opts: RegistryOptions): Provider {
 }
 
 /**
- * Routes each model name to a provider (each one's answers checked where they enter Standin, answer.ts): exact config names, then config patterns in order, then — when
+ * Routes each model name to a provider: exact config names, then config patterns in order, then — when
  * the config has no catch-all — the built-in provider with no rules, so every name works out of the box.
+ * Every provider's answers are checked where they enter Standin (answer.ts).
  */
 export function createModelRegistry(config?: ModelsConfig, opts: RegistryOptions = {}): ModelRegistry {
   let routes: Route[] = [];

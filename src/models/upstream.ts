@@ -202,10 +202,10 @@ class Accumulator {
         );
       const call = (this.calls[index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
       const piece: ChatChunk = { type: 'tool_call', index };
-      if (typeof tc.id === 'string' && tc.id) piece.id = call.id = tc.id;
-      if (typeof tc.function?.name === 'string' && tc.function.name)
+      if (typeof tc?.id === 'string' && tc.id) piece.id = call.id = tc.id;
+      if (typeof tc?.function?.name === 'string' && tc.function.name)
         piece.name = call.function.name = call.function.name + tc.function.name;
-      if (typeof tc.function?.arguments === 'string' && tc.function.arguments) {
+      if (typeof tc?.function?.arguments === 'string' && tc.function.arguments) {
         call.function.arguments += tc.function.arguments;
         piece.arguments = tc.function.arguments;
       }

@@ -396,9 +396,9 @@ export function createRateLimiter(opts: {
 
   /**
    * Usage as counters may take it: each count a finite, non-negative integer (audio minutes finite and
-   * non-negative). A counter that took `NaN`
-   * would refuse every later request of its organization until a reset; whatever reports usage (a model's
-   * answer, a batch line) is checked before it, and this is the last guard: anything else counts 0, logged.
+   * non-negative). A counter that took `NaN` would refuse every later request of its organization until a
+   * reset; what reports usage (a model's answer) is checked before, and this is the last guard: anything
+   * else counts 0, logged.
    */
   function countable(usage: Usage, model: string): Usage {
     let out: Usage | undefined;
