@@ -131,8 +131,8 @@ export function upstreamEmbedder(outbound: Outbound, config: NonNullable<VectorS
           headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
           body: JSON.stringify({ model: config.model, input, encoding_format: 'float' }),
         });
-        // Its text may repeat the key it was sent: masked before it becomes a file's error or a log line.
-        // Masked before it is cut, so a key at the cut is not left half shown.
+        // Its text may repeat the key it was sent: masked (then cut, so no key is left half shown) before it
+        // becomes a file's error or a log line.
         if (!res.ok)
           throw new Error(
             redactText(`the embeddings server answered ${res.status}: ${(await res.text()).slice(0, 8192)}`, [key]).slice(0, 340),
@@ -141,10 +141,10 @@ export function upstreamEmbedder(outbound: Outbound, config: NonNullable<VectorS
         const data = Array.isArray(body.data) ? [...body.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)) : [];
         if (
           data.length !== input.length ||
-          !data.every((d) => Array.isArray(d.embedding) && d.embedding.every((x) => typeof x === 'number'))
+          !data.every((d) => Array.isArray(d.embedding) && d.embedding.every((x) => Number.isFinite(x)))
         ) {
           throw new Error(
-            `the embeddings server answered ${data.length} vectors for ${input.length} inputs, or vectors that are not numbers`,
+            `the embeddings server answered ${data.length} vectors for ${input.length} inputs, or vectors that are not finite numbers`,
           );
         }
         for (const d of data) out.push(normalize(Float32Array.from(d.embedding as number[])));

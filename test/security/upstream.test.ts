@@ -5,10 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../src/admin/config-file.js';
+import type { Outbound } from '../../src/core/outbound.js';
 import { defaultConfig, mergeConfig } from '../../src/ratelimit/catalog.js';
 import { createMemoryBackend } from '../../src/ratelimit/memory.js';
 import { createRateLimiter } from '../../src/ratelimit/service.js';
 import { fixedClock } from '../../src/ratelimit/testing.js';
+import { upstreamEmbedder } from '../../src/vector-stores/embedder.js';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
 
 /**
@@ -31,8 +33,14 @@ async function startHostileUpstream(): Promise<{ url: string; close(): Promise<v
     let raw = '';
     for await (const c of req) raw += c;
     const body = JSON.parse(raw);
-    const said: string = body.messages.at(-1).content;
     const bearer = String(req.headers.authorization ?? '');
+    if (req.url?.endsWith('/embeddings')) {
+      // `echo` answers 401 repeating the bearer; anything else a vector holding 1e400 (Infinity once parsed).
+      if (body.input[0] === 'echo') res.writeHead(401).end(`Incorrect API key provided: ${bearer}`);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[{"index":0,"embedding":[1e400,0]}]}');
+      return;
+    }
+    const said: string = body.messages.at(-1).content;
     const echo = /^echo(-text)?:(\d{3})/.exec(said);
     if (echo) {
       const text = `Incorrect API key provided: ${bearer.replace(/^Bearer /, '')}. You sent header '${bearer}'.`;
@@ -150,6 +158,14 @@ describe.each(dialects())('upstream answers are untrusted input (%s)', (dialect)
     const res = await ask('plain-3', 'toolid');
     expect(res.status).toBe(200);
     expect(res.body.choices[0].message.tool_calls[0]).toMatchObject({ id: 'call_0', function: { name: 'f' } });
+  });
+
+  it("the embeddings server's errors are masked, and its vectors must be finite", async () => {
+    const embedder = upstreamEmbedder({ fetch } as unknown as Outbound, { base_url: upstream.url, model: 'e', api_key: PLAIN_KEY });
+    const echoed = await embedder.embed(['echo']).catch((e: Error) => e);
+    expect((echoed as Error).message).toBe('the embeddings server answered 401: Incorrect API key provided: Bearer [redacted]');
+    const infinite = await embedder.embed(['anything']).catch((e: Error) => e);
+    expect((infinite as Error).message).toContain('vectors that are not finite numbers');
   });
 
   it('the rate limiter counts usage that is not a count as 0 (and logs it), whoever reports it', async () => {
