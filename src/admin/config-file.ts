@@ -9,7 +9,7 @@ import { lazy } from '../store/lazy.js';
 const yaml = lazy<typeof Yaml>('yaml');
 import type { Ctx } from '../core/module.js';
 import { upsertOrganization, upsertProject } from '../identity/service.js';
-import type { Module } from '../core/module.js';
+import type { ConfigSection, Module } from '../core/module.js';
 import { pointerToParam } from '../core/validation.js';
 import { allowSecretRefs, resolveSecretRefs, secretRefsIn } from './config-secrets.js';
 
@@ -102,12 +102,31 @@ interface ConfigDocument extends Sections {
   organizations?: (Sections & { id?: string; name: string; projects?: (Sections & { id?: string; name: string })[] })[];
 }
 
-/** Applies a config object in one transaction. */
-export async function applyConfig(ctx: Ctx, modules: readonly Module[], input: unknown): Promise<void> {
+/** What a config sent to the control plane holds that only the file on disk may (sections' `controlPlaneProblems`). */
+function controlPlaneProblems(sections: readonly ConfigSection[], config: ConfigDocument): string[] {
+  const of = (at: ConfigSection['at'], doc: Sections) =>
+    sections.filter((s) => s.at === at && doc[s.key] !== undefined).flatMap((s) => s.controlPlaneProblems?.(doc[s.key]) ?? []);
+  return [
+    ...of('root', config),
+    ...(config.organizations ?? []).flatMap((o) => [...of('organization', o), ...(o.projects ?? []).flatMap((p) => of('project', p))]),
+  ];
+}
+
+/**
+ * Applies a config object in one transaction. `from`: the config file Standin starts with (the operator's,
+ * the default) or a config sent to the control plane, which may not name the server's files.
+ */
+export async function applyConfig(
+  ctx: Ctx,
+  modules: readonly Module[],
+  input: unknown,
+  opts: { from?: 'file' | 'control_plane' } = {},
+): Promise<void> {
+  const sections = modules.flatMap((m) => m.config ?? []);
   const problems = checkConfig(modules, input);
+  if (!problems.length && opts.from === 'control_plane') problems.push(...controlPlaneProblems(sections, input as ConfigDocument));
   if (problems.length) throw new Error(`the config is not valid:\n  ${problems.join('\n  ')}`);
   const config = input as ConfigDocument;
-  const sections = modules.flatMap((m) => m.config ?? []);
   await ctx.store.db.transaction().execute(async (tx) => {
     for (const s of sections.filter((s) => s.at === 'root')) if (config[s.key] !== undefined) await s.apply(ctx, tx, config[s.key], {});
     for (const o of config.organizations ?? []) {

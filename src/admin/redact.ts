@@ -1,3 +1,8 @@
+import { REDACTED, redactText } from '../core/redact.js';
+
+/** The masker by shape lives in core (upstream errors use it too); the request log's callers import it from here. */
+export { REDACTED, redactText };
+
 /** Headers whose values are credentials: never shown, whoever asks. */
 const SECRET_HEADERS = new Set([
   'authorization',
@@ -11,39 +16,9 @@ const SECRET_HEADERS = new Set([
 ]);
 /** Body fields that hold secrets (keys, signing secrets, tokens, passwords). */
 const SECRET_FIELD = /(^|_)(secret|password|token|api_key|admin_key|key_value|private_key|client_secret|assertion)$|^(value|secret|key)$/i;
-export const REDACTED = '[redacted]';
-
-/**
- * What a secret looks like, wherever it sits in a text (inside a chat message, a URL, a header): every
- * key Standin issues (`sk-proj-`, `sk-svcacct-`, `sk-ads-`, `sk-admin-`, any `sk-`), webhook secrets
- * (`whsec_`), workload tokens (`wit_`), JWTs, the dashboard's session and sign-in tokens, and whatever
- * follows `Bearer`. A secret starts where a run of token characters starts (the lookbehind), so a failed
- * attempt is never retried inside the same run: the scan stays linear on any input.
- */
-const SECRET_SHAPE = new RegExp(
-  [
-    '(?<![A-Za-z0-9_-])(?:',
-    'sk-[A-Za-z0-9_-]{8,}',
-    '|whsec_[A-Za-z0-9+/=]{8,}',
-    '|wit_[A-Za-z0-9_-]{8,}',
-    '|eyJ[A-Za-z0-9_-]{4,}\\.[A-Za-z0-9_-]{4,}\\.[A-Za-z0-9_-]*',
-    '|(?:session|link)\\.\\d{10,16}\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}',
-    ')',
-    '|\\b(Bearer[ \\t]+)[^\\s"\',;]{8,}',
-  ].join(''),
-  'gi',
-);
 
 /** Known secrets to mask verbatim besides the shapes (the admin key in force, whatever its form). */
 export type ExtraSecrets = () => readonly string[];
-
-/** `text` with every secret-looking part (and each of `extra`) replaced by `[redacted]`. */
-export function redactText(text: string, extra: readonly string[] = []): string {
-  let out = text.replace(SECRET_SHAPE, (_match, bearer?: string) => (bearer ? bearer + REDACTED : REDACTED));
-  // Only secrets long enough not to mask ordinary words (an unset admin key is '').
-  for (const secret of extra) if (secret.length >= 8 && out.includes(secret)) out = out.split(secret).join(REDACTED);
-  return out;
-}
 
 /** Headers with credentials replaced, names lowercased, arrays joined; secrets in other headers masked. */
 export function redactHeaders(headers: Record<string, unknown>, extra: readonly string[] = []): Record<string, string> {

@@ -102,7 +102,7 @@ export function adminRoutes(app: App, ctx: Ctx): void {
   app.get('/config/schema', { schema: { hide: true } }, async () => configSchema(ctx.modules));
   app.post('/config', { schema: { body: AnyObject, response: { 200: ConfigView } } }, async (req) => {
     try {
-      await applyConfig(ctx, ctx.modules, req.body);
+      await applyConfig(ctx, ctx.modules, req.body, { from: 'control_plane' });
     } catch (err) {
       if ((err as Error).message.startsWith('the config is not valid')) throw invalid((err as Error).message, null, 'invalid_config');
       throw err;

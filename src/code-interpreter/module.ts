@@ -40,6 +40,15 @@ export const codeInterpreterModule: Module = {
           throw invalid(`the config is not valid: ${param}: ${message}`, param, 'invalid_config');
         }
       },
+      controlPlaneProblems(value) {
+        const onDisk = 'is read only from the config file Standin starts with (--config)';
+        return [
+          ...(value.packages !== undefined && !/^https?:\/\//i.test(value.packages)
+            ? [`code_interpreter.packages: a local folder or file URL ${onDisk}; the control plane takes an http(s) mirror`]
+            : []),
+          ...(value.package_lock !== undefined ? [`code_interpreter.package_lock: a file on the server ${onDisk}`] : []),
+        ];
+      },
     }),
   ],
   async start(ctx) {

@@ -127,6 +127,11 @@ export interface ConfigSection<T = unknown> {
   schema: TSchema;
   // The value has been validated against `schema` before apply is called.
   apply(ctx: Ctx, tx: Tx, value: T, parent: { organizationId?: string; projectId?: string }): Promise<void>;
+  /**
+   * What a value may hold in the config file on disk but not in one sent to the control plane (a path on
+   * the server): each problem as `param: rule`. A request must not make Standin read the server's files.
+   */
+  controlPlaneProblems?(value: T): string[];
 }
 
 /** A config section whose `apply` receives the value typed by its schema. */

@@ -117,6 +117,16 @@ export const OPTIONS = {
     undefined,
     'comma-separated addresses or CIDRs of load balancers whose X-Forwarded-For names the client (IP allowlists, the request log); default: none',
   ),
+  fixturesRoot: opt(
+    'string',
+    undefined,
+    'the folder every record/replay `fixtures` folder of the models config must be inside (default: the working directory; docs/models.md)',
+  ),
+  fixtureMaxBytes: opt(
+    'int',
+    16_777_216,
+    'largest replay fixture file in bytes; a larger one is refused before it is read (docs/models.md)',
+  ),
   outboundAllow: opt(
     'string',
     undefined,

@@ -52,11 +52,16 @@ describe('models config', () => {
       'models.x.rules[0].regex',
     );
     expect(() => compileModelsConfig({ x: { provider: 'builtin', delay: 'soon' } })).toThrow('models.x.delay');
-    expect(() => compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a', api_key_env: 'STANDIN_NOPE_UNSET' } }, {})).toThrow(
-      'STANDIN_NOPE_UNSET',
-    );
+    expect(() =>
+      compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a', api_key_env: 'STANDIN_UPSTREAM_UNSET' } }, { env: {} }),
+    ).toThrow('models.x.api_key_env: environment variable STANDIN_UPSTREAM_UNSET is not set');
     expect(
-      compileModelsConfig({ x: { provider: 'upstream', base_url: 'http://a/v1/', api_key_env: 'K' } }, { K: 'sk' })[0].upstream,
+      compileModelsConfig(
+        { x: { provider: 'upstream', base_url: 'http://a/v1/', api_key_env: 'STANDIN_UPSTREAM_K' } },
+        {
+          env: { STANDIN_UPSTREAM_K: 'sk' },
+        },
+      )[0].upstream,
     ).toMatchObject({ baseUrl: 'http://a/v1', apiKey: 'sk' });
   });
 
@@ -80,10 +85,12 @@ describe('models config', () => {
     const [record] = compileModelsConfig({ x: { provider: 'record', base_url: 'http://a/v1', fixtures: 'fx' } });
     expect(record).toMatchObject({
       provider: 'record',
-      fixtures: resolve('fx'),
+      fixtures: { dir: resolve('fx'), root: resolve('.') },
       ownedBy: 'upstream',
       upstream: { baseUrl: 'http://a/v1' },
     });
-    expect(createModelRegistry({ '*': { provider: 'replay', fixtures: '/tmp/fx' } }).route('any')?.provider).toBe('replay');
+    expect(createModelRegistry({ '*': { provider: 'replay', fixtures: '/tmp/fx' } }, { fixturesRoot: '/tmp' }).route('any')?.provider).toBe(
+      'replay',
+    );
   });
 });

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
-import { resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import { parseDuration } from '../core/clock.js';
+import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 
 /**
  * The root `models` section of the config file: model name (or pattern) → provider.
@@ -54,12 +56,12 @@ export const RuleSchema = Type.Object(
 export const EntrySchema = Type.Object(
   {
     provider: Type.Union([Type.Literal('builtin'), Type.Literal('upstream'), Type.Literal('record'), Type.Literal('replay')]),
-    /** Record and replay: the fixture folder (relative to the working directory of the process). */
+    /** Record and replay: the fixture folder (relative to the working directory), inside the fixtures root. */
     fixtures: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
     /** Upstream: base URL of a Chat Completions server, up to `/v1` (`{base_url}/chat/completions` is called). */
     base_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
     api_key: Type.Optional(Type.String({ maxLength: 4000 })),
-    /** Upstream: name of an environment variable holding the key (keeps secrets out of the file). */
+    /** Upstream: name of an environment variable holding the key, `STANDIN_UPSTREAM_…` (keeps secrets out of the file). */
     api_key_env: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     /** Upstream: the model name sent upstream (default: the requested name). */
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
@@ -128,8 +130,8 @@ export interface Route {
   builtin?: BuiltinOptions;
   /** Upstream and record: the server called. */
   upstream?: UpstreamOptions;
-  /** Record and replay: the fixture folder, absolute. */
-  fixtures?: string;
+  /** Record and replay: the fixture folder, absolute, and the root it was checked to be inside. */
+  fixtures?: { dir: string; root: string };
   contextWindow: number;
   ownedBy: string;
   list: string[];
@@ -187,8 +189,39 @@ function compileRule(rule: RuleConfig, where: string, entryDelay: number): Built
 const UPSTREAM_FIELDS = ['base_url', 'api_key', 'api_key_env', 'model', 'timeout', 'headers', 'stream', 'max_tokens_param'] as const;
 const BUILTIN_FIELDS = ['rules', 'default_reply', 'chunk_chars', 'delay'] as const;
 
+/** The path as the file system resolves it: symbolic links of its deepest existing folder followed. */
+function realPath(path: string): string {
+  const tail: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return resolve(realpathSync(at), ...tail);
+    } catch {
+      if (dirname(at) === at) return path;
+      tail.unshift(basename(at));
+    }
+  }
+}
+
+/** Whether `path` is `root` or inside it, by name and once symbolic links are followed. */
+function inside(root: string, path: string): boolean {
+  const within = (r: string, p: string) => {
+    const rel = relative(r, p);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  return within(root, path) && within(realPath(root), realPath(path));
+}
+
+/** Where the section's fixture folders may be (docs/models.md): the working directory unless the operator says. */
+export interface CompileOptions {
+  env?: NodeJS.ProcessEnv;
+  /** `--fixtures-root`; default the working directory. */
+  fixturesRoot?: string;
+}
+
 /** Validates the cross-field rules the schema cannot express and compiles the section into routes. */
-export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJS.ProcessEnv = process.env): Route[] {
+export function compileModelsConfig(config: ModelsConfig | undefined, opts: CompileOptions = {}): Route[] {
+  const env = opts.env ?? process.env;
+  const root = resolve(opts.fixturesRoot ?? '.');
   const routes: Route[] = [];
   for (const [key, entry] of Object.entries(config ?? {})) {
     const where = `models.${key}`;
@@ -207,7 +240,13 @@ export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJ
     const recorded = entry.provider === 'record' || entry.provider === 'replay';
     if (recorded) {
       if (!entry.fixtures) throw new Error(`${where}: provider ${entry.provider} needs 'fixtures' (a folder)`);
-      route.fixtures = resolve(entry.fixtures);
+      const dir = resolve(entry.fixtures);
+      // A config may come from the control plane: its folders stay where the operator allows writing.
+      if (!inside(root, dir))
+        throw new Error(
+          `${where}.fixtures: '${entry.fixtures}' is outside the fixtures root (the working directory, or --fixtures-root); give a folder inside it`,
+        );
+      route.fixtures = { dir, root };
     } else if (entry.fixtures !== undefined) throw new Error(`${where}.fixtures: only for the record and replay providers`);
     if (entry.provider === 'replay') {
       for (const k of UPSTREAM_FIELDS) if (entry[k] !== undefined) throw new Error(`${where}.${k}: a replay calls no upstream`);
@@ -224,10 +263,7 @@ export function compileModelsConfig(config: ModelsConfig | undefined, env: NodeJ
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${where}.base_url: must be http or https`);
       for (const k of BUILTIN_FIELDS) if (entry[k] !== undefined) throw new Error(`${where}.${k}: only for the builtin provider`);
       let apiKey = entry.api_key;
-      if (entry.api_key_env) {
-        apiKey = env[entry.api_key_env];
-        if (!apiKey) throw new Error(`${where}.api_key_env: environment variable ${entry.api_key_env} is not set`);
-      }
+      if (entry.api_key_env) apiKey = upstreamKeyFromEnv(entry.api_key_env, `${where}.api_key_env`, env);
       route.upstream = {
         baseUrl: entry.base_url.replace(/\/+$/, ''),
         apiKey,

@@ -51,9 +51,12 @@ describe('record and replay providers', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
   const builtin = () => createBuiltinProvider({ rules: [], chunkChars: 4, delayMs: 0 });
+  const warnings: string[] = [];
+  const log = { warn: (_obj: unknown, msg?: string) => warnings.push(msg ?? ''), error: () => {} };
+  const opts = () => ({ root: dir, maxBytes: 1 << 20, log });
 
   it('a recorded exchange replays with the same chunks and result, whether the caller streams or not', async () => {
-    const recorder = createRecordProvider(builtin(), dir);
+    const recorder = createRecordProvider(builtin(), dir, opts());
     const live: ChatChunk[] = [];
     const result = await recorder.complete(ask('replay me'), (c) => live.push(c));
     expect(live.length).toBeGreaterThan(2);
@@ -68,7 +71,7 @@ describe('record and replay providers', () => {
       result,
     });
 
-    const replay = createReplayProvider(dir);
+    const replay = createReplayProvider(dir, opts());
     const again: ChatChunk[] = [];
     expect(await replay.complete(ask('replay me'), (c) => again.push(c))).toEqual(result);
     expect(again).toEqual(live);
@@ -76,7 +79,7 @@ describe('record and replay providers', () => {
   });
 
   it('concurrent recordings each land whole, with no temporary file left', async () => {
-    const recorder = createRecordProvider(builtin(), dir);
+    const recorder = createRecordProvider(builtin(), dir, opts());
     await Promise.all(Array.from({ length: 40 }, (_, i) => recorder.complete(ask(`message ${i % 8}`))));
     const files = readdirSync(dir);
     expect(files).toHaveLength(8);
@@ -90,32 +93,35 @@ describe('record and replay providers', () => {
         throw new ModelError('rate_limit_exceeded', 'The model upstream answered 429: slow down', 429);
       },
     };
-    await expect(createRecordProvider(failing, dir).complete(ask('too fast'))).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
-    const err = await createReplayProvider(dir)
+    await expect(createRecordProvider(failing, dir, opts()).complete(ask('too fast'))).rejects.toMatchObject({
+      code: 'rate_limit_exceeded',
+    });
+    const err = await createReplayProvider(dir, opts())
       .complete(ask('too fast'))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect(err).toMatchObject({ code: 'rate_limit_exceeded', status: 429, message: 'The model upstream answered 429: slow down' });
   });
 
-  it('a miss names the key and the nearest recording; an empty or absent folder says to record first', async () => {
-    const absent = await createReplayProvider(join(dir, 'none'))
+  it('a miss names the key to the caller and the nearest recording to the log; an absent folder says to record first', async () => {
+    const absent = await createReplayProvider(join(dir, 'none'), opts())
       .complete(ask('x'))
       .catch((e: ModelError) => e);
     expect(absent).toMatchObject({ code: 'invalid_prompt' });
-    expect((absent as Error).message).toContain('The folder does not exist: record first');
-    const recorder = createRecordProvider(builtin(), dir);
+    expect((absent as Error).message).toContain('The fixture folder does not exist: record first');
+    const recorder = createRecordProvider(builtin(), dir, opts());
     await recorder.complete(ask('the weather in Paris'));
     await recorder.complete(ask('something else entirely', { temperature: 1 }));
-    const miss = (await createReplayProvider(dir)
+    const miss = (await createReplayProvider(dir, opts())
       .complete(ask('the weather in Oslo'))
       .catch((e: ModelError) => e)) as ModelError;
     expect(miss.code).toBe('invalid_prompt');
     const nearest = `gpt-4o-${keyOf(ask('the weather in Paris')).slice(0, 16)}.json`;
-    expect(miss.message).toBe(
-      `Replay miss: no recorded exchange for this request (model 'gpt-4o', key ${keyOf(ask('the weather in Oslo')).slice(0, 16)}) in ${dir}. ` +
-        `Nearest recorded: ${nearest}, which differs at messages.0.content: recorded "the weather in Paris", requested "the weather in Oslo".`,
+    const head = `Replay miss: no recorded exchange for this request (model 'gpt-4o', key ${keyOf(ask('the weather in Oslo')).slice(0, 16)}).`;
+    expect(miss.message).toBe(`${head} Record it (provider: record); the nearest recording and where it differs are in Standin's log.`);
+    expect(warnings.at(-1)).toBe(
+      `${head} Nearest recorded: ${nearest}, which differs at messages.0.content: recorded "the weather in Paris", requested "the weather in Oslo".`,
     );
-    expect(await fixtureFolder(dir).find(ask('the weather in Oslo'))).toBeUndefined();
+    expect(await fixtureFolder(dir, opts()).find(ask('the weather in Oslo'))).toBeUndefined();
   });
 });

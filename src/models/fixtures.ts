@@ -1,8 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { ModelErrorCode } from './errors.js';
+import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Logger } from '../core/module.js';
+import { ModelError } from './errors.js';
+import { FIXTURE_VERSION, parseFixture, type Exchange } from './fixture-format.js';
 import type { ChatChunk, ChatRequest, ChatResult } from './types.js';
+
+export { FIXTURE_VERSION, type Exchange };
 
 /**
  * Fixtures of recorded model exchanges (the `record` and `replay` providers): a folder holding one JSON file
@@ -10,20 +14,6 @@ import type { ChatChunk, ChatRequest, ChatResult } from './types.js';
  * normalized request. One file per exchange keeps concurrent recordings apart (each is written to a
  * temporary name and renamed into place, atomically) and makes a new recording one new file in a diff.
  */
-export const FIXTURE_VERSION = 1;
-
-/** What a fixture file holds, in this order (keys sorted inside `request`, so files diff well). */
-export interface Exchange {
-  standin_fixture: typeof FIXTURE_VERSION;
-  key: string;
-  request: Record<string, unknown>;
-  /** The pieces the provider passed on as the answer arrived; a replay passes the same ones. */
-  chunks: ChatChunk[];
-  result?: ChatResult;
-  /** An error the upstream answered with (an HTTP status): replayed as the same error. */
-  error?: { code: ModelErrorCode; message: string; status: number | null };
-}
-
 /** Objects with their keys sorted and `undefined` dropped, at every depth: one text for one meaning. */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
@@ -86,27 +76,114 @@ export function differences(recorded: unknown, requested: unknown): { path: stri
 
 const clip = (text: string | undefined) => (text === undefined ? '(absent)' : text.length > 80 ? `${text.slice(0, 77)}…` : text);
 
-/** How many recordings a miss compares with; a folder larger than this is compared by its first files. */
+/** How many recordings a miss compares with, and how many bytes of them; past either, the first ones. */
 const MAX_COMPARED = 10_000;
+const MAX_COMPARED_BYTES = 256 * 1024 * 1024;
 
-/** A fixture folder: reads an exchange by request, writes one atomically, and explains a miss. */
-export function fixtureFolder(dir: string) {
-  async function readExchange(file: string): Promise<Exchange | undefined> {
-    try {
-      const parsed = JSON.parse(await readFile(join(dir, file), 'utf8')) as Exchange;
-      return parsed?.standin_fixture === FIXTURE_VERSION && typeof parsed.key === 'string' ? parsed : undefined;
-    } catch {
+/** How a fixture folder reads its files. */
+export interface FolderOptions {
+  /** The fixtures root the folder is inside: files are named relative to it in messages, never by a server path. */
+  root: string;
+  /** Largest fixture file (bytes): a larger one is refused by its size, before it is read. */
+  maxBytes: number;
+  log?: Pick<Logger, 'warn' | 'error'>;
+}
+
+/** One file as last read: its size and time, and the exchange it holds or the rule it breaks. */
+interface Entry {
+  mtimeMs: number;
+  size: number;
+  exchange?: Exchange;
+  problem?: string;
+}
+
+/** The first `size` + 1 bytes of a file at most: one more than its size says when it grew since. */
+async function readBounded(path: string, size: number): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(size + 1);
+    let length = 0;
+    for (let n = -1; n !== 0 && length < buf.length; length += n)
+      n = (await handle.read(buf, length, buf.length - length, length)).bytesRead;
+    return buf.subarray(0, length);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A fixture folder: reads an exchange by request, writes one atomically, and explains a miss. Files are
+ * read once: each is kept (parsed and checked) until its size or time changes, and the folder is listed
+ * again only when its own time changes (a file added, renamed or removed). A file that breaks the format
+ * is refused with its name and the rule, logged once per version of the file.
+ */
+export function fixtureFolder(dir: string, opts: FolderOptions) {
+  const named = (file: string) => relative(opts.root, join(dir, file));
+  const entries = new Map<string, Entry>();
+  /** The folder's time when it was last listed. */
+  let listed: number | undefined;
+
+  /** The entry of one file, read and checked only when it changed; undefined when there is no such file. */
+  async function load(file: string): Promise<Entry | undefined> {
+    const path = join(dir, file);
+    const st = await lstat(path).catch(() => undefined);
+    if (!st) {
+      entries.delete(file);
       return undefined;
     }
+    const cached = entries.get(file);
+    if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) return cached;
+    const entry: Entry = { mtimeMs: st.mtimeMs, size: st.size };
+    if (!st.isFile()) entry.problem = 'it is not a regular file (a link or a folder)';
+    else if (st.size > opts.maxBytes) entry.problem = `it is ${st.size} bytes, over the limit of ${opts.maxBytes} (--fixture-max-bytes)`;
+    else {
+      const bytes = await readBounded(path, st.size);
+      // Written to while read (an editor, a recording): read again next time, past the limit or not.
+      if (bytes.length !== st.size)
+        throw new ModelError('server_error', `The fixture ${named(file)} changed while it was read; try again.`);
+      try {
+        entry.exchange = parseFixture(bytes.toString('utf8'));
+      } catch (err) {
+        entry.problem = (err as Error).message;
+      }
+    }
+    if (entry.problem) opts.log?.error({ fixture: named(file) }, `the fixture ${named(file)} is refused: ${entry.problem}`);
+    entries.set(file, entry);
+    return entry;
+  }
+
+  /** Brings the entries up to date with the folder; false when there is no folder. */
+  async function list(): Promise<boolean> {
+    const st = await stat(dir).catch(() => undefined);
+    if (!st?.isDirectory()) {
+      entries.clear();
+      listed = undefined;
+      return false;
+    }
+    if (st.mtimeMs === listed) return true;
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.json') && !f.startsWith('.')).sort();
+    const kept = new Set<string>();
+    let bytes = 0;
+    for (const file of files.slice(0, MAX_COMPARED)) {
+      const entry = await load(file);
+      if (!entry) continue;
+      kept.add(file);
+      if ((bytes += entry.size) > MAX_COMPARED_BYTES) break;
+    }
+    for (const file of entries.keys()) if (!kept.has(file)) entries.delete(file);
+    listed = st.mtimeMs;
+    return true;
   }
 
   return {
     dir,
-    /** The recorded exchange of this request, or undefined. */
+    /** The recorded exchange of this request, or undefined; a ModelError naming the rule when its file breaks the format. */
     async find(request: ChatRequest): Promise<Exchange | undefined> {
       const key = requestKey(normalizeRequest(request));
-      const found = await readExchange(fixtureName(request.model, key));
-      return found?.key === key ? found : undefined;
+      const file = fixtureName(request.model, key);
+      const entry = await load(file);
+      if (entry?.problem) throw new ModelError('server_error', `The fixture ${named(file)} is refused: ${entry.problem}.`);
+      return entry?.exchange?.key === key ? entry.exchange : undefined;
     },
     /** Records an exchange: written under a temporary name, then renamed over the file (atomic). */
     async write(request: ChatRequest, answer: Pick<Exchange, 'chunks' | 'result' | 'error'>): Promise<string> {
@@ -125,31 +202,37 @@ export function fixtureFolder(dir: string) {
       }
       return name;
     },
-    /** The message of a miss: the request's key, and the nearest recording with where it differs. */
-    async missMessage(request: ChatRequest): Promise<string> {
+    /**
+     * The error of a miss. The caller is told the request's key only: the folder may hold other
+     * organizations' recordings, so the nearest recording and where it differs go to the log, for the operator.
+     */
+    async miss(request: ChatRequest): Promise<ModelError> {
       const normalized = normalizeRequest(request);
       const key = requestKey(normalized);
-      const head = `Replay miss: no recorded exchange for this request (model '${request.model}', key ${key.slice(0, 16)}) in ${dir}.`;
-      let files: string[] = [];
-      try {
-        files = (await readdir(dir)).filter((f) => f.endsWith('.json') && !f.startsWith('.')).sort();
-      } catch {
-        return `${head} The folder does not exist: record first (provider: record).`;
-      }
+      const head = `Replay miss: no recorded exchange for this request (model '${request.model}', key ${key.slice(0, 16)}).`;
+      if (!(await list()))
+        return new ModelError('invalid_prompt', `${head} The fixture folder does not exist: record first (provider: record).`);
       let nearest: { file: string; diff: ReturnType<typeof differences> } | undefined;
-      for (const file of files.slice(0, MAX_COMPARED)) {
-        const exchange = await readExchange(file);
-        if (!exchange) continue;
-        const diff = differences(exchange.request, normalized);
+      for (const [file, entry] of entries) {
+        if (!entry.exchange) continue;
+        const diff = differences(entry.exchange.request, normalized);
         if (!nearest || diff.length < nearest.diff.length) nearest = { file, diff };
       }
-      if (!nearest) return `${head} The folder holds no recorded exchanges: record first (provider: record).`;
+      if (!nearest)
+        return new ModelError('invalid_prompt', `${head} The fixture folder holds no recorded exchanges: record first (provider: record).`);
       const shown = nearest.diff
         .slice(0, 3)
         .map((d) => `${d.path}: recorded ${clip(d.recorded)}, requested ${clip(d.requested)}`)
         .join('; ');
       const more = nearest.diff.length > 3 ? ` (and ${nearest.diff.length - 3} more)` : '';
-      return `${head} Nearest recorded: ${nearest.file}, which differs at ${shown}${more}.`;
+      opts.log?.warn(
+        { fixtures: relative(opts.root, dir) || '.', key: key.slice(0, 16), nearest: named(nearest.file) },
+        `${head} Nearest recorded: ${named(nearest.file)}, which differs at ${shown}${more}.`,
+      );
+      return new ModelError(
+        'invalid_prompt',
+        `${head} Record it (provider: record); the nearest recording and where it differs are in Standin's log.`,
+      );
     },
   };
 }

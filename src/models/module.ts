@@ -50,7 +50,11 @@ export const modelsModule: Module = {
     setTimeout(warmTokenizer, 500).unref();
   },
   async provide(ctx) {
-    ctx.services.models = createModelRegistry();
+    ctx.services.models = createModelRegistry(undefined, {
+      fixturesRoot: ctx.settings.fixturesRoot,
+      fixtureMaxBytes: ctx.settings.fixtureMaxBytes,
+      log: ctx.log,
+    });
     const follow = followConfig(ctx);
     await follow();
     ctx.changes.on(MODELS, follow);

@@ -1,3 +1,5 @@
+import type { Logger } from '../core/module.js';
+import { checkedProvider } from './answer.js';
 import { createBuiltinProvider } from './builtin.js';
 import { compileModelsConfig, DEFAULT_CONTEXT_WINDOW, type ModelsConfig, type Route } from './config.js';
 import { countTokens } from './tokens.js';
@@ -23,15 +25,31 @@ export interface ModelRegistry extends ModelProviders {
   route(model: string): ModelRoute | undefined;
 }
 
-/** The provider a compiled route names. */
-function providerOf(r: Route): Provider {
+/** What the registry takes from the process (its settings and log), not from the config. */
+export interface RegistryOptions {
+  /** `--fixtures-root`: every `fixtures` folder must be inside it (default the working directory). */
+  fixturesRoot?: string;
+  /** `--fixture-max-bytes`: the largest fixture file read. */
+  fixtureMaxBytes?: number;
+  env?: NodeJS.ProcessEnv;
+  log?: Pick<Logger, 'warn' | 'error'>;
+}
+
+const DEFAULT_FIXTURE_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The provider a compiled route names. A recording checks the upstream's answer (src/models/answer.ts)
+ * before writing it, so no fixture is written that a replay would refuse.
+ */
+function providerOf(r: Route, opts: RegistryOptions): Provider {
+  const folder = r.fixtures && { root: r.fixtures.root, maxBytes: opts.fixtureMaxBytes ?? DEFAULT_FIXTURE_MAX_BYTES, log: opts.log };
   switch (r.provider) {
     case 'upstream':
       return createUpstreamProvider(r.upstream!);
     case 'record':
-      return createRecordProvider(createUpstreamProvider(r.upstream!), r.fixtures!);
+      return createRecordProvider(checkedProvider(createUpstreamProvider(r.upstream!)), r.fixtures!.dir, folder!);
     case 'replay':
-      return createReplayProvider(r.fixtures!);
+      return createReplayProvider(r.fixtures!.dir, folder!);
     default:
       return createBuiltinProvider(r.builtin!);
   }
@@ -40,8 +58,9 @@ function providerOf(r: Route): Provider {
 /**
  * Routes each model name to a provider: exact config names, then config patterns in order, then — when
  * the config has no catch-all — the built-in provider with no rules, so every name works out of the box.
+ * Every provider's answers are checked where they enter Standin (answer.ts).
  */
-export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
+export function createModelRegistry(config?: ModelsConfig, opts: RegistryOptions = {}): ModelRegistry {
   let routes: Route[] = [];
   const providers = new Map<Route, Provider>();
   const fallback: Route = {
@@ -54,7 +73,7 @@ export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
     ownedBy: 'standin',
     list: DEFAULT_CATALOG,
   };
-  const fallbackProvider = createBuiltinProvider(fallback.builtin!);
+  const fallbackProvider = checkedProvider(createBuiltinProvider(fallback.builtin!));
 
   function find(model: string): { route: Route; provider: Provider } {
     for (const r of routes) if (r.matches(model)) return { route: r, provider: providers.get(r)! };
@@ -63,9 +82,9 @@ export function createModelRegistry(config?: ModelsConfig): ModelRegistry {
 
   const registry: ModelRegistry = {
     configure(next) {
-      const compiled = compileModelsConfig(next);
+      const compiled = compileModelsConfig(next, { env: opts.env, fixturesRoot: opts.fixturesRoot });
       providers.clear();
-      for (const r of compiled) providers.set(r, providerOf(r));
+      for (const r of compiled) providers.set(r, checkedProvider(providerOf(r, opts)));
       routes = compiled;
     },
     has: (model) => typeof model === 'string' && model.length > 0 && model.length <= 256,

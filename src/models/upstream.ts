@@ -1,6 +1,8 @@
 import type { Agent, fetch } from 'undici';
 import { undici } from '../core/outbound.js';
+import { redactText } from '../core/redact.js';
 import type { UpstreamOptions } from './config.js';
+import { MAX_TOOL_CALLS } from './answer.js';
 import { codeForStatus, ModelError } from './errors.js';
 import { countPrompt, countTokens } from './tokens.js';
 import type { ChatChunk, ChatRequest, ChatResult, ChatToolCall, ChatUsage } from './types.js';
@@ -12,6 +14,9 @@ import type { ChatChunk, ChatRequest, ChatResult, ChatToolCall, ChatUsage } from
  * the server sends none, from the tokenizer. Every call has a time limit; errors become ModelErrors.
  */
 const MAX_ERROR_BODY = 4096;
+/** Longest server-sent event (one chunk of a stream) and longest whole answer read from an upstream. */
+const MAX_EVENT = 16 * 1024 * 1024;
+const MAX_ANSWER = 64 * 1024 * 1024;
 
 /** The dispatcher is shared: keep-alive to the upstream, bounded connect and header waits. */
 let shared: Agent | undefined;
@@ -24,6 +29,11 @@ const agent = () =>
   }));
 
 export function createUpstreamProvider(opts: UpstreamOptions) {
+  // The upstream's text may repeat what it was sent (a 401 quoting the bearer): masked by the request log's
+  // shapes, and the key and header values sent (with and without their scheme, `Bearer …`) verbatim,
+  // before it reaches a caller, a fixture or the log.
+  const secrets = [opts.apiKey, ...Object.values(opts.headers).flatMap((v) => [v, /^\S+\s+(\S.*)$/.exec(v)?.[1]])];
+  const mask = (text: string) => redactText(text, secrets);
   return {
     name: 'upstream',
     async complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult> {
@@ -59,20 +69,22 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
           dispatcher: agent(),
         });
       } catch (err) {
-        throw failure(err, callerSignal, timeout, opts);
+        throw failure(err, callerSignal, timeout, opts, mask);
       }
       if (!response.ok) {
-        const text = await response.text().catch(() => '');
-        let message = text.slice(0, MAX_ERROR_BODY);
+        // Read past the limit and cut once masked, so a key at the cut is not left half shown.
+        const text = await readText(response.body as unknown as AsyncIterable<Uint8Array> | null, 2 * MAX_ERROR_BODY).catch(() => '');
+        let message = text;
         try {
           const parsed = JSON.parse(text) as { error?: { message?: string } | string };
-          message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? message);
+          const said = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message;
+          if (typeof said === 'string') message = said;
         } catch {
-          /* not JSON: keep the text */
+          /* not JSON (or cut at the limit): keep the text */
         }
         throw new ModelError(
           codeForStatus(response.status),
-          `The model upstream answered ${response.status}: ${message || response.statusText}`,
+          mask(`The model upstream answered ${response.status}: ${message || response.statusText}`).slice(0, MAX_ERROR_BODY),
           response.status,
         );
       }
@@ -84,22 +96,42 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
             acc.add(parseJson(data));
           }
         } else {
-          acc.addWhole(parseJson(await response.text()));
+          const text = await readText(response.body as unknown as AsyncIterable<Uint8Array> | null, MAX_ANSWER);
+          if (text.length >= MAX_ANSWER) throw new ModelError('server_error', `The model upstream's answer is over ${MAX_ANSWER} bytes.`);
+          acc.addWhole(parseJson(text));
         }
       } catch (err) {
-        if (err instanceof ModelError) throw err;
-        throw failure(err, callerSignal, timeout, opts);
+        if (err instanceof ModelError) throw new ModelError(err.code, mask(err.message), err.status);
+        throw failure(err, callerSignal, timeout, opts, mask);
       }
       return acc.result(request);
     },
   };
 }
 
-function failure(err: unknown, caller: AbortSignal | undefined, timeout: AbortSignal, opts: UpstreamOptions): Error {
+function failure(
+  err: unknown,
+  caller: AbortSignal | undefined,
+  timeout: AbortSignal,
+  opts: UpstreamOptions,
+  mask: (text: string) => string,
+): Error {
   if (caller?.aborted) return (caller.reason as Error) ?? new Error('aborted');
   if (timeout.aborted) return new ModelError('server_error', `The model upstream did not answer within ${opts.timeoutMs} ms.`);
   const cause = (err as { cause?: { message?: string } }).cause?.message;
-  return new ModelError('server_error', `The model upstream could not be reached: ${cause ?? (err as Error).message}`);
+  return new ModelError('server_error', mask(`The model upstream could not be reached: ${cause ?? (err as Error).message}`));
+}
+
+/** The body as text, cut after `max` characters' worth of bytes (the rest is not read). */
+async function readText(body: AsyncIterable<Uint8Array> | null, max: number): Promise<string> {
+  if (!body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const bytes of body) {
+    text += decoder.decode(bytes, { stream: true });
+    if (text.length >= max) return text.slice(0, max);
+  }
+  return text + decoder.decode();
 }
 
 function parseJson(text: string): any {
@@ -115,6 +147,7 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  let size = 0;
   for await (const bytes of body) {
     buffer += decoder.decode(bytes, { stream: true });
     let nl: number;
@@ -124,10 +157,13 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
       if (line === '') {
         if (data.length) yield data.join('\n');
         data = [];
+        size = 0;
       } else if (line.startsWith('data:')) {
         data.push(line.slice(line[5] === ' ' ? 6 : 5));
+        size += line.length;
       }
     }
+    if (size + buffer.length > MAX_EVENT) throw new ModelError('server_error', `The model upstream sent an event over ${MAX_EVENT} bytes.`);
   }
   if (data.length) yield data.join('\n');
 }
@@ -138,14 +174,17 @@ class Accumulator {
   private sawText = false;
   private calls: ChatToolCall[] = [];
   private finish: ChatResult['finish_reason'] = 'stop';
-  private usage: ChatUsage | null = null;
+  /** The upstream's usage as sent: checked with the whole answer where it enters Standin (answer.ts). */
+  private usage: Record<string, unknown> | null = null;
 
   constructor(private onChunk?: (chunk: ChatChunk) => void) {}
 
   add(chunk: any) {
-    if (chunk?.error)
-      throw new ModelError('server_error', `The model upstream failed: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
-    if (chunk?.usage) this.usage = normalizeUsage(chunk.usage);
+    if (chunk?.error) {
+      const said = typeof chunk.error.message === 'string' ? chunk.error.message : JSON.stringify(chunk.error);
+      throw new ModelError('server_error', `The model upstream failed: ${said.slice(0, MAX_ERROR_BODY)}`);
+    }
+    if (chunk?.usage && typeof chunk.usage === 'object') this.usage = chunk.usage;
     const choice = chunk?.choices?.[0];
     if (!choice) return;
     const delta = choice.delta ?? {};
@@ -154,13 +193,19 @@ class Accumulator {
       this.text += delta.content;
       this.onChunk?.({ type: 'text', delta: delta.content });
     }
-    for (const tc of delta.tool_calls ?? []) {
-      const index = typeof tc.index === 'number' ? tc.index : this.calls.length;
+    for (const tc of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+      const index = tc?.index ?? this.calls.length;
+      if (!(Number.isInteger(index) && index >= 0 && index < MAX_TOOL_CALLS))
+        throw new ModelError(
+          'server_error',
+          `The model upstream sent a tool call index that is not an integer from 0 to ${MAX_TOOL_CALLS - 1}.`,
+        );
       const call = (this.calls[index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
       const piece: ChatChunk = { type: 'tool_call', index };
-      if (tc.id) piece.id = call.id = tc.id;
-      if (tc.function?.name) piece.name = call.function.name = call.function.name + tc.function.name;
-      if (tc.function?.arguments) {
+      if (typeof tc?.id === 'string' && tc.id) piece.id = call.id = tc.id;
+      if (typeof tc?.function?.name === 'string' && tc.function.name)
+        piece.name = call.function.name = call.function.name + tc.function.name;
+      if (typeof tc?.function?.arguments === 'string' && tc.function.arguments) {
         call.function.arguments += tc.function.arguments;
         piece.arguments = tc.function.arguments;
       }
@@ -190,8 +235,14 @@ class Accumulator {
   result(request: ChatRequest): ChatResult {
     const calls = this.calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` }));
     const content = this.sawText ? this.text : null;
-    let usage = this.usage;
-    if (!usage) {
+    let usage: ChatUsage;
+    if (this.usage) {
+      // Absent counts are 0 and an absent total is the sum; anything present is passed on as sent, to be checked.
+      const u = this.usage;
+      const prompt = (u.prompt_tokens ?? 0) as number;
+      const completion = (u.completion_tokens ?? 0) as number;
+      usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: (u.total_tokens ?? prompt + completion) as number };
+    } else {
       const prompt = countPrompt(request.messages, request.tools);
       const completion =
         countTokens(this.text) + calls.reduce((n, c) => n + countTokens(c.function.name) + countTokens(c.function.arguments), 0);
@@ -200,12 +251,6 @@ class Accumulator {
     const finish = calls.length && this.finish === 'stop' ? 'tool_calls' : this.finish;
     return { content, tool_calls: calls, finish_reason: finish, usage };
   }
-}
-
-function normalizeUsage(u: any): ChatUsage {
-  const prompt = Number(u.prompt_tokens) || 0;
-  const completion = Number(u.completion_tokens) || 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(u.total_tokens) || prompt + completion };
 }
 
 function normalizeFinish(reason: string): ChatResult['finish_reason'] {

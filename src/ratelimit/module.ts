@@ -107,7 +107,13 @@ export const rateLimitModule: Module = {
     const backend: LimiterBackend = ctx.settings.redisUrl
       ? createRedisBackend(ctx.settings.redisUrl, { log: ctx.log })
       : createMemoryBackend(ctx.clock);
-    ctx.services.ratelimit = createRateLimiter({ backend, clock: ctx.clock, config: await loadConfig(ctx.store.db), onOutage });
+    ctx.services.ratelimit = createRateLimiter({
+      backend,
+      clock: ctx.clock,
+      config: await loadConfig(ctx.store.db),
+      onOutage,
+      log: ctx.log,
+    });
     ctx.services.batchQueue = createBatchQueue(ctx);
     ctx.services.faults = createFaults(ctx);
     // Other instances' changes of faults and of the catalog (core/changes.ts).

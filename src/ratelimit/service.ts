@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/module.js';
 import { ApiError } from '../core/errors.js';
 import { queueReplyHeaders } from '../core/reply-headers.js';
 import {
@@ -235,12 +236,15 @@ function tooLarge(b: BucketTemplate, cost: number, payer: Payer, model: string):
   );
 }
 
+const USAGE_NUMBERS = ['inputTokens', 'outputTokens', 'totalTokens', 'images', 'audioMinutes'] as const;
+
 /** Builds the limiter on a backend; `clock` dates the monthly usage counters. */
 export function createRateLimiter(opts: {
   backend: LimiterBackend;
   clock: Clock;
   config: RateLimitConfig;
   onOutage?: OutagePolicy;
+  log?: Pick<Logger, 'warn'>;
 }): RateLimitService {
   const { backend, clock } = opts;
   const failOpen = opts.onOutage === 'open';
@@ -390,7 +394,26 @@ export function createRateLimiter(opts: {
     return `spend:${organizationId}:${month}`;
   }
 
-  async function release(ticket: Ticket, usage: Usage = {}): Promise<void> {
+  /**
+   * Usage as counters may take it: each count a finite, non-negative integer (audio minutes finite and
+   * non-negative). A counter that took `NaN` would refuse every later request of its organization until a
+   * reset; what reports usage (a model's answer) is checked before, and this is the last guard: anything
+   * else counts 0, logged.
+   */
+  function countable(usage: Usage, model: string): Usage {
+    let out: Usage | undefined;
+    for (const k of USAGE_NUMBERS) {
+      const v = usage[k];
+      if (v === undefined || (typeof v === 'number' && v >= 0 && (k === 'audioMinutes' ? Number.isFinite(v) : Number.isSafeInteger(v))))
+        continue;
+      opts.log?.warn({ model, field: k, value: String(v).slice(0, 40) }, `usage ${k} is not a non-negative count; counted as 0`);
+      (out ??= { ...usage })[k] = 0;
+    }
+    return out ?? usage;
+  }
+
+  async function release(ticket: Ticket, reported: Usage = {}): Promise<void> {
+    const usage = countable(reported, ticket.model);
     const counted = usage.totalTokens !== undefined || usage.inputTokens !== undefined || usage.outputTokens !== undefined;
     const input = usage.inputTokens ?? (counted || usage.failed ? 0 : ticket.inputTokens);
     const output = usage.outputTokens ?? 0;

@@ -1,5 +1,7 @@
 import { Type, type Static } from 'typebox';
 import type { Outbound } from '../core/outbound.js';
+import { redactText } from '../core/redact.js';
+import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { words } from './lexical.js';
 
 /**
@@ -96,7 +98,7 @@ export const VectorStoresConfig = Type.Object(
           base_url: Type.String({ minLength: 1, maxLength: 2000 }),
           model: Type.String({ minLength: 1, maxLength: 256 }),
           api_key: Type.Optional(Type.String({ maxLength: 4000 })),
-          /** Name of an environment variable holding the key (keeps secrets out of the file). */
+          /** Name of an environment variable holding the key, `STANDIN_UPSTREAM_…` (keeps secrets out of the file). */
           api_key_env: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           /** Texts per request (default 64). */
           batch_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 2048 })),
@@ -109,10 +111,14 @@ export const VectorStoresConfig = Type.Object(
 );
 export type VectorStoresConfig = Static<typeof VectorStoresConfig>;
 
-/** An embedder calling `{base_url}/embeddings` through the SSRF-guarded client; vectors are normalized on arrival. */
+/**
+ * An embedder calling `{base_url}/embeddings` through the SSRF-guarded client; vectors are normalized on
+ * arrival. Throws when `api_key_env` names a variable not meant for an upstream key, or one not set.
+ */
 export function upstreamEmbedder(outbound: Outbound, config: NonNullable<VectorStoresConfig['embeddings']>): Embedder {
   const url = `${config.base_url.replace(/\/+$/, '')}/embeddings`;
-  const key = config.api_key ?? (config.api_key_env ? process.env[config.api_key_env] : undefined);
+  const key =
+    config.api_key ?? (config.api_key_env ? upstreamKeyFromEnv(config.api_key_env, 'vector_stores.embeddings.api_key_env') : undefined);
   const batch = config.batch_size ?? 64;
   return {
     id: `upstream:${config.model}`,
@@ -125,15 +131,20 @@ export function upstreamEmbedder(outbound: Outbound, config: NonNullable<VectorS
           headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
           body: JSON.stringify({ model: config.model, input, encoding_format: 'float' }),
         });
-        if (!res.ok) throw new Error(`the embeddings server answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+        // Its text may repeat the key it was sent: masked (then cut, so no key is left half shown) before it
+        // becomes a file's error or a log line.
+        if (!res.ok)
+          throw new Error(
+            redactText(`the embeddings server answered ${res.status}: ${(await res.text()).slice(0, 8192)}`, [key]).slice(0, 340),
+          );
         const body = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
         const data = Array.isArray(body.data) ? [...body.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)) : [];
         if (
           data.length !== input.length ||
-          !data.every((d) => Array.isArray(d.embedding) && d.embedding.every((x) => typeof x === 'number'))
+          !data.every((d) => Array.isArray(d.embedding) && d.embedding.every((x) => Number.isFinite(x)))
         ) {
           throw new Error(
-            `the embeddings server answered ${data.length} vectors for ${input.length} inputs, or vectors that are not numbers`,
+            `the embeddings server answered ${data.length} vectors for ${input.length} inputs, or vectors that are not finite numbers`,
           );
         }
         for (const d of data) out.push(normalize(Float32Array.from(d.embedding as number[])));

@@ -1,3 +1,4 @@
+import { invalid } from '../core/errors.js';
 import { vectorStoresAdminRoutes } from './admin-routes.js';
 import { configSection, type Module } from '../core/module.js';
 import { VectorStoresConfig } from './embedder.js';
@@ -33,7 +34,11 @@ export const vectorStoresModule: Module = {
       key: 'vector_stores',
       schema: VectorStoresConfig,
       async apply(ctx, _tx, value) {
-        ctx.services.vectorStores.configure(value);
+        try {
+          ctx.services.vectorStores.configure(value);
+        } catch (err) {
+          throw invalid(`the config is not valid: ${(err as Error).message}`, 'vector_stores.embeddings', 'invalid_config');
+        }
       },
     }),
   ],

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { createApiKey, upsertProject } from '../../src/identity/service.js';
 import { applyConfig } from '../../src/admin/config-file.js';
+import type { Settings } from '../../src/core/settings.js';
 import { startTestStandin, type TestDialect, type TestStandin } from '../helpers.js';
 
 /** Rules of the built-in provider the suites rely on (applied through the config file's `models` section). */
@@ -36,8 +37,12 @@ export interface Env {
 }
 
 /** A listening Standin with workers, the test models, and SDK clients of two projects. */
-export async function startEnv(dialect: TestDialect, models: Record<string, unknown> = TEST_MODELS): Promise<Env> {
-  const s = await startTestStandin({ dialect, settings: { workers: true } });
+export async function startEnv(
+  dialect: TestDialect,
+  models: Record<string, unknown> = TEST_MODELS,
+  settings: Partial<Settings> = {},
+): Promise<Env> {
+  const s = await startTestStandin({ dialect, settings: { workers: true, ...settings } });
   await applyConfig(s.ctx, s.modules, { models });
   const project = await upsertProject(s.ctx, s.ctx.store.db, 'org_demo', { id: 'proj_other', name: 'Other project' });
   await createApiKey(s.ctx, s.ctx.store.db, { projectId: project.id, name: 'other', value: 'sk-proj-test-other-project-key-0000000' });
