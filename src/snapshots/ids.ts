@@ -10,10 +10,11 @@ import { badSnapshot, type Kind } from './format.js';
 const id = (prefix: string) => idPattern(prefix);
 /** An id of any kind (an event's object, the credential of a request): a prefix and a tail, nothing else. */
 const ANY_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
-/** Keys that are names rather than ids (a config scope, a rate limit's key, a CSP source): bounded, printable. */
-const NAME = /^[\x20-\x7e]{1,2048}$/;
-/** Standin's secrets an app host connection and document are named by: hex, with or without a prefix. */
-const HEX = (prefix = '') => new RegExp(`^${prefix}[0-9a-f]{8,64}$`);
+/** Keys that are names rather than ids (a config scope, a rate limit's key, a CSP source): bounded, no control characters. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const NAME = /^[^\x00-\x1f\x7f]{1,2048}$/;
+/** The app host's own ids (`conn_…`, `file_…`, hex): letters, digits, `_` and `-`, as a stored name. */
+const HOST_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** Columns of these names are the same kind of id in every table. */
 const BY_NAME: Record<string, RegExp> = {
@@ -61,10 +62,10 @@ const BY_TABLE: Record<string, Record<string, RegExp>> = {
   workload_identity_mappings: { id: id('idpmap') },
   workload_tokens: { id: id('wtok') },
   workload_exchanges: { id: id('wxchg') },
-  app_host_connections: { id: HEX('conn_') },
-  app_host_documents: { id: HEX(), connection: HEX('conn_') },
-  app_host_csp_needs: { connection: HEX('conn_'), uri: NAME, directive: NAME, source: NAME },
-  app_host_files: { id: HEX('file_') },
+  app_host_connections: { id: HOST_ID },
+  app_host_documents: { id: HOST_ID, connection: HOST_ID },
+  app_host_csp_needs: { connection: HOST_ID, uri: NAME, directive: NAME, source: NAME },
+  app_host_files: { id: HOST_ID },
   assistants: { id: id('asst') },
   threads: { id: id('thread') },
   thread_messages: { id: id('msg') },
