@@ -161,7 +161,7 @@ export function parseLine(line: string, at: number): unknown {
 export const UNBOUNDED: ReadLimits = { maxExpandedBytes: Infinity, deadline: Infinity, timeoutMs: Infinity };
 
 /** Throws once the import has run past its deadline. */
-export function checkDeadline(limits: ReadLimits): void {
+function checkDeadline(limits: ReadLimits): void {
   if (performance.now() > limits.deadline)
     throw badSnapshot(`it took longer than ${limits.timeoutMs} ms to read (--snapshot-timeout-ms); nothing was changed`);
 }

@@ -19,7 +19,7 @@ import { FILES_TABLE, INSTANCE_TABLES, rowOf, settingTravels, type TableShape } 
 /** One piece of a snapshot after its header, checked on its own (format.ts). */
 export type Item =
   | { t: 'table'; name: string; columns: [string, Kind][] }
-  | { t: 'row'; values: unknown[]; at: number }
+  | { t: 'row'; values: unknown[] }
   | { t: 'file'; id: string }
   | { t: 'chunk'; data: Buffer }
   | { t: 'end'; totals: Totals };
@@ -78,14 +78,17 @@ async function* checkedItems(source: AsyncGenerator<string>): AsyncGenerator<Ite
         throw badSnapshot(`line ${at} has ${value.length} values for ${table.columns.length} columns`);
       const values = value.map((v, i) => decodeValue(table!.columns[i][1], v, `line ${at}, ${table!.name}.${table!.columns[i][0]}`));
       table.ids(values, at);
-      // Checked on the row as it will be written, by the column the store will write it to.
-      if (table.name === 'settings' && !settingTravels(rowOf(table.columns, values).key))
-        throw badSnapshot(
-          `line ${at}: setting ${JSON.stringify(String(rowOf(table.columns, values).key).slice(0, 100))} is not one a snapshot carries (the instance's own, or unknown)`,
-        );
+      if (table.name === 'settings') {
+        // Checked on the row as it will be written: the value the store will write as the key.
+        const key = rowOf(table.columns, values).key;
+        if (!settingTravels(key))
+          throw badSnapshot(
+            `line ${at}: setting ${JSON.stringify(String(key).slice(0, 100))} is not one a snapshot carries (the instance's own, or unknown)`,
+          );
+      }
       if (table.idAt >= 0) fileIds.add(String(values[table.idAt]));
       counted.rows++;
-      yield { t: 'row', values, at };
+      yield { t: 'row', values };
       continue;
     }
     if (typeof value === 'string') {
