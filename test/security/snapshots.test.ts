@@ -175,6 +175,21 @@ describe.each(dialects())('security: snapshots and file storage (%s)', (dialect)
     expect((await s.req('GET', '/admin/v1/clock', { key: attacker })).status).toBe(401);
   });
 
+  it("keeps the instance's own settings through an import, and exports none of them", async () => {
+    const db = untyped(s.ctx.store.db);
+    await db.insertInto('settings').values({ key: 'config.vendor', value: 'instance-vendor' }).execute();
+    try {
+      const r = await s.app.inject({ method: 'GET', url: '/admin/v1/snapshot', headers: { authorization: `Bearer ${s.keys.admin}` } });
+      expect(gunzipSync(r.rawPayload).toString('utf8')).not.toContain('instance-vendor');
+      expect((await post(good)).statusCode).toBe(200);
+      expect(await db.selectFrom('settings').select('value').where('key', '=', 'config.vendor').executeTakeFirst()).toEqual({
+        value: 'instance-vendor',
+      });
+    } finally {
+      await db.deleteFrom('settings').where('key', '=', 'config.vendor').execute();
+    }
+  });
+
   it("neither exports nor imports the app host's signing keys", async () => {
     await untyped(s.ctx.store.db).insertInto('app_host_keys').values({ name: 'download_urls', value: 'instance-secret-value' }).execute();
     try {
