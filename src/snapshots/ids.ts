@@ -7,7 +7,7 @@ import { badSnapshot, type Kind } from './format.js';
  * before anything is written, so a row can carry no path, no query and no other kind's id. A new table's
  * id columns get a line here; a test holds every snapshot table's key and `…_id` columns to this list.
  */
-const id = (prefix: string) => idPattern(prefix);
+const id = idPattern;
 /** An id of any kind (an event's object, the credential of a request): a prefix and a tail, nothing else. */
 const ANY_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
 /** Keys that are names rather than ids (a config scope, a rate limit's key, a CSP source): bounded, no control characters. */
