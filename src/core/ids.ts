@@ -59,7 +59,7 @@ export function newSecret(prefix: string): string {
 }
 
 /** The characters after an id's prefix: the base-32 tail above, or a name a config file or the seed chose (`proj_demo`). */
-export const ID_TAIL = '[A-Za-z0-9_-]{1,128}';
+const ID_TAIL = '[A-Za-z0-9_-]{1,128}';
 
 /** The ids of one kind: `idPattern('thread')` matches `thread_…`; files use a dash (`idPattern('file', '-')`). */
 export function idPattern(prefix: string, separator = '_'): RegExp {

@@ -74,7 +74,7 @@ export const OPTIONS = {
   snapshotTimeoutMs: opt(
     'int',
     1_800_000,
-    'wall time (ms) an import may spend checking and writing rows; past it it is refused, nothing changed',
+    'wall time (ms) an import may spend checking and writing rows; past it the import is refused, nothing changed',
   ),
   snapshotUploadMinRate: opt(
     'int',

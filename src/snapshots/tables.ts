@@ -30,6 +30,7 @@ export const settingTravels = (key: unknown): boolean => typeof key === 'string'
 export function rowOf(columns: [string, Kind][], values: unknown[]): Record<string, unknown> {
   return Object.fromEntries(columns.map(([c], i) => [c, values[i]]));
 }
+
 /** The table whose rows are the stored files: each row's `id` names bytes in the files area's storage. */
 export const FILES_TABLE = 'files';
 
