@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
+import { insideRoot } from '../core/paths.js';
 
 /** One package of Pyodide's distribution, as `pyodide-lock.json` lists it. */
 export interface LockPackage {
@@ -49,6 +50,9 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 /** Python's package names compare case-insensitively with `-`, `_` and `.` alike (PEP 503). */
 const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
 
+/** A wheel's or archive's file name as Pyodide's lock file gives it (`numpy-2.2.5-cp313-…whl`): no folder, no `..`. */
+const FILE_NAME = /^(?!\.\.?$)[A-Za-z0-9_.+-]{1,255}$/;
+
 /** How long one file may take to arrive from a mirror, at most (the execution's own limit may be shorter). */
 const FETCH_MS = 120_000;
 
@@ -80,6 +84,14 @@ export class PackageStore {
     const lock = JSON.parse(readFileSync(opts.lockFile ?? defaultLockFile(), 'utf8')) as { packages: Record<string, LockPackage> };
     const blocked = new Set(opts.blocked);
     for (const pkg of Object.values(lock.packages)) {
+      // A file name is joined to the cache folder, a local source folder or the mirror's URL: a name only.
+      if (typeof pkg.file_name !== 'string' || !FILE_NAME.test(pkg.file_name))
+        throw new Error(
+          `package '${String(pkg.name)}' of the lock file has file_name '${String(pkg.file_name).slice(0, 200)}', which is not a plain file name`,
+        );
+      // Its first characters name the cache file.
+      if (typeof pkg.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(pkg.sha256))
+        throw new Error(`package '${String(pkg.name)}' of the lock file has a sha256 that is not 64 hex digits`);
       if (pkg.imports.some((i) => blocked.has(i)) || blocked.has(pkg.name)) continue;
       this.byName.set(normalize(pkg.name), pkg);
       for (const i of pkg.imports) this.byImport.set(i, pkg);
@@ -132,7 +144,7 @@ export class PackageStore {
 
   private cachePath(pkg: LockPackage): string | undefined {
     // The hash in the name: a lock file of another version never picks up this one's file.
-    return this.cacheDir && join(this.cacheDir, `${pkg.sha256.slice(0, 16)}-${pkg.file_name}`);
+    return this.cacheDir && insideRoot(this.cacheDir, `${pkg.sha256.slice(0, 16)}-${pkg.file_name}`);
   }
 
   private fromCache(pkg: LockPackage): Uint8Array | undefined {
@@ -183,7 +195,7 @@ export class PackageStore {
 
   /** The file's URL or absolute path under the source. */
   private locate(fileName: string): string {
-    if (isAbsolute(this.source)) return join(this.source, fileName);
+    if (isAbsolute(this.source)) return insideRoot(this.source, fileName);
     const base = this.source.endsWith('/') ? this.source : `${this.source}/`;
     const url = new URL(fileName, base);
     return url.protocol === 'file:' ? url.pathname : url.href;

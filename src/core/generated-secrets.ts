@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { insideRoot } from './paths.js';
 
 /**
  * Keeps a secret Standin generated for a config file (a key or a webhook signing secret declared without a
@@ -11,7 +12,8 @@ export function keepGeneratedSecret(dataDir: string, name: string, value: string
   const dir = resolve(dataDir, 'generated-secrets');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  const path = join(dir, name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 200));
+  // `..` is made of allowed characters: the folder check refuses what the replacement lets through.
+  const path = insideRoot(dir, name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 200));
   writeFileSync(path, `${value}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
   return path;

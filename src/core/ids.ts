@@ -57,3 +57,14 @@ export function newId(prefix: string, clock: Clock): string {
 export function newSecret(prefix: string): string {
   return `${prefix}${randomBytes(36).toString('base64url')}`;
 }
+
+/** The characters after an id's prefix: the base-32 tail above, or a name a config file or the seed chose (`proj_demo`). */
+const ID_TAIL = '[A-Za-z0-9_-]{1,128}';
+
+/** The ids of one kind: `idPattern('thread')` matches `thread_…`; files use a dash (`idPattern('file', '-')`). */
+export function idPattern(prefix: string, separator = '_'): RegExp {
+  return new RegExp(`^${prefix}${separator}${ID_TAIL}$`);
+}
+
+/** The ids of uploaded files, `file-…` as on the platform. */
+export const FILE_ID = idPattern('file', '-');

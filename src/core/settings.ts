@@ -65,6 +65,22 @@ export const OPTIONS = {
     3_600_000,
     'a request body (an upload, JSON) must arrive whole within this many ms, or the connection is closed',
   ),
+  snapshotMaxBytes: opt('int', 4 * 1024 ** 3, 'largest snapshot file an import reads, in bytes as sent (gzip’d; docs/snapshots.md)'),
+  snapshotMaxExpandedBytes: opt(
+    'int',
+    32 * 1024 ** 3,
+    'largest a snapshot may grow to decompressed, in bytes; past it the import is refused',
+  ),
+  snapshotTimeoutMs: opt(
+    'int',
+    1_800_000,
+    'wall time (ms) an import may spend checking and writing rows; past it the import is refused, nothing changed',
+  ),
+  snapshotUploadMinRate: opt(
+    'int',
+    1024,
+    'bytes per second a snapshot upload must average over every 5 s, or the connection is closed (0: no floor)',
+  ),
   ingestProcesses: opt('int', 2, 'processes that extract, chunk and embed attached files (kept warm; docs/files.md)'),
   ingestMemoryMb: opt('int', 512, 'resident memory (MB) of one ingestion process; past it the file fails invalid_file'),
   ingestTimeoutMs: opt('int', 120_000, "wall time (ms) of one file's extraction, chunking and embedding; past it the file fails"),

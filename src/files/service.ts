@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { wallNow } from '../core/clock.js';
-import { newId } from '../core/ids.js';
+import { FILE_ID, newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
 import type { ListPage, ListParams } from '../core/pagination.js';
 import type { Exec, Tx } from '../store/db.js';
@@ -224,6 +224,8 @@ export async function stageGeneratedFile(
 
 /** A live file of the project, or 404. */
 export async function getFile(ctx: Ctx, projectId: string, fileId: string, exec: Exec = ctx.store.db): Promise<FileObject> {
+  // Not an id Standin makes: no such file, whatever a row may say (the storage refuses such names too).
+  if (!FILE_ID.test(fileId)) throw notFound('file', fileId);
   const row = await store.getFile(exec, projectId, fileId, ctx.clock.nowSeconds());
   if (!row) throw notFound('file', fileId);
   return fileObject(row);

@@ -2,16 +2,12 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { CLOCK_KEY, CLOCK_GENERATION_KEY, KEEP_SETTINGS } from '../admin/service.js';
 import type { FilesService } from '../files/service.js';
 
 type FileStorage = FilesService['storage'];
 import type { Store } from '../store/db.js';
 import { CHUNK_BYTES, encodeValue, FORMAT, VERSION, type Header, type Totals } from './format.js';
-import { FILES_TABLE, readRows, snapshotTables, untyped } from './tables.js';
-
-/** The settings rows that make the instance itself (or its clock, which travels in the header): never in a snapshot. */
-export const INSTANCE_SETTINGS = new Set([...KEEP_SETTINGS, CLOCK_KEY, CLOCK_GENERATION_KEY]);
+import { FILES_TABLE, readRows, settingTravels, snapshotTables, untyped } from './tables.js';
 
 /** What an export reads: a store, the storage of its files' bytes, and its clock. */
 export interface Source {
@@ -80,7 +76,7 @@ export async function writeSnapshot(source: Source, out: Writable): Promise<Tota
         await lines.write(JSON.stringify({ table: table.name, columns: table.columns }));
         const idAt = table.name === FILES_TABLE ? table.columns.findIndex(([c]) => c === 'id') : -1;
         for await (const row of readRows(tx, store.dialect, table.name)) {
-          if (table.name === 'settings' && INSTANCE_SETTINGS.has(String(row.key))) continue;
+          if (table.name === 'settings' && !settingTravels(row.key)) continue;
           const values = table.columns.map(([c, kind]) => encodeValue(kind, row[c]));
           if (idAt >= 0) fileIds.push(String(values[idAt]));
           totals.rows++;

@@ -28,10 +28,19 @@ export const CHUNK_BYTES = 256 * 1024;
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 /** Nesting a line may have: a row is an array of scalars, the header an object of arrays. */
 export const MAX_DEPTH = 4;
-/** What an upload to the control plane may weigh, compressed. */
-export const MAX_SNAPSHOT_BYTES = 4 * 1024 ** 3;
-/** What a snapshot may weigh once decompressed (a gzip bomb stops here). */
-export const MAX_EXPANDED_BYTES = 32 * 1024 ** 3;
+/** Lines a snapshot may have (a row, a table or a chunk of a file each; a file of empty lines stops here). */
+export const MAX_LINES = 200_000_000;
+
+/**
+ * The bounds of one import (settings `--snapshot-max-expanded-bytes` and `--snapshot-timeout-ms`): what
+ * the file may weigh decompressed, and the wall time (`performance.now()`) past which reading it stops.
+ */
+export interface ReadLimits {
+  maxExpandedBytes: number;
+  deadline: number;
+  /** Milliseconds the deadline allowed, for the message. */
+  timeoutMs: number;
+}
 
 export interface Header {
   format: typeof FORMAT;
@@ -96,9 +105,14 @@ export function decodeValue(kind: Kind, value: unknown, where: string): unknown 
 /** Checks a table line's column list. */
 export function parseColumns(value: unknown, table: string): [string, Kind][] {
   if (!Array.isArray(value) || value.length === 0 || value.length > 1000) throw badSnapshot(`table ${table} has no valid column list`);
+  const seen = new Set<string>();
   return value.map((c) => {
     if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || !KINDS.includes(c[1] as Kind))
       throw badSnapshot(`table ${table} has a column that is not [name, kind]`);
+    // A row is checked and inserted by column name: a name given twice could pass a check as one value
+    // and be written as the other.
+    if (seen.has(c[0])) throw badSnapshot(`table ${table} names column ${c[0]} twice`);
+    seen.add(c[0]);
     return [c[0], c[1] as Kind];
   });
 }
@@ -143,26 +157,42 @@ export function parseLine(line: string, at: number): unknown {
   }
 }
 
+/** No bounds but the line's size (unit tests of the format). */
+export const UNBOUNDED: ReadLimits = { maxExpandedBytes: Infinity, deadline: Infinity, timeoutMs: Infinity };
+
+/** Throws once the import has run past its deadline. */
+function checkDeadline(limits: ReadLimits): void {
+  if (performance.now() > limits.deadline)
+    throw badSnapshot(`it took longer than ${limits.timeoutMs} ms to read (--snapshot-timeout-ms); nothing was changed`);
+}
+
 /**
- * The lines of decompressed text, each at most MAX_LINE_CHARS: never more than one line (and one chunk)
- * in memory, whatever the file holds.
+ * The lines of decompressed text, each at most MAX_LINE_CHARS, at most MAX_LINES of them, within the
+ * limits' bytes and deadline: never more than one line (and one chunk) in memory, whatever the file holds.
  */
-export async function* lines(source: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+export async function* lines(source: AsyncIterable<Buffer | string>, limits: ReadLimits = UNBOUNDED): AsyncGenerator<string> {
   let held = '';
   let expanded = 0;
+  let count = 0;
+  const counted = (line: string) => {
+    if (++count > MAX_LINES) throw badSnapshot(`it has more than ${MAX_LINES} lines`);
+    return line;
+  };
   // A chunk may end inside a character of several bytes: the decoder holds that part for the next chunk.
   const text = new StringDecoder('utf8');
   for await (const chunk of source) {
     expanded += chunk.length;
-    if (expanded > MAX_EXPANDED_BYTES) throw badSnapshot(`it expands to more than ${MAX_EXPANDED_BYTES} bytes`);
+    if (expanded > limits.maxExpandedBytes)
+      throw badSnapshot(`it expands to more than ${limits.maxExpandedBytes} bytes (--snapshot-max-expanded-bytes)`);
+    checkDeadline(limits);
     // Only the new text is searched for line ends: a long line costs once, not once per chunk.
     const piece = typeof chunk === 'string' ? chunk : text.write(chunk);
     let nl = piece.indexOf('\n');
     if (nl >= 0) {
-      yield held + piece.slice(0, nl);
+      yield counted(held + piece.slice(0, nl));
       let start = nl + 1;
       for (nl = piece.indexOf('\n', start); nl >= 0; nl = piece.indexOf('\n', start)) {
-        yield piece.slice(start, nl);
+        yield counted(piece.slice(start, nl));
         start = nl + 1;
       }
       held = piece.slice(start);
@@ -170,5 +200,5 @@ export async function* lines(source: AsyncIterable<Buffer | string>): AsyncGener
     if (held.length > MAX_LINE_CHARS) throw badSnapshot(`a line is longer than ${MAX_LINE_CHARS} characters`);
   }
   held += text.end();
-  if (held.length) yield held;
+  if (held.length) yield counted(held);
 }

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
@@ -11,9 +11,9 @@ import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import type { Tx } from '../store/db.js';
 import { appliedMigrations, writeSnapshot } from './export.js';
-import { badSnapshot, MAX_SNAPSHOT_BYTES, type Header, type Kind, type Totals } from './format.js';
+import { badSnapshot, type Header, type Kind, type ReadLimits, type Totals } from './format.js';
 import { checkSnapshot, readSnapshot, type Item } from './import.js';
-import { snapshotTables, untyped } from './tables.js';
+import { rowOf, settingTravels, snapshotTables, untyped } from './tables.js';
 
 export type { Header, Totals } from './format.js';
 
@@ -52,42 +52,94 @@ export interface Imported {
 }
 
 /**
- * Replaces the whole state with a snapshot's: `source` is a stream of the file (spooled to a temporary
- * file first: it is read twice, once to check it whole before anything changes) or the path of one.
- * A snapshot that cannot be imported throws a 400 ApiError (`invalid_snapshot`) and changes nothing.
+ * Replaces the whole state with a snapshot's: `source` is a stream of the file (spooled whole to a
+ * temporary file first, within `--snapshot-max-bytes` and `--snapshot-upload-min-rate`, before the import
+ * lock is taken: a slow upload never holds it) or the path of one. The file is read twice, once to check
+ * it whole before anything changes. A snapshot that cannot be imported throws a 400 ApiError
+ * (`invalid_snapshot`) and changes nothing.
  */
 export async function importSnapshot(ctx: Ctx, source: Readable | string): Promise<Imported> {
-  // Two imports at once on one instance would interleave their resets and bytes: the second waits its turn
-  // on the client's side.
   const state = (ctx.services.snapshots ??= { importing: false });
-  if (state.importing)
-    throw new ApiError('conflict_error', 'A snapshot import is under way on this instance; try again once it ends.', {
-      code: 'import_in_progress',
-    });
+  if (typeof source === 'string') {
+    await checkFile(source, ctx.settings.snapshotMaxBytes);
+    return locked(state, () => importFile(ctx, source));
+  }
+  // An upload while an import runs would be read for nothing: refused before its bytes are.
+  if (state.importing) throw busy();
+  const dir = await mkdtemp(join(tmpdir(), 'standin-snapshot-'));
+  try {
+    const path = join(dir, 'in.jsonl.gz');
+    await spool(source, path, ctx.settings.snapshotMaxBytes, ctx.settings.snapshotUploadMinRate);
+    return await locked(state, () => importFile(ctx, path));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const busy = () =>
+  new ApiError('conflict_error', 'A snapshot import is under way on this instance; try again once it ends.', {
+    code: 'import_in_progress',
+  });
+
+/** Runs `work` as the instance's one import: two at once would interleave their resets and bytes. */
+async function locked<T>(state: { importing: boolean }, work: () => Promise<T>): Promise<T> {
+  if (state.importing) throw busy();
   state.importing = true;
   try {
-    if (typeof source === 'string') return await importFile(ctx, source);
-    const dir = await mkdtemp(join(tmpdir(), 'standin-snapshot-'));
-    try {
-      const path = join(dir, 'in.jsonl.gz');
-      await pipeline(source, capped(MAX_SNAPSHOT_BYTES), createWriteStream(path));
-      return await importFile(ctx, path);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    return await work();
   } finally {
     state.importing = false;
   }
 }
 
-function capped(limit: number): Transform {
+/** A snapshot file named on the command line: one that exists, is a file, and is within the size bound. */
+async function checkFile(path: string, maxBytes: number): Promise<void> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw badSnapshot(code === 'ENOENT' ? `the file ${path} does not exist` : `the file ${path} cannot be read (${code ?? String(err)})`);
+  }
+  if (!info.isFile()) throw badSnapshot(`${path} is not a file`);
+  if (info.size > maxBytes) throw badSnapshot(`it is larger than ${maxBytes} bytes (--snapshot-max-bytes)`);
+}
+
+/** How often an upload's progress is held against the minimum rate. */
+const RATE_WINDOW_MS = 5000;
+
+/**
+ * Writes an upload to `path`, at most `maxBytes`; an upload that brings fewer than `minRate` bytes a
+ * second over a window is cut (its connection closed): a trickle cannot hold a connection and a
+ * temporary file for the hour a body may take.
+ */
+async function spool(source: Readable, path: string, maxBytes: number, minRate: number): Promise<void> {
   let seen = 0;
-  return new Transform({
+  let checked = 0;
+  let slow: ApiError | undefined;
+  const timer =
+    minRate > 0
+      ? setInterval(() => {
+          if (seen - checked < (minRate * RATE_WINDOW_MS) / 1000) {
+            slow = badSnapshot(`the upload brought fewer than ${minRate} bytes a second (--snapshot-upload-min-rate)`);
+            source.destroy(slow);
+          }
+          checked = seen;
+        }, RATE_WINDOW_MS)
+      : undefined;
+  const count = new Transform({
     transform(chunk: Buffer, _enc, done) {
       seen += chunk.length;
-      done(seen > limit ? badSnapshot(`it is larger than ${limit} bytes`) : null, chunk);
+      done(seen > maxBytes ? badSnapshot(`it is larger than ${maxBytes} bytes (--snapshot-max-bytes)`) : null, chunk);
     },
   });
+  try {
+    await pipeline(source, count, createWriteStream(path));
+  } catch (err) {
+    throw slow ?? err;
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**
@@ -98,18 +150,35 @@ function capped(limit: number): Transform {
 const RETRIES = 8;
 
 async function importFile(ctx: Ctx, path: string): Promise<Imported> {
+  const timeoutMs = ctx.settings.snapshotTimeoutMs;
+  const limits: ReadLimits = {
+    maxExpandedBytes: ctx.settings.snapshotMaxExpandedBytes,
+    deadline: performance.now() + timeoutMs,
+    timeoutMs,
+  };
   const shapes = await snapshotTables(ctx.store);
-  const header = await checkSnapshot(path, shapes);
+  const header = await checkSnapshot(path, shapes, limits);
   await checkSchema(ctx, header);
   const emptied = (await stateTables(ctx.store)).map((t) => t.name);
   let rest: { items: AsyncGenerator<Item>; first: Item | undefined };
   for (let attempt = 1; ; attempt++) {
-    const { items } = await readSnapshot(path);
+    const { items } = await readSnapshot(path, limits);
     try {
       const first = await ctx.store.db.transaction().execute(async (tx) => {
+        // The instance's own settings (the admin key, its root settings) stay as they are.
+        const own = await tx.selectFrom('settings').selectAll().execute();
         await emptyStateTables(tx, ctx.store.dialect, emptied);
+        for (const row of own.filter((r) => !settingTravels(r.key)))
+          await tx
+            .insertInto('settings')
+            .values(row)
+            .onConflict((oc) => oc.column('key').doNothing())
+            .execute();
         return insertRows(tx, items);
       });
+      // The rows are committed: the bytes that follow are written whatever the time (stopping now would
+      // leave rows without their files); they were all read once already within the deadline.
+      limits.deadline = Infinity;
       rest = { items, first };
       break;
     } catch (err) {
@@ -162,7 +231,7 @@ async function insertRows(tx: Tx, items: AsyncGenerator<Item>): Promise<Item | u
     const { value: item, done } = await items.next();
     if (done) return;
     if (item.t === 'row') {
-      batch.push(Object.fromEntries(table!.columns.map(([c], i) => [c, item.values[i]])));
+      batch.push(rowOf(table!.columns, item.values));
       if (batch.length * table!.columns.length >= MAX_PARAMS) await flush();
     } else {
       await flush();

@@ -8,6 +8,29 @@ import { kindOf, type Kind } from './format.js';
  * them through the storage interface instead, so a snapshot of either storage imports into the other.
  */
 const STORAGE_TABLES = new Set(['file_parts']);
+
+/**
+ * Secrets an instance made for itself (the app host's signing keys): neither exported nor imported, and a
+ * snapshot naming one is refused. An import empties them as a reset does; the instance makes new ones.
+ */
+export const INSTANCE_TABLES = new Set(['app_host_keys']);
+
+/**
+ * The `settings` rows a snapshot carries; every other one (the admin key, `config.trust_proxy`,
+ * `config.vendor`, the clock's rows, which travel in the header) is the instance's own: left out of an
+ * export, refused in an import. A list of what may travel, so a setting added later stays home until
+ * it is named here.
+ */
+const TRAVELLING_SETTINGS = new Set(['seeded_at', 'retention_policy', 'retention_last_sweep']);
+
+/** Whether a `settings` row of this key travels in snapshots. */
+export const settingTravels = (key: unknown): boolean => typeof key === 'string' && TRAVELLING_SETTINGS.has(key);
+
+/** A row's values as the object the store is given: checks read the same object the insert writes. */
+export function rowOf(columns: [string, Kind][], values: unknown[]): Record<string, unknown> {
+  return Object.fromEntries(columns.map(([c], i) => [c, values[i]]));
+}
+
 /** The table whose rows are the stored files: each row's `id` names bytes in the files area's storage. */
 export const FILES_TABLE = 'files';
 
@@ -21,7 +44,7 @@ export interface TableShape {
  * the tables its foreign keys point to (PostgreSQL checks them row by row, so parents are imported first).
  */
 export async function snapshotTables(store: Pick<Store, 'db' | 'dialect'>): Promise<TableShape[]> {
-  const tables = (await stateTables(store)).filter((t) => !STORAGE_TABLES.has(t.name));
+  const tables = (await stateTables(store)).filter((t) => !STORAGE_TABLES.has(t.name) && !INSTANCE_TABLES.has(t.name));
   const parents = new Map<string, string[]>();
   for (const { child, parent } of await foreignKeys(store)) parents.set(child, [...(parents.get(child) ?? []), parent]);
   const ordered: TableMetadata[] = [];

@@ -8,8 +8,7 @@ import { toFile } from 'openai';
 import { startEnv, type Env } from '../assistants/setup.js';
 import { dialects, startTestStandin, type TestDialect, type TestStandin } from '../helpers.js';
 import { exportSnapshot, importSnapshot } from '../../src/snapshots/service.js';
-import { snapshotTables, untyped } from '../../src/snapshots/tables.js';
-import { INSTANCE_SETTINGS } from '../../src/snapshots/export.js';
+import { settingTravels, snapshotTables, untyped } from '../../src/snapshots/tables.js';
 import { triggerEvent } from '../../src/webhooks/trigger.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'standin-snapshot-test-'));
@@ -91,7 +90,7 @@ async function dump(s: TestStandin): Promise<Record<string, string[]>> {
   for (const t of await snapshotTables(s.ctx.store)) {
     const rows = await untyped(s.ctx.store.db).selectFrom(t.name).selectAll().execute();
     out[t.name] = rows
-      .filter((r) => t.name !== 'settings' || !INSTANCE_SETTINGS.has(String(r.key)))
+      .filter((r) => t.name !== 'settings' || settingTravels(r.key))
       .map((r) => JSON.stringify(t.columns.map(([c, kind]) => (kind === 'bytes' ? Buffer.from(r[c] as Buffer).toString('base64') : r[c]))))
       .sort();
   }
@@ -314,7 +313,7 @@ describe.each(dialects())('snapshots: the control plane and hostile files (%s)',
           .selectFrom(t.name)
           .select(t.columns.map(([c]) => c))
           .execute()
-      ).filter((r) => t.name !== 'settings' || !INSTANCE_SETTINGS.has(String(r.key)));
+      ).filter((r) => t.name !== 'settings' || settingTravels(r.key));
       if (rows.length) await untyped(older.db).insertInto(t.name).values(rows).execute();
     }
     const path = join(tmp, 'older.jsonl.gz');

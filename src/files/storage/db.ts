@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Store } from '../../store/db.js';
 import * as store from '../store.js';
-import type { FileStorage } from './interface.js';
+import { storedName, type FileStorage } from './interface.js';
 
 /** Bytes per stored part: large enough that a 512 MB file is 512 rows, small enough to stream. */
 export const PART_BYTES = 1 << 20;
@@ -15,6 +15,7 @@ export function dbStorage(db: Store['db']): FileStorage {
   return {
     kind: 'db',
     async write(id, source) {
+      storedName(id);
       let seq = 0;
       let bytes = 0;
       let held: Buffer[] = [];
@@ -40,6 +41,7 @@ export function dbStorage(db: Store['db']): FileStorage {
       return bytes;
     },
     async open(id) {
+      storedName(id);
       const first = await store.readPart(db, id, 0);
       if (!first) throw new Error(`the bytes of ${id} are missing from the store`);
       return Readable.from(
@@ -54,6 +56,7 @@ export function dbStorage(db: Store['db']): FileStorage {
       );
     },
     async remove(id, exec) {
+      storedName(id);
       await store.deleteParts(exec ?? db, id);
     },
     async clear() {

@@ -2,6 +2,20 @@ import type { Readable } from 'node:stream';
 import type { Exec } from '../../store/db.js';
 
 /**
+ * What either storage takes as a file's name: letters, digits, `_` and `-` (Standin's ids are such). A row
+ * from a snapshot, a job's payload or any caller cannot point a storage at another name: both refuse the
+ * same names, so they answer alike.
+ */
+const STORED_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,199}$/;
+
+/** `id`, when a storage may keep bytes under it; else an error naming it. */
+export function storedName(id: string): string {
+  if (typeof id !== 'string' || !STORED_NAME.test(id))
+    throw new Error(`'${String(id).slice(0, 200)}' is not a name file storage keeps bytes under`);
+  return id;
+}
+
+/**
  * Where the bytes of uploaded files live. Two implementations: `fs.ts` (the data folder, with SQLite) and
  * `db.ts` (parts in the database, with PostgreSQL, so every instance reads what any instance stored).
  * A file's row (service.ts) is what makes its bytes visible; storage only keeps them.
