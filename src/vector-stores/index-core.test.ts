@@ -79,6 +79,31 @@ describe('incremental store index', () => {
     expect(hits.map((h) => h.fileId)).toEqual(['b']);
   });
 
+  it('searches a large store through its coarse quantizer, finding what the full scan finds', () => {
+    const exact = new StoreIndex(Infinity);
+    const coarse = new StoreIndex(2000);
+    const files: Record<string, string[]> = {};
+    for (let f = 0; f < 30; f++) files[`f${String(f).padStart(2, '0')}`] = corpus(100, f + 7).map((t, i) => `${t} tag${f}x${i}`);
+    for (const [id, chunks] of Object.entries(files)) {
+      add(exact, { [id]: chunks });
+      add(coarse, { [id]: chunks });
+    }
+    let same = 0;
+    const asked = 60;
+    for (let q = 0; q < asked; q++) {
+      const f = (q * 7) % 30;
+      const text = `${files[`f${String(f).padStart(2, '0')}`][(q * 13) % 100].split(' ').slice(2, 6).join(' ')}`;
+      const a = ask(exact, text, 'none')[0];
+      const b = ask(coarse, text, 'none')[0];
+      if (a.fileId === b.fileId && a.seq === b.seq) same++;
+    }
+    // Approximate: most answers equal the full scan's (the quantizer probes 16 of its lists).
+    expect(same / asked).toBeGreaterThan(0.8);
+    // And a removal still takes the file out.
+    coarse.removeFiles(['f03']);
+    expect(ask(coarse, files.f03[5], 'none').every((h) => h.fileId !== 'f03')).toBe(true);
+  });
+
   it('counts what it holds, and gives it back when files go', () => {
     const index = new StoreIndex();
     add(index, { a: corpus(2000, 7) });

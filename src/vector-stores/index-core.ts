@@ -12,6 +12,18 @@ import { words } from './lexical.js';
 const K1 = 1.2;
 const B = 0.75;
 
+/**
+ * From this many vectors on, a store's vectors are searched through a coarse quantizer (an inverted file):
+ * LISTS centroids, trained once by spherical k-means on a sample; each vector joins the list of its
+ * nearest centroid as it is added, and a query compares itself with the vectors of its PROBE nearest
+ * lists only. Below it, every vector is compared. The lexical half always covers every chunk.
+ */
+const IVF_MIN = 50_000;
+const LISTS = 256;
+const PROBE = 16;
+const TRAIN_SAMPLE = 8192;
+const TRAIN_ROUNDS = 6;
+
 /** One page of chunks to add (structured-cloned from the server's thread). */
 export interface ChunkPage {
   fileIds: string[];
@@ -66,6 +78,12 @@ interface Posting {
 
 export class StoreIndex {
   dimensions = 0;
+  /** Centroids (LISTS × dimensions) once trained, and each list's slots. */
+  private centroids: Float32Array | null = null;
+  private lists: { slots: Int32Array; len: number }[] = [];
+
+  constructor(private readonly ivfMin = IVF_MIN) {}
+
   private n = 0;
   private live = 0;
   private totalLength = 0;
@@ -106,6 +124,8 @@ export class StoreIndex {
       this.slotTfs.byteLength +
       this.norms.byteLength;
     for (const p of this.postings) b += p.docs.byteLength + p.tfs.byteLength + 64;
+    for (const l of this.lists) b += l.slots.byteLength;
+    b += this.centroids?.byteLength ?? 0;
     return b + this.termIds.size * 64 + this.files.size * 256;
   }
 
@@ -169,6 +189,7 @@ export class StoreIndex {
         this.vectors.set(page.vectors.subarray(i * d, (i + 1) * d), s * d);
         this.hasVector[s] = 1;
         this.vectorCount++;
+        if (this.centroids) this.assign(s);
       } else this.hasVector[s] = 0;
       const ws = words(page.texts[i]);
       this.lengths[s] = ws.length;
@@ -197,6 +218,78 @@ export class StoreIndex {
       }
       this.termStart[s + 1] = j;
     }
+    if (!this.centroids && this.vectorCount >= this.ivfMin) this.train();
+  }
+
+  /** The `count` centroids nearest a vector (by dot product), best first. */
+  private nearest(v: Float32Array, off: number, count: number): number[] {
+    const c = this.centroids!;
+    const d = this.dimensions;
+    const k = c.length / d;
+    const dots = count === 1 ? null : new Float32Array(k);
+    let best = 0;
+    let bestDot = -Infinity;
+    for (let j = 0; j < k; j++) {
+      let a = 0;
+      let b = 0;
+      let e = 0;
+      let f = 0;
+      let x = 0;
+      const o = j * d;
+      for (; x + 3 < d; x += 4) {
+        a += c[o + x] * v[off + x];
+        b += c[o + x + 1] * v[off + x + 1];
+        e += c[o + x + 2] * v[off + x + 2];
+        f += c[o + x + 3] * v[off + x + 3];
+      }
+      for (; x < d; x++) a += c[o + x] * v[off + x];
+      const dot = a + b + e + f;
+      if (dots) dots[j] = dot;
+      else if (dot > bestDot) {
+        bestDot = dot;
+        best = j;
+      }
+    }
+    if (!dots) return [best];
+    return [...dots.keys()].sort((a, b) => dots[b] - dots[a]).slice(0, count);
+  }
+
+  private assign(s: number): void {
+    const list = this.lists[this.nearest(this.vectors, s * this.dimensions, 1)[0]];
+    list.slots = grow(list.slots, list.len + 1);
+    list.slots[list.len++] = s;
+  }
+
+  /** Spherical k-means over an even sample of the live vectors (deterministic), then every vector assigned. */
+  private train(): void {
+    const d = this.dimensions;
+    const live: number[] = [];
+    for (let s = 0; s < this.n; s++) if (this.alive[s] && this.hasVector[s]) live.push(s);
+    const step = Math.max(1, Math.floor(live.length / TRAIN_SAMPLE));
+    const sample = live.filter((_, i) => i % step === 0).slice(0, TRAIN_SAMPLE);
+    const k = Math.min(LISTS, sample.length);
+    const c = new Float32Array(k * d);
+    for (let j = 0; j < k; j++) {
+      const o = sample[Math.floor((j * sample.length) / k)] * d;
+      c.set(this.vectors.subarray(o, o + d), j * d);
+    }
+    this.centroids = c;
+    const of = new Int32Array(sample.length);
+    for (let round = 0; round < TRAIN_ROUNDS; round++) {
+      sample.forEach((s, i) => (of[i] = this.nearest(this.vectors, s * d, 1)[0]));
+      const sums = new Float32Array(k * d);
+      sample.forEach((s, i) => {
+        for (let x = 0; x < d; x++) sums[of[i] * d + x] += this.vectors[s * d + x];
+      });
+      for (let j = 0; j < k; j++) {
+        let norm = 0;
+        for (let x = 0; x < d; x++) norm += sums[j * d + x] ** 2;
+        // A centroid left without members keeps its place.
+        if (norm > 0) for (let x = 0; x < d; x++) c[j * d + x] = sums[j * d + x] / Math.sqrt(norm);
+      }
+    }
+    this.lists = Array.from({ length: k }, () => ({ slots: new Int32Array(16), len: 0 }));
+    for (const s of live) this.assign(s);
   }
 
   /** Rebuilds the arrays with live slots only (words unused by any live chunk leave). */
@@ -255,6 +348,11 @@ export class StoreIndex {
     });
     this.termStart[m] = j;
     for (const f of files) f.slots = f.slots.map((s) => remap[s]);
+    for (const l of this.lists) {
+      let len = 0;
+      for (let j = 0; j < l.len; j++) if (remap[l.slots[j]] >= 0) l.slots[len++] = remap[l.slots[j]];
+      l.len = len;
+    }
     this.n = m;
     this.normsFor = -1;
   }
@@ -318,8 +416,19 @@ export class StoreIndex {
       if (vectorWeight > 0 && q.vector && q.vector.length === d) {
         const qv = q.vector;
         const d4 = d - (d % 4);
-        for (let i = 0, off = 0; i < n; i++, off += d) {
-          if (!this.hasVector[i]) continue;
+        const probed = this.centroids ? this.nearest(qv, 0, PROBE).map((j) => this.lists[j]) : null;
+        const total = probed ? probed.reduce((sum, l) => sum + l.len, 0) : n;
+        for (let at = 0, li = 0, lj = 0; at < total; at++) {
+          let i: number;
+          if (probed) {
+            while (lj >= probed[li].len) {
+              li++;
+              lj = 0;
+            }
+            i = probed[li].slots[lj++];
+          } else i = at;
+          const off = i * d;
+          if (!this.hasVector[i] || !this.alive[i]) continue;
           let a = 0;
           let b = 0;
           let c = 0;
