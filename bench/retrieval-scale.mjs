@@ -39,9 +39,11 @@ writeFileSync(
   ELD,
   `import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { appendFileSync } from 'node:fs';
-const h = monitorEventLoopDelay({ resolution: 5 });
-h.enable();
-setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
+import { isMainThread } from 'node:worker_threads';
+// Workers inherit the preload: only the server's own thread counts.
+const h = isMainThread && monitorEventLoopDelay({ resolution: 5 });
+if (h) h.enable();
+if (h) setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
 `,
 );
 /** The worst stall an instance recorded between two wall-clock times (ms). */
@@ -68,11 +70,11 @@ async function bundleOf(commit, entry, out) {
 }
 
 let n = 0;
-function start(name, script, databaseUrl, workers) {
+function start(name, script, databaseUrl, workers, extra = []) {
   const eld = join(work, `eld-${name}.log`);
   writeFileSync(eld, '');
   const args = ['--import', pathToFileURL(ELD).href, script, 'serve', '--port', '0', '--data', join(work, `data-${n++}`)];
-  args.push('--admin-key', ADMIN, '--database-url', databaseUrl, '--workers', String(workers));
+  args.push('--admin-key', ADMIN, '--database-url', databaseUrl, '--workers', String(workers), ...extra);
   const child = spawn(process.execPath, args, {
     env: { ...process.env, STANDIN_LOG_LEVEL: 'error', BENCH_ELD_FILE: eld },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -151,7 +153,8 @@ async function main() {
   const running = [];
   try {
     // A: reads (now), B: ingests (now), C: reads (before).
-    const a = await start('after', 'dist/main.js', url.href, false);
+    // BENCH_RETRIEVAL_ARGS: settings of the reading instance (e.g. --search-approximate-from 50000).
+    const a = await start('after', 'dist/main.js', url.href, false, (process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean));
     running.push(a);
     KEY = a.key;
     const store = await api(a, '/v1/vector_stores', { name: 'scale' });

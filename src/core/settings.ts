@@ -75,6 +75,11 @@ export const OPTIONS = {
     1024,
     "what this instance's search indexes hold between searches (MB); the least recently searched stores leave first",
   ),
+  searchApproximateFrom: opt(
+    'int',
+    0,
+    "search a store's vectors through a coarse quantizer from this many vectors on (0: never; docs/files.md: it costs recall)",
+  ),
   ingestMaxPages: opt('int', 10_000, 'most pages of an attached PDF, parts of an attached DOCX'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
   leaseMs: opt(

@@ -58,7 +58,7 @@ interface Held {
   generation: number;
 }
 
-export function createIndexCache(opts: { memoryBytes: number }): IndexCache {
+export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: number }): IndexCache {
   let worker: Worker | undefined;
   let generation = 0;
   let nextId = 1;
@@ -70,7 +70,7 @@ export function createIndexCache(opts: { memoryBytes: number }): IndexCache {
   const stats = { fullLoads: 0, deltas: 0, pages: 0, workerThreadId: 0 };
 
   function start(): Worker {
-    const w = new Worker(entryScript('search-worker'));
+    const w = new Worker(entryScript('search-worker'), { workerData: { approximateFrom: opts.approximateFrom ?? 0 } });
     generation++;
     stats.workerThreadId = w.threadId;
     w.on('message', (r: WorkerReply) => {

@@ -13,12 +13,11 @@ const K1 = 1.2;
 const B = 0.75;
 
 /**
- * From this many vectors on, a store's vectors are searched through a coarse quantizer (an inverted file):
- * LISTS centroids, trained once by spherical k-means on a sample; each vector joins the list of its
- * nearest centroid as it is added, and a query compares itself with the vectors of its PROBE nearest
- * lists only. Below it, every vector is compared. The lexical half always covers every chunk.
+ * From `approximateFrom` vectors on (--search-approximate-from; never by default), a store's vectors are
+ * searched through a coarse quantizer (an inverted file): LISTS centroids, trained once by spherical k-means
+ * on a sample; each vector joins the list of its nearest centroid as it is added, and a query compares
+ * itself with the vectors of its PROBE nearest lists only. The lexical half always covers every chunk.
  */
-const IVF_MIN = 50_000;
 const LISTS = 256;
 const PROBE = 16;
 const TRAIN_SAMPLE = 8192;
@@ -82,7 +81,8 @@ export class StoreIndex {
   private centroids: Float32Array | null = null;
   private lists: { slots: Int32Array; len: number }[] = [];
 
-  constructor(private readonly ivfMin = IVF_MIN) {}
+  /** `approximateFrom`: vectors from which the quantizer is trained (Infinity: every vector is always compared). */
+  constructor(private readonly approximateFrom = Infinity) {}
 
   private n = 0;
   private live = 0;
@@ -218,7 +218,7 @@ export class StoreIndex {
       }
       this.termStart[s + 1] = j;
     }
-    if (!this.centroids && this.vectorCount >= this.ivfMin) this.train();
+    if (!this.centroids && this.vectorCount >= this.approximateFrom) this.train();
   }
 
   /** The `count` centroids nearest a vector (by dot product), best first. */

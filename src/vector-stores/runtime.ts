@@ -22,7 +22,10 @@ export function createRuntime(ctx: Ctx): VectorStoresRuntime {
     configure(config) {
       embedder = config.embeddings ? upstreamEmbedder(ctx.outbound, config.embeddings) : builtinEmbedder;
     },
-    indexes: createIndexCache({ memoryBytes: Math.max(0, ctx.settings.searchMemoryMb) * 1024 * 1024 }),
+    indexes: createIndexCache({
+      memoryBytes: Math.max(0, ctx.settings.searchMemoryMb) * 1024 * 1024,
+      approximateFrom: Math.max(0, ctx.settings.searchApproximateFrom),
+    }),
     ingestion: createIngestPool({ processes: Math.max(1, ctx.settings.ingestProcesses), limits: limitsOf(ctx.settings) }),
   };
 }

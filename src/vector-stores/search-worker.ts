@@ -1,4 +1,4 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { words } from './lexical.js';
 import { searchIndexes, StoreIndex } from './index-core.js';
 import type { WorkerReply, WorkerRequest } from './search-protocol.js';
@@ -9,11 +9,12 @@ import type { WorkerReply, WorkerRequest } from './search-protocol.js';
  * thread. Messages are handled in order, one at a time.
  */
 const indexes = new Map<string, StoreIndex>();
+const approximateFrom = (workerData as { approximateFrom: number }).approximateFrom || Infinity;
 
 function handle(req: WorkerRequest): WorkerReply {
   switch (req.op) {
     case 'reset':
-      indexes.set(req.store, new StoreIndex());
+      indexes.set(req.store, new StoreIndex(approximateFrom));
       return { id: req.id, bytes: 0 };
     case 'drop':
       indexes.delete(req.store);

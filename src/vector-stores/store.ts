@@ -240,8 +240,9 @@ export function readChunkPage(
     .select(['file_id', 'seq', 'text', 'embedding', 'embedder'])
     .where('vector_store_id', '=', storeId);
   if (fileIds) q = q.where('file_id', 'in', fileIds);
-  if (after)
-    q = q.where((eb) => eb.or([eb('file_id', '>', after.fileId), eb.and([eb('file_id', '=', after.fileId), eb('seq', '>', after.seq)])]));
+  // A row comparison, which both databases answer from the primary key's order (an OR of the two made
+  // PostgreSQL sort the rest of the store for every page).
+  if (after) q = q.where((eb) => eb(eb.refTuple('file_id', 'seq'), '>', eb.tuple(after.fileId, after.seq)));
   return q.orderBy('file_id').orderBy('seq').limit(limit).execute();
 }
 

@@ -5,7 +5,7 @@ import { builtinEmbedder, embedBuiltin, toBlob } from '../../src/vector-stores/e
 import { createIndexCache } from '../../src/vector-stores/index-cache.js';
 import { createVectorStore } from '../../src/vector-stores/service.js';
 import * as store from '../../src/vector-stores/store.js';
-import { startTestStandin, type TestStandin } from '../helpers.js';
+import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
 
 /** Puts `files × perFile` chunks of generated prose straight into a new store (no ingestion); its id. */
 async function fill(ctx: Ctx, files: number, perFile: number, seed: number): Promise<string> {
@@ -56,10 +56,10 @@ const rowOf = async (ctx: Ctx, id: string) => (await store.getStore(ctx.store.db
 const queries = (text: string) => [{ vector: embedBuiltin(text), text }];
 const options = { ranker: 'auto', max: 5, threshold: 0 };
 
-describe('search indexes: memory and the server thread', () => {
+describe.each(dialects())('search indexes: memory and the server thread (%s)', (dialect) => {
   let s: TestStandin;
   beforeAll(async () => {
-    s = await startTestStandin();
+    s = await startTestStandin({ dialect });
   });
   afterAll(async () => {
     await s?.close();
