@@ -3,7 +3,7 @@ import type { Ctx } from '../core/module.js';
 import { fromJson } from '../store/db.js';
 import type { Embedder } from './embedder.js';
 import { entryScript } from './entry-script.js';
-import type { Attributes } from './filters.js';
+import type { Attributes, Filter } from './filters.js';
 import type { Candidate, ChunkPage } from './index-core.js';
 import type { WorkerReply, WorkerRequest } from './search-protocol.js';
 import * as store from './store.js';
@@ -23,7 +23,7 @@ export interface IndexCache {
     rows: readonly store.StoreRow[],
     embedder: Embedder,
     queries: { vector: Float32Array | null; text: string }[],
-    options: { ranker: string; filter?: import('./filters.js').Filter; max: number; threshold: number },
+    options: { ranker: string; filter?: Filter; max: number; threshold: number },
   ): Promise<(Candidate & { store: number })[]>;
   /** Forgets every index (the worker keeps running). */
   clear(): Promise<void>;
