@@ -5,8 +5,13 @@ import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { serverBundle, serverSplitting } from './bundle-options.mjs';
 
-// The ingestion process (src/vector-stores/ingest-pool.ts forks it) is a second entry: dist/ingest-child.js.
-const entryPoints = { main: 'src/start.ts', 'ingest-child': 'src/vector-stores/ingest-child.ts' };
+// The ingestion process (src/vector-stores/ingest-pool.ts forks it) and the search worker (index-cache.ts
+// starts it) are entries of their own: dist/ingest-child.js, dist/search-worker.js.
+const entryPoints = {
+  main: 'src/start.ts',
+  'ingest-child': 'src/vector-stores/ingest-child.ts',
+  'search-worker': 'src/vector-stores/search-worker.ts',
+};
 // What a start does not run (code behind a dynamic import(): the MCP SDK, the X.509 libraries, the CLI
 // commands) goes to chunks beside it, loaded on first use: the bundle is read, decoded and compiled whole
 // at every start. Chunks sit in dist/ itself, where code that finds files beside the bundle looks.

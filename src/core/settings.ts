@@ -86,6 +86,16 @@ export const OPTIONS = {
   ingestTimeoutMs: opt('int', 120_000, "wall time (ms) of one file's extraction, chunking and embedding; past it the file fails"),
   ingestMaxInflatedMb: opt('int', 256, "what a DOCX's parts or a PDF's streams may inflate to in all (MB)"),
   ingestMaxDepth: opt('int', 256, 'deepest nesting of HTML elements or JSON arrays and objects in an attached file'),
+  searchMemoryMb: opt(
+    'int',
+    1024,
+    "what this instance's search indexes hold between searches (MB); the least recently searched stores leave first",
+  ),
+  searchApproximateFrom: opt(
+    'int',
+    0,
+    "search a store's vectors through a coarse quantizer from this many vectors on (0: never; docs/files.md: it costs recall)",
+  ),
   ingestMaxPages: opt('int', 10_000, 'most pages of an attached PDF, parts of an attached DOCX'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
   leaseMs: opt(

@@ -1,11 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { getPriority, setPriority } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type * as Esbuild from 'esbuild';
+import { entryScript } from './entry-script.js';
 import { MEMORY_MARK, type ChildReply, type ChildRequest } from './ingest-protocol.js';
 import { beyond, type IngestLimits } from './limits.js';
 import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
@@ -58,7 +53,7 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
 
   function spawnChild(): Child {
     const heapMb = Math.max(64, Math.floor(limits.memoryBytes / (1024 * 1024)));
-    const proc = fork(childScript(), [String(limits.memoryBytes)], {
+    const proc = fork(entryScript('ingest-child'), [String(limits.memoryBytes)], {
       execArgv: [`--max-old-space-size=${heapMb}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -177,46 +172,4 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
       await Promise.all(all.map((c) => c.exited));
     },
   };
-}
-
-let script: string | undefined;
-
-/**
- * The ingestion process's script: `ingest-child.js` beside the bundle (dist/), or else, running from
- * source (tests), `src/vector-stores/ingest-child.ts` bundled once with esbuild (a development dependency)
- * into node_modules/.cache, where its packages resolve.
- */
-function childScript(): string {
-  if (script) return script;
-  const here = dirname(fileURLToPath(import.meta.url));
-  const built = join(here, 'ingest-child.js');
-  if (existsSync(built)) return (script = built);
-  for (let dir = here; ; dir = dirname(dir)) {
-    const source = [join(dir, 'ingest-child.ts'), join(dir, 'src/vector-stores/ingest-child.ts')].find(existsSync);
-    if (source) return (script = bundle(source, dir === here ? join(here, '../..') : dir));
-    if (dirname(dir) === dir) throw new Error('the ingestion process script (dist/ingest-child.js) is missing: run npm run build');
-  }
-}
-
-function bundle(source: string, root: string): string {
-  const esbuild = createRequire(import.meta.url)('esbuild') as typeof Esbuild;
-  const out = esbuild.buildSync({
-    entryPoints: [source],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    write: false,
-    logLevel: 'warning',
-  }).outputFiles[0].text;
-  const folder = join(root, 'node_modules/.cache/standin');
-  const file = join(folder, `ingest-child-${createHash('sha256').update(out).digest('hex').slice(0, 16)}.mjs`);
-  if (!existsSync(file)) {
-    mkdirSync(folder, { recursive: true });
-    const part = `${file}.${process.pid}.part`;
-    writeFileSync(part, out);
-    renameSync(part, file);
-  }
-  return file;
 }

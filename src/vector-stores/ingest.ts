@@ -118,7 +118,7 @@ export async function ingestFile(
       await store.clearIngested(tx, storeId, fileId);
       await store.insertText(tx, storeId, fileId, text);
       await store.insertChunks(tx, rows);
-      await store.bumpVersion(tx, [storeId]);
+      await store.bumpVersion(tx, storeId, [fileId]);
     });
     ctx.services.metrics?.ingestion('completed', started);
   } catch (err) {

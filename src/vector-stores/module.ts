@@ -64,8 +64,9 @@ export const vectorStoresModule: Module = {
   ],
   async stop(ctx) {
     await ctx.services.vectorStores.ingestion.close();
+    await ctx.services.vectorStores.indexes.close();
   },
-  reset(ctx) {
-    ctx.services.vectorStores.indexes.clear();
+  async reset(ctx) {
+    await ctx.services.vectorStores.indexes.clear();
   },
 };

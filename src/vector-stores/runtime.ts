@@ -2,13 +2,14 @@ import type { Ctx } from '../core/module.js';
 import { createIngestPool, type IngestPool } from './ingest-pool.js';
 import { limitsOf } from './limits.js';
 import { builtinEmbedder, upstreamEmbedder, type Embedder, type VectorStoresConfig } from './embedder.js';
-import { createIndexCache, type IndexCache } from './search.js';
+import { createIndexCache, type IndexCache } from './index-cache.js';
 
 /** What the vector stores area keeps per instance (`ctx.services.vectorStores`). */
 export interface VectorStoresRuntime {
   /** The embedder in force: built in, or the config file's `vector_stores.embeddings`. */
   embedder(): Embedder;
   configure(config: VectorStoresConfig): void;
+  /** The search indexes of this instance (in its search worker). */
   indexes: IndexCache;
   /** The ingestion processes (started on first use). */
   ingestion: IngestPool;
@@ -21,7 +22,10 @@ export function createRuntime(ctx: Ctx): VectorStoresRuntime {
     configure(config) {
       embedder = config.embeddings ? upstreamEmbedder(ctx.outbound, config.embeddings) : builtinEmbedder;
     },
-    indexes: createIndexCache(),
+    indexes: createIndexCache({
+      memoryBytes: Math.max(0, ctx.settings.searchMemoryMb) * 1024 * 1024,
+      approximateFrom: Math.max(0, ctx.settings.searchApproximateFrom),
+    }),
     ingestion: createIngestPool({ processes: Math.max(1, ctx.settings.ingestProcesses), limits: limitsOf(ctx.settings) }),
   };
 }

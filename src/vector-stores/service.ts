@@ -134,7 +134,11 @@ async function attach(ctx: Ctx, tx: Tx, row: store.StoreRow, items: Attachment[]
     await ctx.jobs.enqueue(tx, INGEST, payload);
   }
   if (items.length) {
-    await store.bumpVersion(tx, [row.id]);
+    await store.bumpVersion(
+      tx,
+      row.id,
+      items.map((i) => i.fileId),
+    );
     await store.touchStore(tx, row.id, now);
   }
 }
@@ -301,7 +305,7 @@ export async function updateStoreFileAttributes(
     await storeOf(tx, projectId, storeId);
     const row = await storeFileOf(tx, storeId, fileId);
     await store.setAttributes(tx, storeId, fileId, toJson(attributes));
-    await store.bumpVersion(tx, [storeId]);
+    await store.bumpVersion(tx, storeId, [fileId]);
     return storeFileObject({ ...row, attributes: toJson(attributes) });
   });
 }
@@ -311,7 +315,7 @@ export async function deleteStoreFile(ctx: Ctx, projectId: string, storeId: stri
   await ctx.store.db.transaction().execute(async (tx) => {
     await storeOf(tx, projectId, storeId);
     if (!(await store.deleteStoreFile(tx, storeId, fileId))) throw notFound('vector store file', fileId);
-    await store.bumpVersion(tx, [storeId]);
+    await store.bumpVersion(tx, storeId, [fileId]);
   });
   return { id: fileId, object: 'vector_store.file.deleted' as const, deleted: true };
 }
@@ -332,8 +336,10 @@ export async function storeFileContent(ctx: Ctx, projectId: string, storeId: str
 /** Runs in the transaction deleting a file (files area): the file leaves every store of its project. */
 export async function forgetDeletedFile(tx: Tx, projectId: string, fileId: string): Promise<void> {
   const stores = await store.storesOfFile(tx, projectId, fileId);
-  for (const id of stores) await store.deleteStoreFile(tx, id, fileId);
-  await store.bumpVersion(tx, stores);
+  for (const id of stores) {
+    await store.deleteStoreFile(tx, id, fileId);
+    await store.bumpVersion(tx, id, [fileId]);
+  }
 }
 
 // Batches

@@ -43,17 +43,48 @@ export async function touchStore(exec: Exec, id: string, nowSeconds: number): Pr
     .execute();
 }
 
-/** Says the store's chunks or attributes changed: cached search indexes of it are stale. */
-export async function bumpVersion(exec: Exec, ids: readonly string[]): Promise<void> {
-  if (ids.length)
+/** Versions of a store whose changed files are kept; an index further behind is loaded whole. */
+export const CHANGES_KEPT = 1000;
+
+/**
+ * Says these files' chunks or attributes changed in a store: its `index_version` grows by one and the
+ * change is logged under the new version, in the caller's transaction (so every instance sees both at once).
+ */
+export async function bumpVersion(exec: Exec, storeId: string, fileIds: readonly string[]): Promise<void> {
+  const row = await exec
+    .updateTable('vector_stores')
+    .set({ index_version: sql`index_version + 1` })
+    .where('id', '=', storeId)
+    .returning('index_version')
+    .executeTakeFirst();
+  if (!row) return;
+  const version = row.index_version;
+  const unique = [...new Set(fileIds)];
+  for (let i = 0; i < unique.length; i += 100)
     await exec
-      .updateTable('vector_stores')
-      .set({ index_version: sql`index_version + 1` })
-      .where('id', 'in', ids)
+      .insertInto('vector_store_changes')
+      .values(unique.slice(i, i + 100).map((file_id) => ({ vector_store_id: storeId, version, file_id })))
+      .execute();
+  if (version > CHANGES_KEPT)
+    await exec
+      .deleteFrom('vector_store_changes')
+      .where('vector_store_id', '=', storeId)
+      .where('version', '<=', version - CHANGES_KEPT)
       .execute();
 }
 
+/** The files changed by the versions after `from` up to `to`, with the versions seen. */
+export const readChanges = (exec: Exec, storeId: string, from: number, to: number) =>
+  exec
+    .selectFrom('vector_store_changes')
+    .select(['version', 'file_id'])
+    .where('vector_store_id', '=', storeId)
+    .where('version', '>', from)
+    .where('version', '<=', to)
+    .execute();
+
 export async function deleteStore(exec: Exec, id: string): Promise<boolean> {
+  await exec.deleteFrom('vector_store_changes').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_chunks').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_texts').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_files').where('vector_store_id', '=', id).execute();
@@ -193,24 +224,38 @@ export const getText = (exec: Exec, storeId: string, fileId: string) =>
     .where('file_id', '=', fileId)
     .executeTakeFirst();
 
-/** Every chunk of a store, in file and chunk order (to build its search index). */
-export const readChunks = (exec: Exec, storeId: string) =>
-  exec
+/**
+ * A page of a store's chunks (of some files only, when given) after a key, in file and chunk order: a
+ * search index is loaded a page at a time, so no read holds the server's thread for long.
+ */
+export function readChunkPage(
+  exec: Exec,
+  storeId: string,
+  after: { fileId: string; seq: number } | null,
+  limit: number,
+  fileIds?: readonly string[],
+) {
+  let q = exec
     .selectFrom('vector_store_chunks')
     .select(['file_id', 'seq', 'text', 'embedding', 'embedder'])
-    .where('vector_store_id', '=', storeId)
-    .orderBy('file_id')
-    .orderBy('seq')
-    .execute();
+    .where('vector_store_id', '=', storeId);
+  if (fileIds) q = q.where('file_id', 'in', fileIds);
+  // A row comparison, which both databases answer from the primary key's order (an OR of the two made
+  // PostgreSQL sort the rest of the store for every page).
+  if (after) q = q.where((eb) => eb(eb.refTuple('file_id', 'seq'), '>', eb.tuple(after.fileId, after.seq)));
+  return q.orderBy('file_id').orderBy('seq').limit(limit).execute();
+}
 
-/** The ingested files of a store with their names and attributes. */
-export const readIndexedFiles = (exec: Exec, storeId: string) =>
-  exec
+/** The ingested files of a store (of some files only, when given) with their names and attributes. */
+export function readIndexedFiles(exec: Exec, storeId: string, fileIds?: readonly string[]) {
+  let q = exec
     .selectFrom('vector_store_files')
     .select(['file_id', 'filename', 'attributes'])
     .where('vector_store_id', '=', storeId)
-    .where('status', '=', 'completed')
-    .execute();
+    .where('status', '=', 'completed');
+  if (fileIds) q = q.where('file_id', 'in', fileIds);
+  return q.execute();
+}
 
 /** One chunk's text, by its key (a precompiled point read: search reads a few per query). */
 const chunkText = precompiled(['storeId', 'fileId', 'seq'] as const, (db, a: { storeId: string; fileId: string; seq: number }) =>

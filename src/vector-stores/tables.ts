@@ -63,6 +63,15 @@ export interface VectorStoreTables {
     /** Which embedder made it (`builtin:…`, `upstream:<model>`): a query is compared only with vectors of its own embedder. */
     embedder: string;
   };
+  /**
+   * Which files each `index_version` of a store changed (chunks or attributes): an instance whose index is
+   * at version v applies only the files changed after v. The last CHANGES_KEPT versions are kept.
+   */
+  vector_store_changes: {
+    vector_store_id: string;
+    version: number;
+    file_id: string;
+  };
 }
 
 export const vectorStoreMigrations: Record<string, Migration> = {
@@ -132,6 +141,19 @@ export const vectorStoreMigrations: Record<string, Migration> = {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('vector_stores').addColumn('made_for_thread', 'text').execute();
       await db.schema.createIndex('vector_stores_made_for_thread').on('vector_stores').columns(['made_for_thread']).execute();
+    },
+  },
+  // An upgraded store has no changes logged yet: every instance loads a store's index whole at its first
+  // search there, then follows the log.
+  '202611281200_vector_store_changes': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('vector_store_changes')
+        .addColumn('vector_store_id', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('file_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('vector_store_changes_pk', ['vector_store_id', 'version', 'file_id'])
+        .execute();
     },
   },
 };

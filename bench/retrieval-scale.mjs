@@ -1,0 +1,356 @@
+// Retrieval at team scale (issue 38): one vector store grown to --chunks chunks (default 100,000) in a
+// PostgreSQL schema of its own, read by instances of the code before (commit BENCH_RETRIEVAL_BASELINE,
+// bundled here from git) and now (dist/), with a bare scan of the same vectors in this process as the floor.
+// Reports: the first search (index load), search p50/p99, the time from a file's `completed` on instance B
+// to its chunks being found by a search on the reading instance, the worst event-loop stall of each instance
+// (monitorEventLoopDelay, preloaded), resident memory, and HTTP ingestion MB/s on B.
+// Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000]
+//      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the schema is dropped after)
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import pg from 'pg';
+import { serverBundle } from '../scripts/bundle-options.mjs';
+import { report } from './lib.mjs';
+
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const N = Number(arg('--chunks') ?? process.env.BENCH_RETRIEVAL_CHUNKS ?? 100_000);
+const QUERIES = Number(arg('--queries') ?? 100);
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BASELINE = process.env.BENCH_RETRIEVAL_BASELINE ?? '33be4d3';
+const ADMIN = 'sk-admin-bench-retrieval-key-0000000000';
+const PER_FILE = 100;
+const DIM = 256;
+
+const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const work = mkdtempSync(join(tmpdir(), 'standin-bench-retrieval-'));
+
+// Every instance records its worst event-loop delay each 100 ms, with the time, into its own file.
+const ELD = join(work, 'eld.mjs');
+writeFileSync(
+  ELD,
+  `import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { appendFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
+// Workers inherit the preload: only the server's own thread counts.
+const h = isMainThread && monitorEventLoopDelay({ resolution: 5 });
+if (h) h.enable();
+if (h) setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
+`,
+);
+/** The worst stall an instance recorded between two wall-clock times (ms). */
+const stallOf = (inst, from, to) =>
+  readFileSync(inst.eld, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' ').map(Number))
+    .filter(([t]) => t >= from && t <= to + 200)
+    .reduce((m, [, d]) => Math.max(m, d), 0);
+const rssMb = (inst) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${inst.child.pid}/status`, 'utf8'))[1]) / 1024);
+
+/** A bundle of a commit's server (or a module of this tree) into node_modules/.cache, where packages resolve. */
+async function bundleOf(commit, entry, out) {
+  const root = join('node_modules/.cache/standin-bench-retrieval', commit);
+  if (commit !== 'HEAD') {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    execFileSync('sh', ['-c', `git archive ${commit} src | tar -x -C ${root}`]);
+  }
+  const file = join(commit === 'HEAD' ? 'node_modules/.cache/standin-bench-retrieval' : root, out);
+  await build({ entryPoints: [commit === 'HEAD' ? entry : join(root, entry)], outfile: file, ...serverBundle, logLevel: 'error' });
+  return file;
+}
+
+let n = 0;
+function start(name, script, databaseUrl, workers, extra = []) {
+  const eld = join(work, `eld-${name}.log`);
+  writeFileSync(eld, '');
+  const args = ['--import', pathToFileURL(ELD).href, script, 'serve', '--port', '0', '--data', join(work, `data-${n++}`)];
+  args.push('--admin-key', ADMIN, '--database-url', databaseUrl, '--workers', String(workers), ...extra);
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, STANDIN_LOG_LEVEL: 'error', BENCH_ELD_FILE: eld },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m && out.includes('docs:')) {
+        child.stdout.resume();
+        resolve({ name, child, url: m[1], eld, key: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1] });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)));
+  });
+}
+
+let KEY;
+async function api(inst, path, body, method = body === undefined ? 'GET' : 'POST') {
+  const res = await fetch(`${inst.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${KEY}`,
+      ...(body instanceof FormData || body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body instanceof FormData ? body : body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(600_000),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+async function upload(inst, filename, text) {
+  const form = new FormData();
+  form.append('purpose', 'assistants');
+  form.append('file', new Blob([text]), filename);
+  return (await api(inst, '/v1/files', form)).id;
+}
+
+// Deterministic prose: 8,000 made-up words drawn with a skew (a few common, most rare), 100 a chunk.
+const SYL = 'ka ro mi te su na lo pe ri da vo ne ti sa mu le ko ba zi fe'.split(' ');
+const VOCAB = Array.from({ length: 8000 }, (_, i) => {
+  let w = '';
+  for (let x = i + 1; x > 0; x = Math.floor(x / SYL.length)) w += SYL[x % SYL.length];
+  return w + SYL[(i * 7) % SYL.length];
+});
+function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+}
+const chunkText = (i) => {
+  const r = rng(i * 2654435761 + 1);
+  return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
+};
+
+async function main() {
+  const embedderFile = await bundleOf('HEAD', 'src/vector-stores/embedder.ts', 'embedder.mjs');
+  const { embedBuiltin, toBlob, BUILTIN_ID } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
+  const beforeScript = await bundleOf(BASELINE, 'src/main.ts', 'main.js');
+  const schema = `bench_retrieval_${process.pid}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const db = new pg.Client({ connectionString: url.href });
+  await db.connect();
+  const running = [];
+  try {
+    // A: reads (now), B: ingests (now), C: reads (before).
+    // BENCH_RETRIEVAL_ARGS: settings of the reading instance (e.g. --search-approximate-from 50000).
+    const a = await start('after', 'dist/main.js', url.href, false, (process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean));
+    running.push(a);
+    KEY = a.key;
+    const store = await api(a, '/v1/vector_stores', { name: 'scale' });
+
+    // The store's chunks, written straight into the tables (HTTP ingestion is measured on its own below).
+    const t0 = performance.now();
+    const vectors = new Float32Array(N * DIM);
+    for (let f = 0; f * PER_FILE < N; f++) {
+      const fileId = `file-bench${String(f).padStart(8, '0')}`;
+      await db.query(
+        `INSERT INTO vector_store_files (vector_store_id, file_id, project_id, filename, status, usage_bytes, created_at, chunking, ingest_id)
+         VALUES ($1, $2, 'proj_demo', $3, 'completed', 0, 0, '{}', 'ingest_bench')`,
+        [store.id, fileId, `${fileId}.txt`],
+      );
+      const values = [];
+      const params = [];
+      for (let s = 0; s < PER_FILE && f * PER_FILE + s < N; s++) {
+        const i = f * PER_FILE + s;
+        const text = chunkText(i);
+        const v = embedBuiltin(text);
+        vectors.set(v, i * DIM);
+        const k = params.length;
+        values.push(`($${k + 1}, $${k + 2}, $${k + 3}, $${k + 4}, 100, $${k + 5}, $${k + 6})`);
+        params.push(store.id, fileId, s, text, toBlob(v), BUILTIN_ID);
+      }
+      await db.query(
+        `INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, tokens, embedding, embedder) VALUES ${values.join(',')}`,
+        params,
+      );
+    }
+    await db.query('UPDATE vector_stores SET index_version = index_version + 1 WHERE id = $1', [store.id]);
+    console.log(`filled ${N} chunks in ${round((performance.now() - t0) / 1000)} s`);
+
+    const b = await start('ingest', 'dist/main.js', url.href, true);
+    running.push(b);
+    const c = await start('before', beforeScript, url.href, false);
+    running.push(c);
+
+    // Queries: three words of a chunk picked at random (its chunk is the one to find).
+    const r = rng(42);
+    const queries = Array.from({ length: QUERIES }, () => {
+      const i = Math.floor(r() * N);
+      const ws = chunkText(i).split(' ');
+      return { target: i, text: [0, 1, 2].map(() => ws[Math.floor(r() * ws.length)]).join(' ') };
+    });
+
+    // The bare scan: cosine over the same vectors, top 10, in this process.
+    const scan = [];
+    for (const q of queries) {
+      const t = performance.now();
+      const qv = embedBuiltin(q.text);
+      const top = [];
+      for (let i = 0, off = 0; i < N; i++, off += DIM) {
+        let dot = 0;
+        for (let k = 0; k < DIM; k++) dot += vectors[off + k] * qv[k];
+        if (top.length < 10 || dot > top[top.length - 1]) {
+          top.push(dot);
+          top.sort((x, y) => y - x);
+          if (top.length > 10) top.pop();
+        }
+      }
+      scan.push(performance.now() - t);
+    }
+
+    const rows = [];
+    const result = { bare: { p50: round(pct(scan, 50)), p99: round(pct(scan, 99)) } };
+    for (const inst of [c, a]) {
+      const from = Date.now();
+      const t = performance.now();
+      await api(inst, `/v1/vector_stores/${store.id}/search`, { query: 'warm up' });
+      const first = performance.now() - t;
+      const firstStall = stallOf(inst, from, Date.now());
+      const lat = [];
+      let found = 0;
+      const qFrom = Date.now();
+      for (const q of queries) {
+        const t1 = performance.now();
+        const res = await api(inst, `/v1/vector_stores/${store.id}/search`, { query: q.text, max_num_results: 5 });
+        lat.push(performance.now() - t1);
+        if (res.data.some((h) => h.file_id === `file-bench${String(Math.floor(q.target / PER_FILE)).padStart(8, '0')}`)) found++;
+      }
+      result[inst.name] = {
+        first: round(first),
+        firstStall,
+        p50: round(pct(lat, 50)),
+        p99: round(pct(lat, 99)),
+        searchStall: stallOf(inst, qFrom, Date.now()),
+        hit5: round((100 * found) / QUERIES),
+        rss: rssMb(inst),
+      };
+    }
+
+    // A change on B; how long after its `completed` each reader finds it.
+    const fileId = await upload(b, 'late.txt', 'The zeppelin quartermaster counts brass lanterns at the Ostrova depot.');
+    await api(b, `/v1/vector_stores/${store.id}/files`, { file_id: fileId });
+    for (;;) {
+      const f = await api(b, `/v1/vector_stores/${store.id}/files/${fileId}`);
+      if (f.status === 'completed') break;
+      if (f.status !== 'in_progress') throw new Error(`late.txt: ${JSON.stringify(f)}`);
+      await sleep(20);
+    }
+    const completedAt = performance.now();
+    const wallAt = Date.now();
+    await Promise.all(
+      [c, a].map(async (inst) => {
+        for (;;) {
+          const res = await api(inst, `/v1/vector_stores/${store.id}/search`, {
+            query: 'zeppelin quartermaster Ostrova',
+            max_num_results: 1,
+          });
+          if (res.data[0]?.file_id === fileId) break;
+          await sleep(10);
+        }
+        result[inst.name].visible = round(performance.now() - completedAt);
+        result[inst.name].changeStall = stallOf(inst, wallAt, Date.now());
+        result[inst.name].rssAfter = rssMb(inst);
+      }),
+    );
+
+    // HTTP ingestion on B: 16 files of about 640 KB of prose, one batch; searches on A meanwhile.
+    const texts = Array.from({ length: 16 }, (_, f) =>
+      Array.from({ length: 64 }, (_, p) => `${chunkText(10_000_000 + f * 100 + p)}.\n\n`)
+        .join('')
+        .repeat(10),
+    );
+    const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
+    const ids = [];
+    for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${i}.txt`, t));
+    const ingestFrom = Date.now();
+    const ti = performance.now();
+    const batch = await api(b, `/v1/vector_stores/${store.id}/file_batches`, { file_ids: ids });
+    let searching = true;
+    const during = (async () => {
+      while (searching) {
+        await api(a, `/v1/vector_stores/${store.id}/search`, { query: queries[0].text });
+        await sleep(50);
+      }
+    })();
+    for (;;) {
+      const bt = await api(b, `/v1/vector_stores/${store.id}/file_batches/${batch.id}`);
+      if (bt.status !== 'in_progress') break;
+      await sleep(50);
+    }
+    const ingestS = (performance.now() - ti) / 1000;
+    searching = false;
+    await during;
+    result.ingest = {
+      mbps: round(bytes / 1048576 / ingestS, 2),
+      stall: stallOf(b, ingestFrom, Date.now()),
+      readerStall: stallOf(a, ingestFrom, Date.now()),
+    };
+
+    const fmt = (x) => (x === undefined ? '–' : String(x));
+    const line = (what, bare, before, after, goal) =>
+      rows.push({ what, 'bare scan': fmt(bare), before: fmt(before), after: fmt(after), goal });
+    const { bare, before, after } = result;
+    line('first search (index load), ms', undefined, before.first, after.first, '');
+    line('worst stall during it, ms', undefined, before.firstStall, after.firstStall, '< 50');
+    line('search p50, ms', bare.p50, before.p50, after.p50, '< 20 at 1M');
+    line('search p99, ms', bare.p99, before.p99, after.p99, '');
+    line('worst stall while searching, ms', undefined, before.searchStall, after.searchStall, '< 50');
+    line("query's chunk in the top 5, %", undefined, before.hit5, after.hit5, 'kept');
+    line("B's completed → found on the reader, ms", undefined, before.visible, after.visible, '< 1000');
+    line('worst stall meanwhile, ms', undefined, before.changeStall, after.changeStall, '< 50');
+    line(
+      'reader RSS after load / after the change, MB',
+      undefined,
+      `${before.rss} / ${before.rssAfter}`,
+      `${after.rss} / ${after.rssAfter}`,
+      'bounded',
+    );
+    line('HTTP ingestion on B, MB/s', undefined, undefined, result.ingest.mbps, '≥ 20');
+    line(
+      "worst stall on B while ingesting / on A's searches meanwhile, ms",
+      undefined,
+      undefined,
+      `${result.ingest.stall} / ${result.ingest.readerStall}`,
+      '< 50',
+    );
+    report(`retrieval-scale-${N}`, rows, [
+      `${N} chunks of 100 made-up words in one store (PostgreSQL), ${QUERIES} queries of 3 words of a random chunk; before = ${BASELINE}.`,
+      `Load average of this shared machine at the end: ${loadavg()
+        .map((x) => round(x))
+        .join(', ')} (stalls are wall time: a starved process stalls too).`,
+      `Ingestion: ${texts.length} files, ${round(bytes / 1048576)} MB, one batch, --ingest-processes default. RSS of B: ${rssMb(b)} MB.`,
+    ]);
+  } finally {
+    for (const inst of running) {
+      inst.child.kill('SIGTERM');
+      await new Promise((r) => (inst.child.exitCode !== null ? r() : inst.child.once('exit', r)));
+    }
+    await db.end();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();

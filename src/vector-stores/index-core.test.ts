@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { embedBuiltin } from './embedder.js';
+import { searchIndexes, StoreIndex, type FileMeta } from './index-core.js';
+import { words } from './lexical.js';
+
+const D = 256;
+
+/** Adds files (id → chunk texts) to an index, as the server's thread hands them over. */
+function add(index: StoreIndex, files: Record<string, string[]>, attributes: FileMeta['attributes'] = null): void {
+  index.setFiles(Object.keys(files).map((id) => ({ id, filename: `${id}.txt`, attributes })));
+  const fileIds: string[] = [];
+  const seqs: number[] = [];
+  const texts: string[] = [];
+  for (const [id, chunks] of Object.entries(files))
+    chunks.forEach((t, seq) => {
+      fileIds.push(id);
+      seqs.push(seq);
+      texts.push(t);
+    });
+  const vectors = new Float32Array(texts.length * D);
+  texts.forEach((t, i) => vectors.set(embedBuiltin(t), i * D));
+  index.addChunks({ fileIds, seqs, texts, vectors, hasVector: new Uint8Array(texts.length).fill(1), dimensions: D });
+}
+
+const ask = (index: StoreIndex, q: string, ranker = 'auto') =>
+  searchIndexes([index], [{ vector: embedBuiltin(q), words: words(q) }], { ranker, max: 50, threshold: 0 });
+
+const corpus = (n: number, seed: number) => {
+  const vocab = 'ferry harbour copper mine railway signal ledger bread oven valley river bridge tower lamp clock'.split(' ');
+  let x = seed;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
+  return Array.from({ length: n }, () => Array.from({ length: 12 }, () => vocab[next() % vocab.length]).join(' '));
+};
+
+describe('incremental store index', () => {
+  it('scores BM25 in 0..1, highest for the chunk holding every query word', () => {
+    const index = new StoreIndex();
+    add(index, { a: ['quillport is the capital of zorbania'], b: ['zorbania exports copper'], c: ['bread ovens of the valley'] });
+    const hits = ask(index, 'capital of Zorbania');
+    expect(hits.map((h) => h.fileId)).toEqual(['a', 'b']);
+    expect(hits[0].score).toBeLessThan(1);
+  });
+
+  it('answers after adds, removals and re-adds exactly as an index built from the surviving files', () => {
+    const grown = new StoreIndex();
+    const files: Record<string, string[]> = {};
+    for (let f = 0; f < 40; f++) files[`file_${String(f).padStart(2, '0')}`] = corpus(60, f + 1);
+    for (const [id, chunks] of Object.entries(files)) add(grown, { [id]: chunks });
+    // Remove most files (a compaction runs: dead chunks outnumber the live ones), then re-add one changed.
+    const removed = Object.keys(files).filter((_, i) => i % 4 !== 0);
+    grown.removeFiles(removed);
+    grown.removeFiles(['file_00']);
+    add(grown, { file_00: corpus(30, 99) });
+    const fresh = new StoreIndex();
+    const surviving = Object.keys(files).filter((id) => !removed.includes(id) && id !== 'file_00');
+    for (const id of surviving) add(fresh, { [id]: files[id] });
+    add(fresh, { file_00: corpus(30, 99) });
+    expect(grown.size).toBe(fresh.size);
+    for (const q of ['copper ferry', 'clock tower lamp', 'bridge']) {
+      const a = ask(grown, q);
+      const b = ask(fresh, q);
+      expect(a.map((h) => [h.fileId, h.seq])).toEqual(b.map((h) => [h.fileId, h.seq]));
+      a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i].score, 6));
+      expect(a.every((h) => !removed.includes(h.fileId))).toBe(true);
+    }
+  });
+
+  it('follows attribute changes in filters, and breaks ties by file and chunk', () => {
+    const index = new StoreIndex();
+    add(index, { b: ['same words here'], a: ['same words here'] }, { team: 'x' });
+    expect(ask(index, 'same words').map((h) => h.fileId)).toEqual(['a', 'b']);
+    index.setFiles([{ id: 'a', filename: 'a.txt', attributes: { team: 'y' } }]);
+    const hits = searchIndexes([index], [{ vector: null, words: ['same'] }], {
+      ranker: 'auto',
+      filter: { type: 'eq', key: 'team', value: 'x' },
+      max: 10,
+      threshold: 0,
+    });
+    expect(hits.map((h) => h.fileId)).toEqual(['b']);
+  });
+
+  it('searches a large store through its coarse quantizer, finding what the full scan finds', () => {
+    const exact = new StoreIndex(Infinity);
+    const coarse = new StoreIndex(2000);
+    const files: Record<string, string[]> = {};
+    for (let f = 0; f < 30; f++) files[`f${String(f).padStart(2, '0')}`] = corpus(100, f + 7).map((t, i) => `${t} tag${f}x${i}`);
+    for (const [id, chunks] of Object.entries(files)) {
+      add(exact, { [id]: chunks });
+      add(coarse, { [id]: chunks });
+    }
+    let same = 0;
+    const asked = 60;
+    for (let q = 0; q < asked; q++) {
+      const f = (q * 7) % 30;
+      const text = `${files[`f${String(f).padStart(2, '0')}`][(q * 13) % 100].split(' ').slice(2, 6).join(' ')}`;
+      const a = ask(exact, text, 'none')[0];
+      const b = ask(coarse, text, 'none')[0];
+      if (a.fileId === b.fileId && a.seq === b.seq) same++;
+    }
+    // Approximate: most answers equal the full scan's (the quantizer probes 16 of its lists).
+    expect(same / asked).toBeGreaterThan(0.8);
+    // And a removal still takes the file out.
+    coarse.removeFiles(['f03']);
+    expect(ask(coarse, files.f03[5], 'none').every((h) => h.fileId !== 'f03')).toBe(true);
+  });
+
+  it('counts what it holds, and gives it back when files go', () => {
+    const index = new StoreIndex();
+    add(index, { a: corpus(2000, 7) });
+    const full = index.bytes();
+    expect(full).toBeGreaterThan(2000 * D * 4);
+    index.removeFiles(['a']);
+    expect(index.bytes()).toBeLessThan(full / 4);
+  });
+});
