@@ -16,9 +16,11 @@ const weather = {
   strict: true,
 };
 
-/** The wire object of what an SDK returns, without the members its helpers add (`output_text`, `output_parsed`, `parsed`). */
+/** The wire object of what an SDK returns, without the members its helpers add (`output_text`, `output_parsed`, `parsed`, `parsed_arguments`). */
 export const wire = (v: unknown) =>
-  JSON.parse(JSON.stringify(v), (k, value) => (['output_text', 'output_parsed', 'parsed'].includes(k) ? undefined : value));
+  JSON.parse(JSON.stringify(v), (k, value) =>
+    ['output_text', 'output_parsed', 'parsed', 'parsed_arguments'].includes(k) ? undefined : value,
+  );
 
 /** The events of a raw SSE body. */
 function parseSse(text: string): { event: string; data: any }[] {
