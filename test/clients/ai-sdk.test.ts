@@ -1,9 +1,12 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { dialects } from '../helpers.js';
 import { startEnv, TEST_MODELS, type Env } from '../assistants/setup.js';
+
+// A client's first call loads its modules and the routes' validators: slow on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /** Issue 35: the AI SDK 7 with its default OpenAI provider (@ai-sdk/openai 4: the Responses API) on the built-in model. */
 describe.each(dialects())('the AI SDK (%s)', (dialect) => {

@@ -1,9 +1,12 @@
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { dialects } from '../helpers.js';
 import { startEnv, TEST_MODELS, type Env } from '../assistants/setup.js';
+
+// A client's first call loads its modules and the routes' validators: slow on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /**
  * Issue 35: LangChain (@langchain/openai 1.6) with and without `useResponsesApi`; a gpt-5.x model name goes

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openReasoning } from '../../src/responses/reasoning.js';
 import { dialects } from '../helpers.js';
 import { startEnv, TEST_MODELS, until, type Env } from '../assistants/setup.js';
+
+// A client's first call loads its modules and the routes' validators: slow on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /**
  * Issue 35: every member of CreateResponse, streaming as the document's events, background streams picked
@@ -160,6 +163,9 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
     expect(final.output_text).toBe('You said: hello stream, answered in several pieces');
     const stored = await env.client.responses.retrieve(final.id);
     expect(wire(stored)).toEqual(wire(final));
+    // The request log has the streamed request, as any other.
+    const logged = await env.s.req('GET', '/admin/v1/requests?path=/v1/responses', { key: 'admin' });
+    expect(logged.body.data).toContainEqual(expect.objectContaining({ method: 'POST', status: 200, model: 'gpt-4.1' }));
   });
 
   it('streams function calls with their arguments, and a store:false response is not kept', async () => {
@@ -178,6 +184,8 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
   it('streams a background response and picks the stream up again after a sequence number', async () => {
     const first = await post({ model: 'gpt-4.1', input: 'background hello', background: true, stream: true });
     expect(first.headers.get('content-type')).toMatch(/text\/event-stream/);
+    // Admitted by the rate limiter as a plain create is, with its headers.
+    expect(first.headers.get('x-ratelimit-remaining-requests')).not.toBeNull();
     const events = parseSse(await first.text());
     expect(events[0]).toMatchObject({ event: 'response.created', data: { response: { status: 'queued' } } });
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
