@@ -1,7 +1,7 @@
 // Streamed responses on the built-in provider: time to the first text delta and to the end, for a streamed
 // response against a streamed chat completion of the same prompt (the baseline, measured in the same run,
 // interleaved); then the memory of 1,000 streamed responses open at once.
-// Run: npm run build && node bench/responses-stream.mjs   (BENCH_STREAMS=200 by default)
+// Run: npm run build && node bench/responses-stream.mjs   (BENCH_STREAMS=200, BENCH_OPEN=1000; BENCH_STORE=false: responses not stored)
 import { readFileSync } from 'node:fs';
 import { report, startStandin } from './lib.mjs';
 
@@ -58,7 +58,7 @@ const chat = () =>
 const response = () =>
   timed(
     '/v1/responses',
-    { model: MODEL, stream: true, input: PROMPT },
+    { model: MODEL, stream: true, input: PROMPT, store: process.env.BENCH_STORE !== 'false' },
     (t) => t.includes('event: response.output_text.delta'),
     (t) => t.includes('event: response.completed'),
   );

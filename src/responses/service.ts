@@ -273,22 +273,18 @@ export async function createResponse(
   if (streaming) {
     writer.created();
     writer.inProgress();
-    // Stored as it starts, so it can be retrieved while it streams.
-    if (response.store) await store.insertResponse(ctx.store.db, projectId, response, messages);
   }
   let turn: Turn;
   try {
     turn = await runTurn(ctx, projectId, body, messages, writer, streaming?.signal);
   } catch (err) {
-    // A client that went away stops the work: what was stored stays, cancelled.
+    // A client that went away stops the work; a stored response is kept, cancelled.
     const gone = streaming?.signal.aborted === true;
     if (!gone) ctx.log.warn({ err, response: id }, 'model call failed');
     turn = { done: gone ? { ...response, status: 'cancelled' } : writer.end(failed(response, err)), after: messages };
   }
-  if (response.store) {
-    if (streaming) await store.finishResponse(ctx.store.db, turn.done, turn.after);
-    else await store.insertResponse(ctx.store.db, projectId, turn.done, turn.after);
-  }
+  // Stored once, at its end (a streamed one before its terminal event goes out: stream.ts).
+  if (response.store) await store.insertResponse(ctx.store.db, projectId, turn.done, turn.after);
   return turn.done;
 }
 

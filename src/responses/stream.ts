@@ -32,6 +32,7 @@ export async function streamInRequest(
   const gone = new AbortController();
   let signal: AbortSignal | undefined;
   let writing = Promise.resolve();
+  const held: string[] = [];
   const sink = (e: StreamEvent) => {
     if (!signal) {
       signal = openEventStream(request, reply, headers);
@@ -39,11 +40,14 @@ export async function streamInRequest(
     }
     if (signal.aborted) return;
     const text = frame(e);
-    writing = writing.then(() => (signal!.aborted ? undefined : writeFrame(reply.raw, text)));
+    // The terminal event waits for the response to be stored: a client that retrieves it on that event finds it.
+    if (ENDS.has(e.type)) held.push(text);
+    else writing = writing.then(() => (signal!.aborted ? undefined : writeFrame(reply.raw, text)));
   };
   try {
     const done = await run({ sink, signal: gone.signal });
     await writing;
+    for (const text of held) if (!signal?.aborted) await writeFrame(reply.raw, text);
     return done;
   } catch (err) {
     if (!signal) throw err;

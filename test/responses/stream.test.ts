@@ -230,11 +230,12 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
     const { value } = await reader.read();
     const created = parseSse(new TextDecoder().decode(value))[0].data.response.id;
     ac.abort();
+    // Stored when it ends, as any foreground response: the model call stopped, the response cancelled.
     const gone = await until(
-      () => env.client.responses.retrieve(created),
-      (x) => x.status !== 'in_progress',
+      () => env.client.responses.retrieve(created).catch(() => null),
+      (x) => x !== null,
     );
-    expect(gone.status).toBe('cancelled');
+    expect(gone!.status).toBe('cancelled');
   });
 
   it('reasons on reasoning models: a reasoning item, its summary when asked, reasoning_tokens, encrypted_content', async () => {
