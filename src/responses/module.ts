@@ -9,7 +9,7 @@ import {
   type ResponsesRuntime,
   type RunResponseJob,
 } from './service.js';
-import { purgeEvents, RESPONSES_CHANNEL } from './stream-store.js';
+import { forgetInstanceKey, purgeEvents, RESPONSES_CHANNEL } from './stream-store.js';
 import { responseStreamMigrations } from './stream-tables.js';
 import { responsesMigrations } from './tables.js';
 
@@ -35,6 +35,7 @@ export const responsesModule: Module = {
   },
   start: (ctx) => ctx.services.responses.bus.start(ctx),
   stop: (ctx) => ctx.services.responses.bus.stop(),
+  reset: (ctx) => forgetInstanceKey(ctx),
   retention: [
     {
       name: 'response_events',

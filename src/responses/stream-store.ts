@@ -93,3 +93,8 @@ export function instanceKey(ctx: Pick<Ctx, 'store'>): Promise<Buffer> {
   }
   return key;
 }
+
+/** Forgets the cached key (an admin reset emptied the table: the next use makes a new one). */
+export function forgetInstanceKey(ctx: Pick<Ctx, 'store'>): void {
+  keys.delete(ctx.store);
+}

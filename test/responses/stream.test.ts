@@ -238,6 +238,29 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
     expect(gone!.status).toBe('cancelled');
   });
 
+  it('keeps its new doors shut: another project, out-of-range sequence numbers, forged or oversized encrypted_content', async () => {
+    const events = parseSse(await (await post({ model: 'gpt-4.1', input: 'mine', background: true, stream: true })).text());
+    const id = events[0].data.response.id;
+    await expect(env.other.responses.retrieve(id, { stream: true })).rejects.toMatchObject({ status: 404 });
+    for (const after of ['-2', '1e12', 'x'])
+      await expect(env.client.responses.retrieve(id, { stream: true, starting_after: after as any })).rejects.toMatchObject({
+        status: 400,
+      });
+    // A starting point past the end gives nothing but ends: the response is over.
+    const none = [];
+    for await (const e of await env.client.responses.retrieve(id, { stream: true, starting_after: 10_000 })) none.push(e);
+    expect(none).toEqual([]);
+    const big = `stenc1.${'A'.repeat(70_000)}`;
+    for (const token of [big, 'stenc1.', 'not-a-token', `stenc1.${Buffer.from('x'.repeat(40)).toString('base64url')}`])
+      await expect(openReasoning(env.s.ctx, 'proj_demo', token, 'input[1].encrypted_content')).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringContaining("'input[1].encrypted_content'"),
+      });
+    // Deleting the response drops its stream.
+    await env.client.responses.delete(id);
+    await expect(env.client.responses.retrieve(id, { stream: true })).rejects.toMatchObject({ status: 404 });
+  });
+
   it('reasons on reasoning models: a reasoning item, its summary when asked, reasoning_tokens, encrypted_content', async () => {
     const plain = await env.client.responses.create({ model: 'gpt-5', input: 'think about it' });
     expect(plain.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
