@@ -261,6 +261,29 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
     await expect(env.client.responses.retrieve(id, { stream: true })).rejects.toMatchObject({ status: 404 });
   });
 
+  it('drops a finished background stream after its keep time (retention rule response_events)', async () => {
+    const events = parseSse(await (await post({ model: 'gpt-4.1', input: 'kept a day', background: true, stream: true })).text());
+    const id = events[0].data.response.id;
+    const count = async () =>
+      Number(
+        (
+          await env.s.ctx.store.db
+            .selectFrom('response_events')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('response_id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    expect(await count()).toBe(events.length);
+    await env.s.req('POST', '/admin/v1/retention/sweep', { key: 'admin' });
+    expect(await count()).toBe(events.length);
+    expect((await env.s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { duration: '25h' } })).status).toBe(200);
+    const sweep = await env.s.req('POST', '/admin/v1/retention/sweep', { key: 'admin' });
+    expect(sweep.status).toBe(200);
+    expect(await count()).toBe(0);
+    expect((await env.client.responses.retrieve(id)).status).toBe('completed');
+  });
+
   it('reasons on reasoning models: a reasoning item, its summary when asked, reasoning_tokens, encrypted_content', async () => {
     const plain = await env.client.responses.create({ model: 'gpt-5', input: 'think about it' });
     expect(plain.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
