@@ -82,17 +82,23 @@ for (const [path, item] of Object.entries(doc.paths)) {
     const op = item[method];
     if (!op || !shared.has(`${method} ${pathKey(path)}`)) continue;
     const responses = {};
+    // The schema of one event of a `text/event-stream` reply, where the document gives one.
+    const events = {};
     for (const [status, response] of Object.entries(op.responses ?? {})) {
       const resolved = response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response;
       const schema = resolved?.content?.['application/json']?.schema;
       if (schema) responses[status] = schema;
+      const event = resolved?.content?.['text/event-stream']?.schema;
+      if (event) events[status] = event;
     }
     operations[`${method.toUpperCase()} ${path}`] = {
       operationId: op.operationId,
       responses: lean(responses),
+      ...(Object.keys(events).length ? { events: lean(events) } : {}),
       examples: curlExamples(op['x-oaiMeta']),
     };
     refsOf(responses);
+    refsOf(events);
   }
 }
 // The components the operations reference, and theirs in turn.

@@ -1,6 +1,6 @@
-import type { Writable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../core/module.js';
+import { openEventStream, writeFrame } from '../core/sse.js';
 import { runtime } from './runs/runtime.js';
 import { isTerminal, TERMINAL } from './runs/states.js';
 import { eventsAfter } from './store/events.js';
@@ -69,19 +69,6 @@ function withoutContent(data: string): string {
   return JSON.stringify(step);
 }
 
-/** Writes a frame; when the socket is full, waits for it to drain (or to close: nobody reads any more). */
-export async function writeFrame(raw: Pick<Writable, 'write' | 'once' | 'off'>, frame: string): Promise<void> {
-  if (raw.write(frame)) return;
-  // Whichever comes first; the other listener goes too, or a long stream gathers one per slow write.
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      raw.off('drain', done).off('close', done);
-      resolve();
-    };
-    raw.once('drain', done).once('close', done);
-  });
-}
-
 /** Answers the request with the run's event stream (from `afterSeq`); `includeContent`: file search results keep their content. */
 export async function streamRun(
   ctx: Ctx,
@@ -92,31 +79,21 @@ export async function streamRun(
   headers: Record<string, string> = {},
   includeContent = false,
 ): Promise<void> {
-  reply.hijack();
+  const signal = openEventStream(request, reply, headers);
   const raw = reply.raw;
-  raw.writeHead(200, {
-    ...headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-request-id': request.id,
-    'openai-processing-ms': String(Math.max(0, Math.round(reply.elapsedTime))),
-  });
-  const ac = new AbortController();
-  raw.on('close', () => ac.abort());
   const send = (frame: string) => writeFrame(raw, frame);
   try {
-    for await (const e of followRun(ctx, runId, afterSeq, ac.signal)) {
+    for await (const e of followRun(ctx, runId, afterSeq, signal)) {
       const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.data.includes('"results"');
       const data = stepWithResults ? withoutContent(e.data) : e.data;
       await send(`event: ${e.event}\ndata: ${data}\n\n`);
     }
-    if (!ac.signal.aborted) await send('event: done\ndata: [DONE]\n\n');
+    if (!signal.aborted) await send('event: done\ndata: [DONE]\n\n');
   } catch (err) {
     request.log.warn({ err, run: runId }, 'run stream failed');
     const message =
       err instanceof Error && /was deleted/.test(err.message) ? err.message : 'The server had an error while streaming the run.';
-    if (!ac.signal.aborted)
+    if (!signal.aborted)
       await send(`event: error\ndata: ${JSON.stringify({ code: 'server_error', message, param: null, type: 'server_error' })}\n\n`);
   } finally {
     raw.end();

@@ -1,3 +1,4 @@
+import { ChangeBus } from '../core/bus.js';
 import type { Module } from '../core/module.js';
 import { responsesRoutes } from './routes.js';
 import {
@@ -8,6 +9,8 @@ import {
   type ResponsesRuntime,
   type RunResponseJob,
 } from './service.js';
+import { forgetInstanceKey, purgeEvents, RESPONSES_CHANNEL } from './stream-store.js';
+import { responseStreamMigrations } from './stream-tables.js';
 import { responsesMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -26,10 +29,23 @@ const isFinished = (s: string): s is (typeof FINISHED)[number] => (FINISHED as r
  */
 export const responsesModule: Module = {
   name: 'responses',
-  migrations: responsesMigrations,
+  migrations: { ...responsesMigrations, ...responseStreamMigrations },
   provide(ctx) {
-    ctx.services.responses = { running: new Map() };
+    ctx.services.responses = { running: new Map(), bus: new ChangeBus(RESPONSES_CHANNEL) };
   },
+  start: (ctx) => ctx.services.responses.bus.start(ctx),
+  stop: (ctx) => ctx.services.responses.bus.stop(),
+  reset: (ctx) => forgetInstanceKey(ctx),
+  retention: [
+    {
+      name: 'response_events',
+      description:
+        "The stream events of background responses created with stream: true (what `GET /v1/responses/{id}?stream=true` replays), by when they were written; a running response's are kept.",
+      tables: ['response_events'],
+      defaultMs: 86_400_000,
+      purge: (tx, cutoffMs, limit) => purgeEvents(tx, cutoffMs, limit),
+    },
+  ],
   routes: (app, ctx) => responsesRoutes(app, ctx),
   eventSamples: [
     {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import type { ChangeBus } from '../core/bus.js';
 import { invalid, notFound } from '../core/errors.js';
 import { EVENT_FANOUT, emitEvent } from '../core/events.js';
 import { newId } from '../core/ids.js';
@@ -8,7 +8,18 @@ import type { ChatMessage, ChatRequest, ChatResult, ChatTool } from '../models/t
 import type { Ticket, Usage } from '../ratelimit/service.js';
 import type { Exec } from '../store/db.js';
 import { bodyChecker, toApiError } from '../core/validation.js';
-import { CreateResponseBody, type CreateResponseRequest, type InputItem, type ResponseObject, type ResponseStatus } from './schemas.js';
+import { ResponseWriter, type EventSink, type StreamEvent } from './events.js';
+import { builtinReasoning, DEFAULT_EFFORT, isReasoningModel, sealReasoning } from './reasoning.js';
+import {
+  CreateResponseBody,
+  HOSTED_TOOL_TYPES,
+  type CreateResponseRequest,
+  type InputItem,
+  type ResponseObject,
+  type ResponseStatus,
+} from './schemas.js';
+import { EventLog } from './event-log.js';
+import { appendEvents, deleteEvents, instanceKey, lastSeq } from './stream-store.js';
 import * as store from './store.js';
 
 /** Job kind that runs one background response. */
@@ -26,11 +37,11 @@ export interface RunResponseJob {
 export interface ResponsesRuntime {
   /** Aborts of the background responses this process is running: a cancel stops the model call early. */
   running: Map<string, AbortController>;
+  /** Wakes the streams following a background response's event log (stream.ts). */
+  bus: ChangeBus;
 }
 
 const TERMINAL: readonly string[] = ['completed', 'failed', 'cancelled', 'incomplete'] satisfies ResponseStatus[];
-
-type Output = ResponseObject['output'][number];
 
 /** Turns `instructions` + `input` into chat messages (after the previous response's conversation). */
 export function toMessages(
@@ -61,17 +72,29 @@ export function toMessages(
 }
 
 function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signal?: AbortSignal): ChatRequest {
-  const tools: ChatTool[] | undefined = body.tools?.map((t) => ({
-    type: 'function',
-    function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict ?? null },
-  }));
   const choice = body.tool_choice;
+  // `allowed_tools` narrows the tools the model sees this turn; its mode is the tool choice.
+  const allowed =
+    choice && typeof choice === 'object' && choice.type === 'allowed_tools'
+      ? new Set(choice.tools.filter((t) => t.type === 'function').map((t) => String(t.name)))
+      : undefined;
+  const tools: ChatTool[] | undefined = body.tools
+    ?.filter((t) => !allowed || allowed.has(t.name))
+    .map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict ?? null },
+    }));
   const format = body.text?.format;
   return {
     model: body.model,
     messages,
     tools: tools?.length ? tools : undefined,
-    tool_choice: typeof choice === 'object' ? { type: 'function', function: { name: choice.name } } : choice,
+    tool_choice:
+      typeof choice !== 'object'
+        ? choice
+        : choice.type === 'allowed_tools'
+          ? choice.mode
+          : { type: 'function', function: { name: choice.name ?? '' } },
     parallel_tool_calls: body.parallel_tool_calls ?? undefined,
     temperature: body.temperature ?? null,
     top_p: body.top_p ?? null,
@@ -98,65 +121,36 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     incomplete_details: null,
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
+    max_tool_calls: body.max_tool_calls ?? null,
     metadata: body.metadata ?? {},
     model: body.model,
     output: [],
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
-    reasoning: body.reasoning ?? null,
-    service_tier: body.service_tier ?? 'default',
+    prompt: null,
+    reasoning: isReasoningModel(body.model)
+      ? { effort: body.reasoning?.effort ?? DEFAULT_EFFORT, summary: body.reasoning?.summary ?? body.reasoning?.generate_summary ?? null }
+      : { effort: null, summary: null },
+    service_tier: !body.service_tier || body.service_tier === 'auto' ? 'default' : body.service_tier,
     store: body.store !== false,
     temperature: body.temperature ?? 1,
-    text: { format: body.text?.format ?? { type: 'text' } },
+    text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
     tools: (body.tools ?? []).map((t) => ({ strict: true, description: null, parameters: null, ...t })),
+    top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',
     usage: null,
     user: body.user ?? null,
     safety_identifier: body.safety_identifier ?? null,
     prompt_cache_key: body.prompt_cache_key ?? null,
+    prompt_cache_retention: body.prompt_cache_retention ?? null,
   };
 }
 
 /** Fills a response from a model result: output items, usage, and the final status. */
 export function finish(ctx: Pick<Ctx, 'clock'>, response: ResponseObject, result: ChatResult): ResponseObject {
-  const output: Output[] = [];
-  if (result.content !== null && result.content !== '') {
-    output.push({
-      id: `msg_${randomBytes(24).toString('hex')}`,
-      type: 'message',
-      status: result.finish_reason === 'length' ? 'incomplete' : 'completed',
-      role: 'assistant',
-      content: [{ type: 'output_text', text: result.content, annotations: [], logprobs: [] }],
-    });
-  }
-  for (const call of result.tool_calls) {
-    output.push({
-      id: `fc_${randomBytes(24).toString('hex')}`,
-      type: 'function_call',
-      status: 'completed',
-      call_id: call.id,
-      name: call.function.name,
-      arguments: call.function.arguments,
-    });
-  }
-  const incomplete =
-    result.finish_reason === 'length' ? 'max_output_tokens' : result.finish_reason === 'content_filter' ? 'content_filter' : null;
-  return {
-    ...response,
-    status: incomplete ? 'incomplete' : 'completed',
-    completed_at: incomplete ? null : ctx.clock.nowSeconds(),
-    incomplete_details: incomplete ? { reason: incomplete } : null,
-    output,
-    usage: {
-      input_tokens: result.usage.prompt_tokens,
-      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
-      output_tokens: result.usage.completion_tokens,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: result.usage.total_tokens,
-    },
-  };
+  return new ResponseWriter(response, ctx.clock).finish(result);
 }
 
 /** A failed response; the provider's error code when the response's vocabulary has it. */
@@ -186,19 +180,68 @@ const objectOf = (row: { payload: string }) => JSON.parse(row.payload) as Respon
 const eventFor = (status: ResponseStatus) => `response.${status}`;
 
 /**
- * `POST /v1/responses`. In the foreground the model runs now and the answer is final; with
- * `background: true` the response is stored `queued`, a job runs it, and its end emits a webhook event.
+ * Refuses, before the body's schema, a tool Standin does not run yet (hosted tools): the schema alone
+ * would name a member the function tool lacks. The body is still unchecked here: read with care.
  */
-export async function createResponse(ctx: Ctx, projectId: string, body: CreateResponseRequest, ticket?: Ticket): Promise<ResponseObject> {
-  if (body.stream)
-    throw invalid(
-      `'stream' is not supported by Standin's Responses endpoint; poll a background response or omit 'stream'.`,
-      'stream',
-      'unsupported_parameter',
-    );
+export function refuseHostedTools(body: unknown): void {
+  const tools = (body as { tools?: unknown } | null)?.tools;
+  if (!Array.isArray(tools)) return;
+  tools.slice(0, 128).forEach((tool, i) => {
+    const type = (tool as { type?: unknown } | null)?.type;
+    if (typeof type === 'string' && type !== 'function' && (HOSTED_TOOL_TYPES as readonly string[]).includes(type))
+      throw invalid(
+        `'tools[${i}].type' '${type}' is not supported yet on /v1/responses; see docs/responses.md.`,
+        `tools[${i}].type`,
+        'unsupported_value',
+      );
+  });
+}
+
+/** The rules of the members the schema cannot say (docs/responses.md). */
+function checkMembers(body: CreateResponseRequest): void {
   if (body.background && body.store === false) throw invalid(`'background' requires 'store' to be true.`, 'store', 'invalid_value');
   if (body.input === undefined && !body.previous_response_id)
     throw invalid(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
+  const choice = body.tool_choice;
+  if (choice && typeof choice === 'object') {
+    if (choice.type === 'function' && !body.tools?.some((t) => t.name === choice.name))
+      throw invalid(`Tool choice 'function' with name '${choice.name}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
+    if (choice.type !== 'function' && choice.type !== 'allowed_tools')
+      throw invalid(
+        `'tool_choice.type' '${choice.type}' is not supported yet on /v1/responses; see docs/responses.md.`,
+        'tool_choice.type',
+        'unsupported_value',
+      );
+  }
+  const r = body.reasoning;
+  if (r && (r.effort != null || r.summary != null) && !isReasoningModel(body.model)) {
+    const member = r.effort != null ? 'reasoning.effort' : 'reasoning.summary';
+    throw invalid(`Unsupported parameter: '${member}' is not supported with this model.`, member, 'unsupported_parameter');
+  }
+  // Standin keeps no prompt templates (they are made in the platform's dashboard): any id names none.
+  if (body.prompt) throw notFound('prompt', body.prompt.id, 'prompt.id');
+}
+
+/** How a response is streamed while it runs in this request: where its events go, and the client's going away. */
+export interface Streaming {
+  sink: EventSink;
+  signal: AbortSignal;
+}
+
+/**
+ * `POST /v1/responses`. In the foreground the model runs now and the answer is final (with `stream`, its
+ * events go to `streaming.sink` as it runs); with `background: true` the response is stored `queued`, a
+ * job runs it, and its end emits a webhook event (with `stream`, its events are kept for the streams
+ * that follow it: stream.ts).
+ */
+export async function createResponse(
+  ctx: Ctx,
+  projectId: string,
+  body: CreateResponseRequest,
+  ticket?: Ticket,
+  streaming?: Streaming,
+): Promise<ResponseObject> {
+  checkMembers(body);
   const models = ctx.services.models;
   if (!models.has(body.model))
     throw invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model', 'model_not_found');
@@ -214,8 +257,11 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
   if (body.background) {
     const response = baseObject(ctx, id, body, 'queued');
     const job: RunResponseJob = { responseId: id, projectId, request: body, ticket };
+    const events: StreamEvent[] = [];
+    if (body.stream) new ResponseWriter(response, ctx.clock, (e) => events.push(e)).created();
     await ctx.store.db.transaction().execute(async (tx) => {
       await store.insertResponse(tx, projectId, response, messages);
+      await appendEvents(ctx, tx, id, events);
       await ctx.jobs.enqueue(tx, RUN_RESPONSE, job);
     });
     ctx.jobs.wake(RUN_RESPONSE);
@@ -223,18 +269,57 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
   }
 
   const response = baseObject(ctx, id, body, 'in_progress');
-  let done: ResponseObject;
-  let after = messages;
-  try {
-    const result = await models.complete(chatRequest(body, messages));
-    done = finish(ctx, response, result);
-    after = afterMessages(messages, result);
-  } catch (err) {
-    ctx.log.warn({ err, response: id }, 'model call failed');
-    done = failed(response, err);
+  const writer = new ResponseWriter(response, ctx.clock, streaming?.sink, body.max_tool_calls ?? null);
+  if (streaming) {
+    writer.created();
+    writer.inProgress();
   }
-  if (done.store) await store.insertResponse(ctx.store.db, projectId, done, after);
-  return done;
+  let turn: Turn;
+  try {
+    turn = await runTurn(ctx, projectId, body, messages, writer, streaming?.signal);
+  } catch (err) {
+    // A client that went away stops the work; a stored response is kept, cancelled.
+    const gone = streaming?.signal.aborted === true;
+    if (!gone) ctx.log.warn({ err, response: id }, 'model call failed');
+    turn = { done: gone ? { ...response, status: 'cancelled' } : writer.end(failed(response, err)), after: messages };
+  }
+  // Stored once, at its end (a streamed one before its terminal event goes out: stream.ts).
+  if (response.store) await store.insertResponse(ctx.store.db, projectId, turn.done, turn.after);
+  return turn.done;
+}
+
+interface Turn {
+  done: ResponseObject;
+  after: ChatMessage[];
+}
+
+/**
+ * One model turn through the writer: a reasoning model on the built-in provider reasons first (reasoning.ts),
+ * then the model answers; with a stream, its pieces go to the writer as they come.
+ */
+async function runTurn(
+  ctx: Ctx,
+  projectId: string,
+  body: CreateResponseRequest,
+  messages: ChatMessage[],
+  writer: ResponseWriter,
+  signal?: AbortSignal,
+  streamed = signal !== undefined,
+): Promise<Turn> {
+  const models = ctx.services.models;
+  if (isReasoningModel(body.model) && models.route(body.model)?.provider === 'builtin') {
+    const reasoning = builtinReasoning(body, messages);
+    if (reasoning) {
+      if (body.include?.includes('reasoning.encrypted_content')) {
+        const key = await instanceKey(ctx);
+        reasoning.encrypted = (item) => sealReasoning(key, projectId, body.model, item, reasoning.summary, reasoning.tokens);
+      }
+      writer.reasoning(reasoning, (body.reasoning?.summary ?? body.reasoning?.generate_summary) != null);
+    }
+  }
+  // Pieces only for a stream: a plain call gets the answer whole (and the built-in model's pacing of one piece).
+  const result = await models.complete(chatRequest(body, messages, signal), streamed ? (c) => writer.chunk(c) : undefined);
+  return { done: writer.finish(result), after: afterMessages(messages, result) };
 }
 
 /** The `response.run` job: runs a queued background response and emits its end event with the final state. */
@@ -283,34 +368,41 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Prom
   if (!row || TERMINAL.includes(row.status)) return { failed: true };
   const messages = JSON.parse(row.messages) as ChatMessage[];
   const current: ResponseObject = { ...objectOf(row), status: 'in_progress' };
+  const request = payload.request;
+  // A streamed background response keeps its events for the streams that follow it (stream.ts).
+  const log = request.stream ? new EventLog(ctx, row.id) : undefined;
+  const writer = new ResponseWriter(current, ctx.clock, log?.sink, request.max_tool_calls ?? null);
+  if (log) writer.inProgress((await lastSeq(ctx.store.db, row.id)) + 1);
   if (!(await store.startResponse(ctx.store.db, current))) return { failed: true };
-
   const running = ctx.services.responses.running;
   const abort = new AbortController();
   running.set(row.id, abort);
   const lost = () => abort.abort(new ClaimLost());
   claim?.signal.addEventListener('abort', lost, { once: true });
-  let done: ResponseObject;
-  let after = messages;
+  let turn: Turn;
   try {
-    const result = await ctx.services.models.complete(chatRequest(payload.request, messages, abort.signal));
-    done = finish(ctx, current, result);
-    after = afterMessages(messages, result);
+    turn = await runTurn(ctx, payload.projectId, request, messages, writer, abort.signal, log !== undefined);
   } catch (err) {
     if (claim?.signal.aborted) throw new ClaimLost();
     if (abort.signal.aborted) return { failed: true }; // cancelled meanwhile: cancel() wrote the state and the event
     ctx.log.warn({ err, response: row.id }, 'background response failed');
-    done = failed(current, err);
+    turn = { done: writer.end(failed(current, err)), after: messages };
   } finally {
     running.delete(row.id);
     claim?.signal.removeEventListener('abort', lost);
   }
+  const { done, after } = turn;
+  await log?.settle();
   await ctx.store.db.transaction().execute(async (tx) => {
     // A worker whose claim lapsed (it stalled, and another instance took the response over) writes nothing.
     await claim?.fence(tx);
     // Only an unfinished response moves; a cancel that won the race keeps its state and its event.
-    if (await store.finishResponse(tx, done, after)) await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
+    if (await store.finishResponse(tx, done, after)) {
+      await log?.flush(tx);
+      await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
+    }
   });
+  ctx.services.responses.bus.notify(row.id);
   ctx.jobs.wake(EVENT_FANOUT);
   return usageOf(done);
 }
@@ -331,6 +423,7 @@ export async function cancelResponse(ctx: Ctx, projectId: string, id: string): P
     if (await store.cancelResponse(tx, next)) await emitEvent(ctx, tx, projectId, 'response.cancelled', { id });
     return next;
   });
+  ctx.services.responses.bus.notify(id);
   ctx.services.responses.running.get(id)?.abort(new Error('cancelled'));
   ctx.jobs.wake(EVENT_FANOUT);
   return out;
@@ -339,7 +432,10 @@ export async function cancelResponse(ctx: Ctx, projectId: string, id: string): P
 /** `DELETE /v1/responses/{id}`. */
 export async function deleteResponse(ctx: Ctx, projectId: string, id: string) {
   await load(ctx.store.db, projectId, id);
-  await store.deleteResponse(ctx.store.db, id);
+  await ctx.store.db.transaction().execute(async (tx) => {
+    await store.deleteResponse(tx, id);
+    await deleteEvents(tx, id);
+  });
   return { id, object: 'response' as const, deleted: true };
 }
 
@@ -392,7 +488,10 @@ export async function runResponseBody(
   body: unknown,
 ): Promise<{ status: number; body: unknown; usage?: Usage }> {
   try {
+    refuseHostedTools(body);
     const checked = checkBody(body);
+    if (checked.stream)
+      throw invalid(`'stream' is not supported in a batch: each line's reply is written whole.`, 'stream', 'unsupported_parameter');
     if (checked.background)
       throw invalid(
         `'background' is not supported in a batch: the batch itself runs in the background.`,

@@ -11,7 +11,7 @@ import { applyConfig } from '../../src/admin/config-file.js';
 import { TEST_MODELS } from '../assistants/setup.js';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
 import { DEVIATIONS } from './deviations.js';
-import { checked, mismatch, operationOf, pathKey, subset, type Example } from './validator.js';
+import { checked, eventMismatch, mismatch, operationOf, pathKey, subset, type Example } from './validator.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OFFICIAL = join(ROOT, '../shared/reference/openai-openapi.yaml');
@@ -82,6 +82,21 @@ describe('the official document subset and the deviations list', () => {
     );
     expect(mismatch('GET /threads/{thread_id}', 200, { ...good, created_at: '1' })).toMatch(/\/created_at must be integer/);
     expect(mismatch('GET /threads/{thread_id}', 200, { ...good, metadata: undefined })).toMatch(/metadata/);
+  });
+
+  it('fails a streamed event that differs from the document (the check can fail)', () => {
+    const delta = {
+      type: 'response.output_text.delta',
+      item_id: 'msg_1',
+      output_index: 0,
+      content_index: 0,
+      delta: 'x',
+      sequence_number: 3,
+    };
+    expect(eventMismatch('POST /responses', { ...delta, logprobs: [] })).toBeUndefined();
+    expect(eventMismatch('POST /responses', delta)).toMatch(/ResponseTextDeltaEvent: .*logprobs/);
+    expect(eventMismatch('GET /responses/{response_id}', { ...delta, logprobs: [], sequence_number: '3' })).toMatch(/sequence_number/);
+    expect(eventMismatch('POST /responses', { type: 'response.unheard_of', sequence_number: 1 })).toMatch(/no event of the document has/);
   });
 });
 
@@ -206,6 +221,25 @@ describe.each(dialects())('every shared operation, and the request examples of t
     });
     await ok('POST', `/batches/${slowBatch.id}/cancel`);
     const response = await ok('POST', '/responses', { model: 'gpt-4o', input: 'hello', background: false });
+    // Streams: every event is held against the document's event schemas (one that differs becomes an error frame).
+    const weather = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+    const streams = [
+      { model: 'gpt-4o', input: 'hello there, in a few pieces', stream: true },
+      { model: 'gpt-5', input: 'What is the weather?', stream: true, reasoning: { summary: 'auto' }, tools: [weather] },
+      { model: 'o3', input: 'hi', stream: true, store: false, include: ['reasoning.encrypted_content'], max_output_tokens: 16 },
+      { model: 'gpt-4o', input: 'hello', stream: true, background: true },
+    ];
+    let streamed = '';
+    for (const body of streams) {
+      const r = await call('POST', '/responses', body);
+      expect(r.status).toBe(200);
+      expect(r.body).not.toContain('event: error');
+      streamed = r.body;
+    }
+    const resumed = await call('GET', `/responses/${/"id":"(resp_\w+)"/.exec(streamed)![1]}?stream=true&starting_after=1`);
+    expect(resumed.body).toMatch(/^event: response.in_progress/);
+    expect(resumed.body).not.toContain('event: error');
+    await ok('POST', '/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true });
     const models = await ok('GET', '/models');
 
     // A thread with a run waiting takes no new message: one without.
@@ -266,7 +300,7 @@ describe.each(dialects())('every shared operation, and the request examples of t
     const walked = new Set([...checked].map((k) => k.split(' ').slice(0, 2).join(' ')));
     const missing = Object.keys(subset().operations).filter((op) => !walked.has(op));
     expect(missing).toEqual([]);
-  });
+  }, 120_000);
 
   it("accepts the document's request examples, but for the refusals deviations.ts states", async () => {
     const assistant = await ok('POST', '/assistants', {

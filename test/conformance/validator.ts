@@ -15,7 +15,10 @@ import { DEVIATIONS, type Deviation } from './deviations.js';
 
 interface Subset {
   source: string;
-  operations: Record<string, { operationId: string; responses: Record<string, object>; examples: Example[] }>;
+  operations: Record<
+    string,
+    { operationId: string; responses: Record<string, object>; events?: Record<string, object>; examples: Example[] }
+  >;
   components: { schemas: Record<string, object> };
 }
 export interface Example {
@@ -131,6 +134,85 @@ export function mismatch(operation: string, status: number, body: unknown): stri
   return `${e.instancePath || '(the reply)'} ${detail} (${e.schemaPath})`;
 }
 
+const ref = (name: string) => ({ $ref: `${DOC}#/$defs/${name}` });
+
+/**
+ * The schema of one event of an operation's event stream: the document's (`text/event-stream`); a
+ * response's stream picked up again (`GET /responses/{id}?stream=true`, which the document describes in
+ * words only) has the events of `POST /responses`. A union of event schemas is narrowed by the event's
+ * `type`, so a mismatch names the field of that event rather than "matches none".
+ */
+function eventSchema(operation: string, event: { type?: unknown }): { key: string; schema: object } | string | undefined {
+  const ops = doc().subset.operations;
+  const events =
+    ops[operation]?.events?.['200'] ?? (operation.startsWith('GET /responses/') ? ops['POST /responses'].events?.['200'] : undefined);
+  if (!events) return undefined;
+  const union = (events as { $ref?: string }).$ref?.split('/').pop();
+  const members = (doc().subset.components.schemas[union ?? ''] as { anyOf?: { $ref: string }[] } | undefined)?.anyOf;
+  if (!members) return { key: operation, schema: toJsonSchema(events) as object };
+  for (const m of members) {
+    const name = m.$ref.split('/').pop()!;
+    const types = (doc().subset.components.schemas[name] as { properties?: { type?: { enum?: unknown[] } } }).properties?.type?.enum;
+    if (types?.includes(event.type)) return { key: name, schema: ref(name) };
+  }
+  return `has the type '${String(event.type)}', which no event of the document has`;
+}
+
+/** What in one streamed event differs from the official schema of the operation's events, or undefined when it matches. */
+export function eventMismatch(operation: string, event: unknown): string | undefined {
+  const found = eventSchema(operation, (event ?? {}) as { type?: unknown });
+  if (found === undefined) return undefined;
+  if (typeof found === 'string') return `the event ${found}`;
+  const key = `event ${found.key}`;
+  if (!validators.has(key)) validators.set(key, doc().ajv.compile(found.schema));
+  const validate = validators.get(key)!;
+  if (validate(event)) return undefined;
+  const e = validate.errors![0];
+  const detail = e.keyword === 'additionalProperties' ? `has '${String(e.params.additionalProperty)}'` : e.message;
+  return `${found.key}: ${e.instancePath || '(the event)'} ${detail} (${e.schemaPath})`;
+}
+
+/**
+ * Checks each frame an event stream writes (`event:`/`data:` frames written whole, as Standin's stream
+ * writers do); a frame whose data differs is replaced by an error frame naming the event and the field,
+ * which the SDKs raise, so the test reading the stream fails. `[DONE]` and error frames pass as they are.
+ */
+function checkFrames(operation: string, text: string): string {
+  return text.replace(/(^|\n\n)((?:event: [^\n]*\n)?)data: ([^\n]*)/g, (whole, lead: string, eventLine: string, data: string) => {
+    if (data === '[DONE]') return whole;
+    let event: unknown;
+    try {
+      event = JSON.parse(data);
+    } catch {
+      return whole;
+    }
+    if ((event as { error?: unknown }).error !== undefined) return whole;
+    checked.add(`${operation} 200 events`);
+    const wrong = eventMismatch(operation, event);
+    if (!wrong) return whole;
+    if (process.env.STANDIN_CONFORMANCE_REPORT) {
+      appendFileSync(process.env.STANDIN_CONFORMANCE_REPORT, `${operation} event: ${wrong}\n`);
+      return whole;
+    }
+    const message = `An event of ${operation} differs from the official document: ${wrong}.`;
+    const error = eventLine
+      ? { type: 'error', code: 'official_schema_mismatch', message, param: null, sequence_number: 0 }
+      : { error: { message, type: 'server_error', param: null, code: 'official_schema_mismatch' } };
+    return `${lead}${eventLine ? 'event: error\n' : ''}data: ${JSON.stringify(error)}`;
+  });
+}
+
+/** Wraps the reply's socket writes of an operation whose document describes an event stream. */
+function watchStream(operation: string, reply: FastifyReply): void {
+  const raw = reply.raw;
+  const frames = (chunk: unknown) => (typeof chunk === 'string' && /^(event|data): /.test(chunk) ? checkFrames(operation, chunk) : chunk);
+  const write = raw.write.bind(raw) as (...args: unknown[]) => boolean;
+  const end = raw.end.bind(raw) as (...args: unknown[]) => typeof raw;
+  raw.write = ((chunk: unknown, ...rest: unknown[]) => write(frames(chunk), ...rest)) as typeof raw.write;
+  raw.end = ((chunk?: unknown, ...rest: unknown[]) =>
+    typeof chunk === 'function' || chunk === undefined ? end(chunk, ...rest) : end(frames(chunk), ...rest)) as typeof raw.end;
+}
+
 /** The operations replies were checked against in this process, for the walk of conformance.test.ts. */
 export const checked = new Set<string>();
 
@@ -142,6 +224,12 @@ export function conformanceModule(): Module {
   return {
     name: 'conformance-check',
     routes(app) {
+      app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+        const operation = request.routeOptions.url && operationOf(request.method, request.routeOptions.url);
+        if (operation && (doc().subset.operations[operation].events || operation.startsWith('GET /responses/')))
+          watchStream(operation, reply);
+        done();
+      });
       app.addHook(
         'onSend',
         (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, p?: unknown) => void) => {

@@ -11,7 +11,7 @@ import { dialects } from '../helpers.js';
 /**
  * Record a real model once, replay it offline: Standin records every exchange with a Chat Completions
  * server (the test's own, on loopback) through the `record` provider, the server stops, and the `replay`
- * provider gives every caller — chat completions plain and streamed, runs, responses, batches — the same
+ * provider gives every caller — chat completions and responses, plain and streamed, runs, batches — the same
  * answers from the fixture folder. A changed prompt is a miss naming the nearest recording.
  */
 describe.each(dialects())('record and replay a model (%s)', (dialect) => {
@@ -75,6 +75,10 @@ describe.each(dialects())('record and replay a model (%s)', (dialect) => {
     const [message] = (await client.beta.threads.messages.list(thread.id, { run_id: run.id })).data;
 
     const response = await client.responses.create({ model: 'gpt-4.1', input: 'hello from responses' });
+    const responseStream = client.responses.stream({ model: 'gpt-4.1', input: 'stream from responses please' });
+    const responseDeltas: string[] = [];
+    responseStream.on('response.output_text.delta', (e) => responseDeltas.push(e.delta));
+    const streamedResponse = await responseStream.finalResponse();
 
     const input = await uploadBatchFile(client, [chatLine('one', 'hello batch one'), chatLine('two', 'hello batch two')]);
     const batch = await waitFor(
@@ -89,6 +93,7 @@ describe.each(dialects())('record and replay a model (%s)', (dialect) => {
       tool: tool.choices[0].message.tool_calls,
       run: { first: run.status, call, status: done.status, usage: done.usage, text: (message.content[0] as any).text.value },
       response: response.output_text,
+      streamedResponse: { deltas: responseDeltas, text: streamedResponse.output_text, usage: streamedResponse.usage },
       batch: { status: batch.status, lines: lines.sort() },
     };
   }
@@ -103,14 +108,16 @@ describe.each(dialects())('record and replay a model (%s)', (dialect) => {
     expect(recorded.tool).toMatchObject([{ type: 'function', function: { name: 'get_weather' } }]);
     expect(recorded.run).toMatchObject({ first: 'requires_action', status: 'completed', text: 'Tool said: 18C' });
     expect(recorded.response).toBe('Upstream says: hello from responses');
+    expect(recorded.streamedResponse.deltas.length).toBeGreaterThan(2);
+    expect(recorded.streamedResponse.text).toBe('Upstream says: stream from responses please');
     expect(recorded.batch.lines).toEqual([
       ['one', 'Upstream says: hello batch one'],
       ['two', 'Upstream says: hello batch two'],
     ]);
-    // plain, streamed, tool, the run's two turns, the response, two batch lines.
-    expect(fixtureFiles()).toHaveLength(8);
+    // plain, streamed, tool, the run's two turns, the response and the streamed one, two batch lines.
+    expect(fixtureFiles()).toHaveLength(9);
     const upstreamCalls = chat.requests.length;
-    expect(upstreamCalls).toBe(8);
+    expect(upstreamCalls).toBe(9);
     for (const file of fixtureFiles()) {
       const text = readFileSync(join(dir, file), 'utf8');
       expect(text).not.toContain('sk-upstream-secret');
@@ -131,7 +138,7 @@ describe.each(dialects())('record and replay a model (%s)', (dialect) => {
       stream: true,
     });
     expect(readFileSync(join(dir, file), 'utf8')).toBe(before);
-    expect(fixtureFiles()).toHaveLength(8);
+    expect(fixtureFiles()).toHaveLength(9);
   });
 
   it('with the upstream gone, replay gives every caller the same answers, streams chunk for chunk', async () => {

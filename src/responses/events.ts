@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../core/clock.js';
+import type { ChatChunk, ChatResult } from '../models/types.js';
+import type { FunctionCallOutputItem, MessageOutput, OutputItem, ReasoningOutput, ResponseObject, ResponseStatus } from './schemas.js';
+
+/**
+ * The stream events of one response (`ResponseStreamEvent` of the official document), built as the model
+ * answers: the same writer makes a streamed response's events and a plain response's output, so what a
+ * client assembles from the stream is what it retrieves afterwards. A plain response runs it with no sink.
+ */
+
+/** One event of the stream, as written on the wire (`sequence_number` set by the writer). */
+export type StreamEvent = { type: string; sequence_number: number } & Record<string, unknown>;
+export type EventSink = (event: StreamEvent) => void;
+
+/** The reasoning a reasoning model does before its answer (reasoning.ts). */
+export interface Reasoning {
+  summary: string[];
+  tokens: number;
+  encrypted?: (item: ReasoningOutput) => string;
+}
+
+const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
+const copy = <T>(v: T): T => structuredClone(v);
+
+/** The terminal event of each final status (the document has none for a cancel: the stream just ends). */
+const END: Partial<Record<ResponseStatus, string>> = {
+  completed: 'response.completed',
+  incomplete: 'response.incomplete',
+  failed: 'response.failed',
+};
+
+/** Builds one response's output and events; `sink` gets each event in order (none for a plain response). */
+export class ResponseWriter {
+  private seq = 0;
+  private output: OutputItem[] = [];
+  private message: { item: MessageOutput; index: number } | undefined;
+  private calls = new Map<number, { item: FunctionCallOutputItem; index: number }>();
+  private reasoningTokens = 0;
+
+  constructor(
+    private response: ResponseObject,
+    private clock: Pick<Clock, 'nowSeconds'>,
+    private sink?: EventSink,
+    private maxToolCalls: number | null = null,
+  ) {}
+
+  private emit(type: string, data: Record<string, unknown>): void {
+    // Without a sink nothing is built: a plain response pays for no events.
+    this.sink?.({ type, ...data, sequence_number: this.seq++ });
+  }
+
+  /** The next sequence number (a stream picked up later continues from there). */
+  get sequence(): number {
+    return this.seq;
+  }
+
+  /** `response.created` (and `response.queued` for a background response), then `response.in_progress` when it runs. */
+  created(): void {
+    this.emit('response.created', { response: copy(this.response) });
+    if (this.response.status === 'queued') this.emit('response.queued', { response: copy(this.response) });
+  }
+
+  /** The response starts running (a queued one moves to in_progress). */
+  inProgress(seq?: number): void {
+    if (seq !== undefined) this.seq = seq;
+    this.response = { ...this.response, status: 'in_progress' };
+    this.emit('response.in_progress', { response: copy(this.response) });
+  }
+
+  /** The reasoning item, before the answer: its summary parts streamed, then the item done. */
+  reasoning(r: Reasoning, wantSummary: boolean): void {
+    const item: ReasoningOutput = { id: itemId('rs'), type: 'reasoning', summary: [] };
+    const index = this.output.push(item) - 1;
+    this.reasoningTokens = r.tokens;
+    this.emit('response.output_item.added', { output_index: index, item: copy(item) });
+    if (wantSummary) {
+      r.summary.forEach((text, summary_index) => {
+        const at = { item_id: item.id, output_index: index, summary_index };
+        this.emit('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+        this.emit('response.reasoning_summary_text.delta', { ...at, delta: text });
+        this.emit('response.reasoning_summary_text.done', { ...at, text });
+        this.emit('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text } });
+        item.summary.push({ type: 'summary_text', text });
+      });
+    }
+    if (r.encrypted) item.encrypted_content = r.encrypted(item);
+    this.emit('response.output_item.done', { output_index: index, item: copy(item) });
+  }
+
+  /** A piece of the model's answer, as the provider streams it. */
+  chunk(c: ChatChunk): void {
+    if (c.type === 'text') {
+      if (!c.delta) return;
+      const m = this.openMessage();
+      m.item.content[0].text += c.delta;
+      this.emit('response.output_text.delta', { ...this.at(m), delta: c.delta, logprobs: [] });
+      return;
+    }
+    if (this.maxToolCalls !== null && c.index >= this.maxToolCalls) return;
+    this.closeMessage('completed');
+    let call = this.calls.get(c.index);
+    if (!call) {
+      const item: FunctionCallOutputItem = {
+        id: itemId('fc'),
+        type: 'function_call',
+        status: 'in_progress',
+        call_id: c.id ?? '',
+        name: c.name ?? '',
+        arguments: '',
+      };
+      call = { item, index: this.output.push(item) - 1 };
+      this.calls.set(c.index, call);
+      this.emit('response.output_item.added', { output_index: call.index, item: copy(item) });
+    }
+    if (c.arguments) {
+      call.item.arguments += c.arguments;
+      this.emit('response.function_call_arguments.delta', { item_id: call.item.id, output_index: call.index, delta: c.arguments });
+    }
+  }
+
+  private at(m: { item: MessageOutput; index: number }) {
+    return { item_id: m.item.id, output_index: m.index, content_index: 0 };
+  }
+
+  private openMessage() {
+    if (this.message) return this.message;
+    const item: MessageOutput = { id: itemId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+    this.message = { item, index: this.output.push(item) - 1 };
+    this.emit('response.output_item.added', { output_index: this.message.index, item: copy(item) });
+    const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
+    item.content.push(part);
+    this.emit('response.content_part.added', { ...this.at(this.message), part: copy(part) });
+    return this.message;
+  }
+
+  private closeMessage(status: 'completed' | 'incomplete'): void {
+    const m = this.message;
+    if (!m || m.item.status !== 'in_progress') return;
+    const part = m.item.content[0];
+    this.emit('response.output_text.done', { ...this.at(m), text: part.text, logprobs: [] });
+    this.emit('response.content_part.done', { ...this.at(m), part: copy(part) });
+    m.item.status = status;
+    this.emit('response.output_item.done', { output_index: m.index, item: copy(m.item) });
+  }
+
+  /**
+   * The model's final result: what a provider did not stream is written now (a provider answering whole,
+   * the text beyond what was streamed), the open items close, and the terminal event carries the response.
+   */
+  finish(result: ChatResult): ResponseObject {
+    const text = result.content ?? '';
+    const streamed = this.message?.item.content[0].text ?? '';
+    if (text.length > streamed.length && text.startsWith(streamed)) this.chunk({ type: 'text', delta: text.slice(streamed.length) });
+    const calls = this.maxToolCalls === null ? result.tool_calls : result.tool_calls.slice(0, this.maxToolCalls);
+    calls.forEach((call, index) => {
+      const open = this.calls.get(index);
+      if (!open) this.chunk({ type: 'tool_call', index, id: call.id, name: call.function.name, arguments: call.function.arguments });
+      else if (call.function.arguments.startsWith(open.item.arguments) && call.function.arguments !== open.item.arguments)
+        this.chunk({ type: 'tool_call', index, arguments: call.function.arguments.slice(open.item.arguments.length) });
+    });
+    const incomplete =
+      result.finish_reason === 'length' ? 'max_output_tokens' : result.finish_reason === 'content_filter' ? 'content_filter' : null;
+    this.closeMessage(result.finish_reason === 'length' ? 'incomplete' : 'completed');
+    for (const { item, index } of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
+      item.status = 'completed';
+      this.emit('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: index,
+        name: item.name,
+        arguments: item.arguments,
+      });
+      this.emit('response.output_item.done', { output_index: index, item: copy(item) });
+    }
+    const outputTokens = result.usage.completion_tokens + this.reasoningTokens;
+    return this.end({
+      ...this.response,
+      status: incomplete ? 'incomplete' : 'completed',
+      completed_at: incomplete ? null : this.clock.nowSeconds(),
+      incomplete_details: incomplete ? { reason: incomplete } : null,
+      output: this.output,
+      usage: {
+        input_tokens: result.usage.prompt_tokens,
+        input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+        output_tokens: outputTokens,
+        output_tokens_details: { reasoning_tokens: this.reasoningTokens },
+        total_tokens: result.usage.prompt_tokens + outputTokens,
+      },
+    });
+  }
+
+  /** The response ended otherwise (failed, cancelled): its terminal event, with what was written so far. */
+  end(final: ResponseObject): ResponseObject {
+    const type = END[final.status];
+    if (type) this.emit(type, { response: copy(final) });
+    return final;
+  }
+
+  /** An `error` event (a stream that cannot go on: the response was deleted, the store failed). */
+  error(code: string | null, message: string): void {
+    this.emit('error', { code, message, param: null });
+  }
+}
