@@ -1,4 +1,6 @@
 import type { Module } from '../core/module.js';
+import { inputItemsRoutes } from './input-items-routes.js';
+import { responseItemsMigrations } from './items-tables.js';
 import { responsesRoutes } from './routes.js';
 import {
   abandonResponse,
@@ -26,11 +28,14 @@ const isFinished = (s: string): s is (typeof FINISHED)[number] => (FINISHED as r
  */
 export const responsesModule: Module = {
   name: 'responses',
-  migrations: responsesMigrations,
+  migrations: { ...responsesMigrations, ...responseItemsMigrations },
   provide(ctx) {
     ctx.services.responses = { running: new Map() };
   },
-  routes: (app, ctx) => responsesRoutes(app, ctx),
+  routes: (app, ctx) => {
+    responsesRoutes(app, ctx);
+    inputItemsRoutes(app, ctx);
+  },
   eventSamples: [
     {
       types: FINISHED.map((s) => `response.${s}`),

@@ -8,7 +8,9 @@ import type { ChatMessage, ChatRequest, ChatResult, ChatTool } from '../models/t
 import type { Ticket, Usage } from '../ratelimit/service.js';
 import type { Exec } from '../store/db.js';
 import { bodyChecker, toApiError } from '../core/validation.js';
-import { CreateResponseBody, type CreateResponseRequest, type InputItem, type ResponseObject, type ResponseStatus } from './schemas.js';
+import { assemble, conversationIdOf, prepareTurn, recordTurn } from './inputs.js';
+import { deleteItems } from './items-store.js';
+import { CreateResponseBody, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
 import * as store from './store.js';
 
 /** Job kind that runs one background response. */
@@ -31,34 +33,6 @@ export interface ResponsesRuntime {
 const TERMINAL: readonly string[] = ['completed', 'failed', 'cancelled', 'incomplete'] satisfies ResponseStatus[];
 
 type Output = ResponseObject['output'][number];
-
-/** Turns `instructions` + `input` into chat messages (after the previous response's conversation). */
-export function toMessages(
-  body: { instructions?: string | null; input?: string | InputItem[] },
-  previous: ChatMessage[] = [],
-): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  if (body.instructions) messages.push({ role: 'developer', content: body.instructions });
-  messages.push(...previous.filter((m) => m.role !== 'developer' && m.role !== 'system'));
-  const input = body.input;
-  if (typeof input === 'string') messages.push({ role: 'user', content: input });
-  else if (Array.isArray(input)) {
-    for (const item of input) {
-      if (item.type === 'function_call_output') messages.push({ role: 'tool', tool_call_id: item.call_id, content: item.output });
-      else if (item.type === 'function_call') {
-        const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: item.arguments } };
-        // Calls of one model turn are one assistant message.
-        const last = messages.at(-1);
-        if (last?.role === 'assistant' && last.tool_calls) last.tool_calls.push(call);
-        else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-      } else {
-        const content = typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join('');
-        messages.push({ role: item.role, content });
-      }
-    }
-  }
-  return messages;
-}
 
 function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signal?: AbortSignal): ChatRequest {
   const tools: ChatTool[] | undefined = body.tools?.map((t) => ({
@@ -103,6 +77,7 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     output: [],
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
+    conversation: body.conversation ? { id: conversationIdOf(body.conversation)! } : null,
     reasoning: body.reasoning ?? null,
     service_tier: body.service_tier ?? 'default',
     store: body.store !== false,
@@ -202,13 +177,8 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
   const models = ctx.services.models;
   if (!models.has(body.model))
     throw invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model', 'model_not_found');
-  let previous: ChatMessage[] = [];
-  if (body.previous_response_id) {
-    const conversation = await store.conversationOf(ctx.store.db, projectId, body.previous_response_id);
-    if (!conversation) throw notFound('response', body.previous_response_id, 'previous_response_id');
-    previous = conversation;
-  }
-  const messages = toMessages(body, previous);
+  const turn = await prepareTurn(ctx, projectId, body);
+  const messages = turn.messages;
   const id = newId('resp', ctx.clock);
 
   if (body.background) {
@@ -216,6 +186,7 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
     const job: RunResponseJob = { responseId: id, projectId, request: body, ticket };
     await ctx.store.db.transaction().execute(async (tx) => {
       await store.insertResponse(tx, projectId, response, messages);
+      await recordTurn(ctx, tx, projectId, response, turn);
       await ctx.jobs.enqueue(tx, RUN_RESPONSE, job);
     });
     ctx.jobs.wake(RUN_RESPONSE);
@@ -233,7 +204,10 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
     ctx.log.warn({ err, response: id }, 'model call failed');
     done = failed(response, err);
   }
-  if (done.store) await store.insertResponse(ctx.store.db, projectId, done, after);
+  await ctx.store.db.transaction().execute(async (tx) => {
+    if (done.store) await store.insertResponse(tx, projectId, done, after);
+    await recordTurn(ctx, tx, projectId, done, turn);
+  });
   return done;
 }
 
@@ -309,7 +283,10 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Prom
     // A worker whose claim lapsed (it stalled, and another instance took the response over) writes nothing.
     await claim?.fence(tx);
     // Only an unfinished response moves; a cancel that won the race keeps its state and its event.
-    if (await store.finishResponse(tx, done, after)) await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
+    if (await store.finishResponse(tx, done, after)) {
+      await recordTurn(ctx, tx, row.project_id, done, { conversationId: conversationIdOf(payload.request.conversation) });
+      await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
+    }
   });
   ctx.jobs.wake(EVENT_FANOUT);
   return usageOf(done);
@@ -340,6 +317,7 @@ export async function cancelResponse(ctx: Ctx, projectId: string, id: string): P
 export async function deleteResponse(ctx: Ctx, projectId: string, id: string) {
   await load(ctx.store.db, projectId, id);
   await store.deleteResponse(ctx.store.db, id);
+  await deleteItems(ctx.store.db, id);
   return { id, object: 'response' as const, deleted: true };
 }
 
@@ -361,7 +339,7 @@ export async function createFinishedResponse(
     background: true,
     instructions: 'Answer in two sentences.',
   };
-  const messages = toMessages(body);
+  const messages = assemble(body.instructions, [], [{ role: 'user', content: body.input }]);
   let r = baseObject(ctx, id, body, 'in_progress');
   const text = 'Release 4.2 ships faster webhook retries and a new dashboard page. No action is needed from on-call.';
   const usage = { prompt_tokens: 24, completion_tokens: 21, total_tokens: 45 };
