@@ -54,7 +54,8 @@ export async function fetchUrl(outbound: Outbound, raw: string, maxBytes: number
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw invalid(`'${param}' must be an http(s) URL or a data URL.`, param, 'invalid_value');
   const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-  const failed = (why: string) => invalid(`Standin could not fetch '${param}' (${url.host}): ${why}.`, param, 'invalid_image_url');
+  const code = param.endsWith('image_url') ? 'invalid_image_url' : 'invalid_file_url';
+  const failed = (why: string) => invalid(`Standin could not fetch '${param}' (${url.host}): ${why}.`, param, code);
   let res: Awaited<ReturnType<Outbound['request']>>;
   try {
     res = await outbound.request(url, { method: 'GET', signal, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
