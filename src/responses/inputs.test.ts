@@ -190,7 +190,7 @@ describe.each(dialects())('response inputs: files, references, function calls, a
   const upload = async (name: string, data: Buffer, key = s.keys.platform) => {
     const form = new FormData();
     form.append('purpose', 'user_data');
-    form.append('file', new Blob([data]), name);
+    form.append('file', new Blob([new Uint8Array(data)]), name);
     const res = await fetch(`${base}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
     expect(res.status).toBe(200);
     return ((await res.json()) as { id: string }).id;
