@@ -3,7 +3,8 @@ import { applyConfig } from '../admin/config-file.js';
 import { startChatServer } from '../../test/assistants/chat-server.js';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { pdf, png } from '../../test/media.js';
-import { imageInfo } from './media.js';
+import { admissionText } from './inputs.js';
+import { imageInfo, readDataUrl } from './media.js';
 
 describe('image headers', () => {
   it('reads the type and size of PNG, GIF, JPEG and WebP headers, and nothing else', () => {
@@ -24,6 +25,31 @@ describe('image headers', () => {
     webp.writeUIntLE(49, 27, 3);
     expect(imageInfo(webp)).toEqual({ mediaType: 'image/webp', width: 100, height: 50 });
     expect(imageInfo(Buffer.from('not an image at all, just text'))).toBeNull();
+  });
+});
+
+describe('bounds', () => {
+  it('refuses a data URL past its limit from its length, before decoding it', () => {
+    expect(() => readDataUrl(`data:image/png;base64,${'A'.repeat(4000)}`, 1000, 'p')).toThrow(/larger than/);
+    expect(readDataUrl('data:text/plain,a%20b', 1000, 'p').data.toString()).toBe('a b');
+    expect(() => readDataUrl('data:image/png;base64,@@@', 1000, 'p')).toThrow(/not valid base64/);
+  });
+
+  it('leaves the bytes of data URLs and file_data out of what the rate limiter counts', () => {
+    const big = `data:image/png;base64,${'A'.repeat(100_000)}`;
+    const text = admissionText([
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'hello' },
+          { type: 'input_image', image_url: big },
+        ],
+      },
+      { role: 'user', content: [{ type: 'input_file', file_data: big, filename: 'a.pdf' }] },
+    ]);
+    expect(text.length).toBeLessThan(300);
+    expect(text).toContain('hello');
+    expect(admissionText('plain')).toBe('plain');
   });
 });
 

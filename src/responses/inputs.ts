@@ -412,3 +412,15 @@ export async function recordTurn(
     await ctx.services.conversations?.append(exec, projectId, turn.conversationId, [...input, ...output]);
   }
 }
+
+/**
+ * The text of `input` the rate limiter estimates tokens from: the items as JSON, with the bytes of data
+ * URLs and `file_data` left out (a model is charged for what it reads of an image or a file, not for
+ * its base64; the response's usage then reports what it read).
+ */
+export function admissionText(input: string | unknown[] | null | undefined): string {
+  if (typeof input === 'string') return input;
+  return JSON.stringify(input ?? '', (key, v: unknown) =>
+    typeof v === 'string' && (key === 'file_data' || ((key === 'image_url' || key === 'file_url') && v.startsWith('data:'))) ? '' : v,
+  );
+}
