@@ -343,6 +343,11 @@ export const conversationIdOf = (c: string | { id: string } | null | undefined):
 /** One turn of a response: what the model is sent, this request's input items, and its conversation. */
 export interface Turn {
   messages: ChatMessage[];
+  /**
+   * What a stored response keeps for a later `previous_response_id`: the messages, but in a conversation
+   * only its own turn (the conversation's items are rows: no turn copies them all again).
+   */
+  kept: ChatMessage[];
   entries: ItemEntry[];
   conversationId: string | null;
 }
@@ -372,15 +377,9 @@ export async function prepareTurn(ctx: Ctx, projectId: string, body: TurnRequest
     context = items;
   }
   const entries = await readInput(ctx, projectId, body.input, 'input');
-  return {
-    messages: assemble(
-      body.instructions,
-      context,
-      entries.map((e) => e.message),
-    ),
-    entries,
-    conversationId,
-  };
+  const input = entries.map((e) => e.message);
+  const messages = assemble(body.instructions, context, input);
+  return { messages, kept: conversationId ? assemble(body.instructions, [], input) : messages, entries, conversationId };
 }
 
 /** The parts of a response its items are recorded from. */

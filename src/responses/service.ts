@@ -195,11 +195,11 @@ export async function createResponse(ctx: Ctx, projectId: string, body: CreateRe
 
   const response = baseObject(ctx, id, body, 'in_progress');
   let done: ResponseObject;
-  let after = messages;
+  let after = turn.kept;
   try {
     const result = await models.complete(chatRequest(body, messages));
     done = finish(ctx, response, result);
-    after = afterMessages(messages, result);
+    after = afterMessages(turn.kept, result);
   } catch (err) {
     ctx.log.warn({ err, response: id }, 'model call failed');
     done = failed(response, err);
