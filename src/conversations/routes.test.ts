@@ -105,4 +105,20 @@ describe.each(dialects())('conversations (%s)', (dialect) => {
     const gone = await s.ctx.store.db.selectFrom('conversation_items').select('id').where('conversation_id', '=', c.id).execute();
     expect(gone).toEqual([]);
   });
+
+  it('appends a background response to its conversation when its job ends; a previous response id continues its own turn', async () => {
+    const c = (await req('POST', '/v1/conversations', { items: [{ role: 'user', content: 'first' }] })).body;
+    const r = await req('POST', '/v1/responses', { model: 'gpt-4o-mini', input: 'in the back', conversation: c.id, background: true });
+    expect(r.body.status).toBe('queued');
+    expect((await req('GET', `/v1/conversations/${c.id}/items`)).body.data).toHaveLength(1);
+    await s.ctx.jobs.drain();
+    const done = await req('GET', `/v1/responses/${r.body.id}`);
+    expect(done.body).toMatchObject({ status: 'completed', conversation: { id: c.id } });
+    const items = (await req('GET', `/v1/conversations/${c.id}/items?order=asc`)).body.data;
+    expect(items.map((i: any) => i.content[0].text)).toEqual(['first', 'in the back', done.body.output[0].content[0].text]);
+    expect((await req('GET', `/v1/responses/${r.body.id}/input_items`)).body.data).toHaveLength(1);
+    // Continued by id, the model sees that response's turn (its input and output), not the conversation.
+    const after = await req('POST', '/v1/responses/input_tokens', { model: 'gpt-4o-mini', input: 'next', previous_response_id: r.body.id });
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+  });
 });
