@@ -3,7 +3,7 @@ import { applyConfig } from '../admin/config-file.js';
 import { startChatServer } from '../../test/assistants/chat-server.js';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { pdf, png } from '../../test/media.js';
-import { admissionText } from './inputs.js';
+import { admissionText, assemble } from './inputs.js';
 import { imageInfo, readDataUrl } from './media.js';
 
 describe('image headers', () => {
@@ -25,6 +25,28 @@ describe('image headers', () => {
     webp.writeUIntLE(49, 27, 3);
     expect(imageInfo(webp)).toEqual({ mediaType: 'image/webp', width: 100, height: 50 });
     expect(imageInfo(Buffer.from('not an image at all, just text'))).toBeNull();
+  });
+});
+
+describe('assemble', () => {
+  it('puts instructions first, then the context, then the input; the calls of one turn are one assistant message', () => {
+    const call = (id: string) => ({
+      role: 'assistant' as const,
+      content: null,
+      tool_calls: [{ id, type: 'function' as const, function: { name: 'f', arguments: '{}' } }],
+    });
+    const messages = assemble(
+      'be brief',
+      [{ role: 'user', content: 'earlier' }],
+      [{ role: 'user', content: 'ab' }, call('c1'), null, call('c2'), { role: 'tool', tool_call_id: 'c1', content: 'one' }],
+    );
+    expect(messages).toEqual([
+      { role: 'developer', content: 'be brief' },
+      { role: 'user', content: 'earlier' },
+      { role: 'user', content: 'ab' },
+      { role: 'assistant', content: null, tool_calls: [expect.objectContaining({ id: 'c1' }), expect.objectContaining({ id: 'c2' })] },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+    ]);
   });
 });
 
