@@ -228,6 +228,58 @@ describe.each(dialects())('response inputs: files, references, function calls, a
     expect(stolenImage.status).toBe(404);
   });
 
+  it('fetches an image_url and a file_url (loopback is allowed while Standin listens on it), bounded in size', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => {
+      if (req.url === '/pic.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(png(9, 4));
+      if (req.url === '/doc') return res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdf('Fetched from a URL.'));
+      if (req.url === '/endless') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        const chunk = Buffer.alloc(1024 * 1024);
+        const pump = () => {
+          while (res.write(chunk));
+        };
+        res.on('drain', pump);
+        pump();
+        return;
+      }
+      res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const at = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const r = await create({
+        model: 'gpt-4o-mini',
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_image', image_url: `${at}/pic.png` },
+              { type: 'input_file', file_url: `${at}/doc` },
+            ],
+          },
+        ],
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.output[0].content[0].text).toContain('[image: image/png, 9x4 pixels]');
+      expect(r.body.output[0].content[0].text).toContain('[file: doc.pdf]\nFetched from a URL.');
+      const endless = await create({
+        model: 'gpt-4o-mini',
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: `${at}/endless` }] }],
+      });
+      expect(endless.body.error).toMatchObject({ code: 'file_too_large', param: 'input[0].content[0].image_url' });
+      // A redirect is not followed (its target might be anywhere).
+      const moved = await create({
+        model: 'gpt-4o-mini',
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: `${at}/moved` }] }],
+      });
+      expect(moved.body.error).toMatchObject({ code: 'invalid_image_url', message: expect.stringContaining('answered 302') });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('refuses an image_url to a private or metadata address through the outbound guard, and bounds a data URL', async () => {
     for (const url of ['http://169.254.169.254/latest/meta-data/x.png', 'http://10.1.2.3/x.png']) {
       const r = await create({ model: 'gpt-4o-mini', input: [{ role: 'user', content: [{ type: 'input_image', image_url: url }] }] });

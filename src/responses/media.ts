@@ -63,6 +63,8 @@ export async function fetchUrl(outbound: Outbound, raw: string, maxBytes: number
     const e = err as { code?: string; message?: string };
     throw failed(e.code === 'ERR_SSRF_BLOCKED' ? (e.message ?? 'address refused') : signal.aborted ? 'timed out' : (e.message ?? 'failed'));
   }
+  // The body is destroyed when it is refused: an abort that comes after (the time limit) has no one to tell.
+  res.body.on('error', () => {});
   if (res.statusCode !== 200) {
     res.body.destroy();
     throw failed(`it answered ${res.statusCode}`);
