@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pointerToParam, serializerCompiler, toApiError } from './validation.js';
+import { Type } from 'typebox';
+import { ajvErrorToApiError, partChecker, pointerToParam, serializerCompiler, toApiError } from './validation.js';
 
 describe('validation', () => {
   it('turns JSON pointers into the platform param paths', () => {
@@ -8,6 +9,21 @@ describe('validation', () => {
     );
     expect(pointerToParam('')).toBe('');
     expect(pointerToParam('/a~1b/2/c')).toBe('a/b[2].c');
+  });
+
+  it('says a value is missing as nothing, not "a undefined"', () => {
+    const e = ajvErrorToApiError({ keyword: 'type', instancePath: '/input/0/text', schemaPath: '', params: { type: 'string' } }, 'body', {
+      input: [{}],
+    });
+    expect(e.message).toBe("Invalid type for 'input[0].text': expected a string, but got nothing instead.");
+  });
+
+  it('names a member of a body from its pointer when checked on its own', () => {
+    const check = partChecker(Type.Object({ text: Type.String() }, { additionalProperties: false }));
+    expect(() => check({ text: 1 }, '/input/2/content/0')).toThrow(
+      "Invalid type for 'input[2].content[0].text': expected a string, but got a number instead.",
+    );
+    expect(() => check({ text: 'a', x: 1 }, '/input/2')).toThrow("Unrecognized request argument supplied: 'input[2].x'.");
   });
 });
 

@@ -123,6 +123,18 @@ describe.each(dialects())('dashboard id lookup (%s)', (dialect) => {
     });
   });
 
+  it('opens a conversation at the requests that named it; another id of its kind is not found', async () => {
+    const c = await s.req('POST', '/v1/conversations', { key: 'platform', body: {} });
+    expect(await page(c.body.id)).toEqual({
+      object: 'dashboard.lookup',
+      id: c.body.id,
+      kind: 'conversation',
+      project_id: 'proj_demo',
+      url: `/dashboard/requests?path=${c.body.id}`,
+    });
+    expect((await lookup('conv_0000000000nothinghere000')).body.error.message).toMatch(/^No conversation found/);
+  });
+
   it('says why an id has no page: not an id, not found, a batch line; 400 for a bad query, 401 without the admin key', async () => {
     const notAnId = await lookup('hello world');
     expect(notAnId.status).toBe(404);

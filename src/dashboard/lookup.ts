@@ -1,5 +1,6 @@
 import { locateThreadObject } from '../assistants/service.js';
 import { locateBatch } from '../batches/service.js';
+import { locateConversation } from '../conversations/service.js';
 import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import { locateFile } from '../files/service.js';
@@ -93,6 +94,14 @@ const FINDERS: Record<string, { kind: string; find: Finder }> = {
     find: async (ctx, id) => {
       const b = await locateBatch(ctx.store.db, id);
       return b && { kind: 'batch', project_id: b.project_id, url: page('files', { project: b.project_id, batch: id }) };
+    },
+  },
+  conv: {
+    kind: 'conversation',
+    // The dashboard has no page of conversations: the requests that named it.
+    find: async (ctx, id) => {
+      const c = await locateConversation(ctx.store.db, id);
+      return c && { kind: 'conversation', project_id: c.project_id, url: page('requests', { path: id }) };
     },
   },
   key: {

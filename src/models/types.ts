@@ -9,9 +9,18 @@ export interface ChatToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A Chat Completions content part: what an upstream model is sent for an image or file input. */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
+  | { type: 'file'; file: { filename?: string; file_data?: string } };
+
 export interface ChatMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  /** The text; for a message with images or files, their text reading (what the built-in model reads). */
   content: string | null;
+  /** The message as content parts, when it has images or files: sent upstream in place of `content`. */
+  parts?: ChatContentPart[];
   tool_calls?: ChatToolCall[];
   tool_call_id?: string;
 }

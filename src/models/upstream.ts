@@ -40,6 +40,8 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
       // `retrieval` and `interpreter` are Standin's own notes: the upstream sees those functions as any other.
       const { signal: callerSignal, max_tokens, retrieval: _retrieval, interpreter: _interpreter, ...rest } = request;
       const body: Record<string, unknown> = { ...rest, model: opts.model ?? request.model, stream: opts.stream };
+      // A message with images or files goes as content parts; its text reading is for the built-in model.
+      body.messages = rest.messages.map(({ parts, ...m }) => (parts ? { ...m, content: parts } : m));
       if (opts.stream) body.stream_options = { include_usage: true };
       if (max_tokens != null) body[opts.maxTokensParam] = max_tokens;
       for (const k of ['temperature', 'top_p', 'tool_choice', 'parallel_tool_calls', 'response_format'] as const) {

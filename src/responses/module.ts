@@ -1,5 +1,7 @@
 import { ChangeBus } from '../core/bus.js';
 import type { Module } from '../core/module.js';
+import { inputItemsRoutes } from './input-items-routes.js';
+import { responseItemsMigrations } from './items-tables.js';
 import { responsesRoutes } from './routes.js';
 import {
   abandonResponse,
@@ -29,7 +31,7 @@ const isFinished = (s: string): s is (typeof FINISHED)[number] => (FINISHED as r
  */
 export const responsesModule: Module = {
   name: 'responses',
-  migrations: { ...responsesMigrations, ...responseStreamMigrations },
+  migrations: { ...responsesMigrations, ...responseStreamMigrations, ...responseItemsMigrations },
   provide(ctx) {
     ctx.services.responses = { running: new Map(), bus: new ChangeBus(RESPONSES_CHANNEL) };
   },
@@ -46,7 +48,10 @@ export const responsesModule: Module = {
       purge: (tx, cutoffMs, limit) => purgeEvents(tx, cutoffMs, limit),
     },
   ],
-  routes: (app, ctx) => responsesRoutes(app, ctx),
+  routes: (app, ctx) => {
+    responsesRoutes(app, ctx);
+    inputItemsRoutes(app, ctx);
+  },
   eventSamples: [
     {
       types: FINISHED.map((s) => `response.${s}`),

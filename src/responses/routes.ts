@@ -1,6 +1,7 @@
 import { modelLimited } from '../ratelimit/service.js';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
+import { admissionText } from './inputs.js';
 import { CreateResponseBody, ResponseDeleted, ResponseObject, ResponseParams, RetrieveQuery } from './schemas.js';
 import { cancelResponse, createResponse, deleteResponse, getResponse, refuseHostedTools, usageOf } from './service.js';
 import { followResponse, streamInRequest } from './stream.js';
@@ -23,7 +24,7 @@ export function responsesRoutes(app: App, ctx: Ctx): void {
       const admission = await ctx.services.ratelimit?.admit(req, p, {
         model: body.model,
         maxTokens: body.max_output_tokens ?? null,
-        inputText: [JSON.stringify(body.input ?? ''), body.instructions ?? ''],
+        inputText: [admissionText(body.input), body.instructions ?? ''],
       });
       try {
         if (body.stream && body.background) {

@@ -1,51 +1,9 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Deleted } from '../core/schemas.js';
+import { Input } from './input-schemas.js';
 
 /** Request and reply shapes of `/v1/responses` (CreateResponse and Response of the OpenAPI document). */
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-
-const Text = Type.String({ maxLength: 1_000_000 });
-const ContentPart = Type.Object(
-  {
-    type: Type.Union([Type.Literal('input_text'), Type.Literal('output_text')]),
-    text: Text,
-    annotations: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 100 })),
-  },
-  { additionalProperties: false },
-);
-const MessageItem = Type.Object(
-  {
-    type: Type.Optional(Type.Literal('message')),
-    id: Type.Optional(Type.String({ maxLength: 200 })),
-    status: Type.Optional(Type.String({ maxLength: 32 })),
-    role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system'), Type.Literal('developer')]),
-    content: Type.Union([Text, Type.Array(ContentPart, { minItems: 1, maxItems: 100 })]),
-  },
-  { additionalProperties: false },
-);
-const FunctionCallOutput = Type.Object(
-  {
-    type: Type.Literal('function_call_output'),
-    call_id: Type.String({ minLength: 1, maxLength: 200 }),
-    output: Text,
-    id: Type.Optional(Type.String({ maxLength: 200 })),
-    status: Type.Optional(Type.String({ maxLength: 32 })),
-  },
-  { additionalProperties: false },
-);
-const FunctionCall = Type.Object(
-  {
-    type: Type.Literal('function_call'),
-    call_id: Type.String({ minLength: 1, maxLength: 200 }),
-    name: Type.String({ minLength: 1, maxLength: 64 }),
-    arguments: Text,
-    id: Type.Optional(Type.String({ maxLength: 200 })),
-    status: Type.Optional(Type.String({ maxLength: 32 })),
-  },
-  { additionalProperties: false },
-);
-export const InputItem = Type.Union([MessageItem, FunctionCallOutput, FunctionCall]);
-export type InputItem = Static<typeof InputItem>;
 
 const FunctionTool = Type.Object(
   {
@@ -149,16 +107,20 @@ const Prompt = Type.Object(
 );
 const Str = (maxLength: number) => Type.String({ maxLength });
 
+/** `conversation` of a response (ConversationParam): its id, or `{id}`. */
+const ConversationId = Type.String({ minLength: 1, maxLength: 200 });
+const ConversationRef = Type.Union([ConversationId, Type.Object({ id: ConversationId }, { additionalProperties: false })]);
+
 /**
  * Every member of `CreateResponse` in the official document; what Standin cannot honour is accepted and
  * listed in docs/responses.md, and a member the document lacks is refused (400 `unknown_parameter`).
- * `conversation` and the input items beyond text and function calls are the inputs' own (inputs*.ts).
+ * `input` and `conversation` are the inputs' own (input-schemas.ts, inputs.ts).
  */
 export const CreateResponseBody = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 256 }),
-    input: Type.Optional(Type.Union([Text, Type.Array(InputItem, { maxItems: 2048 })])),
-    instructions: Type.Optional(Nullable(Text)),
+    input: Type.Optional(Input),
+    instructions: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
     background: Type.Optional(Nullable(Type.Boolean())),
     metadata: Type.Optional(Nullable(Metadata)),
     max_output_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 16, maximum: 1_000_000 }))),
@@ -173,6 +135,7 @@ export const CreateResponseBody = Type.Object(
     ),
     include: Type.Optional(Nullable(Type.Array(Type.Enum(INCLUDABLE), { maxItems: 16 }))),
     previous_response_id: Type.Optional(Nullable(Str(200))),
+    conversation: Type.Optional(Nullable(ConversationRef)),
     tools: Type.Optional(Type.Array(FunctionTool, { maxItems: 128 })),
     tool_choice: Type.Optional(ToolChoice),
     parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
@@ -276,6 +239,7 @@ export const ResponseObject = Type.Object({
   output: Type.Array(OutputItem),
   parallel_tool_calls: Type.Boolean(),
   previous_response_id: Nullable(Type.String()),
+  conversation: Type.Optional(Nullable(Type.Object({ id: Type.String() }))),
   prompt: Type.Optional(Nullable(Prompt)),
   reasoning: Nullable(
     Type.Object({ effort: Type.Optional(Nullable(Effort)), summary: Type.Optional(Nullable(Summary)) }, { additionalProperties: true }),

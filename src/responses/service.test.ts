@@ -1,40 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createClock } from '../core/clock.js';
 import type { ResponseObject } from './schemas.js';
-import { finish, toMessages } from './service.js';
+import { finish } from './service.js';
 
 describe('responses', () => {
-  it('turns instructions and input items into chat messages', () => {
-    const messages = toMessages(
-      {
-        instructions: 'be brief',
-        input: [
-          {
-            role: 'user',
-            content: [
-              { type: 'input_text', text: 'a' },
-              { type: 'input_text', text: 'b' },
-            ],
-          },
-          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
-          { type: 'function_call', call_id: 'c2', name: 'g', arguments: '{}' },
-          { type: 'function_call_output', call_id: 'c1', output: 'one' },
-        ],
-      },
-      [
-        { role: 'developer', content: 'old instructions' },
-        { role: 'user', content: 'earlier' },
-      ],
-    );
-    expect(messages).toEqual([
-      { role: 'developer', content: 'be brief' },
-      { role: 'user', content: 'earlier' },
-      { role: 'user', content: 'ab' },
-      { role: 'assistant', content: null, tool_calls: [expect.objectContaining({ id: 'c1' }), expect.objectContaining({ id: 'c2' })] },
-      { role: 'tool', tool_call_id: 'c1', content: 'one' },
-    ]);
-  });
-
   it('maps finish reasons to statuses', () => {
     const clock = createClock();
     const base = { id: 'resp_1', status: 'in_progress', output: [] } as unknown as ResponseObject;

@@ -10,14 +10,9 @@ import type { Exec } from '../store/db.js';
 import { bodyChecker, toApiError } from '../core/validation.js';
 import { ResponseWriter, type EventSink, type StreamEvent } from './events.js';
 import { builtinReasoning, DEFAULT_EFFORT, isReasoningModel, sealReasoning } from './reasoning.js';
-import {
-  CreateResponseBody,
-  HOSTED_TOOL_TYPES,
-  type CreateResponseRequest,
-  type InputItem,
-  type ResponseObject,
-  type ResponseStatus,
-} from './schemas.js';
+import { assemble, conversationIdOf, prepareTurn, recordTurn } from './inputs.js';
+import { deleteItems } from './items-store.js';
+import { CreateResponseBody, HOSTED_TOOL_TYPES, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey, lastSeq } from './stream-store.js';
 import * as store from './store.js';
@@ -43,33 +38,6 @@ export interface ResponsesRuntime {
 
 const TERMINAL: readonly string[] = ['completed', 'failed', 'cancelled', 'incomplete'] satisfies ResponseStatus[];
 
-/** Turns `instructions` + `input` into chat messages (after the previous response's conversation). */
-export function toMessages(
-  body: { instructions?: string | null; input?: string | InputItem[] },
-  previous: ChatMessage[] = [],
-): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  if (body.instructions) messages.push({ role: 'developer', content: body.instructions });
-  messages.push(...previous.filter((m) => m.role !== 'developer' && m.role !== 'system'));
-  const input = body.input;
-  if (typeof input === 'string') messages.push({ role: 'user', content: input });
-  else if (Array.isArray(input)) {
-    for (const item of input) {
-      if (item.type === 'function_call_output') messages.push({ role: 'tool', tool_call_id: item.call_id, content: item.output });
-      else if (item.type === 'function_call') {
-        const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: item.arguments } };
-        // Calls of one model turn are one assistant message.
-        const last = messages.at(-1);
-        if (last?.role === 'assistant' && last.tool_calls) last.tool_calls.push(call);
-        else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-      } else {
-        const content = typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join('');
-        messages.push({ role: item.role, content });
-      }
-    }
-  }
-  return messages;
-}
 
 function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signal?: AbortSignal): ChatRequest {
   const choice = body.tool_choice;
@@ -128,6 +96,7 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
     prompt: null,
+    conversation: body.conversation ? { id: conversationIdOf(body.conversation)! } : null,
     reasoning: isReasoningModel(body.model)
       ? { effort: body.reasoning?.effort ?? DEFAULT_EFFORT, summary: body.reasoning?.summary ?? body.reasoning?.generate_summary ?? null }
       : { effort: null, summary: null },
@@ -245,13 +214,8 @@ export async function createResponse(
   const models = ctx.services.models;
   if (!models.has(body.model))
     throw invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model', 'model_not_found');
-  let previous: ChatMessage[] = [];
-  if (body.previous_response_id) {
-    const conversation = await store.conversationOf(ctx.store.db, projectId, body.previous_response_id);
-    if (!conversation) throw notFound('response', body.previous_response_id, 'previous_response_id');
-    previous = conversation;
-  }
-  const messages = toMessages(body, previous);
+  const prepared = await prepareTurn(ctx, projectId, body);
+  const messages = prepared.messages;
   const id = newId('resp', ctx.clock);
 
   if (body.background) {
@@ -262,6 +226,7 @@ export async function createResponse(
     await ctx.store.db.transaction().execute(async (tx) => {
       await store.insertResponse(tx, projectId, response, messages);
       await appendEvents(ctx, tx, id, events);
+      await recordTurn(ctx, tx, projectId, response, prepared);
       await ctx.jobs.enqueue(tx, RUN_RESPONSE, job);
     });
     ctx.jobs.wake(RUN_RESPONSE);
@@ -276,16 +241,20 @@ export async function createResponse(
   }
   let turn: Turn;
   try {
-    turn = await runTurn(ctx, projectId, body, messages, writer, streaming?.signal);
+    turn = await runTurn(ctx, projectId, body, messages, prepared.kept, writer, streaming?.signal);
   } catch (err) {
     // A client that went away stops the work; a stored response is kept, cancelled.
     const gone = streaming?.signal.aborted === true;
     if (!gone) ctx.log.warn({ err, response: id }, 'model call failed');
-    turn = { done: gone ? { ...response, status: 'cancelled' } : writer.end(failed(response, err)), after: messages };
+    turn = { done: gone ? { ...response, status: 'cancelled' } : writer.end(failed(response, err)), after: prepared.kept };
   }
-  // Stored once, at its end (a streamed one before its terminal event goes out: stream.ts).
-  if (response.store) await store.insertResponse(ctx.store.db, projectId, turn.done, turn.after);
-  return turn.done;
+  // Stored once, at its end (a streamed one before its terminal event goes out: stream.ts), with its items.
+  const done = turn.done;
+  await ctx.store.db.transaction().execute(async (tx) => {
+    if (done.store) await store.insertResponse(tx, projectId, done, turn.after);
+    await recordTurn(ctx, tx, projectId, done, prepared);
+  });
+  return done;
 }
 
 interface Turn {
@@ -302,6 +271,7 @@ async function runTurn(
   projectId: string,
   body: CreateResponseRequest,
   messages: ChatMessage[],
+  kept: ChatMessage[],
   writer: ResponseWriter,
   signal?: AbortSignal,
   streamed = signal !== undefined,
@@ -319,7 +289,7 @@ async function runTurn(
   }
   // Pieces only for a stream: a plain call gets the answer whole (and the built-in model's pacing of one piece).
   const result = await models.complete(chatRequest(body, messages, signal), streamed ? (c) => writer.chunk(c) : undefined);
-  return { done: writer.finish(result), after: afterMessages(messages, result) };
+  return { done: writer.finish(result), after: afterMessages(kept, result) };
 }
 
 /** The `response.run` job: runs a queued background response and emits its end event with the final state. */
@@ -381,7 +351,7 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Prom
   claim?.signal.addEventListener('abort', lost, { once: true });
   let turn: Turn;
   try {
-    turn = await runTurn(ctx, payload.projectId, request, messages, writer, abort.signal, log !== undefined);
+    turn = await runTurn(ctx, payload.projectId, request, messages, messages, writer, abort.signal, log !== undefined);
   } catch (err) {
     if (claim?.signal.aborted) throw new ClaimLost();
     if (abort.signal.aborted) return { failed: true }; // cancelled meanwhile: cancel() wrote the state and the event
@@ -399,6 +369,7 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Prom
     // Only an unfinished response moves; a cancel that won the race keeps its state and its event.
     if (await store.finishResponse(tx, done, after)) {
       await log?.flush(tx);
+      await recordTurn(ctx, tx, row.project_id, done, { conversationId: conversationIdOf(payload.request.conversation) });
       await emitEvent(ctx, tx, row.project_id, eventFor(done.status), { id: row.id });
     }
   });
@@ -435,6 +406,7 @@ export async function deleteResponse(ctx: Ctx, projectId: string, id: string) {
   await ctx.store.db.transaction().execute(async (tx) => {
     await store.deleteResponse(tx, id);
     await deleteEvents(tx, id);
+    await deleteItems(tx, id);
   });
   return { id, object: 'response' as const, deleted: true };
 }
@@ -457,7 +429,7 @@ export async function createFinishedResponse(
     background: true,
     instructions: 'Answer in two sentences.',
   };
-  const messages = toMessages(body);
+  const messages = assemble(body.instructions, [], [{ role: 'user', content: body.input }]);
   let r = baseObject(ctx, id, body, 'in_progress');
   const text = 'Release 4.2 ships faster webhook retries and a new dashboard page. No action is needed from on-call.';
   const usage = { prompt_tokens: 24, completion_tokens: 21, total_tokens: 45 };

@@ -7,6 +7,7 @@ import { workloadModule } from '../identity/workload/module.js';
 import { rateLimitModule } from '../ratelimit/module.js';
 import { webhooksModule } from '../webhooks/module.js';
 import { responsesModule } from '../responses/module.js';
+import { conversationsModule } from '../conversations/module.js';
 import { modelsModule } from '../models/module.js';
 import { metricsModule } from '../metrics/module.js';
 import { assistantsModule } from '../assistants/module.js';
@@ -38,6 +39,7 @@ export const modules: Module[] = [
   modelsModule,
   assistantsModule,
   responsesModule,
+  conversationsModule,
   safetyModule,
   imagesModule,
   filesModule,

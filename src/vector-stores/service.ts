@@ -6,6 +6,7 @@ import { getFile } from '../files/service.js';
 import { toJson, type Exec, type Tx } from '../store/db.js';
 import { AUTO_CHUNKING, type Chunking } from './chunk.js';
 import { parseFilter, type Attributes } from './filters.js';
+import { FileRefused } from './ingest-pool.js';
 import { words } from './lexical.js';
 import { addCounts, batchObject, emptyCounts, isExpired, storeFileObject, vectorStoreObject, type Counts } from './objects.js';
 import type {
@@ -34,6 +35,19 @@ export { searchVectorStores, type SearchHit, type SearchOptions } from './search
 export type { VectorStoreObject } from './schemas.js';
 /** The embedders, for `/v1/embeddings` (the embeddings area). */
 export { BUILTIN_DIMENSIONS, builtinEmbedder, normalize, type Embedder } from './embedder.js';
+
+/**
+ * The text of a file given to a model (an `input_file` of `/v1/responses`): extracted in an ingestion
+ * process within the ingestion limits, exactly as a vector store's file is. A file that cannot be read is a 400.
+ */
+export async function extractFileText(ctx: Ctx, filename: string, data: Buffer, param: string): Promise<string> {
+  try {
+    return (await ctx.services.vectorStores.ingestion.run({ filename, data, chunking: AUTO_CHUNKING, embed: false })).text;
+  } catch (err) {
+    if (err instanceof FileRefused) throw invalid(err.refusal.message, param, err.refusal.code);
+    throw err;
+  }
+}
 
 /** The job kind of one file's ingestion. */
 export const INGEST = 'vector_stores.ingest';

@@ -241,6 +241,8 @@ describe.each(dialects())('every shared operation, and the request examples of t
     expect(resumed.body).not.toContain('event: error');
     await ok('POST', '/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true });
     const models = await ok('GET', '/models');
+    const conversation = await ok('POST', '/conversations', { items: [{ role: 'user', content: 'hello' }] });
+    const conversationItems = await ok('GET', `/conversations/${conversation.id}/items`);
 
     // A thread with a run waiting takes no new message: one without.
     const spare = await ok('POST', '/threads', {});
@@ -275,6 +277,14 @@ describe.each(dialects())('every shared operation, and the request examples of t
       ['GET', '/batches'],
       ['GET', `/batches/${batch.id}`],
       ['GET', `/responses/${response.id}`],
+      ['GET', `/responses/${response.id}/input_items`],
+      ['POST', '/responses/input_tokens', { model: 'gpt-4o', input: 'hello' }],
+      ['POST', '/conversations', { metadata: { topic: 'walk' }, items: [{ role: 'user', content: 'hi' }] }],
+      ['GET', `/conversations/${conversation.id}`],
+      ['POST', `/conversations/${conversation.id}`, { metadata: { topic: 'walked' } }],
+      ['POST', `/conversations/${conversation.id}/items`, { items: [{ role: 'user', content: 'more' }] }],
+      ['GET', `/conversations/${conversation.id}/items`],
+      ['GET', `/conversations/${conversation.id}/items/${conversationItems.data[0].id}`],
       ['POST', '/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }],
       ['POST', '/embeddings', { model: 'text-embedding-3-small', input: 'hi' }],
       ['GET', `/models/${models.data[0].id}`],
@@ -289,6 +299,9 @@ describe.each(dialects())('every shared operation, and the request examples of t
     await call('POST', `/responses/${background.id}/cancel`);
     await call('DELETE', `/responses/${response.id}`);
     await call('DELETE', `/responses/${response.id}`);
+    await call('POST', '/responses/compact', { model: 'gpt-4o', input: 'hello' });
+    await ok('DELETE', `/conversations/${conversation.id}/items/${conversationItems.data[0].id}`);
+    await ok('DELETE', `/conversations/${conversation.id}`);
     await ok('DELETE', `/threads/${thread.id}/messages/${messages.data[0].id}`);
     await ok('DELETE', `/vector_stores/${store.id}/files/${file.id}`);
     await ok('DELETE', `/vector_stores/${store.id}`);
@@ -337,6 +350,7 @@ describe.each(dialects())('every shared operation, and the request examples of t
           message_id: (await ok('GET', `/threads/${thread.id}/messages`)).data[0].id,
           vector_store_id: store.id,
           file_id: files[0].id,
+          conversation_id: template.includes('{conversation_id}') ? (await ok('POST', '/conversations', {})).id : '',
         };
         const path = template.replace(/\{(\w+)\}/g, (_, p: string) => ids[p] ?? p);
         // The document's placeholder ids, made real.

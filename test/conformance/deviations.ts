@@ -115,11 +115,13 @@ export const DEVIATIONS: Deviation[] = [
   },
   {
     example: 'POST /responses (Image input)',
-    reason: 'Responses take text input: `input_image` and `input_file` parts are refused (400) rather than ignored.',
+    reason:
+      "The example's image is at a public URL, which Standin fetches through its outbound guard: the tests run with no network, so the fetch fails (400 `invalid_image_url`). A data URL or a `file_id` is read.",
   },
   {
     example: 'POST /responses (File input)',
-    reason: 'Responses take text input: `input_image` and `input_file` parts are refused (400) rather than ignored.',
+    reason:
+      "The example's file is at a public URL, which Standin fetches through its outbound guard: the tests run with no network, so the fetch fails (400 `invalid_file_url`). `file_data` or a `file_id` is read.",
   },
   {
     example: 'POST /responses (Web search)',
@@ -130,6 +132,11 @@ export const DEVIATIONS: Deviation[] = [
     example: 'POST /responses (File search)',
     reason:
       'Hosted tools are not run yet: the `web_search_preview` and `file_search` tools are refused (400 naming `tools[0].type`) rather than ignored (docs/responses.md).',
+  },
+  {
+    example: 'POST /responses/compact (Default)',
+    reason:
+      "Compaction is not built: its item carries the platform model's encrypted summary, which Standin cannot make; the endpoint answers 400 `unsupported_endpoint` naming itself.",
   },
   {
     example: 'POST /vector_stores/{vector_store_id}/file_batches (Default)',

@@ -57,6 +57,9 @@ async function populate({ s, client }: Env): Promise<void> {
   await client.beta.threads.runs.createAndPoll(thread.id, { assistant_id: asst.id });
   // responses, batches, images
   await client.responses.create({ model: 'gpt-4o', input: 'hi' });
+  // conversations, their items, a response's stored items
+  const conversation = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'remember me' }] });
+  await client.responses.create({ model: 'gpt-4o', input: 'and now?', conversation: conversation.id });
   const input = await client.files.create({
     file: await toFile(
       Buffer.from(
@@ -153,6 +156,9 @@ describe.each(dialects())('snapshots: a store of every area round-trips (from %s
       'vector_store_chunks',
       'batches',
       'responses',
+      'response_items',
+      'conversations',
+      'conversation_items',
       'image_audit_requests',
       'rate_limit_faults',
     ])

@@ -1,0 +1,7 @@
+/**
+ * What other areas use of the responses area: the input items (their schemas, their reading into the
+ * model's messages) and item pages, for the conversations area, which keeps items the same way.
+ */
+export { InputItem, ItemList, ItemListQuery, ItemResource, IncludeParam } from './input-schemas.js';
+export { itemPage, type ItemSource } from './input-items.js';
+export { readInput, type ConversationLink, type ItemEntry } from './inputs.js';
