@@ -15,6 +15,9 @@ function commands(): Record<string, CliCommand> {
   return Object.assign({}, ...modules.map((m) => m.commands ?? {}));
 }
 
+/** How long a stop may take past its drain before the process exits anyway (docs/deploy.md). */
+const STOP_BOUND_MS = 10_000;
+
 const BUILT_IN = ['serve', 'migrate', 'config-schema', 'exec', 'ephemeral'];
 
 const USAGE = () => `standin — a self-hostable stand-in for the platform
@@ -65,8 +68,11 @@ async function serve(settings: Settings): Promise<void> {
     if (closing) return;
     closing = true;
     ctx.log.info({ event: 'instance.signal' satisfies InstanceEvent, signal }, `${signal}: shutting down`);
-    // The drain period, then as long again for jobs and stores, is all a stop may take.
-    const force = setTimeout(() => process.exit(1), 15_000 + settings.shutdownDrainMs);
+    // The bound docs/deploy.md states: the drain, then 10 s for the stores and the handlers handed back.
+    const force = setTimeout(() => {
+      ctx.log.error({ event: 'instance.stopped' satisfies InstanceEvent, forced: true }, 'the stop overran its bound: exiting now');
+      process.exit(1);
+    }, STOP_BOUND_MS + settings.shutdownDrainMs);
     force.unref();
     standin.close().then(
       () => process.exit(0),
@@ -78,6 +84,8 @@ async function serve(settings: Settings): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // A closed terminal (or `kill -HUP`, a supervisor's reload) drains too: it never ends the instance at once.
+  process.on('SIGHUP', () => shutdown('SIGHUP'));
 
   const listening = await standin.listen();
   // On every interface, the links use the public URL (or this machine's loopback) and the banner says where it listens.

@@ -70,6 +70,9 @@ export function readinessLog(log: Logger): { report(checks: readonly CheckResult
  * Every kind of work (runs, background responses, batches, ingestion, deliveries) logs it the same way,
  * so one filter shows every takeover.
  */
-export function logWorkTakenOver(log: Logger, work: { kind: string; id: string; attempt?: number; lapsed_ms?: number }): void {
+export function logWorkTakenOver(
+  log: Logger,
+  work: { kind: string; id: string; attempt?: number; lapsed_ms?: number } & Record<string, unknown>,
+): void {
   log.info({ event: 'work.taken_over' satisfies InstanceEvent, ...work }, `took over ${work.kind} ${work.id} from a lost instance`);
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
-import { ClaimLost, createJobQueue } from './jobs.js';
+import { ClaimLost, createJobQueue, HandedBack } from './jobs.js';
 import { wallNow } from './clock.js';
 import type { Store } from '../store/db.js';
 
@@ -131,6 +131,37 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     await first;
     expect(runs).toEqual(['first']);
     expect(await store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
+  });
+
+  it('a stop past its grace hands a running job back: claim released, handler aborted, another worker takes it at once', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store, log } = s.ctx;
+    const stopping = createJobQueue(store, clock, log, { leaseMs: 60_000 });
+    let reason: unknown;
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    // A handler that would outlive any drain: it ends only when its claim is aborted.
+    stopping.register({
+      kind: 'test.endless',
+      handler: (_p, job) =>
+        new Promise<void>((resolve) => {
+          started();
+          job.signal.addEventListener('abort', () => ((reason = job.signal.reason), resolve()));
+        }),
+    });
+    await stopping.enqueue(store.db, 'test.endless', {});
+    stopping.start();
+    await running;
+    await stopping.stop(50);
+    expect(reason).toBeInstanceOf(HandedBack);
+    const [row] = await store.db.selectFrom('jobs').selectAll().execute();
+    // Released, not lapsed: due now for another worker, and not counted as a death of its handler.
+    expect(row).toMatchObject({ locked_by: null, locked_until: null, attempts: 1 });
+    expect(Number(row.open_claims)).toBe(0);
+    const seen: number[] = [];
+    s.ctx.jobs.register({ kind: 'test.endless', handler: async (_p, job) => void seen.push(job.attempts) });
+    await s.ctx.jobs.drain();
+    expect(seen).toEqual([2]);
   });
 
   it('a worker whose claim another took is told (signal) and its fenced commit writes nothing', async () => {
