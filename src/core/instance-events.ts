@@ -9,6 +9,7 @@ export type InstanceEvent =
   | 'migrations.started'
   | 'migrations.finished'
   | 'instance.listening'
+  | 'instance.started'
   | 'instance.ready'
   | 'instance.not_ready'
   | 'instance.signal'

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { ClaimLost, createJobQueue, HandedBack } from './jobs.js';
@@ -131,6 +132,33 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     await first;
     expect(runs).toEqual(['first']);
     expect(await store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
+  });
+
+  it('a store outage is logged once when claims start failing and once when they work again, not once per attempt', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store } = s.ctx;
+    const lines: { level: string; o: Record<string, unknown>; msg?: string }[] = [];
+    const log = {
+      error: (o: unknown, msg?: string) => void lines.push({ level: 'error', o: o as Record<string, unknown>, msg }),
+      warn: (o: unknown, msg?: string) => void lines.push({ level: 'warn', o: o as Record<string, unknown>, msg }),
+      info: () => undefined,
+      debug: () => undefined,
+    };
+    const queue = createJobQueue(store, clock, log);
+    queue.register({ kind: 'test.a', handler: async () => undefined });
+    queue.register({ kind: 'test.b', handler: async () => undefined });
+    // The outage: every claim fails (the table is gone for a moment).
+    await sql`alter table jobs rename to jobs_away`.execute(store.db);
+    for (let i = 0; i < 5; i++) await queue.drain();
+    await sql`alter table jobs_away rename to jobs`.execute(store.db);
+    await queue.enqueue(store.db, 'test.a', {});
+    await queue.drain();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ['error', 'claiming jobs failed; retrying, and logging once when it works again'],
+      ['warn', 'claiming jobs works again after 10 failed attempts'],
+    ]);
+    expect(lines[0].o).not.toHaveProperty('err');
+    expect(lines[1].o).toMatchObject({ failures: 10 });
   });
 
   it('a stop past its grace hands a running job back: claim released, handler aborted, another worker takes it at once', async () => {

@@ -6,6 +6,7 @@ import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import { groupStatement } from '../store/group-commit.js';
 import { keepListening, type Listening } from '../store/listen.js';
 import { logWorkTakenOver } from './instance-events.js';
+import { outageLog } from './outage-log.js';
 
 /**
  * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
@@ -207,6 +208,10 @@ export function createJobQueue(
       log.debug({ job: job.id, attempts: job.attempts }, 'job was claimed again after this claim lapsed; its end changes nothing');
   }
 
+  // A store outage fails every claim and renewal until it ends: logged once each, with a count at the end.
+  const claimOutage = outageLog(log, 'claiming jobs');
+  const renewOutage = outageLog(log, 'renewing job claims');
+
   let claims = 0;
   async function claim(def: Definition, n: number) {
     claims++;
@@ -274,9 +279,10 @@ export function createJobQueue(
       () => {
         renew(def, job).then(
           (held) => {
+            renewOutage.ok();
             if (!held) ac.abort(new ClaimLost());
           },
-          (err: unknown) => log.warn({ err, kind: def.kind, job: job.id }, 'renewing a job claim failed; trying again'),
+          (err: unknown) => renewOutage.failed(err, { kind: def.kind, job: job.id }),
         );
       },
       Math.max(1, Math.floor(def.visibilityMs / 3)),
@@ -356,13 +362,14 @@ export function createJobQueue(
           claim(def, free).then(
             (jobs) => ({ def, free, jobs }),
             (err: unknown) => {
-              if (!stopping) log.error({ err, kind: def.kind }, 'claiming jobs failed');
+              if (!stopping) claimOutage.failed(err, { kind: def.kind });
               return { def, free, jobs: null };
             },
           ),
         ),
     );
     let claimedAny = false;
+    if (results.some((r) => r.jobs)) claimOutage.ok();
     for (const { def, free, jobs } of results) {
       if (!jobs) continue;
       if (jobs.length < free) {

@@ -116,7 +116,7 @@ async function runServer(p: Extract<Plan, { kind: 'serve' | 'open' }>): Promise<
   });
   children.push(child);
   try {
-    const shows = p.kind === 'serve' ? /listening on (http:\/\/\S+)/ : /App host: (http:\/\/\S+)/;
+    const shows = p.kind === 'serve' ? /listening on (http:\/\/[^\s"]+)/ : /App host: (http:\/\/\S+)/;
     const link = (await waitFor(child, shows)).match[1];
     const res = await fetch(p.kind === 'serve' ? `${link}/healthz` : link);
     const code = await stop(child);
