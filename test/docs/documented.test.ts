@@ -189,7 +189,13 @@ describe('the pages, run as written', () => {
               failures.push(`${where}: a curl line with no check in test/docs/curl.ts: ${c.text}`);
               continue;
             }
-            const command = await check.prepare(state, c.text.replaceAll('http://127.0.0.1:8080', live.url), shell);
+            const command = await check.prepare(
+              state,
+              c.text
+                .replaceAll('http://127.0.0.1:8080', live.url)
+                .replaceAll('http://127.0.0.1:8081/admin/v1/metrics', `${live.url}/admin/v1/metrics`),
+              shell,
+            );
             const r = await shell.run(command);
             state.answers.set(check.shown, r);
             checked++;
