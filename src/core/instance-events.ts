@@ -1,4 +1,9 @@
-import type { Logger } from './module.js';
+/** What logs the events: pino's logger, or anything with its three levels (the job queue's). */
+type Logger = {
+  info(o: unknown, msg: string): void;
+  warn(o: unknown, msg: string): void;
+  error(o: unknown, msg: string): void;
+};
 
 /**
  * The instance's state changes as structured log lines at `info` (problems at `warn`/`error`), each with an
