@@ -81,9 +81,14 @@ export const assistantsModule: Module = {
     const n = await engine.sweep();
     if (n) ctx.log.info({ runs: n }, 'runs left by a stopped process re-queued');
   },
+  // A stop hands the runs this instance executes to another at once: their turn in flight is made again
+  // there, rather than the drain waiting for it (the bus stays up, so streams served here follow them).
+  async handBack(ctx) {
+    await ctx.services.assistants.engine.stop(0);
+  },
   async stop(ctx) {
     const { bus, engine } = ctx.services.assistants;
-    await engine.stop();
+    await engine.stop(0);
     bus.stop();
   },
 };

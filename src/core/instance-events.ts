@@ -1,4 +1,9 @@
-import type { Logger } from './module.js';
+/** What logs the events: pino's logger, or anything with its three levels (the job queue's). */
+type Logger = {
+  info(o: unknown, msg: string): void;
+  warn(o: unknown, msg: string): void;
+  error(o: unknown, msg: string): void;
+};
 
 /**
  * The instance's state changes as structured log lines at `info` (problems at `warn`/`error`), each with an
@@ -9,6 +14,7 @@ export type InstanceEvent =
   | 'migrations.started'
   | 'migrations.finished'
   | 'instance.listening'
+  | 'instance.started'
   | 'instance.ready'
   | 'instance.not_ready'
   | 'instance.signal'
@@ -70,6 +76,9 @@ export function readinessLog(log: Logger): { report(checks: readonly CheckResult
  * Every kind of work (runs, background responses, batches, ingestion, deliveries) logs it the same way,
  * so one filter shows every takeover.
  */
-export function logWorkTakenOver(log: Logger, work: { kind: string; id: string; attempt?: number; lapsed_ms?: number }): void {
+export function logWorkTakenOver(
+  log: Logger,
+  work: { kind: string; id: string; attempt?: number; lapsed_ms?: number } & Record<string, unknown>,
+): void {
   log.info({ event: 'work.taken_over' satisfies InstanceEvent, ...work }, `took over ${work.kind} ${work.id} from a lost instance`);
 }

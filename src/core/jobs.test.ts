@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
-import { ClaimLost, createJobQueue } from './jobs.js';
+import { ClaimLost, createJobQueue, HandedBack } from './jobs.js';
 import { wallNow } from './clock.js';
 import type { Store } from '../store/db.js';
 
@@ -131,6 +132,64 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     await first;
     expect(runs).toEqual(['first']);
     expect(await store.db.selectFrom('jobs').selectAll().execute()).toEqual([]);
+  });
+
+  it('a store outage is logged once when claims start failing and once when they work again, not once per attempt', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store } = s.ctx;
+    const lines: { level: string; o: Record<string, unknown>; msg?: string }[] = [];
+    const log = {
+      error: (o: unknown, msg?: string) => void lines.push({ level: 'error', o: o as Record<string, unknown>, msg }),
+      warn: (o: unknown, msg?: string) => void lines.push({ level: 'warn', o: o as Record<string, unknown>, msg }),
+      info: () => undefined,
+      debug: () => undefined,
+    };
+    const queue = createJobQueue(store, clock, log);
+    queue.register({ kind: 'test.a', handler: async () => undefined });
+    queue.register({ kind: 'test.b', handler: async () => undefined });
+    // The outage: every claim fails (the table is gone for a moment).
+    await sql`alter table jobs rename to jobs_away`.execute(store.db);
+    for (let i = 0; i < 5; i++) await queue.drain();
+    await sql`alter table jobs_away rename to jobs`.execute(store.db);
+    await queue.enqueue(store.db, 'test.a', {});
+    await queue.drain();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ['error', 'claiming jobs failed; retrying, and logging once when it works again'],
+      ['warn', 'claiming jobs works again after 10 failed attempts'],
+    ]);
+    expect(lines[0].o).not.toHaveProperty('err');
+    expect(lines[1].o).toMatchObject({ failures: 10 });
+  });
+
+  it('a stop past its grace hands a running job back: claim released, handler aborted, another worker takes it at once', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store, log } = s.ctx;
+    const stopping = createJobQueue(store, clock, log, { leaseMs: 60_000 });
+    let reason: unknown;
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    // A handler that would outlive any drain: it ends only when its claim is aborted.
+    stopping.register({
+      kind: 'test.endless',
+      handler: (_p, job) =>
+        new Promise<void>((resolve) => {
+          started();
+          job.signal.addEventListener('abort', () => ((reason = job.signal.reason), resolve()));
+        }),
+    });
+    await stopping.enqueue(store.db, 'test.endless', {});
+    stopping.start();
+    await running;
+    await stopping.stop(50);
+    expect(reason).toBeInstanceOf(HandedBack);
+    const [row] = await store.db.selectFrom('jobs').selectAll().execute();
+    // Released, not lapsed: due now for another worker, and not counted as a death of its handler.
+    expect(row).toMatchObject({ locked_by: null, locked_until: null, attempts: 1 });
+    expect(Number(row.open_claims)).toBe(0);
+    const seen: number[] = [];
+    s.ctx.jobs.register({ kind: 'test.endless', handler: async (_p, job) => void seen.push(job.attempts) });
+    await s.ctx.jobs.drain();
+    expect(seen).toEqual([2]);
   });
 
   it('a worker whose claim another took is told (signal) and its fenced commit writes nothing', async () => {

@@ -5,6 +5,8 @@ import { newId } from './ids.js';
 import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import { groupStatement } from '../store/group-commit.js';
 import { keepListening, type Listening } from '../store/listen.js';
+import { logWorkTakenOver } from './instance-events.js';
+import { outageLog } from './outage-log.js';
 
 /**
  * A durable job queue in the database (the outbox's worker side). Each job kind is declared once with
@@ -57,6 +59,8 @@ export interface JobDefinition<P = any> {
    * row (a crash-looping poison job): the owning area marks its object failed with `reason`.
    */
   onAbandon?: (payload: P, reason: string) => Promise<void>;
+  /** Its handler logs `work.taken_over` itself, naming the object it takes over (the run engine): the queue does not. */
+  logsTakeover?: boolean;
 }
 
 /** One claim of a job, as its handler sees it. */
@@ -72,6 +76,13 @@ export interface JobClaim {
    * worker claims the job in between.
    */
   fence(tx: Exec): Promise<void>;
+}
+
+/** The abort reason of `signal` when this process stops and hands the job back to the queue. */
+export class HandedBack extends Error {
+  constructor() {
+    super('this instance stopped and handed the job back');
+  }
 }
 
 /** Thrown by `fence` (and the abort reason of `signal`): another worker owns the job now. */
@@ -102,8 +113,11 @@ export interface JobQueue {
   /** Wakes the workers of `kind` (or of every kind) now: after a commit that enqueued work of that kind. */
   wake(kind?: string): void;
   start(): void;
-  /** Stops claiming and waits for running handlers. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming and waits up to `graceMs` for running handlers; those still running then are handed
+   * back: their claims released (and, on PostgreSQL, the other instances woken), their `signal` aborted.
+   */
+  stop(graceMs?: number): Promise<void>;
   /** Runs due work until none is left (tests and `standin` CLI one-shots). */
   drain(timeoutMs?: number): Promise<void>;
   /** Claim statements sent so far (for tests and benches). */
@@ -112,18 +126,33 @@ export interface JobQueue {
 
 const POLL_MS = 1000;
 
+/** The ids a job's payload names (`responseId`, `batchId` …), for the takeover's log line. */
+function refsOf(payload: string): Record<string, string> {
+  try {
+    const p = JSON.parse(payload) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(p).filter(([k, v]) => /Id$/.test(k) && typeof v === 'string')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
 /** One claim of a job: `attempts` counts claims, so it is the claim's fencing token. */
 interface Claimed {
   id: string;
   attempts: number;
 }
 
-type Definition = Required<Omit<JobDefinition, 'onAbandon'>> & Pick<JobDefinition, 'onAbandon'>;
+type Definition = Required<Omit<JobDefinition, 'onAbandon' | 'logsTakeover'>> & Pick<JobDefinition, 'onAbandon' | 'logsTakeover'>;
 
 export function createJobQueue(
   store: Store,
   clock: Clock,
-  log: { error: (o: unknown, msg?: string) => void; warn: (o: unknown, msg: string) => void; debug: (o: unknown, msg?: string) => void },
+  log: {
+    error: (o: unknown, msg?: string) => void;
+    warn: (o: unknown, msg: string) => void;
+    info: (o: unknown, msg: string) => void;
+    debug: (o: unknown, msg?: string) => void;
+  },
   options: JobQueueOptions = {},
 ): JobQueue {
   const maxDeaths = options.maxDeaths ?? DEFAULT_MAX_DEATHS;
@@ -131,6 +160,8 @@ export function createJobQueue(
   const defs = new Map<string, Definition>();
   const running = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
+  // What a stop hands back: each running claim, its kind and its abort.
+  const claimsHeld = new Map<Promise<void>, { kind: string; job: Claimed; ac: AbortController }>();
   const workerId = randomUUID();
   let started = false;
   let stopping = false;
@@ -176,6 +207,10 @@ export function createJobQueue(
     if (n === 0)
       log.debug({ job: job.id, attempts: job.attempts }, 'job was claimed again after this claim lapsed; its end changes nothing');
   }
+
+  // A store outage fails every claim and renewal until it ends: logged once each, with a count at the end.
+  const claimOutage = outageLog(log, 'claiming jobs');
+  const renewOutage = outageLog(log, 'renewing job claims');
 
   let claims = 0;
   async function claim(def: Definition, n: number) {
@@ -227,19 +262,27 @@ export function createJobQueue(
    * the deletion of a finished job is group-committed afterwards (until then its claim keeps it from
    * being claimed again; a crash before the deletion runs it again, which at-least-once allows).
    */
-  async function runOne(def: Definition, job: Claimed & { payload: string; open_claims: number; rechecks: number }, release: () => void) {
+  async function runOne(
+    def: Definition,
+    job: Claimed & { payload: string; open_claims: number; rechecks: number },
+    release: () => void,
+    ac: AbortController,
+  ) {
     // This claim is counted in open_claims too: the ones before it never ended.
     if (job.open_claims - 1 >= maxDeaths) return abandon(def, job, job.open_claims - 1);
-    const ac = new AbortController();
+    // A claim before this one never ended: its instance died (or stalled past its lease), and this one takes over.
+    if (job.open_claims > 1 && !def.logsTakeover)
+      logWorkTakenOver(log, { kind: def.kind, id: job.id, attempt: job.attempts, ...refsOf(job.payload) });
     const attempts = job.attempts - Number(job.rechecks);
     // The heartbeat: a claim renewed every third of its timeout lapses only when this process stops.
     const beat = setInterval(
       () => {
         renew(def, job).then(
           (held) => {
+            renewOutage.ok();
             if (!held) ac.abort(new ClaimLost());
           },
-          (err: unknown) => log.warn({ err, kind: def.kind, job: job.id }, 'renewing a job claim failed; trying again'),
+          (err: unknown) => renewOutage.failed(err, { kind: def.kind, job: job.id }),
         );
       },
       Math.max(1, Math.floor(def.visibilityMs / 3)),
@@ -259,6 +302,8 @@ export function createJobQueue(
     try {
       const result = await def.handler(JSON.parse(job.payload), claim);
       clearInterval(beat);
+      // Handed back at stop: the claim is released and the job is another worker's now (at least once).
+      if (ac.signal.reason instanceof HandedBack) return;
       if (result && typeof result.retryAt === 'number') await settle(job, result.retryAt, true, result.recheck === true);
       else {
         release();
@@ -267,6 +312,10 @@ export function createJobQueue(
       }
     } catch (err) {
       clearInterval(beat);
+      if (ac.signal.reason instanceof HandedBack) {
+        log.debug({ kind: def.kind, job: job.id }, 'a job handed back at stop ended');
+        return;
+      }
       if (err instanceof ClaimLost || ac.signal.aborted) {
         log.warn({ kind: def.kind, job: job.id }, 'a job whose claim another worker took stopped; the new claim decides');
         return;
@@ -313,13 +362,14 @@ export function createJobQueue(
           claim(def, free).then(
             (jobs) => ({ def, free, jobs }),
             (err: unknown) => {
-              if (!stopping) log.error({ err, kind: def.kind }, 'claiming jobs failed');
+              if (!stopping) claimOutage.failed(err, { kind: def.kind });
               return { def, free, jobs: null };
             },
           ),
         ),
     );
     let claimedAny = false;
+    if (results.some((r) => r.jobs)) claimOutage.ok();
     for (const { def, free, jobs } of results) {
       if (!jobs) continue;
       if (jobs.length < free) {
@@ -336,11 +386,14 @@ export function createJobQueue(
           running.set(def.kind, (running.get(def.kind) ?? 1) - 1);
           schedule(0);
         };
-        const p = runOne(def, job, release).finally(() => {
+        const ac = new AbortController();
+        const p = runOne(def, job, release, ac).finally(() => {
           release();
           inFlight.delete(p);
+          claimsHeld.delete(p);
         });
         inFlight.add(p);
+        claimsHeld.set(p, { kind: def.kind, job, ac });
       }
     }
     return claimedAny;
@@ -401,6 +454,34 @@ export function createJobQueue(
       ticking = false;
     }
     schedule(again ? 0 : delay);
+  }
+
+  /**
+   * Releases the claims of the handlers still running (a stop past its grace): another instance may claim
+   * them at once — woken by a NOTIFY of their kinds on PostgreSQL, not after their visibility timeout. A
+   * hand-back is an end of the handler, not a death (`open_claims` goes back down). The handlers are
+   * aborted and given a second to notice; what they commit after that is fenced off by the next claim.
+   */
+  async function handBack() {
+    const held = [...claimsHeld.values()];
+    if (!held.length) return;
+    for (const { ac } of held) ac.abort(new HandedBack());
+    try {
+      await store.db
+        .updateTable('jobs')
+        .set({ locked_by: null, locked_until: null, open_claims: sql<number>`case when open_claims > 0 then open_claims - 1 else 0 end` })
+        .where('locked_by', '=', workerId)
+        .where((eb) => eb.or(held.map(({ job }) => eb.and({ id: job.id, attempts: job.attempts }))))
+        .execute();
+      const kinds = [...new Set(held.map((h) => h.kind))];
+      if (store.dialect === 'postgres') for (const kind of kinds) await sql`select pg_notify('standin_jobs', ${kind})`.execute(store.db);
+      log.info({ jobs: held.length, kinds }, 'stopping: handed running jobs back to the queue');
+    } catch (err) {
+      log.error({ err }, 'handing jobs back failed; their claims lapse after their visibility timeout');
+    }
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...claimsHeld.keys()]), new Promise((r) => (timeout = setTimeout(r, 1000)))]);
+    clearTimeout(timeout);
   }
 
   clock.onChange(() => wakeKind());
@@ -469,11 +550,17 @@ export function createJobQueue(
           .finally(() => schedule(0));
       } else schedule(0);
     },
-    async stop() {
+    async stop(graceMs = Infinity) {
       stopping = true;
       if (timer) clearTimeout(timer);
       while (ticking) await new Promise((r) => setTimeout(r, 5));
-      await Promise.allSettled([...inFlight]);
+      const ended = Promise.allSettled([...inFlight]);
+      if (Number.isFinite(graceMs) && inFlight.size) {
+        let timeout: NodeJS.Timeout | undefined;
+        await Promise.race([ended, new Promise((r) => (timeout = setTimeout(r, graceMs)))]);
+        clearTimeout(timeout);
+        await handBack();
+      } else await ended;
       listening?.stop();
       listening = undefined;
       started = false;

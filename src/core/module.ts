@@ -90,6 +90,11 @@ export interface Module {
   /** Starts extra listeners or timers once the HTTP server listens; stopped in reverse order. */
   start?(ctx: Ctx): Promise<void> | void;
   stop?(ctx: Ctx): Promise<void> | void;
+  /**
+   * Called as the instance starts draining, before in-flight requests finish: hand long-running work this
+   * module executes outside the job queue back to the store, so another instance takes it over at once.
+   */
+  handBack?(ctx: Ctx): Promise<void> | void;
   /** First-start demo data (skipped with --no-seed or a config file). Returns lines to print. */
   seed?(ctx: Ctx, tx: Tx, demo: DemoIds): Promise<string[]> | string[];
   /** Deletes this module's state (admin reset). Tables are emptied by the core; this clears caches. */

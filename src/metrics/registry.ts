@@ -168,13 +168,20 @@ function jobGauges(ctx: Ctx, registry: Registry): void {
   // Both gauges are collected concurrently in one scrape: they share the query in flight.
   let inFlight: Promise<void> | undefined;
   const refresh = (): Promise<void> =>
-    (inFlight ??= readJobs(ctx, depth, oldest).finally(() => {
+    (inFlight ??= readJobs(ctx, depth, backlog, oldest).finally(() => {
       inFlight = undefined;
     }));
   const depth: Gauge<'kind' | 'state'> = new Gauge({
     name: 'standin_jobs',
     help: 'Jobs in the queue by kind and state (waiting: due or scheduled, unclaimed; running: claimed)',
     labelNames: ['kind', 'state'] as const,
+    registers: [registry],
+    collect: refresh,
+  });
+  const backlog: Gauge<'kind'> = new Gauge({
+    name: 'standin_jobs_backlog',
+    help: 'Jobs of each kind that are due and not claimed: work waiting for a worker (jobs scheduled later are not counted)',
+    labelNames: ['kind'] as const,
     registers: [registry],
     collect: refresh,
   });
@@ -187,7 +194,7 @@ function jobGauges(ctx: Ctx, registry: Registry): void {
   });
 }
 
-async function readJobs(ctx: Ctx, depth: Gauge<'kind' | 'state'>, oldest: Gauge<'kind'>): Promise<void> {
+async function readJobs(ctx: Ctx, depth: Gauge<'kind' | 'state'>, backlog: Gauge<'kind'>, oldest: Gauge<'kind'>): Promise<void> {
   const now = ctx.clock.now();
   // Claims last in wall-clock time (core/jobs.ts); when a job is due is Standin-clock time.
   const claimed = sql<number>`case when locked_until is not null and locked_until >= ${wallNow()} then 1 else 0 end`;
@@ -197,17 +204,20 @@ async function readJobs(ctx: Ctx, depth: Gauge<'kind' | 'state'>, oldest: Gauge<
       'kind',
       eb.fn.countAll<number>().as('total'),
       eb.fn.sum<number>(claimed).as('running'),
+      eb.fn.sum<number>(sql<number>`case when run_at <= ${now} and ${claimed} = 0 then 1 else 0 end`).as('due'),
       eb.fn.min<number>(sql<number>`case when run_at <= ${now} and ${claimed} = 0 then run_at end`).as('oldest'),
     ])
     .groupBy('kind')
     .execute();
   // A kind whose queue emptied since the last scrape disappears, rather than keep its old value.
   depth.reset();
+  backlog.reset();
   oldest.reset();
   for (const r of rows) {
     const running = Number(r.running ?? 0);
     depth.set({ kind: r.kind, state: 'running' }, running);
     depth.set({ kind: r.kind, state: 'waiting' }, Number(r.total) - running);
+    backlog.set({ kind: r.kind }, Number(r.due ?? 0));
     oldest.set({ kind: r.kind }, r.oldest === null ? 0 : Math.max(0, now - Number(r.oldest)) / 1000);
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, {
   type FastifyBaseLogger,
@@ -42,7 +43,10 @@ export interface Standin extends Instance {
   requestLog: RequestLog;
   /** The OpenAPI document of the app's routes (GET /openapi.json), built on first use. */
   openapi(): Promise<unknown>;
-  /** Graceful stop: /readyz fails, no job is claimed, in-flight requests finish (up to --shutdown-drain-ms), stores close. */
+  /**
+   * Graceful stop: /readyz fails, connections close after their response, runs are handed back, no job is
+   * claimed, in-flight requests and jobs finish (up to --shutdown-drain-ms, then handed back or cut), stores close.
+   */
   close(): Promise<void>;
 }
 
@@ -109,6 +113,9 @@ export async function createStandin(
     // request-level log lines carry the request id themselves.
     childLoggerFactory: (logger) => logger,
     forceCloseConnections: 'idle',
+    // A request that arrives while the instance closes (on a connection opened before) is served, with
+    // `Connection: close` (trackInFlight), rather than refused with a 503 a balancer passes on to a client.
+    return503OnClosing: false,
     // request.ip: the client a trusted load balancer names in X-Forwarded-For, else the peer (core/proxy-trust.ts).
     trustProxy: (address: string) => proxyTrust.trusts(address),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
@@ -237,20 +244,34 @@ export async function createStandin(
     async close() {
       // Readiness fails first, so a balancer stops sending work while what it already sent finishes.
       const stopping = performance.now();
+      const left = () => Math.max(0, settings.shutdownDrainMs - (performance.now() - stopping));
       readiness.drain();
       readiness.unwatch();
       log.info(
         { event: 'instance.draining' satisfies InstanceEvent, drain_ms: settings.shutdownDrainMs },
         'draining: /readyz fails, in-flight requests finish, work is handed back',
       );
+      // No new connection: a balancer sends those to another instance (a refused connection is retried
+      // elsewhere whatever the method: the request was never sent). Kept-alive connections (nginx keeps a
+      // pool of them) would go on bringing requests: each response closes its connection from now on.
+      inFlight.closeConnections();
       ctx.changes.stop();
-      // No job is claimed from here on (stop's first, synchronous step); the modules' stop then hands
-      // running work back (the run engine) before the queue waits for its handlers.
-      const jobsStopped = jobs.stop();
-      await inFlight.settled(settings.shutdownDrainMs);
+      // No job is claimed from here on (stop's first, synchronous step); a job still running when the drain
+      // ends is handed back. Runs are handed back at once (the modules' handBack): another instance takes
+      // them over now rather than after the drain.
+      const jobsStopped = jobs.stop(settings.shutdownDrainMs);
+      for (const m of modules) await m.handBack?.(ctx);
+      await inFlight.settled(left());
+      // The open connections get 1–2 s more to end by themselves: an idle one by its client (nginx's
+      // upstream keepalive_timeout), a busy one after its response. Closing an idle connection ourselves
+      // races a request the client may be sending on it.
+      await inFlight.connectionsClosed(Math.min(Math.max(left(), 1000), 2000));
       for (const m of [...modules].reverse()) await m.stop?.(ctx);
       await jobsStopped;
+      // What still holds a connection past the drain (a stream) is cut: the stop has a bound.
+      const cut = setTimeout(() => app.server.closeAllConnections(), Math.max(left(), 500));
       await app.close();
+      clearTimeout(cut);
       await ctx.outbound.close();
       await store.close();
       log.info({ event: 'instance.stopped' satisfies InstanceEvent, ms: Math.round(performance.now() - stopping) }, 'stopped');
@@ -258,17 +279,40 @@ export async function createStandin(
   };
 }
 
-/** Counts the HTTP requests being served, so a shutdown can wait for them (bounded) before closing the listener. */
+/**
+ * Counts the HTTP requests being served, so a shutdown can wait for them (bounded) before closing the
+ * listener; once `closeConnections` is called, each response closes its connection.
+ */
 function trackInFlight(app: App) {
   let count = 0;
+  let closing = false;
+  const open = new Set<ServerResponse>();
   const waiters = new Set<() => void>();
   app.server.on('request', (_req, res: ServerResponse) => {
     count++;
+    open.add(res);
+    if (closing) res.setHeader('Connection', 'close');
     res.once('close', () => {
+      open.delete(res);
       if (--count === 0) for (const w of waiters) w();
     });
   });
   return {
+    /**
+     * Closes the listener but not the connections (http.Server's close would cut the idle ones); from now
+     * on every response closes its connection.
+     */
+    closeConnections(): void {
+      closing = true;
+      netClose.call(app.server);
+      for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
+    },
+    /** Resolves once no connection is left, or after `maxMs`. */
+    async connectionsClosed(maxMs: number): Promise<void> {
+      const end = performance.now() + maxMs;
+      const open = () => new Promise<number>((r) => app.server.getConnections((_err, n) => r(n ?? 0)));
+      while ((await open()) > 0 && performance.now() < end) await new Promise((r) => setTimeout(r, 25));
+    },
     /** Resolves once no request is in flight, or after `maxMs`. */
     settled(maxMs: number): Promise<void> {
       if (count === 0) return Promise.resolve();
@@ -284,6 +328,9 @@ function trackInFlight(app: App) {
     },
   };
 }
+
+/** net.Server's close: stops accepting and leaves the connections be (http.Server's own also cuts the idle ones). */
+const netClose = NetServer.prototype.close;
 
 /** Request ids: a random per-process prefix and a counter — unique, and cheaper than random bytes per request. */
 function requestIds(): () => string {

@@ -20,7 +20,7 @@ function startProcess(args: string[], env: Record<string, string> = {}): Promise
     }, 20_000);
     child.stdout!.on('data', (d) => {
       out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m && out.includes('docs:')) {
         clearTimeout(timer);
         resolve({ child, out, url: m[1] });
@@ -44,7 +44,7 @@ describe('standin serve (the real process)', () => {
     const { child, out, url } = await startProcess(['serve', '--port', '0', '--data', dir]);
     try {
       expect(out).toContain('admin key');
-      const curl = /curl -s '([^']+)' -H 'Authorization: Bearer (\S+)'/.exec(out);
+      const curl = /curl -s '([^']+)' -H 'Authorization: Bearer ([^\s"]+)'/.exec(out);
       expect(curl).not.toBeNull();
       const res = await fetch(curl![1], { headers: { authorization: `Bearer ${curl![2]}` } });
       expect(res.status).toBe(200);
@@ -151,7 +151,7 @@ describe('standin serve (the real process)', () => {
     try {
       const printed = [a.out, b.out].filter((o) => o.includes('First start'));
       expect(printed).toHaveLength(1);
-      const adsKey = /ads API key[^:]*:\s*(\S+)/.exec(printed[0])![1];
+      const adsKey = /ads API key[^:]*:\s*([^\s"]+)/.exec(printed[0])![1];
       const headers = { authorization: `Bearer ${adsKey}`, 'content-type': 'application/json' };
       const created = await fetch(`${a.url}/ads/v1/ad_groups`, {
         method: 'POST',
@@ -255,5 +255,16 @@ describe('standin serve (the real process)', () => {
     child.stdout!.on('data', (d) => (out += d));
     expect(await exitCode(child)).toBe(0);
     expect(out).toMatch(/applied: .*ads_init/);
+  });
+});
+
+describe('standin --version', () => {
+  it("prints package.json's version, as the recipe and the changelog name it", async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', 'version'])
+      expect(execFileSync(process.execPath, ['bin/standin.js', flag], { encoding: 'utf8' })).toBe(`standin ${pkg.version}\n`);
+    expect(readFileSync('CHANGELOG.md', 'utf8')).toContain(`## [${pkg.version}]`);
   });
 });

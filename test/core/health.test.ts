@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, get as httpGet } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,13 +111,25 @@ describe('shutdown drains (real process)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('on SIGTERM readiness fails at once while an in-flight request still completes', async () => {
+  it('on SIGTERM: readiness fails at once, new connections are refused, kept-alive ones close after their response, an in-flight request completes', async () => {
     ensureBuilt();
     const port = await freePort();
-    child = await serve({ STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_LOG_LEVEL: 'error', STANDIN_PORT: String(port) });
+    child = await serve({ STANDIN_DATA: dir, STANDIN_ADMIN_KEY: ADMIN, STANDIN_LOG_LEVEL: 'info', STANDIN_PORT: String(port) });
+    let log = '';
+    child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
     const base = `http://127.0.0.1:${port}`;
     const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    // One kept-alive connection, as a balancer's pool holds: idle when the signal comes.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const probe = () =>
+      new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) =>
+        httpGet(`${base}/readyz`, { agent }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
+        }).on('error', reject),
+      );
+    expect((await probe()).status).toBe(200);
     // A slow request: a latency-only fault on an unauthenticated route holds it for 2 s.
     const fault = await fetch(`${base}/admin/v1/faults`, {
       method: 'POST',
@@ -128,20 +141,29 @@ describe('shutdown drains (real process)', () => {
     // The slow request is in flight before the signal.
     await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGTERM');
-    await until(
-      async () =>
-        (await fetch(`${base}/readyz`)
-          .then((r) => r.status)
-          .catch(() => 0)) === 503,
-      1_500,
-    );
-    const ready = (await (await fetch(`${base}/readyz`)).json()) as Ready;
-    expect(check(ready, 'shutdown')).toMatchObject({ ok: false, reason: expect.stringContaining('shutting down') });
-    expect((await fetch(`${base}/livez`)).status).toBe(200);
+    await until(async () => log.includes('"event":"instance.draining"'), 5_000);
+    // The kept-alive connection still answers: readiness fails, and the connection closes after it.
+    const ready = await probe();
+    expect(ready.status).toBe(503);
+    expect(ready.connection).toBe('close');
+    expect(check(JSON.parse(ready.body) as Ready, 'shutdown')).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('shutting down'),
+    });
+    // A new connection is refused: a balancer sends it elsewhere, the request never sent.
+    const refused = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve('accepted')));
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
     expect(child.exitCode).toBeNull();
     const res = await slow;
     expect(res.status).toBe(200);
+    expect(res.headers.get('connection')).toBe('close');
     expect(((await res.json()) as { openapi: string }).openapi).toBeTruthy();
     expect(await exited).toBe(0);
+    expect(log).toContain('"event":"instance.stopped"');
+    agent.destroy();
   }, 60_000);
 });

@@ -102,6 +102,8 @@ export interface Balancer {
   url: string;
   httpsUrl: string;
   pid: number;
+  /** What nginx wrote to its error log so far. */
+  errors(): string;
   stop(): Promise<void>;
 }
 
@@ -152,6 +154,7 @@ export async function startNginx(binary: string, ports: RecipePorts, etc: string
     url: `http://127.0.0.1:${listenPort}`,
     httpsUrl: `https://localhost:${ports.https}`,
     pid,
+    errors: log,
     async stop() {
       // The recipe's stop: a graceful shutdown (SIGQUIT to the master), then wait for it to go.
       if (alive(pid)) execFileSync(binary, [...args, '-s', 'quit'], { stdio: 'pipe' });

@@ -52,6 +52,10 @@ export const NOT_RUN: { shown: string; why: string }[] = [
     shown: 'STANDIN_DATA=/var/lib/standin/',
     why: 'the deploy recipe (system folders, PostgreSQL, Redis, nginx): test/deploy/deploy.test.ts runs it',
   },
+  {
+    shown: 'dashboard-link',
+    why: "asks a running instance for a sign-in link with the operator's admin key: test/metrics/log-line.test.ts runs it against a served instance",
+  },
 ];
 
 /** What a command line is for the test: run to its end, or a server that runs until stopped. */

@@ -116,7 +116,7 @@ async function runServer(p: Extract<Plan, { kind: 'serve' | 'open' }>): Promise<
   });
   children.push(child);
   try {
-    const shows = p.kind === 'serve' ? /listening on (http:\/\/\S+)/ : /App host: (http:\/\/\S+)/;
+    const shows = p.kind === 'serve' ? /listening on (http:\/\/[^\s"]+)/ : /App host: (http:\/\/\S+)/;
     const link = (await waitFor(child, shows)).match[1];
     const res = await fetch(p.kind === 'serve' ? `${link}/healthz` : link);
     const code = await stop(child);
@@ -189,7 +189,13 @@ describe('the pages, run as written', () => {
               failures.push(`${where}: a curl line with no check in test/docs/curl.ts: ${c.text}`);
               continue;
             }
-            const command = await check.prepare(state, c.text.replaceAll('http://127.0.0.1:8080', live.url), shell);
+            const command = await check.prepare(
+              state,
+              c.text
+                .replaceAll('http://127.0.0.1:8080', live.url)
+                .replaceAll('http://127.0.0.1:8081/admin/v1/metrics', `${live.url}/admin/v1/metrics`),
+              shell,
+            );
             const r = await shell.run(command);
             state.answers.set(check.shown, r);
             checked++;

@@ -68,8 +68,8 @@ export async function startLive(env: NodeJS.ProcessEnv): Promise<Live> {
     child,
     data,
     banner: out,
-    url: key(/listening on (http:\/\/\S+)/),
-    keys: { ads: key(/(sk-ads-\S+)/), platform: key(/(sk-proj-\S+)/), admin: key(/(sk-admin-\S+)/) },
+    url: key(/listening on (http:\/\/[^\s"]+)/),
+    keys: { ads: key(/(sk-ads-[^\s"]+)/), platform: key(/(sk-proj-[^\s"]+)/), admin: key(/(sk-admin-[^\s"]+)/) },
   };
 }
 

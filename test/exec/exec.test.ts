@@ -228,8 +228,8 @@ describe.each(dialects())('standin exec with snapshots on %s', (dialect) => {
       const { url, key } = await new Promise<{ url: string; key: string }>((resolve) =>
         serve.stdout.on('data', (d) => {
           banner += d;
-          const u = /listening on (http:\/\/\S+)/.exec(banner);
-          const k = /platform API key \(project proj_demo\): (sk-\S+)/.exec(banner);
+          const u = /listening on (http:\/\/[^\s"]+)/.exec(banner);
+          const k = /platform API key \(project proj_demo\): (sk-[^\s"]+)/.exec(banner);
           if (u && k) resolve({ url: u[1], key: k[1] });
         }),
       );

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +27,17 @@ describe('one JSON log line per request at the default level', () => {
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     await expect.poll(() => out.includes('Standin is listening on'), { timeout: 30_000 }).toBe(true);
-    const platformKey = /platform API key[^:]*:\s*(\S+)/.exec(out)![1];
+    // The banner is one JSON line too (the default --log-format), its text lines in `lines`.
+    const banner = out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { event?: string; msg: string; lines?: string[] })
+      .find((l) => l.event === 'instance.started')!;
+    expect(banner.msg).toMatch(/^Standin is listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const platformKey = /platform API key[^:]*:\s*(\S+)/.exec(banner.lines!.join('\n'))![1];
+    // Written to a pipe: no sign-in link, but how to get one.
+    expect(out).not.toContain('/dashboard/sign-in?token=');
+    expect(banner.lines!.join('\n')).toContain('standin dashboard-link');
     const base = `http://127.0.0.1:${port}`;
 
     const models = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${platformKey}` } });
@@ -54,6 +64,15 @@ describe('one JSON log line per request at the default level', () => {
     const text = JSON.stringify(lines());
     for (const secret of [platformKey, 'sk-query-secret-0000', 'sk-wrong-secret-0000000000', ADMIN]) expect(text).not.toContain(secret);
 
+    // The banner's way to a sign-in link: the CLI asks this instance for one, and it signs a browser in.
+    const link = execFileSync(process.execPath, ['dist/main.js', 'dashboard-link'], { cwd: root, env, encoding: 'utf8' }).trim();
+    expect(link).toMatch(new RegExp(`^${base}/dashboard/sign-in\\?token=`));
+    const signIn = await fetch(link, { redirect: 'manual' });
+    expect(signIn.status).toBeGreaterThanOrEqual(300);
+    expect(signIn.status).toBeLessThan(400);
+    expect(signIn.headers.get('set-cookie')).toBeTruthy();
+    expect(out).not.toContain(link);
+
     // The instance's state changes, each an `event` at info; the stop's lines are written before the process ends.
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
@@ -63,7 +82,8 @@ describe('one JSON log line per request at the default level', () => {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     const events = all.filter((l) => typeof l.event === 'string');
-    expect(events.map((l) => l.event)).toEqual([
+    expect(events.filter((l) => l.event === 'instance.started')).toHaveLength(1);
+    expect(events.map((l) => l.event).filter((e) => e !== 'instance.started')).toEqual([
       'migrations.started',
       'migrations.finished',
       'instance.listening',
@@ -73,9 +93,11 @@ describe('one JSON log line per request at the default level', () => {
       'instance.stopped',
     ]);
     expect(events.every((l) => l.level === 30)).toBe(true);
-    expect(events[2]).toMatchObject({ listeners: { http: base } });
+    expect(events.find((l) => l.event === 'instance.listening')).toMatchObject({ listeners: { http: base } });
     expect(all.filter((l) => l.msg === 'request')).toHaveLength(lines().length);
-    // No line of the log (the banner is not a log line) carries a key.
-    for (const secret of [platformKey, ADMIN]) expect(JSON.stringify(all)).not.toContain(secret);
+    // No line of the log but the banner (which shows a first start's demo keys once, as on a terminal) carries a key.
+    const logLines = JSON.stringify(all.filter((l) => l.event !== 'instance.started'));
+    for (const secret of [platformKey, ADMIN]) expect(logLines).not.toContain(secret);
+    expect(JSON.stringify(all)).not.toContain(ADMIN);
   });
 });

@@ -50,6 +50,9 @@ describe.each(dialects())('/admin/v1/metrics (%s)', (dialect) => {
     expect(ep.status).toBe(201);
     expect((await s.req('POST', `${P}/events`, { key: 'admin', body: { type: 'batch.completed' } })).status).toBe(201);
 
+    // A job scheduled for later waits in the queue but is no backlog: nothing is due.
+    await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.later', {}, { runAt: s.ctx.clock.now() + 3_600_000 });
+
     let m = await scrape(url);
     const count = 'standin_http_request_duration_seconds_count';
     expect(value(m, count, { method: 'GET', route: '/v1/models', status: '200' })).toBe(1);
@@ -65,7 +68,11 @@ describe.each(dialects())('/admin/v1/metrics (%s)', (dialect) => {
     // The event waits to be fanned out to its endpoints' deliveries.
     expect(value(m, 'standin_jobs', { kind: 'event.fanout', state: 'waiting' })).toBe(1);
     expect(value(m, 'standin_jobs', { kind: 'event.fanout', state: 'running' })).toBe(0);
+    expect(value(m, 'standin_jobs_backlog', { kind: 'event.fanout' })).toBe(1);
     expect(value(m, 'standin_job_oldest_due_age_seconds', { kind: 'event.fanout' })).toBeGreaterThanOrEqual(0);
+    expect(value(m, 'standin_jobs', { kind: 'test.later', state: 'waiting' })).toBe(1);
+    expect(value(m, 'standin_jobs_backlog', { kind: 'test.later' })).toBe(0);
+    expect(value(m, 'standin_job_oldest_due_age_seconds', { kind: 'test.later' })).toBe(0);
     expect(value(m, 'standin_event_loop_lag_p99_seconds', {})).toBeGreaterThanOrEqual(0);
     if (dialect === 'postgres') expect(value(m, 'standin_store_pool_connections', { state: 'total' })).toBeGreaterThan(0);
 

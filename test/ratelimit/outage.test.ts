@@ -120,6 +120,8 @@ describe.runIf(haveRedis)('Redis outages', () => {
       expect(r.body.error).toMatchObject({ type: 'service_unavailable_error', code: 'server_is_overloaded', param: null });
       expect([r.headers['retry-after'], r.headers['retry-after-ms']]).toEqual(['1', '1000']);
     }
+    // Only the rate-limited routes answer 503 (docs/rate-limits.md): a route that takes no limit is served.
+    expect((await within(s.req('GET', '/v1/models', { key: 'platform' }), 10_000, 'an unlimited route')).status).toBe(200);
     const health = await s.req('GET', '/healthz');
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({

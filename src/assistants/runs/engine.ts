@@ -56,6 +56,8 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
    */
   async function start(runId: string): Promise<{ done: Promise<void> } | { retryAt: number } | undefined> {
     const now = ctx.clock.now();
+    // Stopping: another instance takes it (the job that brought it here is due at once).
+    if (stopping) return { retryAt: now };
     // This process is on it already.
     if (executing.has(runId)) return { retryAt: now + watchMs(ctx) };
     if (executing.size >= MAX_RUNNING) return { retryAt: now + 25 };
@@ -201,10 +203,11 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   async function stop(timeoutMs = 5000) {
     stopping = true;
     const all = Promise.allSettled([...running]);
-    const timer = new Promise((r) => setTimeout(r, timeoutMs).unref());
-    await Promise.race([all, timer]);
+    if (timeoutMs > 0) await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    const runs = [...executing.keys()];
     for (const ac of executing.values()) ac.abort(new Lost());
     await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    if (runs.length) ctx.log.info({ runs }, `stopping: handed ${runs.length} runs back to the queue`);
   }
 
   /** A run whose execution died with its process `--job-max-deaths` times in a row is failed, not taken over again. */

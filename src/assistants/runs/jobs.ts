@@ -62,6 +62,8 @@ export function runJobDefinitions(handlers: RunHandlers, abandon?: (runId: strin
       concurrency: def.concurrency,
       visibilityMs: def.visibilityMs,
       retryDelayMs: def.retryDelayMs,
+      // The engine logs the run it takes over (takeover.ts).
+      logsTakeover: kind === 'run.execute',
       ...(kind === 'run.execute' && abandon
         ? { onAbandon: (p: RunJobPayload<'run.execute'>, reason: string) => abandon(p.runId, reason) }
         : {}),

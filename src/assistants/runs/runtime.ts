@@ -21,7 +21,10 @@ export interface RunEngine {
   interrupt(runId: string): void;
   /** Starts executing a run here now (after the commit that queued it); when it cannot start here, a job retries it. */
   kick(runId: string): void;
-  /** Waits (bounded) for the runs this process executes; runs still going are left to recovery. */
+  /**
+   * Starts no run here any more, waits up to `timeoutMs` for the runs this process executes, then hands
+   * the rest back (leases released, jobs due now: another instance takes them over at once).
+   */
   stop(timeoutMs?: number): Promise<void>;
   /** Re-queues runs left behind by a stopped process. Returns how many. */
   sweep(): Promise<number>;

@@ -1,3 +1,4 @@
+import { logWorkTakenOver } from '../../core/instance-events.js';
 import type { Ctx } from '../../core/module.js';
 import { dropRunMessagesInProgress } from '../store/messages.js';
 import type { RunRow } from '../store/runs.js';
@@ -24,9 +25,12 @@ export async function takeOver(ctx: Ctx, run: RunRow, token: string): Promise<Ru
     const steps = await dropRunStepsInProgress(tx, run.id);
     return { messages, steps };
   });
-  ctx.log.warn(
-    { run: run.id, droppedMessages: dropped.messages, droppedSteps: dropped.steps },
-    'took over a run whose instance stopped; its turn in flight is made again',
-  );
+  // Its turn in flight is made again here; the cut reply and step were dropped above.
+  logWorkTakenOver(ctx.log, {
+    kind: 'run',
+    id: run.id,
+    dropped_messages: dropped.messages,
+    dropped_steps: dropped.steps,
+  });
   return run;
 }
