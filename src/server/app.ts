@@ -24,6 +24,7 @@ import { healthRoutes } from '../core/health.js';
 import { logDestination, logFormatOf } from '../core/log.js';
 import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
+import { routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
 import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
@@ -325,6 +326,8 @@ function installConventions(app: App, ctx: Ctx) {
     done(null, payload);
   };
   app.addHook('onRoute', (route) => {
+    // The credential the route needs, from its template: the front door reads it, never the URL.
+    auth.classify(route);
     if (route.url.startsWith(PLATFORM)) {
       // The front door authorizes every /v1 request for its route's need before validation; a route
       // without one would be open to any key of any permission.
@@ -336,7 +339,7 @@ function installConventions(app: App, ctx: Ctx) {
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
-    if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
+    if (routePathOf(request)?.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
     reply.code(404).send(err.toBody());
   });
 
@@ -417,10 +420,11 @@ function refusedRequestCounter(ctx: Ctx) {
 
 function sendError(request: FastifyRequest, reply: FastifyReply, apiError: ApiError) {
   for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
+  const path = routePathOf(request);
   // An error of the 404 context (a 401 for an unknown /v1 URL) has no /v1 route to add these.
-  if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
+  if (path?.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
   // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
-  if (request.url.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
+  if (path?.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
   reply.code(apiError.status).send(apiError.toBody());
 }
 
