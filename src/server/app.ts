@@ -20,7 +20,7 @@ import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError, invalid } from '../core/errors.js';
 import { emptyBodyIsNoBody, installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
-import { healthRoutes } from '../core/health.js';
+import { healthRoutes, holdsAdminKey, publicReason } from '../core/health.js';
 import { logDestination, logFormatOf } from '../core/log.js';
 import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
@@ -189,11 +189,19 @@ export async function createStandin(
       ),
     ),
   });
-  app.get('/healthz', { schema: { hide: true, response: { 200: HealthReply } } }, async () => {
+  app.get('/healthz', { schema: { hide: true, response: { 200: HealthReply } } }, async (request) => {
+    // The causes name internal addresses (Redis, the database): only for the admin key.
+    const full = holdsAdminKey(ctx, request);
     const checks = Object.fromEntries(
       modules.flatMap((m) => {
         const h = m.health?.(ctx);
-        return h ? [[m.name, h.detail === undefined ? { status: h.status } : { status: h.status, detail: h.detail }] as const] : [];
+        if (!h) return [];
+        return [
+          [
+            m.name,
+            h.detail === undefined ? { status: h.status } : { status: h.status, detail: full ? h.detail : publicReason(h.detail) },
+          ] as const,
+        ];
       }),
     );
     return Object.values(checks).every((c) => c.status === 'ok') ? { status: 'ok' as const } : { status: 'degraded' as const, checks };
@@ -378,6 +386,12 @@ function errorReplier(ctx: Ctx) {
   const countRefused = refusedRequestCounter(ctx);
   const lastLogged = new Map<string, number>();
   return (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
+    // The client went away before its body arrived (Node reports it as ECONNRESET, as a dropped database
+    // connection): its own doing, told as such, and the answer has no one to reach.
+    if (clientClosed(request, error)) {
+      request.log.info({ err: error, reqId: request.id }, 'the client closed the connection before its request body arrived');
+      return sendError(request, reply, CLIENT_CLOSED);
+    }
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
       const cause = apiError.code === 'storage_unavailable' ? apiError.message : undefined;
@@ -396,6 +410,15 @@ function errorReplier(ctx: Ctx) {
     );
   };
 }
+
+const CLIENT_CLOSED = new ApiError('invalid_request_error', 'The client closed the connection before the request body arrived.', {
+  status: 400,
+  code: 'client_closed_request',
+});
+
+/** Whether `error` is the request's own stream ending early (the client aborted), not a failure of Standin's. */
+const clientClosed = (request: FastifyRequest, error: unknown): boolean =>
+  request.raw.readableAborted && (error as { code?: string }).code === 'ECONNRESET';
 
 /** Refusals that come after the front door and before a handler admits the request: bad input, an unknown object. */
 const REFUSED_BEFORE_ADMISSION = new Set([400, 404, 409, 413, 415, 422]);
