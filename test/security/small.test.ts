@@ -1,8 +1,13 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { until } from '../fleet/instances.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
-import { freePort } from '../process.js';
+import { ensureBuilt, freePort, root } from '../process.js';
+import { isLoopback, isUnspecified } from '../../src/core/settings.js';
 
 /** The smaller findings of issue 34 that touch the request path: probes and client aborts. */
 
@@ -65,4 +70,53 @@ describe('a client that goes away mid-body is a client abort, not a store outage
     await until(async () => info.mock.calls.filter((c) => /client closed/.test(String(c[1]))).length === 2, 5_000);
     expect(error.mock.calls.map((c) => String(c[1]))).toEqual([]);
   });
+});
+
+describe('--host is read as an address, however spelled', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['127.1.2.3', true],
+    ['::1', true],
+    ['[::1]', true],
+    ['0:0:0:0:0:0:0:1', true],
+    ['::ffff:127.0.0.1', true],
+    ['localhost', true],
+    ['127.example.com', false],
+    ['::2', false],
+    ['0.0.0.0', false],
+    ['10.0.0.1', false],
+  ])('%s is loopback: %s', (host, loopback) => expect(isLoopback(host)).toBe(loopback));
+
+  it.each([
+    ['0.0.0.0', true],
+    ['::', true],
+    ['0:0:0:0:0:0:0:0', true],
+    ['::1', false],
+    ['127.0.0.1', false],
+  ])('%s is every interface: %s', (host, any) => expect(isUnspecified(host)).toBe(any));
+
+  it('`serve --host 0:0:0:0:0:0:0:1` starts as loopback does and announces its loopback URL', async () => {
+    ensureBuilt();
+    const port = await freePort();
+    const data = mkdtempSync(join(tmpdir(), 'standin-host-'));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STANDIN_')));
+    const child = spawn(process.execPath, ['dist/main.js', 'serve', '--host', '0:0:0:0:0:0:0:1', '--port', String(port), '--data', data], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d));
+      child.stderr!.on('data', (d: Buffer) => (out += d));
+      await until(async () => out.includes('API reference') || child.exitCode !== null, 30_000);
+      const banner = out.split('\n').find((l) => l.startsWith('Standin is listening on'));
+      expect(banner, out).toBe(`Standin is listening on http://localhost:${port}`);
+      // Loopback: the admin key is generated and printed, not refused for want of one.
+      expect(out).toContain('admin key (control plane');
+    } finally {
+      child.kill();
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
