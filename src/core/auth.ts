@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, forbidden, invalid, unauthorized } from './errors.js';
-import { routerPath } from './route-path.js';
+import { lenientPath, routerPath } from './route-path.js';
 import { sameSecret } from './secrets.js';
 
 export type Access = 'read' | 'write';
@@ -220,8 +220,8 @@ export function createAuth(): Auth {
   // Once a route is classified, a later prefix would leave it open: refused at start rather than silently.
   let classified = false;
   // A request no route matched: its path as the router read it. One it cannot read runs nothing, but
-  // still needs a key under a protected prefix of its raw spelling (401 before the router's 400).
-  const unmatchedProtection = (url: string): Protection => protectionOf(routerPath(url) ?? url);
+  // still needs a key under a protected prefix of its (leniently decoded) spelling: 401 before the router's 400.
+  const unmatchedProtection = (url: string): Protection => protectionOf(routerPath(url) ?? lenientPath(url));
   const wrongKind = (kind: Principal['kind']) =>
     kind === 'ads'
       ? unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.')

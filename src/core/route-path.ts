@@ -29,6 +29,20 @@ export function routerPath(url: string): string | null {
   return path.length > 1 && path.charCodeAt(path.length - 1) === 47 ? path.slice(0, -1) : path;
 }
 
+/**
+ * For a URL the router cannot decode (`/%61dmin/v1/%zz`): its path with the escapes of ASCII characters
+ * that `decodeURI` would decode undone, to judge which API it was meant for. Nothing runs for such a URL.
+ */
+export function lenientPath(url: string): string {
+  const target = url.charCodeAt(0) === 47 ? url : (pathOfAbsolute(url) ?? url);
+  return target.slice(0, endOfPath(target)).replace(/%([0-7][0-9A-Fa-f])/g, (escape, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return RESERVED.includes(c) ? escape : c;
+  });
+}
+/** What `decodeURI` leaves encoded (and `%`, kept as the router keeps `%25`). */
+const RESERVED = ';/?:@&=+$,#%';
+
 /** Where the path of a target ends: its first `?` or `#`. */
 function endOfPath(path: string): number {
   for (let i = 0; i < path.length; i++) {

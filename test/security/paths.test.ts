@@ -164,7 +164,7 @@ describe('a protected route answers 401 under every spelling of its path', () =>
         : await raw(port, `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
       expect(res.status, url).toBe(401);
     }
-    for (const url of ['/admin/v1/no_such_thing', '/%61dmin/v1/no_such_thing', '/admin/%761/no_such_thing']) {
+    for (const url of ['/admin/v1/no_such_thing', '/%61dmin/v1/no_such_thing', '/admin/%761/no_such_thing', '/%61dmin/v1/%zz']) {
       const res = await s.req('GET', url, { key: 'platform' });
       expect(res.status, url).toBe(401);
       expect(res.body.error.code, url).toBe('invalid_admin_key');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/admin/request-log.js';
-import { routerPath } from '../../src/core/route-path.js';
+import { lenientPath, routerPath } from '../../src/core/route-path.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
 
 /**
@@ -23,6 +23,15 @@ describe('routerPath reads a URL as the router does', () => {
     ['http:///v1/models', null],
     ['http://h/v1#/x', null],
   ])('%s → %s', (url, path) => expect(routerPath(url)).toBe(path));
+});
+
+describe('lenientPath reads a URL the router cannot decode for the API it was meant for', () => {
+  it.each([
+    ['/%61dmin/v1/%zz', '/admin/v1/%zz'],
+    ['/%761/files/%E9%zz?x', '/v1/files/%E9%zz'],
+    ['/a%2Fb/%zz', '/a%2Fb/%zz'],
+    ['http://h/%61ds/v1/%zz', '/ads/v1/%zz'],
+  ])('%s → %s', (url, path) => expect(lenientPath(url)).toBe(path));
 });
 
 describe('the request log masks a secret however the URL spells it', () => {
