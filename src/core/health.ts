@@ -56,12 +56,10 @@ export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Re
     const checks = await check();
     const ready = checks.every((c) => c.ok);
     const full = holdsAdminKey(ctx, req);
-    return reply
-      .code(ready ? 200 : 503)
-      .send({
-        status: ready ? 'ready' : 'not_ready',
-        checks: full ? checks : checks.map((c) => (c.reason ? { ...c, reason: publicReason(c.reason) } : c)),
-      });
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not_ready',
+      checks: full ? checks : checks.map((c) => (c.reason ? { ...c, reason: publicReason(c.reason) } : c)),
+    });
   });
   return {
     drain: () => void (draining = true),
