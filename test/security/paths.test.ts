@@ -43,7 +43,7 @@ const concrete = (template: string) => template.replace(/:[^/]+/g, 'x1').replace
 const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, '0');
 
 /** The spellings of a path that a lax comparison could take for something else, the route's own included. */
-export function variants(path: string): string[] {
+function variants(path: string): string[] {
   const out = new Set<string>();
   for (let i = 1; i < path.length; i++) {
     const c = path[i];
@@ -158,7 +158,7 @@ describe('a protected route answers 401 under every spelling of its path', () =>
   }, 300_000);
 
   it('an unknown URL under a protected prefix asks for the key whatever its spelling', async () => {
-    for (const url of ['/v1/no_such_thing', '/%761/no_such_thing', 'http://127.0.0.1/v1/no_such_thing'.slice(0)]) {
+    for (const url of ['/v1/no_such_thing', '/%761/no_such_thing', 'http://127.0.0.1/v1/no_such_thing']) {
       const res = url.startsWith('/')
         ? await s.req('GET', url)
         : await raw(port, `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
