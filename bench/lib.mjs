@@ -33,11 +33,17 @@ const DRAIN = `
 `;
 
 /**
- * Starts `node dist/main.js serve` on a free port with a fresh data folder; resolves with its URL and printed
+ * Starts `node dist/main.js serve` (or `main`, another build) on a free port with a fresh data folder; resolves with its URL and printed
  * keys. Its output goes to a reader process (DRAIN), or with `output: 'file'` to a file in memory (/dev/shm)
  * that nothing reads and that is emptied every second: Standin's own cost of writing, without a reader's.
  */
-export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpdir(), 'standin-bench-')), output = 'reader' } = {}) {
+export function startStandin({
+  args = [],
+  env = {},
+  data = mkdtempSync(join(tmpdir(), 'standin-bench-')),
+  output = 'reader',
+  main = 'dist/main.js',
+} = {}) {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     let reader;
@@ -52,7 +58,7 @@ export function startStandin({ args = [], env = {}, data = mkdtempSync(join(tmpd
       reader = spawn(process.execPath, ['-e', DRAIN], { stdio: ['pipe', 'pipe', 'inherit'] });
       stdout = reader.stdin;
     }
-    const child = spawn(process.execPath, [...nodeArgs(env), 'dist/main.js', 'serve', '--port', '0', '--data', data, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs(env), main, 'serve', '--port', '0', '--data', data, ...args], {
       env: { ...process.env, STANDIN_LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', stdout, 'inherit'],
     });

@@ -6,7 +6,7 @@ import { createStandin } from './server/app.js';
 import { runEphemeral, runExec } from './server/exec.js';
 import { modules } from './server/modules.js';
 import { isSeeded, seedDemo } from './admin/seed.js';
-import { isLoopback, optionsHelp, readSettings, type Settings } from './core/settings.js';
+import { isLoopback, isUnspecified, optionsHelp, readSettings, type Settings } from './core/settings.js';
 import { openStore } from './store/db.js';
 import { logDestination, logFormatOf } from './core/log.js';
 import type { InstanceEvent } from './core/instance-events.js';
@@ -100,10 +100,7 @@ async function serve(settings: Settings): Promise<void> {
   const listening = await standin.listen();
   // On every interface, the links use the public URL (or this machine's loopback) and the banner says where it listens.
   const url = settings.publicUrl?.replace(/\/$/, '') ?? listening;
-  const where =
-    isLoopback(settings.host) || settings.host === new URL(listening).hostname
-      ? url
-      : `${settings.host}:${new URL(listening).port} (every interface; links use ${url})`;
+  const where = isUnspecified(settings.host) ? `${settings.host}:${new URL(listening).port} (every interface; links use ${url})` : url;
   const lines = [
     `Standin is listening on ${where}`,
     `  store: ${ctx.store.dialect === 'postgres' ? 'PostgreSQL' : `SQLite in ${settings.data}`}`,

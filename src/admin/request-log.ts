@@ -51,9 +51,25 @@ export interface RequestFilter {
 
 const SECRET_PARAMS = /([?&](?:key|api_key|token|access_token|secret|subject_token|client_secret|sig)=)[^&]*/gi;
 
-/** Removes secret-named query values from a URL, and anything shaped like a secret anywhere in it. */
-export const redactUrl = (url: string, extra: readonly string[] = []) =>
+const redactSpelled = (url: string, extra: readonly string[]) =>
   redactText(url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url, extra);
+
+/**
+ * Removes secret-named query values from a URL, and anything shaped like a secret anywhere in it, also
+ * when spelled with percent-escapes (`sk%2Dproj-…`, `api%5Fkey=`): such a URL is then shown decoded, masked.
+ */
+export function redactUrl(url: string, extra: readonly string[] = []): string {
+  const out = redactSpelled(url, extra);
+  if (!url.includes('%')) return out;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    return out;
+  }
+  const masked = redactSpelled(decoded, extra);
+  return masked === decoded ? out : masked;
+}
 
 /** Bodies larger than this are not kept (the log holds thousands of requests). */
 export const MAX_KEPT_BODY = 8192;
@@ -199,11 +215,12 @@ function keptBody(request: FastifyRequest): unknown {
 /**
  * The dashboard's own reads: its pages and assets, and its calls to the control plane (its live views
  * poll). Not logged, or they would crowd out the traffic the log is for. Only GETs of /dashboard and
- * /admin/, so no API request can hide.
+ * /admin/ routes (the template of the route that ran, not the URL), so no API request can hide.
  */
-const dashboardRead = (request: FastifyRequest) =>
+const dashboardRead = (request: FastifyRequest, route: string | undefined) =>
   request.method === 'GET' &&
-  (request.url.startsWith('/dashboard') || (request.headers['x-standin-dashboard'] !== undefined && request.url.startsWith('/admin/')));
+  route !== undefined &&
+  (route.startsWith('/dashboard') || (request.headers['x-standin-dashboard'] !== undefined && route.startsWith('/admin/')));
 
 /**
  * Fastify's request logging, pointed at the request log: every completed request is recorded there, and
@@ -224,7 +241,9 @@ export class RequestLogController extends LogController {
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     this.observer?.(request, reply);
-    if (HEALTH_PATHS.has(request.url) || dashboardRead(request)) return;
+    // A request no route matched has no template: it is always logged.
+    const route = request.is404 ? undefined : request.routeOptions.url;
+    if ((route !== undefined && HEALTH_PATHS.has(route)) || dashboardRead(request, route)) return;
     const r = request as Recorded;
     const who = credentialOf(r.principal);
     const body = keptBody(request);
@@ -239,7 +258,7 @@ export class RequestLogController extends LogController {
       credential_id: who.credential,
       project_id: who.project,
       model,
-      route: routeTemplate(request.routeOptions?.url),
+      route: routeTemplate(route),
       reqHeaders: request.headers,
       reqBody: body,
       resHeaders: reply.getHeaders(),

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, forbidden, invalid, unauthorized } from './errors.js';
+import { lenientPath, routerPath } from './route-path.js';
 import { sameSecret } from './secrets.js';
 
 export type Access = 'read' | 'write';
@@ -60,8 +61,16 @@ declare module 'fastify' {
      * before the body is read or validated, so a 403 comes before any 400 or 404.
      */
     need?: Need;
+    /**
+     * The credential the route needs, set from its template as it is registered (`Auth.classify`):
+     * `open`, `any` (any platform or ads key) or the one kind. The front door reads it, never the URL.
+     */
+    protection?: Protection;
   }
 }
+
+/** What a route needs before anything reads the request: nothing, any credential, or one kind. */
+export type Protection = 'open' | 'any' | Principal['kind'];
 
 /** The route `config` of a `/v1` route that needs `access` to `group`: `{ config: needs('files', 'read') }`. */
 export const needs = (group: string, access: Access): { need: Need } => ({ need: { group, access } });
@@ -79,7 +88,13 @@ export interface Auth {
    */
   protect(prefix: string, kind?: Principal['kind']): void;
   /**
-   * The front door: authenticates a request under a protected prefix, or refuses it with a 401, then
+   * Sets `config.protection` of a route being registered, from its template (the onRoute hook): the front
+   * door then decides on the route that will run, whatever the spelling of the URL that reached it.
+   */
+  classify(route: RouteOptions): void;
+  /**
+   * The front door: authenticates a request for a protected route (for a request no route matched: under a
+   * protected prefix of the path as the router reads it), or refuses it with a 401, then
    * holds it to the policies and permissions of its route's `need` (a 403), all before validation, so a
    * request without a valid key learns nothing about the API and one without the permission nothing about
    * the body it sent. Calls `done` synchronously when the key was resolved recently and no policy waits.
@@ -197,16 +212,22 @@ export function createAuth(): Auth {
     return (r.authentication ??= resolveUncached(token, request).then((principal) => (r.principal = principal)));
   };
 
-  // The credential kind a URL needs: undefined when it is not protected, null when any kind will do.
-  const protectionOf = (url: string): Principal['kind'] | null | undefined => {
-    for (const e of protectedPrefixes) if (url.startsWith(e.prefix)) return e.kind;
-    return undefined;
+  // Compared with a route template or a router-decoded path only (never the raw URL: `/%61dmin/…`).
+  const protectionOf = (path: string): Protection => {
+    for (const e of protectedPrefixes) if (path.startsWith(e.prefix)) return e.kind ?? 'any';
+    return 'open';
   };
+  // Once a route is classified, a later prefix would leave it open: refused at start rather than silently.
+  let classified = false;
+  // A request no route matched: its path as the router read it. One it cannot read runs nothing, but
+  // still needs a key under a protected prefix of its (leniently decoded) spelling: 401 before the router's 400.
+  const unmatchedProtection = (url: string): Protection => protectionOf(routerPath(url) ?? lenientPath(url));
   const wrongKind = (kind: Principal['kind']) =>
     kind === 'ads'
       ? unauthorized('A platform API key is not valid on the ads API; use an ads API key of the ad account.')
       : unauthorized('An ads API key is not valid on the platform API.');
-  const refusal = (p: Principal, kind: Principal['kind'] | null) => (kind && p.kind !== kind ? wrongKind(kind) : undefined);
+  const refusal = (p: Principal, kind: Protection) =>
+    kind !== 'any' && p.kind !== kind ? wrongKind(kind as Principal['kind']) : undefined;
   const missingScope = (p: PlatformPrincipal, need: Need) =>
     allows(p.permissions, need)
       ? undefined
@@ -231,10 +252,9 @@ export function createAuth(): Auth {
     };
     next();
   };
-  const admit = (request: FastifyRequest, p: Principal, kind: Principal['kind'] | null, done: (err?: Error) => void) => {
+  const admit = (request: FastifyRequest, p: Principal, kind: Protection, need: Need | undefined, done: (err?: Error) => void) => {
     const refused = refusal(p, kind);
     if (refused) return done(refused);
-    const need = request.routeOptions?.config?.need;
     if (!need) return done();
     authorize(p, request, need, done);
   };
@@ -242,10 +262,19 @@ export function createAuth(): Auth {
   return {
     addResolver: (r) => void resolvers.push(r),
     addPolicy: (p) => void policies.push(p),
-    protect: (prefix, kind) => void protectedPrefixes.push({ prefix, kind: kind ?? null }),
+    protect(prefix, kind) {
+      if (classified) throw new Error(`auth.protect('${prefix}') after routes were registered: they would not be behind it`);
+      protectedPrefixes.push({ prefix, kind: kind ?? null });
+    },
+    classify(route) {
+      classified = true;
+      route.config = { ...route.config, protection: protectionOf(route.url) };
+    },
     gate(request, done) {
-      const kind = protectionOf(request.url);
-      if (kind === undefined) return done();
+      // One read of the route's options (a getter that builds an object) gives both the protection and the need.
+      const config = request.is404 ? undefined : request.routeOptions.config;
+      const kind = config?.protection ?? (config ? protectionOf(config.url ?? '') : unmatchedProtection(request.url));
+      if (kind === 'open') return done();
       if (kind === 'admin') {
         try {
           admin(request);
@@ -255,8 +284,9 @@ export function createAuth(): Auth {
         return done();
       }
       const p = known(request);
-      if (p) return admit(request, p, kind, done);
-      resolve(request).then((principal) => admit(request, principal, kind, done), done);
+      const need = config?.need;
+      if (p) return admit(request, p, kind, need, done);
+      resolve(request).then((principal) => admit(request, principal, kind, need, done), done);
     },
     forget: () => recent.clear(),
     principalOf(request) {

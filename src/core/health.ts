@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { readinessLog } from './instance-events.js';
@@ -41,7 +42,7 @@ export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Re
         if (!h) return [];
         // A backend the instance can serve without (the limiter failing open) is reported, not blocking.
         const ok = h.status === 'ok' || !h.required;
-        return [{ name: m.name, ok, ...(h.status === 'ok' ? {} : { reason: ok ? `${h.detail} (not required)` : h.detail }) }];
+        return [{ name: m.name, ok, ...(h.status === 'ok' ? {} : { reason: ok ? `${h.detail}${NOT_REQUIRED}` : h.detail }) }];
       }),
     ];
     // Once draining, the stop logs itself; the reasons of a closing instance are not news.
@@ -51,10 +52,14 @@ export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Re
   app.get('/livez', { schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
     status: 'ok' as const,
   }));
-  app.get('/readyz', { schema: { hide: true, response: { 200: ReadyReply, 503: ReadyReply } } }, async (_req, reply) => {
+  app.get('/readyz', { schema: { hide: true, response: { 200: ReadyReply, 503: ReadyReply } } }, async (req, reply) => {
     const checks = await check();
     const ready = checks.every((c) => c.ok);
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+    const full = holdsAdminKey(ctx, req);
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not_ready',
+      checks: full ? checks : checks.map((c) => (c.reason ? { ...c, reason: publicReason(c.reason) } : c)),
+    });
   });
   return {
     drain: () => void (draining = true),
@@ -73,6 +78,28 @@ export function healthRoutes(app: App, ctx: Ctx, modules: readonly Module[]): Re
     },
   };
 }
+
+/** Whether a probe carries the admin key (or the dashboard's session): it may read the causes, addresses included. */
+export function holdsAdminKey(ctx: Ctx, request: FastifyRequest): boolean {
+  try {
+    ctx.auth.admin(request);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A reason as anyone may read it: what is down and for how long, without its cause (`postgres unreachable:
+ * connect ECONNREFUSED 10.0.0.5:5432` → `postgres unreachable`), which names internal addresses. The log and
+ * a probe with the admin key have the whole reason.
+ */
+export function publicReason(reason: string): string {
+  const cut = reason.indexOf(': ');
+  if (cut < 0) return reason;
+  return reason.slice(0, cut) + (reason.endsWith(NOT_REQUIRED) ? NOT_REQUIRED : '');
+}
+const NOT_REQUIRED = ' (not required)';
 
 /** `select 1` against the store, bounded: a refused, dropped or frozen database is a reason, not a hang. */
 async function storeCheck(ctx: Ctx): Promise<ReadyCheck> {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * Process settings: every option is a `--flag` and a `STANDIN_*` environment variable (flags win).
@@ -285,4 +286,33 @@ export function optionsHelp(): string {
     .join('\n');
 }
 
-export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** An address as `net` reads it: brackets dropped, with its family (0: not an IP address, a host name). */
+const parsed = (host: string) => {
+  const address = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return { address, family: isIP(address) };
+};
+
+/**
+ * Whether `--host` is loopback: `localhost`, or an address `net` reads as one, however spelled
+ * (`0:0:0:0:0:0:0:1`, `::ffff:127.0.0.1`). A host name is not (`127.example.com` may resolve anywhere).
+ */
+export function isLoopback(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  const { address, family } = parsed(host);
+  return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+const UNSPECIFIED = new BlockList();
+UNSPECIFIED.addAddress('0.0.0.0', 'ipv4');
+UNSPECIFIED.addAddress('::', 'ipv6');
+
+/** Whether `--host` is every interface (`0.0.0.0`, `::`, however spelled). */
+export function isUnspecified(host: string): boolean {
+  const { address, family } = parsed(host);
+  return family !== 0 && UNSPECIFIED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}

@@ -42,7 +42,8 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
     }
     compiled ??= (body ? bodyAjv : paramAjv).compile(schema as object);
     const ok = compiled(data);
-    validate.errors = compiled.errors;
+    // The value refused goes with each error, so the 400 can name it (Fastify passes on the errors only).
+    validate.errors = ok ? null : compiled.errors!.map((e) => ({ ...e, data: valueAt(data, e.instancePath) }));
     return ok;
   };
   validate.errors = null as ValidateFunction['errors'];
@@ -50,6 +51,14 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
 };
 
 const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** The value at a JSON pointer of ajv's (`/a/0/b`) in `data`. */
+function valueAt(data: unknown, pointer: string): unknown {
+  let v = data;
+  for (const part of pointer.split('/').slice(1))
+    v = (v as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return v;
+}
 
 /** The top-level members of a query or params schema that hold numbers, with their JSON type. */
 function numericMembers(schema: unknown): string[] & { type(name: string): string } {
@@ -119,15 +128,14 @@ export function pointerToParam(pointer: string): string {
 const typeName = (t: string) => (t === 'integer' ? 'an integer' : t === 'object' ? 'an object' : t === 'array' ? 'an array' : `a ${t}`);
 const describe = (v: unknown) => (v === null ? 'null' : v === undefined ? 'nothing' : Array.isArray(v) ? 'an array' : typeName(typeof v));
 
-/** Turns the first ajv error into the platform's 400: a message naming the field and the rule, `param` its path. */
-export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unknown): ApiError {
+/**
+ * Turns the first ajv error into the platform's 400: a message naming the field, the value given and the
+ * rule, `param` its path. `all`: the other errors, for the values a union of constants allows.
+ */
+export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unknown, all: readonly ErrorObject[] = [err]): ApiError {
   const base = pointerToParam(err.instancePath);
   const params = err.params as Record<string, unknown>;
-  const valueAt = () => {
-    let v: unknown = data;
-    for (const part of err.instancePath.split('/').slice(1)) v = (v as Record<string, unknown> | undefined)?.[part];
-    return v;
-  };
+  const given = () => ('data' in err ? err.data : valueAt(data, err.instancePath));
   switch (err.keyword) {
     case 'required': {
       const name = base ? `${base}.${params.missingProperty}` : String(params.missingProperty);
@@ -140,15 +148,20 @@ export function ajvErrorToApiError(err: ErrorObject, where: string, data?: unkno
     }
     case 'type':
       return invalid(
-        `Invalid type for '${base}': expected ${typeName(String(params.type).split(',')[0])}, but got ${describe(valueAt())} instead.`,
+        `Invalid type for '${base}': expected ${typeName(String(params.type).split(',')[0])}, but got ${describe(given())} instead.`,
         base,
         'invalid_type',
       );
     case 'enum':
     case 'const': {
-      const allowed = (params.allowedValues ?? [params.allowedValue]) as unknown[];
+      // A union of constants (`429 | 503 | 500`) fails one branch per constant: every one is allowed.
+      const allowed = all
+        .filter((e) => e.instancePath === err.instancePath && (e.keyword === 'const' || e.keyword === 'enum'))
+        .flatMap(
+          (e) => ((e.params as Record<string, unknown>).allowedValues ?? [(e.params as Record<string, unknown>).allowedValue]) as unknown[],
+        );
       return invalid(
-        `Invalid value for '${base}': ${JSON.stringify(valueAt())}. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`,
+        `Invalid value for '${base}': ${JSON.stringify(given())}. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`,
         base,
         'invalid_value',
       );
@@ -206,7 +219,8 @@ export function storageFailure(err: { code?: string; message?: string }): string
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const e = error as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
-  if (e.validation && e.validation.length) return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body');
+  if (e.validation && e.validation.length)
+    return ajvErrorToApiError(e.validation[0], e.validationContext ?? 'body', undefined, e.validation);
   const framework = frameworkError(e);
   if (framework) return framework;
   const storage = storageFailure(e);
@@ -225,7 +239,7 @@ export function bodyChecker<T>(schema: object): (data: unknown) => T {
   let compiled: ValidateFunction | undefined;
   return (data) => {
     compiled ??= bodyAjv.compile(schema);
-    if (!compiled(data)) throw ajvErrorToApiError(compiled.errors![0], 'body', data);
+    if (!compiled(data)) throw ajvErrorToApiError(compiled.errors![0], 'body', data, compiled.errors!);
     return data as T;
   };
 }

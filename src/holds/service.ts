@@ -1,4 +1,5 @@
-import { parseDuration } from '../core/clock.js';
+import { MAX_OFFSET_MS, parseDuration } from '../core/clock.js';
+import { invalid } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import type { Exec } from '../store/db.js';
 import type { HoldStage, WorkHoldsBody, WorkHoldsObject } from './schemas.js';
@@ -54,6 +55,14 @@ export async function getWorkHolds(ctx: Ctx, projectId: string): Promise<WorkHol
 
 /** Sets a project's holds (what the body leaves out runs: holds are replaced, not merged). */
 export async function setWorkHolds(ctx: Ctx, exec: Exec, projectId: string, body: WorkHoldsBody): Promise<WorkHoldsObject> {
+  // A pace past the clock's range could never be spent, and past 2^53 ms it is no time at all.
+  for (const [stage, text] of Object.entries(body.batch_pace ?? {}))
+    if (text && !(parseDuration(text) <= MAX_OFFSET_MS))
+      throw invalid(
+        `'batch_pace.${stage}' is '${text}'; a pace is at most 100 years (36500d), the range of the Standin clock.`,
+        `batch_pace.${stage}`,
+        'invalid_value',
+      );
   const row = {
     project_id: projectId,
     batch_hold_at: JSON.stringify(body.batch_hold_at ?? []),

@@ -166,18 +166,65 @@ export function faultError(f: Fault & { status: FaultStatus; type: ErrorType }):
   return new ApiError(f.type, message, { status: f.status, code: f.code, headers });
 }
 
-/** A path pattern: a glob when it has `*` (`*` within a segment, `**` across segments), else a prefix. */
+/** A glob token: a character code, or one of these. */
+const STAR = -1;
+const GLOBSTAR = -2;
+
+/**
+ * A path pattern: a glob when it has `*` (`*` within a segment, `**` across segments), else a prefix.
+ * The glob runs as a set of positions in the pattern advanced one path character at a time, never by
+ * backtracking: at most (pattern length + 1) steps per character, whatever the pattern and the path (a
+ * no-key request with thousands of slashes is matched before its key is checked).
+ */
 export function pathMatcher(pattern: string): (path: string) => boolean {
   if (!pattern.includes('*')) return (path) => path.startsWith(pattern);
-  const re = new RegExp(
-    '^' +
-      pattern
-        .split(/(\*\*|\*)/)
-        .map((part) => (part === '**' ? '.*' : part === '*' ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
-        .join('') +
-      '$',
-  );
-  return (path) => re.test(path);
+  const tokens: number[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== '*') tokens.push(pattern.charCodeAt(i));
+    else if (pattern[i + 1] !== '*') tokens.push(STAR);
+    else {
+      // `**` (and a longer run of stars, which matches what its widest part does): across segments.
+      while (pattern[i + 1] === '*') i++;
+      tokens.push(GLOBSTAR);
+    }
+  }
+  return (path) => globMatch(tokens, path);
+}
+
+/** Whether `path` matches the glob `tokens` (see pathMatcher); returns the number of steps taken to `steps`, for the tests. */
+export function globMatch(tokens: readonly number[], path: string, steps?: { n: number }): boolean {
+  const m = tokens.length;
+  let at = new Uint8Array(m + 1);
+  let next = new Uint8Array(m + 1);
+  // A star matches nothing too: a position before one is a position after it.
+  const close = (set: Uint8Array) => {
+    for (let i = 0; i < m; i++) if (set[i] && tokens[i] < 0) set[i + 1] = 1;
+  };
+  at[0] = 1;
+  close(at);
+  let count = 0;
+  for (let p = 0; p < path.length; p++) {
+    const c = path.charCodeAt(p);
+    next.fill(0);
+    let any = false;
+    for (let i = 0; i < m; i++) {
+      count++;
+      if (!at[i]) continue;
+      const t = tokens[i];
+      if (t === GLOBSTAR || (t === STAR && c !== 47)) next[i] = 1;
+      else if (t === c) next[i + 1] = 1;
+      else continue;
+      any = true;
+    }
+    if (!any) {
+      if (steps) steps.n = count;
+      return false;
+    }
+    close(next);
+    [at, next] = [next, at];
+  }
+  if (steps) steps.n = count;
+  return at[m] === 1;
 }
 
 /**

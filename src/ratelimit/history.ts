@@ -1,3 +1,5 @@
+import { routerPath } from '../core/route-path.js';
+
 /** What the history reads of the control plane's request log (`ctx.services.requestLog`). */
 interface LogReader {
   each(
@@ -63,10 +65,11 @@ export function rateLimitHistory(
     remaining_tokens: null,
   });
   log.each(from, (r, header) => {
-    if (!r.path.startsWith('/v1/')) return;
+    // The route that ran, or the path as the router read it: `/%761/…` is /v1 traffic too.
+    if (!(r.route ?? routerPath(r.path))?.startsWith('/v1/')) return;
     // Requests refused before their body was read (a fault at the edge, a 429 before parsing) have no model:
     // the route's own path template names them (`/v1/threads/{thread_id}/runs`), as the API reference does.
-    const model = r.model ?? r.route ?? unmatchedOf(r.path);
+    const model = r.model ?? r.route ?? unmatchedOf(routerPath(r.path) ?? r.path);
     let points = byModel.get(model);
     if (!points) byModel.set(model, (points = Array.from({ length: buckets }, (_, i) => empty(i))));
     const p = points[Math.min(buckets - 1, Math.max(0, Math.floor((r.at - from) / bucketSeconds)))];

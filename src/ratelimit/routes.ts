@@ -1,5 +1,6 @@
 import { needs } from '../core/auth.js';
 import { HEALTH_PATHS } from '../core/health.js';
+import { routerPath } from '../core/route-path.js';
 import type { App, Ctx } from '../core/module.js';
 import { wholeList as list } from '../core/pagination.js';
 import { Deleted, ListOf } from '../core/schemas.js';
@@ -23,11 +24,12 @@ import {
 /** Fault injection (an edge check) and GET /v1/fine_tuning/model_limits. */
 export function rateLimitRoutes(app: App, ctx: Ctx) {
   const { ratelimit: limiter, faults } = ctx.services;
-  // Faults answer before authentication or validation, like an overloaded edge would.
+  // Faults answer before authentication or validation, like an overloaded edge would. They match the path
+  // as the router reads it (`/%761/models` is /v1/models; the control plane is never faulted, however spelled).
   ctx.edge.push((request) => {
     if (faults.size() === 0) return undefined;
-    const path = request.url.split('?', 1)[0];
-    if (path.startsWith('/admin/') || HEALTH_PATHS.has(path)) return undefined;
+    const path = routerPath(request.url);
+    if (path === null || path.startsWith('/admin/') || HEALTH_PATHS.has(path)) return undefined;
     return faults.take(request.method, path) ?? undefined;
   });
 

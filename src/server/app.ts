@@ -21,10 +21,11 @@ import type { App, Ctx, Instance, Module, Services } from '../core/module.js';
 import { ApiError, invalid } from '../core/errors.js';
 import { emptyBodyIsNoBody, installJsonBodyParser, nulInUrl } from '../core/json-body.js';
 import { createJobQueue } from '../core/jobs.js';
-import { healthRoutes } from '../core/health.js';
+import { healthRoutes, holdsAdminKey, publicReason } from '../core/health.js';
 import { logDestination, logFormatOf } from '../core/log.js';
 import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
+import { routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
 import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
@@ -195,11 +196,19 @@ export async function createStandin(
       ),
     ),
   });
-  app.get('/healthz', { schema: { hide: true, response: { 200: HealthReply } } }, async () => {
+  app.get('/healthz', { schema: { hide: true, response: { 200: HealthReply } } }, async (request) => {
+    // The causes name internal addresses (Redis, the database): only for the admin key.
+    const full = holdsAdminKey(ctx, request);
     const checks = Object.fromEntries(
       modules.flatMap((m) => {
         const h = m.health?.(ctx);
-        return h ? [[m.name, h.detail === undefined ? { status: h.status } : { status: h.status, detail: h.detail }] as const] : [];
+        if (!h) return [];
+        return [
+          [
+            m.name,
+            h.detail === undefined ? { status: h.status } : { status: h.status, detail: full ? h.detail : publicReason(h.detail) },
+          ] as const,
+        ];
       }),
     );
     return Object.values(checks).every((c) => c.status === 'ok') ? { status: 'ok' as const } : { status: 'degraded' as const, checks };
@@ -372,6 +381,8 @@ function installConventions(app: App, ctx: Ctx) {
     done(null, payload);
   };
   app.addHook('onRoute', (route) => {
+    // The credential the route needs, from its template: the front door reads it, never the URL.
+    auth.classify(route);
     if (route.url.startsWith(PLATFORM)) {
       // The front door authorizes every /v1 request for its route's need before validation; a route
       // without one would be open to any key of any permission.
@@ -383,7 +394,7 @@ function installConventions(app: App, ctx: Ctx) {
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new ApiError('not_found_error', `Invalid URL (${request.method} ${request.url.split('?')[0]})`, { code: 'unknown_url' });
-    if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
+    if (routePathOf(request)?.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
     reply.code(404).send(err.toBody());
   });
 
@@ -422,6 +433,12 @@ function errorReplier(ctx: Ctx) {
   const countRefused = refusedRequestCounter(ctx);
   const lastLogged = new Map<string, number>();
   return (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
+    // The client went away before its body arrived (Node reports it as ECONNRESET, as a dropped database
+    // connection): its own doing, told as such, and the answer has no one to reach.
+    if (clientClosed(request, error)) {
+      request.log.info({ err: error, reqId: request.id }, 'the client closed the connection before its request body arrived');
+      return sendError(request, reply, CLIENT_CLOSED);
+    }
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
       const cause = apiError.code === 'storage_unavailable' ? apiError.message : undefined;
@@ -440,6 +457,15 @@ function errorReplier(ctx: Ctx) {
     );
   };
 }
+
+const CLIENT_CLOSED = new ApiError('invalid_request_error', 'The client closed the connection before the request body arrived.', {
+  status: 400,
+  code: 'client_closed_request',
+});
+
+/** Whether `error` is the request's own stream ending early (the client aborted), not a failure of Standin's. */
+const clientClosed = (request: FastifyRequest, error: unknown): boolean =>
+  request.raw.readableAborted && (error as { code?: string }).code === 'ECONNRESET';
 
 /** Refusals that come after the front door and before a handler admits the request: bad input, an unknown object. */
 const REFUSED_BEFORE_ADMISSION = new Set([400, 404, 409, 413, 415, 422]);
@@ -464,10 +490,11 @@ function refusedRequestCounter(ctx: Ctx) {
 
 function sendError(request: FastifyRequest, reply: FastifyReply, apiError: ApiError) {
   for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
+  const path = routePathOf(request);
   // An error of the 404 context (a 401 for an unknown /v1 URL) has no /v1 route to add these.
-  if (request.url.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
+  if (path?.startsWith(PLATFORM)) writePlatformHeaders(request, reply);
   // The token endpoint speaks RFC 6749 §5.2 even for transport-level failures.
-  if (request.url.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
+  if (path?.startsWith('/oauth/')) return sendOAuthError(reply, apiError);
   reply.code(apiError.status).send(apiError.toBody());
 }
 

@@ -6,6 +6,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Ctx } from '../../core/module.js';
 import { acceptProxied } from '../../core/proxy-protocol.js';
+import { routerPath } from '../../core/route-path.js';
 import { OAUTH_ERROR_HEADERS, type OAuthErrorBody } from './errors.js';
 import { X509_LIMITS } from './x509.js';
 import type * as X509 from '@peculiar/x509';
@@ -125,7 +126,8 @@ export class MtlsListeners {
         headersTimeout: 10_000,
       },
       (req, res) => {
-        const path = (req.url ?? '').split('?')[0];
+        // As the router will read it: an absolute-form target or an encoded letter reaches the same route.
+        const path = routerPath(req.url ?? '');
         if (kind === 'auth' && (req.method !== 'POST' || path !== '/oauth/token')) {
           // Answered before the app (no route matches here), in the token endpoint's error shape.
           const body: OAuthErrorBody = {
@@ -136,7 +138,7 @@ export class MtlsListeners {
           res.end(JSON.stringify(body));
           return;
         }
-        if (kind === 'api' && !path.startsWith('/v1/')) {
+        if (kind === 'api' && !path?.startsWith('/v1/')) {
           res.writeHead(404, { 'content-type': 'application/json' });
           res.end(
             JSON.stringify({

@@ -2,6 +2,7 @@ import type { BlockList } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { bearerOf, type Policy, type PlatformPrincipal } from '../../core/auth.js';
 import type { App, Ctx } from '../../core/module.js';
+import { routePathOf } from '../../core/route-path.js';
 import { ApiError, forbidden } from '../../core/errors.js';
 import { getServiceAccount } from '../service.js';
 import { CertificateVerificationFailed } from './errors.js';
@@ -21,7 +22,7 @@ import { allowlistOf, getAllowlist } from './service.js';
  */
 export const CLOSED_TO_WORKLOAD_TOKENS = new Set(['DELETE /v1/models/:model', 'POST /v1/images/request_audit']);
 
-const routeOf = (request: FastifyRequest) => `${request.method} ${request.routeOptions?.url ?? request.url.split('?')[0]}`;
+const routeOf = (request: FastifyRequest) => `${request.method} ${routePathOf(request)}`;
 const refusal = (request: FastifyRequest) =>
   forbidden(
     `Workload identity tokens are not accepted by ${routeOf(request).replace(':model', '{id}')}; use an API key.`,
