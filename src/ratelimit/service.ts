@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/module.js';
 import { ApiError } from '../core/errors.js';
 import { queueReplyHeaders } from '../core/reply-headers.js';
 import {
@@ -244,7 +243,7 @@ export function createRateLimiter(opts: {
   clock: Clock;
   config: RateLimitConfig;
   onOutage?: OutagePolicy;
-  log?: Pick<Logger, 'warn'>;
+  log?: { warn(obj: object, msg?: string): void };
 }): RateLimitService {
   const { backend, clock } = opts;
   const failOpen = opts.onOutage === 'open';

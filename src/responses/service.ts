@@ -38,7 +38,6 @@ export interface ResponsesRuntime {
 
 const TERMINAL: readonly string[] = ['completed', 'failed', 'cancelled', 'incomplete'] satisfies ResponseStatus[];
 
-
 function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signal?: AbortSignal): ChatRequest {
   const choice = body.tool_choice;
   // `allowed_tools` narrows the tools the model sees this turn; its mode is the tool choice.

@@ -180,7 +180,7 @@ describe.each(dialects())('upstream answers are untrusted input (%s)', (dialect)
       backend: createMemoryBackend(clock),
       clock,
       config,
-      log: { warn: (_o, msg) => warned.push(msg ?? '') },
+      log: { warn: (_o, msg) => void warned.push(msg ?? '') },
     });
     const payer = { organizationId: 'org_a', projectId: 'proj_a' };
     for (const bad of [Number.NaN, Infinity, -3, 'x' as unknown as number]) {
