@@ -11,6 +11,7 @@ import type { ItemResource } from './input-schemas.js';
 import * as itemsStore from './items-store.js';
 import type { ItemEntry } from './items-store.js';
 import { fetchUrl, imageInfo, MAX_FILE_BYTES, MAX_IMAGE_BYTES, readDataUrl, type Fetched } from './media.js';
+import { openReasoning } from './reasoning.js';
 import * as store from './store.js';
 
 /**
@@ -147,7 +148,7 @@ function checkItem(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): Checked {
       };
     }
     case 'reasoning': {
-      // Passed back as given: `encrypted_content` stays opaque here (Standin's reasoning needs nothing of it to continue).
+      // Passed back as given; its `encrypted_content` is opened (authenticated) when the item is read (messageOf).
       const { id, ...rest } = checkReasoning(raw, p);
       return { id: id ?? newId('rs', ctx.clock), ...rest };
     }
@@ -259,6 +260,10 @@ async function messageOf(ctx: Ctx, projectId: string, item: ItemResource, at: st
         content: typeof item.output === 'string' ? item.output : (await readParts(ctx, projectId, item.output, `${at}.output`)).text,
       };
     case 'reasoning':
+      // The model is not shown it; what a stateless client passes back must be what this Standin sealed for
+      // this project (reasoning.ts), or the turn is refused before anything runs.
+      if (typeof item.encrypted_content === 'string')
+        await openReasoning(ctx, projectId, item.encrypted_content, `${at}.encrypted_content`);
       return null;
   }
 }

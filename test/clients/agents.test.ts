@@ -107,6 +107,22 @@ describe.each(dialects())('the Agents SDK (%s)', (dialect) => {
     for (const id of ids) await expect(env.client.responses.retrieve(id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('runs statelessly on a reasoning model: the reasoning comes back encrypted and is read on the next turn', async () => {
+    const agent = new Agent({
+      name: 'Weather',
+      instructions: 'Answer about the weather.',
+      model: 'gpt-5.1',
+      tools: [getWeather],
+      modelSettings: { store: false, reasoning: { effort: 'low' }, providerData: { include: ['reasoning.encrypted_content'] } },
+    });
+    const result = await run(agent, 'What is the weather in Paris?');
+    expect(result.finalOutput).toBe('The weather is sunny in Paris.');
+    const reasoning = result.rawResponses[0].output.find((o) => o.type === 'reasoning') as {
+      providerData?: { encrypted_content?: string };
+    };
+    expect(reasoning?.providerData?.encrypted_content ?? (reasoning as any)?.encrypted_content).toMatch(/^stenc1\./);
+  });
+
   it('runs on a reasoning model name (gpt-5.x) with its reasoning settings', async () => {
     const agent = new Agent({
       name: 'Thinker',

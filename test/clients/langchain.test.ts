@@ -68,9 +68,8 @@ describe.each(dialects())('LangChain (%s)', (dialect) => {
       expect(paths).toEqual([path]);
     });
 
-    // A reasoning model's reply carries a reasoning item, which LangChain passes back on the next turn: the
-    // reasoning input items are the other half of issue 35 (branch resp-state); this flow runs once they land.
-    it.skipIf(model.startsWith('gpt-5'))('tools', async () => {
+    // A reasoning model's reply carries a reasoning item, which LangChain passes back on the next turn.
+    it('tools', async () => {
       const llm = chat().bindTools([weather]);
       const first = await llm.invoke('What is the weather in Paris?');
       expect(first.tool_calls).toMatchObject([{ name: 'get_weather', args: { city: 'Paris' } }]);

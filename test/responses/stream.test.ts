@@ -321,5 +321,23 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
     const tampered = item.encrypted_content.slice(0, -2) + (item.encrypted_content.endsWith('A') ? 'BB' : 'AA');
     await expect(openReasoning(env.s.ctx, 'proj_demo', tampered, 'p')).rejects.toMatchObject({ status: 400 });
     await expect(openReasoning(env.s.ctx, 'proj_other', item.encrypted_content, 'p')).rejects.toMatchObject({ status: 400 });
+
+    // The stateless client's next turn: the item passed back as it came is read; one altered is refused.
+    const next = await env.client.responses.create({
+      model: 'o4-mini',
+      input: [{ role: 'user', content: 'think out loud' }, item, { role: 'user', content: 'and now?' }] as any,
+      include: ['reasoning.encrypted_content'],
+      store: false,
+    });
+    expect(next.status).toBe('completed');
+    const forged = env.client.responses.create({
+      model: 'o4-mini',
+      input: [
+        { ...item, encrypted_content: tampered },
+        { role: 'user', content: 'and now?' },
+      ] as any,
+      store: false,
+    });
+    await expect(forged).rejects.toMatchObject({ status: 400, code: 'invalid_encrypted_content', param: 'input[0].encrypted_content' });
   });
 });
