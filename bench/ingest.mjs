@@ -45,7 +45,7 @@ function start(script) {
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) resolve({ child, url: m[1], data });
     });
     child.on('exit', (code) => reject(new Error(`standin exited with ${code}: ${out}`)));

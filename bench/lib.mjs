@@ -68,15 +68,15 @@ export function startStandin({
     let out = '';
     const started = (text) => {
       out = text;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (!m || !out.includes('docs:')) return false;
       const keys = {
         // The banner's line is 'admin key (control plane http://…/admin/v1): <key>': the URL has colons of its
         // own, so the key is what follows the closing '): ', not the first colon. A key set with
         // --admin-key is not printed (undefined: the caller passed it).
-        admin: /admin key \(control plane \S+\): (\S+)/.exec(out)?.[1],
-        platform: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1],
-        ads: /ads API key[^:]*:\s*(\S+)/.exec(out)?.[1],
+        admin: /admin key \(control plane [^\s"]+\): ([^\s"]+)/.exec(out)?.[1],
+        platform: /platform API key[^:]*:\s*([^\s"]+)/.exec(out)?.[1],
+        ads: /ads API key[^:]*:\s*([^\s"]+)/.exec(out)?.[1],
       };
       // Appended to (O_APPEND), the file is emptied under the writer without a gap.
       const emptying = file && setInterval(() => truncateSync(file, 0), 1000);

@@ -83,10 +83,10 @@ function start(name, script, databaseUrl, workers, extra = []) {
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m && out.includes('docs:')) {
         child.stdout.resume();
-        resolve({ name, child, url: m[1], eld, key: /platform API key[^:]*:\s*(\S+)/.exec(out)?.[1] });
+        resolve({ name, child, url: m[1], eld, key: /platform API key[^:]*:\s*([^\s"]+)/.exec(out)?.[1] });
       }
     });
     child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)));

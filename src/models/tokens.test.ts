@@ -15,6 +15,15 @@ describe('token counts of chat input', () => {
     expect(countPrompt([{ role: 'user', content: text }])).toBe(3 + 3 + encode(text, PLAIN).length);
   });
 
+  it('counts a longer text the same when it comes again, however many other texts came between', () => {
+    const texts = Array.from({ length: 300 }, (_, i) => `Message ${i}: ${'the conversation so far, '.repeat(20 + (i % 7))}`);
+    const fresh = texts.map((t) => encode(t, PLAIN).length);
+    // Counted three times over (the later rounds from the cache), and with texts a byte apart from each other.
+    for (let round = 0; round < 3; round++) expect(texts.map((t) => countTokens(t))).toEqual(fresh);
+    const other = texts[5].replace('Message 5', 'Message 5!');
+    expect(countTokens(other)).toBe(encode(other, PLAIN).length);
+  });
+
   it.each([
     ['a', 'a'],
     ['[', '['],

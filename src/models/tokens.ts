@@ -11,9 +11,36 @@ export { warmTokenizer } from '../core/tokenizer.js';
 const PER_MESSAGE = 3;
 const REPLY_PRIMER = 3;
 
+/**
+ * Counts of longer texts seen lately, least recently used out first, at most `CACHE_CHARS` characters in
+ * all: a conversation shows the model its earlier items at every turn, and counting them again made a
+ * turn's cost grow with the conversation's length (bench/conversations.mjs).
+ */
+const counted = new Map<string, number>();
+let countedChars = 0;
+const CACHE_CHARS = 8 * 1024 * 1024;
+/** Shorter texts are counted again: they cost about what a look-up does. */
+const CACHE_FROM = 256;
+
 /** Tokens of a plain text. */
 export function countTokens(text: string): number {
-  return text ? countText(text) : 0;
+  if (!text) return 0;
+  if (text.length < CACHE_FROM || text.length > CACHE_CHARS / 8) return countText(text);
+  const hit = counted.get(text);
+  if (hit !== undefined) {
+    counted.delete(text);
+    counted.set(text, hit);
+    return hit;
+  }
+  const n = countText(text);
+  counted.set(text, n);
+  countedChars += text.length;
+  for (const old of counted.keys()) {
+    if (countedChars <= CACHE_CHARS) break;
+    counted.delete(old);
+    countedChars -= old.length;
+  }
+  return n;
 }
 
 /** The first `max` tokens of `text`, and whether it was cut. */
