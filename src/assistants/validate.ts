@@ -395,7 +395,7 @@ function checkImageUrl(url: string, param: string): void {
   try {
     parsed = new URL(url);
   } catch {
-    throw invalid(`Invalid '${param}': '${url.slice(0, 200)}' is not a valid URL.`, param, 'invalid_url');
+    throw invalid(`Invalid '${param}': '${url.substring(0, 200)}' is not a valid URL.`, param, 'invalid_url');
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw invalid(`Invalid '${param}': only http, https and data:image URLs are supported.`, param, 'invalid_url');

@@ -383,7 +383,8 @@ function installConventions(app: App, ctx: Ctx) {
   app.addHook('onRoute', (route) => {
     // The credential the route needs, from its template: the front door reads it, never the URL.
     auth.classify(route);
-    if (route.url.startsWith(PLATFORM)) {
+    const template = route.url; // a route's template, never a request's URL
+    if (template.startsWith(PLATFORM)) {
       // The front door authorizes every /v1 request for its route's need before validation; a route
       // without one would be open to any key of any permission.
       if (!route.config?.need) throw new Error(`${[route.method].flat().join(',')} ${route.url} declares no config.need (auth.ts needs())`);
@@ -418,10 +419,11 @@ const hooks = <T>(existing: T | T[] | undefined, hook: T): T[] => ([] as T[]).co
  *   not understand.
  */
 function installBodyRules(route: RouteOptions): void {
+  const routeTemplate = route.url;
   route.preParsing = hooks(route.preParsing, emptyBodyIsNoBody);
   const body = route.schema?.body as { type?: unknown } | undefined;
   if (body?.type === 'object') route.preValidation = hooks(route.preValidation, absentBodyIsEmpty);
-  else if (body === undefined && API_PREFIXES.some((p) => route.url.startsWith(p)))
+  else if (body === undefined && API_PREFIXES.some((p) => routeTemplate.startsWith(p)))
     route.preValidation = hooks(route.preValidation, refuseBody);
 }
 
