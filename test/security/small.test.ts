@@ -100,7 +100,8 @@ describe('--host is read as an address, however spelled', () => {
     const port = await freePort();
     const data = mkdtempSync(join(tmpdir(), 'standin-host-'));
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STANDIN_')));
-    const child = spawn(process.execPath, ['dist/main.js', 'serve', '--host', '0:0:0:0:0:0:0:1', '--port', String(port), '--data', data], {
+    const args = ['dist/main.js', 'serve', '--host', '0:0:0:0:0:0:0:1', '--port', String(port), '--data', data, '--log-format', 'pretty'];
+    const child = spawn(process.execPath, args, {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
