@@ -42,7 +42,7 @@ describe('rate-limit history from the request log', () => {
       { path: '/v1/threads/thread_abcdef123/runs', status: 503, at: now - 5, model: null, route: '/v1/threads/{thread_id}/runs' },
       { path: '/v1/threads/thread_abcdef456/runs?limit=2', status: 429, at: now - 6, model: null, route: '/v1/threads/{thread_id}/runs' },
       { path: '/v1/nowhere/thread_abcdef123', status: 404, at: now - 5, model: null, route: null },
-      { path: '/admin/v1/clock', status: 200, at: now - 5, model: null },
+      { path: '/admin/v1/clock', status: 200, at: now - 5, model: null, route: '/admin/v1/clock' },
       { path: '/v1/chat/completions', status: 200, at: now - 4000, model: 'gpt-4o', headers: h(500, 1) },
     ]);
     const { from, series } = rateLimitHistory(log, now, 1, 10);

@@ -43,6 +43,8 @@ const BY_NAME: Record<string, RegExp> = {
   ingest_id: id('ingest'),
   object_id: ANY_ID,
   credential_id: ANY_ID,
+  response_id: id('resp'),
+  conversation_id: id('conv'),
 };
 
 /** Each table's own columns: its `id`, and columns whose name says less than the table does. */
@@ -78,6 +80,10 @@ const BY_TABLE: Record<string, Record<string, RegExp>> = {
   batches: { id: id('batch') },
   batch_results: { batch_id: id('batch') },
   responses: { id: id('resp') },
+  // An input item keeps an id its client gave it (docs/responses.md): any id, as a stored name.
+  response_items: { id: ANY_ID, kind: /^(input|output)$/ },
+  conversations: { id: id('conv') },
+  conversation_items: { id: ANY_ID },
   image_audit_requests: { id: id('imgaudit') },
   safety_alerts: { id: id('safety_alert') },
   safety_cases: { id: id('safety_case') },

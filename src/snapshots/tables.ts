@@ -10,10 +10,11 @@ import { kindOf, type Kind } from './format.js';
 const STORAGE_TABLES = new Set(['file_parts']);
 
 /**
- * Secrets an instance made for itself (the app host's signing keys): neither exported nor imported, and a
- * snapshot naming one is refused. An import empties them as a reset does; the instance makes new ones.
+ * Secrets an instance made for itself (the app host's signing keys, the key that seals reasoning items'
+ * `encrypted_content`): neither exported nor imported, and a snapshot naming one is refused. An import
+ * empties them as a reset does; the instance makes new ones.
  */
-export const INSTANCE_TABLES = new Set(['app_host_keys']);
+export const INSTANCE_TABLES = new Set(['app_host_keys', 'response_secrets']);
 
 /**
  * The `settings` rows a snapshot carries; every other one (the admin key, `config.trust_proxy`,
