@@ -52,7 +52,7 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('losing every PostgreSQL c
     );
     return rows.map((r) => r.query);
   };
-  const CHANNELS = ['LISTEN standin_changes', 'LISTEN standin_jobs', 'LISTEN standin_runs'];
+  const CHANNELS = ['LISTEN standin_changes', 'LISTEN standin_jobs', 'LISTEN standin_responses', 'LISTEN standin_runs'];
   const answers = async () => {
     const res = await fetch(`${base}/admin/v1/clock`, { headers: { authorization: `Bearer ${ADMIN}` } }).catch(() => undefined);
     return res?.status === 200;
