@@ -149,7 +149,7 @@ async function serve(settings: Settings): Promise<void> {
  */
 async function dashboardLink(settings: Settings): Promise<number> {
   if (!settings.adminKey) throw new Error('dashboard-link needs the admin key: set STANDIN_ADMIN_KEY_FILE (or --admin-key-file)');
-  const host = ['0.0.0.0', '::'].includes(settings.host) ? '127.0.0.1' : settings.host;
+  const host = isUnspecified(settings.host) ? '127.0.0.1' : settings.host;
   const target = `http://${host.includes(':') ? `[${host}]` : host}:${settings.port}/admin/v1/dashboard/sign_in_links`;
   const res = await fetch(target, { method: 'POST', headers: { authorization: `Bearer ${settings.adminKey}` } });
   const body = (await res.json().catch(() => ({}))) as { url?: string; error?: { message?: string } };

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { isLoopback } from '../core/settings.js';
+import { isLoopback, isUnspecified } from '../core/settings.js';
 import type { Ctx, Module } from '../core/module.js';
 import { cspProfile } from './host/csp.js';
 import { mcpFetch } from './host/fetch.js';
@@ -26,13 +26,12 @@ export interface AppsServices {
 }
 
 const appsOf = (ctx: Ctx) => ctx.services.apps;
-const ANY = ['0.0.0.0', '::'];
 
 function publicUrl(ctx: Ctx): string {
   if (ctx.settings.publicUrl) return ctx.settings.publicUrl.replace(/\/$/, '');
   const s = appsOf(ctx);
   if (s.mainUrl) return s.mainUrl;
-  const host = ANY.includes(ctx.settings.host) ? '127.0.0.1' : ctx.settings.host;
+  const host = isUnspecified(ctx.settings.host) ? '127.0.0.1' : ctx.settings.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${ctx.settings.port}`;
 }
 
@@ -69,7 +68,7 @@ export const appsModule: Module = {
     app.addHook('onListen', async () => {
       const addr = app.server.address();
       if (addr && typeof addr === 'object') {
-        const h = ANY.includes(addr.address) ? '127.0.0.1' : addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+        const h = isUnspecified(addr.address) ? '127.0.0.1' : addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
         appsOf(ctx).mainUrl = `http://${h === '[::1]' ? 'localhost' : h}:${addr.port}`;
       }
     });
@@ -83,7 +82,7 @@ export const appsModule: Module = {
       throw new Error(`--apps-csp: ${(err as Error).message}`);
     }
     s.widget = await startWidgetServer(s.host, ctx.settings.host, ctx.settings.widgetPort);
-    if (ANY.includes(ctx.settings.host)) {
+    if (isUnspecified(ctx.settings.host)) {
       // Browsers cannot open 0.0.0.0: reach the widget listener on the public host name instead.
       const pub = new URL(publicUrl(ctx));
       s.widget.origin = `${pub.protocol}//${pub.hostname}:${new URL(s.widget.origin).port}`;

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, invalid } from '../../core/errors.js';
 import { nulRefusal } from '../../core/nul.js';
 import type { App, Ctx } from '../../core/module.js';
-import { isLoopback } from '../../core/settings.js';
+import { isLoopback, isUnspecified } from '../../core/settings.js';
 import { asset } from './assets.js';
 import { MAX_FILE_BYTES } from './files.js';
 import { hostPage } from './page.js';
@@ -27,8 +27,6 @@ import {
 } from './schemas.js';
 import type { HostService } from './service.js';
 
-const ANY = ['0.0.0.0', '::'];
-
 /**
  * Whether a request's Host header names this Standin. The API can reach any URL and call tools, so a page on
  * another site that rebinds its DNS name to 127.0.0.1 must not reach it.
@@ -45,7 +43,7 @@ export function hostAllowed(hostHeader: string | undefined, allowed: string[]): 
 /** The host names of this Standin besides loopback: `--host` (unless it is a wildcard) and the `--public-url` host. */
 function ownHostNames(ctx: Ctx): string[] {
   const { host, publicUrl } = ctx.settings;
-  return [host, publicUrl ? new URL(publicUrl).hostname : ''].filter((h) => h && !ANY.includes(h)).map((h) => h.toLowerCase());
+  return [host, publicUrl ? new URL(publicUrl).hostname : ''].filter((h) => h && !isUnspecified(h)).map((h) => h.toLowerCase());
 }
 
 /** The host page, its assets and its API under `/apps`. */
