@@ -1,6 +1,7 @@
-import { sql, type TableMetadata } from 'kysely';
+import { sql } from 'kysely';
 import type { Ctx } from '../core/module.js';
 import type { Store, Tx } from '../store/db.js';
+import { storeTables, type StoreTable } from '../store/tables.js';
 
 /**
  * Tables reset keeps: the migration bookkeeping, the settings that make this instance itself, and the
@@ -36,14 +37,8 @@ async function emptyTables(ctx: Ctx): Promise<void> {
 }
 
 /** The tables that hold state (all but those reset keeps), with their columns, read from the database itself. */
-export async function stateTables(store: Pick<Store, 'db' | 'dialect'>): Promise<TableMetadata[]> {
-  // Introspection lists every schema's tables on PostgreSQL (other databases' schemas in the same cluster
-  // included): only this store's schema is emptied.
-  const schema =
-    store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
-  return (await store.db.introspection.getTables())
-    .filter((t) => (schema === undefined || t.schema === schema) && !KEEP.has(t.name))
-    .sort((a, b) => a.name.localeCompare(b.name));
+export async function stateTables(store: Pick<Store, 'db' | 'dialect'>): Promise<StoreTable[]> {
+  return (await storeTables(store)).filter((t) => !KEEP.has(t.name)).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Empties `tables` (from `stateTables`) inside `tx`; of `settings`, only the rows reset does not keep. */

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { ColumnMetadata } from 'kysely';
+import type { StoreTable } from '../store/tables.js';
 import { invalid } from '../core/errors.js';
 
 /**
@@ -63,7 +63,7 @@ export interface Totals {
 export const badSnapshot = (message: string) => invalid(`The snapshot cannot be imported: ${message}`, 'body', 'invalid_snapshot');
 
 /** The kind a column travels as, from the type the database reports; an unknown type stops an export rather than guess. */
-export function kindOf(table: string, column: ColumnMetadata): Kind {
+export function kindOf(table: string, column: StoreTable['columns'][number]): Kind {
   const t = column.dataType.toLowerCase();
   if (/int/.test(t)) return 'integer';
   if (/double|float|real|numeric/.test(t)) return 'real';

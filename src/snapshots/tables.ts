@@ -1,6 +1,7 @@
-import { sql, type Kysely, type TableMetadata } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { stateTables } from '../admin/service.js';
 import type { Exec, Store } from '../store/db.js';
+import type { StoreTable } from '../store/tables.js';
 import { kindOf, type Kind } from './format.js';
 
 /**
@@ -48,9 +49,9 @@ export async function snapshotTables(store: Pick<Store, 'db' | 'dialect'>): Prom
   const tables = (await stateTables(store)).filter((t) => !STORAGE_TABLES.has(t.name) && !INSTANCE_TABLES.has(t.name));
   const parents = new Map<string, string[]>();
   for (const { child, parent } of await foreignKeys(store)) parents.set(child, [...(parents.get(child) ?? []), parent]);
-  const ordered: TableMetadata[] = [];
+  const ordered: StoreTable[] = [];
   const placed = new Set<string>();
-  const place = (t: TableMetadata, path: Set<string>) => {
+  const place = (t: StoreTable, path: Set<string>) => {
     if (placed.has(t.name) || path.has(t.name)) return;
     path.add(t.name);
     for (const p of parents.get(t.name) ?? []) {
@@ -75,7 +76,7 @@ async function foreignKeys(store: Pick<Store, 'db' | 'dialect'>): Promise<{ chil
   return (await query.execute(store.db)).rows;
 }
 
-function shapeOf(t: TableMetadata): TableShape {
+function shapeOf(t: StoreTable): TableShape {
   return { name: t.name, columns: t.columns.map((c) => [c.name, kindOf(t.name, c)]) };
 }
 
