@@ -108,7 +108,7 @@ export function startStandin({
  * Starts bare Fastify JSON routes (the baseline) in their own process: GET /<name> answers `bodies[name]`,
  * POST /<name> answers it merged with the parsed request body.
  */
-export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail running shoes', status: 'active' } }) {
+export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail running shoes', status: 'active' } }, args = []) {
   const code = `
     const fastify = require('fastify')({ logger: false });
     const bodies = ${JSON.stringify(bodies)};
@@ -116,10 +116,12 @@ export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail ru
       fastify.get('/' + name, async () => body);
       fastify.post('/' + name, async (req) => ({ ...body, ...req.body }));
     }
+    // An exit of its own on SIGTERM, so a profiled baseline (--cpu-prof) writes its profile.
+    process.on('SIGTERM', () => process.exit(0));
     fastify.listen({ port: 0, host: '127.0.0.1' }).then((a) => console.log('LISTEN ' + a));
   `;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...args, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout.on('data', (d) => {
       const m = /LISTEN (\S+)/.exec(String(d));
       if (m) resolve({ child, url: m[1], stop: () => stop(child) });

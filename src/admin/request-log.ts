@@ -27,8 +27,15 @@ export interface LoggedRequestDetail extends LoggedRequest {
   response: { headers: Record<string, string>; body: unknown };
 }
 
-/** What the log keeps of a request besides the summary: references, redacted only when someone reads them. */
-interface Entry extends LoggedRequest {
+/**
+ * What the log keeps of a request besides the summary: references, redacted only when someone reads them.
+ * The URL too: it is masked (`redactUrl`, regular expressions over the whole URL) the first time a list or
+ * a filter reads its path, not in every request (most entries leave the log unread).
+ */
+interface Entry extends Omit<LoggedRequest, 'path'> {
+  url: string;
+  /** `url` masked, once read. */
+  path?: string;
   reqHeaders: Record<string, unknown>;
   reqBody: unknown;
   resHeaders: Record<string, unknown>;
@@ -74,10 +81,13 @@ export function redactUrl(url: string, extra: readonly string[] = []): string {
 /** Bodies larger than this are not kept (the log holds thousands of requests). */
 export const MAX_KEPT_BODY = 8192;
 
+/** An entry's path as the log shows it: its URL masked, once. */
+const pathOf = (e: Entry): string => (e.path ??= redactUrl(e.url));
+
 const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
   id: e.id,
   method: e.method,
-  path: e.path,
+  path: pathOf(e),
   status: e.status,
   duration_ms: e.duration_ms,
   at: e.at,
@@ -87,9 +97,16 @@ const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
   route: e.route,
 });
 
+/** Each route's template in the API's spelling, made once (routes are a bounded set: the app's own). */
+const templates = new Map<string, string>();
+
 /** A route's template in the API's own spelling: Fastify's `/v1/threads/:thread_id` → `/v1/threads/{thread_id}`. */
-export const routeTemplate = (url: string | undefined): string | null =>
-  url === undefined ? null : url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+export const routeTemplate = (url: string | undefined): string | null => {
+  if (url === undefined) return null;
+  let template = templates.get(url);
+  if (template === undefined) templates.set(url, (template = url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')));
+  return template;
+};
 
 function statusMatcher(status: string | undefined): (s: number) => boolean {
   if (!status) return () => true;
@@ -138,7 +155,7 @@ export class RequestLog {
       if (f.until !== undefined && e.at > f.until) return true;
       // Not a stop: the Standin clock can be put back (reset), so times are not ordered in the log.
       if (f.since !== undefined && e.at < f.since) return true;
-      if (f.path && !e.path.includes(f.path)) return true;
+      if (f.path && !pathOf(e).includes(f.path)) return true;
       if (f.credential_id && e.credential_id !== f.credential_id) return true;
       if (!status(e.status)) return true;
       out.push(summary(e, extra));
@@ -155,7 +172,7 @@ export class RequestLog {
     const extra = this.secrets();
     return {
       ...summary(found, extra),
-      path: redactText(found.path, extra),
+      path: redactText(pathOf(found), extra),
       request: {
         headers: redactHeaders(found.reqHeaders, extra),
         body: found.reqBody === undefined ? null : redactBody(found.reqBody, extra),
@@ -237,12 +254,13 @@ export class RequestLogController extends LogController {
   }
 
   /** Also told of every finished request (the request metrics and log line, src/metrics/observe.ts): no hook of its own. */
-  observer?: (request: FastifyRequest, reply: FastifyReply) => void;
+  observer?: (request: FastifyRequest, reply: FastifyReply, route: string | undefined) => void;
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.observer?.(request, reply);
-    // A request no route matched has no template: it is always logged.
+    // A request no route matched has no template: it is always logged. Read once for the observer too:
+    // Fastify builds the routeOptions object anew at each read.
     const route = request.is404 ? undefined : request.routeOptions.url;
+    this.observer?.(request, reply, route);
     if ((route !== undefined && HEALTH_PATHS.has(route)) || dashboardRead(request, route)) return;
     const r = request as Recorded;
     const who = credentialOf(r.principal);
@@ -251,7 +269,7 @@ export class RequestLogController extends LogController {
     this.requestLog.add({
       id: request.id,
       method: request.method,
-      path: redactUrl(request.url),
+      url: request.url,
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       at: this.clock.nowSeconds(),

@@ -6,7 +6,7 @@ import { wallNow } from '../core/clock.js';
 import type { Ctx } from '../core/module.js';
 import { UNMATCHED } from './registry.js';
 
-type Observer = (request: FastifyRequest, reply: FastifyReply) => void;
+type Observer = (request: FastifyRequest, reply: FastifyReply, route: string | undefined) => void;
 
 /**
  * What is done with every finished request: its log line (info) and its metrics, each when its setting is
@@ -19,9 +19,9 @@ export function responseObserver(ctx: Ctx, log: FastifyBaseLogger, stream: Desti
   if (!metrics && !lines) return undefined;
   const line = requestLine();
   // A name: bench/metrics.mjs finds it in a CPU profile.
-  return function observeResponse(request, reply) {
-    // Read once for both: Fastify builds the routeOptions object anew at each read.
-    const route = request.routeOptions.url ?? UNMATCHED;
+  return function observeResponse(request, reply, template) {
+    // The log controller read the template (Fastify builds the routeOptions object anew at each read).
+    const route = template ?? UNMATCHED;
     metrics?.observe(request, reply, route);
     if (lines) stream.write(line(request, reply, route));
   };

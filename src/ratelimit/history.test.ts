@@ -11,7 +11,7 @@ function logWith(
     log.add({
       id: `req_${i}`,
       method: 'POST',
-      path: e.path,
+      url: e.path,
       status: e.status,
       duration_ms: 1,
       at: e.at,

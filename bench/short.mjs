@@ -1,0 +1,189 @@
+// The short form of the request-path benches, for CI (test/bench/short.test.ts runs it): ads retrieve, list
+// and create against a bare Fastify route answering the same bodies, runs create → completed polling and
+// streaming, the first streamed event, and a cold start against a bare Fastify start, all in one run. It
+// prints its figures beside the ones committed in bench/expected.json (the table of docs/operations.md,
+// "Where a request's time goes") and names every figure more than MARGIN worse. A report, never a failure:
+// timing on a shared CI machine is not a test. CPU figures are each process's own (/proc), the steadier.
+// Run: npm run build && node bench/short.mjs   (BENCH_SHORT_SECONDS=1, BENCH_SHORT_ROUNDS=2, BENCH_SHORT_RUNS=40)
+import { readFileSync } from 'node:fs';
+import { AD_GROUP_BODY, cpuMs, load, startBaseline, startStandin } from './lib.mjs';
+
+const SECONDS = Number(process.env.BENCH_SHORT_SECONDS ?? 1);
+const ROUNDS = Number(process.env.BENCH_SHORT_ROUNDS ?? 2);
+const RUNS = Number(process.env.BENCH_SHORT_RUNS ?? 40);
+/** How much worse than the committed figure a figure may be before the report names it. */
+export const MARGIN = 0.25;
+const connections = 20;
+const ADMIN_KEY = 'sk-admin-bench-short-00000000000000000000000';
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** Ads: CPU µs a request in Standin and in the bare route, the ratio, and the share of the bare route's req/s. */
+async function ads(s) {
+  const headers = { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' };
+  let id;
+  for (let i = 0; i < 20; i++)
+    id ??= (await (await fetch(`${s.url}/ads/v1/ad_groups`, { method: 'POST', headers, body: AD_GROUP_BODY })).json()).id;
+  const targets = {
+    retrieve: { url: `${s.url}/ads/v1/ad_groups/${id}`, headers },
+    list: { url: `${s.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers },
+    create: { url: `${s.url}/ads/v1/ad_groups`, method: 'POST', headers, body: AD_GROUP_BODY },
+  };
+  const one = await (await fetch(targets.retrieve.url, { headers })).json();
+  const page = await (await fetch(targets.list.url, { headers })).json();
+  const b = await startBaseline({ one, page });
+  const bare = {
+    retrieve: { url: `${b.url}/one` },
+    list: { url: `${b.url}/page` },
+    create: { url: `${b.url}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body: AD_GROUP_BODY },
+  };
+  const measured = async (pid, target) => {
+    const c0 = cpuMs(pid);
+    const r = await load({ ...target, connections, duration: SECONDS });
+    return { rps: r.rps, cpu: ((cpuMs(pid) - c0) * 1000) / r.total, errors: r.errors };
+  };
+  const out = {};
+  try {
+    for (const op of Object.keys(targets)) {
+      await load({ ...bare[op], connections, duration: 0.3 });
+      await load({ ...targets[op], connections, duration: 0.3 });
+      const m = { bare: [], standin: [] };
+      for (let i = 0; i < ROUNDS; i++) {
+        m.bare.push(await measured(b.child.pid, bare[op]));
+        m.standin.push(await measured(s.child.pid, targets[op]));
+      }
+      out[op] = {
+        'CPU µs/request': round(median(m.standin.map((r) => r.cpu)), 1),
+        'bare CPU µs/request': round(median(m.bare.map((r) => r.cpu)), 1),
+        'CPU / bare': round(median(m.standin.map((r, i) => r.cpu / m.bare[i].cpu))),
+        'share of bare req/s': round(median(m.standin.map((r, i) => r.rps / m.bare[i].rps))),
+        errors: m.standin.reduce((n, r) => n + r.errors, 0),
+      };
+    }
+  } finally {
+    await b.stop();
+  }
+  return out;
+}
+
+/** Runs on the built-in model: create → completed p50, polling and streaming; first streamed event p50; CPU a run. */
+async function runs(s) {
+  const headers = { authorization: `Bearer ${s.keys.platform}`, 'content-type': 'application/json' };
+  await fetch(`${s.url}/admin/v1/config`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } } }),
+  });
+  const post = (path, body) => fetch(`${s.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const assistant = await (await post('/v1/assistants', { model: 'bench-echo' })).json();
+  const body = (i, stream) => ({ assistant_id: assistant.id, stream, thread: { messages: [{ role: 'user', content: `question ${i}` }] } });
+  const polled = async (i) => {
+    const t0 = performance.now();
+    const run = await (await post('/v1/threads/runs', body(i, false))).json();
+    for (;;) {
+      const r = await (await fetch(`${s.url}/v1/threads/${run.thread_id}/runs/${run.id}`, { headers })).json();
+      if (!['queued', 'in_progress'].includes(r.status)) return { ms: performance.now() - t0, ok: r.status === 'completed' };
+    }
+  };
+  const streamed = async (i) => {
+    const t0 = performance.now();
+    const res = await post('/v1/threads/runs', body(i, true));
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let first = null;
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      first ??= performance.now() - t0;
+      text += decoder.decode(value, { stream: true });
+      if (text.includes('data: [DONE]')) break;
+    }
+    return { ms: performance.now() - t0, first, ok: text.includes('event: thread.run.completed') };
+  };
+  for (let i = 0; i < 10; i++) (await polled(i), await streamed(i)); // warm-up
+  const measure = async (fn) => {
+    const c0 = cpuMs(s.child.pid);
+    const xs = [];
+    for (let i = 0; i < RUNS; i++) xs.push(await fn(i));
+    return { xs, cpu: ((cpuMs(s.child.pid) - c0) * 1000) / RUNS };
+  };
+  const p = await measure(polled);
+  const st = await measure(streamed);
+  return {
+    'polling p50 ms': round(median(p.xs.map((r) => r.ms))),
+    'polling CPU µs/run': Math.round(p.cpu),
+    'streaming p50 ms': round(median(st.xs.map((r) => r.ms))),
+    'streaming CPU µs/run': Math.round(st.cpu),
+    'first event p50 ms': round(median(st.xs.map((r) => r.first))),
+    errors: [...p.xs, ...st.xs].filter((r) => !r.ok).length,
+  };
+}
+
+/** CPU ms of a process from its spawn to its first 200 (Standin fresh folder, bare Fastify). */
+async function coldStart() {
+  const cpuOf = (pid) => cpuMs(pid);
+  const standin = [];
+  const bare = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const b = await startBaseline();
+    await (await fetch(`${b.url}/item`)).text();
+    bare.push(cpuOf(b.child.pid));
+    await b.stop();
+    const s = await startStandin();
+    await (await fetch(`${s.url}/healthz`)).text();
+    standin.push(cpuOf(s.child.pid));
+    await s.stop();
+  }
+  return {
+    'standin CPU ms': Math.round(median(standin)),
+    'bare CPU ms': Math.round(median(bare)),
+    'CPU / bare': round(median(standin.map((x, i) => x / bare[i]))),
+  };
+}
+
+/** Figures where a larger number is worse; every other (shares) is worse when smaller. */
+const higherIsWorse = (name) => !name.startsWith('share');
+
+/** Every figure more than MARGIN worse than the committed one: `area.figure: now (committed)`. */
+export function slips(now, expected, margin = MARGIN) {
+  const out = [];
+  for (const [area, figures] of Object.entries(expected))
+    for (const [name, committed] of Object.entries(figures)) {
+      const value = now[area]?.[name];
+      if (typeof value !== 'number' || typeof committed !== 'number') continue;
+      const worse = higherIsWorse(name) ? value > committed * (1 + margin) : value < committed * (1 - margin);
+      if (worse) out.push(`${area}: ${name} ${value} (committed ${committed})`);
+    }
+  return out;
+}
+
+export async function shortBench() {
+  const s = await startStandin({ env: { STANDIN_ADMIN_KEY: ADMIN_KEY } });
+  const now = {};
+  try {
+    Object.assign(now, Object.fromEntries(Object.entries(await ads(s)).map(([op, f]) => [`ads ${op}`, f])));
+    now.runs = await runs(s);
+  } finally {
+    await s.stop();
+  }
+  now['cold start'] = await coldStart();
+  return now;
+}
+
+if (process.argv[1]?.endsWith('short.mjs')) {
+  const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8')).figures;
+  const now = await shortBench();
+  console.log('\n### short bench (report only; committed figures in bench/expected.json and docs/operations.md)\n');
+  console.log('| area | figure | now | committed |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [area, figures] of Object.entries(now))
+    for (const [name, value] of Object.entries(figures)) console.log(`| ${area} | ${name} | ${value} | ${expected[area]?.[name] ?? '-'} |`);
+  const slipped = slips(now, expected);
+  console.log(
+    slipped.length
+      ? `\nMore than ${MARGIN * 100} % worse than committed (a busy machine does this too; look again on a quiet one):\n${slipped.map((x) => `- ${x}`).join('\n')}`
+      : `\nNo figure is more than ${MARGIN * 100} % worse than committed.`,
+  );
+}
