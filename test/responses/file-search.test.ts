@@ -170,6 +170,30 @@ describe.each(dialects())('file_search on /v1/responses (%s)', (dialect) => {
     for (let i = 0; i < 200; i++) deep = { type: 'and', filters: [deep] };
     const nested = await post({ type: 'file_search', vector_store_ids: [storeId], filters: deep });
     expect(nested.status).toBe(400);
+    const many = await post({ type: 'file_search', vector_store_ids: Array.from({ length: 17 }, () => storeId) });
+    expect(many.status).toBe(400);
+    // Two file_search tools: one lists every store.
+    const twice = await fetch(`${env.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.s.keys.platform}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'gpt-4.1',
+        input: 'x',
+        tools: [
+          { type: 'file_search', vector_store_ids: [storeId] },
+          { type: 'file_search', vector_store_ids: [storeId] },
+        ],
+      }),
+    });
+    expect(twice.status).toBe(400);
+    // Another project's client cannot search this project's store: it is not found.
+    await expect(
+      env.other.responses.create({ model: 'gpt-4.1', input: QUESTION, tools: [{ type: 'file_search', vector_store_ids: [storeId] }] }),
+    ).rejects.toMatchObject({ status: 404, param: 'tools[0].vector_store_ids[0]' });
+    // A hosted item passed back needs its id.
+    await expect(
+      client.responses.create({ model: 'gpt-4.1', input: [{ type: 'file_search_call', queries: ['x'], status: 'completed' } as any] }),
+    ).rejects.toMatchObject({ status: 400, param: 'input[0].id' });
   });
 
   it('gives an upstream model file_search as a function and runs its call', async () => {
