@@ -1,8 +1,7 @@
 import { invalid, notFound } from '../../core/errors.js';
 import { partChecker } from '../../core/validation.js';
 import { citationMarkers, FILE_SEARCH_FUNCTION, formatFileSearchOutput, queryOf } from '../../models/service.js';
-import { getVectorStore, searchVectorStores } from '../../vector-stores/service.js';
-import { parseFilter, type Filter } from '../../vector-stores/filters.js';
+import { getVectorStore, parseFilter, searchVectorStores, type Filter } from '../../vector-stores/service.js';
 import { itemId } from '../events.js';
 import type { HostedItem } from '../input-schemas.js';
 import type { HostedContext, HostedTool } from './hosted.js';
