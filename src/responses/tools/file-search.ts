@@ -19,6 +19,9 @@ import { FileSearchEntrySchema, type FileSearchEntry } from './file-search-schem
 /** Results of a search when the tool leaves `max_num_results` out: the vector store search's default. */
 const DEFAULT_RESULTS = 10;
 
+/** A model's query is cut to the vector store search's bound (an upstream model's answer is not trusted). */
+const MAX_QUERY_CHARS = 4096;
+
 /** What the tool keeps over a response's rounds: its m-th search's files, for the citations. */
 interface SearchState {
   searches: { file_id: string; filename: string }[][];
@@ -76,7 +79,7 @@ export const fileSearchTool: HostedTool<FileSearchEntry> = {
 
   async call(entry, _name, args, hctx) {
     const { writer } = hctx;
-    const query = queryOf(args);
+    const query = queryOf(args).slice(0, MAX_QUERY_CHARS);
     const state = stateOf(hctx);
     const m = state.searches.length;
     const item: HostedItem = { id: itemId('fs'), type: 'file_search_call', status: 'in_progress', queries: [query], results: null };
