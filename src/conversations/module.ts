@@ -1,4 +1,5 @@
 import type { Module } from '../core/module.js';
+import { conversationsAdminRoutes } from './admin-routes.js';
 import { conversationsRoutes } from './routes.js';
 import { conversationLink } from './service.js';
 import { conversationsMigrations } from './tables.js';
@@ -10,5 +11,6 @@ export const conversationsModule: Module = {
   provide(ctx) {
     ctx.services.conversations = conversationLink;
   },
+  adminRoutes: conversationsAdminRoutes,
   routes: (app, ctx) => conversationsRoutes(app, ctx),
 };

@@ -26,14 +26,7 @@ export const IncludeQuery = Type.Object({ include: IncludeParam, 'include[]': In
 export const ConversationParams = Type.Object({ conversation_id: Type.String({ maxLength: 200 }) });
 export const ItemParams = Type.Object({ conversation_id: Type.String({ maxLength: 200 }), item_id: Type.String({ maxLength: 200 }) });
 
-/** ConversationResource. */
-export const ConversationObject = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('conversation'),
-  metadata: Type.Record(Type.String(), Type.String()),
-  created_at: Type.Integer({ description: 'Unix seconds.' }),
-});
-export type ConversationObject = Static<typeof ConversationObject>;
+export { ConversationObject } from './objects.js';
 
 export const ConversationDeleted = Type.Object({
   id: Type.String(),

@@ -1,6 +1,7 @@
 import { notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
+import type { ListParams } from '../core/pagination.js';
 import { itemPage, readInput, type ConversationLink, type ItemList, type ItemListQuery, type ItemResource } from '../responses/types.js';
 import type { Exec } from '../store/db.js';
 import type { ConversationObject, CreateConversationBody, CreateItemsBody, UpdateConversationBody } from './schemas.js';
@@ -104,6 +105,10 @@ export async function deleteItem(ctx: Ctx, projectId: string, id: string, itemId
   await store.deleteItem(ctx.store.db, id, Number(item.seq));
   return objectOf(row);
 }
+
+/** A page of the project's conversations, newest first by default (the control plane's list, for the dashboard). */
+export const listConversations = (ctx: Ctx, projectId: string, page: ListParams) =>
+  store.pageConversations(ctx.store.db, projectId, page, objectOf);
 
 /** The project of a conversation, by its id alone (the dashboard's search); undefined when none. */
 export const locateConversation = (exec: Exec, id: string) => store.conversationProject(exec, id);

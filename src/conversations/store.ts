@@ -1,3 +1,4 @@
+import { paginate, type ListParams } from '../core/pagination.js';
 import type { ChatMessage } from '../models/types.js';
 import type { ItemEntry, ItemResource } from '../responses/types.js';
 import type { Exec } from '../store/db.js';
@@ -122,3 +123,12 @@ export const findItem = (exec: Exec, projectId: string, itemId: string) =>
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
+
+/** A page of the project's conversations (the dashboard's list), newest first by default. */
+export const pageConversations = <T>(exec: Exec, projectId: string, page: ListParams, map: (row: ConversationRow) => T) =>
+  paginate(
+    exec.selectFrom('conversations').select(['id', 'project_id', 'metadata', 'created_at']).where('project_id', '=', projectId),
+    'id',
+    page,
+    { defaultLimit: 20, maxLimit: 100, map },
+  );

@@ -50,6 +50,12 @@ export const conversationsMigrations: Record<string, Migration> = {
       await db.schema.createIndex('conversation_items_project').on('conversation_items').columns(['project_id', 'id']).execute();
     },
   },
+  // The dashboard lists a project's conversations newest first.
+  '202611290100_conversations_project': {
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('conversations_project').on('conversations').columns(['project_id', 'id']).execute();
+    },
+  },
 };
 
 declare module '../store/schema.js' {

@@ -123,16 +123,25 @@ describe.each(dialects())('dashboard id lookup (%s)', (dialect) => {
     });
   });
 
-  it('opens a conversation at the requests that named it; another id of its kind is not found', async () => {
+  it('opens a conversation and a stored response on the Responses page; another id of their kind is not found', async () => {
     const c = await s.req('POST', '/v1/conversations', { key: 'platform', body: {} });
     expect(await page(c.body.id)).toEqual({
       object: 'dashboard.lookup',
       id: c.body.id,
       kind: 'conversation',
       project_id: 'proj_demo',
-      url: `/dashboard/requests?path=${c.body.id}`,
+      url: `/dashboard/responses?project=proj_demo&conversation=${c.body.id}`,
     });
     expect((await lookup('conv_0000000000nothinghere000')).body.error.message).toMatch(/^No conversation found/);
+    const r = await s.req('POST', '/v1/responses', { key: 'platform', body: { model: 'gpt-4o-mini', input: 'hello' } });
+    expect(await page(r.body.id)).toMatchObject({
+      kind: 'response',
+      project_id: 'proj_demo',
+      url: `/dashboard/responses?project=proj_demo&response=${r.body.id}`,
+    });
+    // A response created with store: false is nowhere to be found.
+    const unstored = await s.req('POST', '/v1/responses', { key: 'platform', body: { model: 'gpt-4o-mini', input: 'hi', store: false } });
+    expect((await lookup(unstored.body.id)).body.error.message).toMatch(/^No response found/);
   });
 
   it('says why an id has no page: not an id, not found, a batch line; 400 for a bad query, 401 without the admin key', async () => {

@@ -6,6 +6,7 @@ import type { Ctx } from '../core/module.js';
 import { locateFile } from '../files/service.js';
 import { locateApiKey } from '../identity/service.js';
 import { locateExchange } from '../identity/workload/service.js';
+import { locateResponse } from '../responses/types.js';
 import { locateVectorStore } from '../vector-stores/service.js';
 import { eventById, locateDelivery, locateEndpoint } from '../webhooks/service.js';
 
@@ -96,12 +97,18 @@ const FINDERS: Record<string, { kind: string; find: Finder }> = {
       return b && { kind: 'batch', project_id: b.project_id, url: page('files', { project: b.project_id, batch: id }) };
     },
   },
+  resp: {
+    kind: 'response',
+    find: async (ctx, id) => {
+      const r = await locateResponse(ctx.store.db, id);
+      return r && { kind: 'response', project_id: r.project_id, url: page('responses', { project: r.project_id, response: id }) };
+    },
+  },
   conv: {
     kind: 'conversation',
-    // The dashboard has no page of conversations: the requests that named it.
     find: async (ctx, id) => {
       const c = await locateConversation(ctx.store.db, id);
-      return c && { kind: 'conversation', project_id: c.project_id, url: page('requests', { path: id }) };
+      return c && { kind: 'conversation', project_id: c.project_id, url: page('responses', { project: c.project_id, conversation: id }) };
     },
   },
   key: {

@@ -14,6 +14,10 @@ import type { FileObject } from '../files/schemas.js';
 import type { ApiKeyObject, OrganizationObject, ProjectObject, ServiceAccountObject } from '../identity/schemas.js';
 import type { ExchangeObject, ProviderList, RootObject } from '../identity/workload/schemas.js';
 import type { FaultObject, HistoryView, OrganizationRateLimitsView, RateLimitsView } from '../ratelimit/schemas.js';
+import type { AdminResponseEvents, AdminResponseSummary } from '../responses/admin-schemas.js';
+import type { ItemResource } from '../responses/input-schemas.js';
+import type { ResponseObject } from '../responses/schemas.js';
+import type { ConversationObject } from '../conversations/objects.js';
 import type { StoreFileObject, VectorStoreObject } from '../vector-stores/schemas.js';
 import type { EventTypeList, ObjectEventObject, WebhookDeliveryObject, WebhookEndpointObject } from '../webhooks/schemas.js';
 import type { LookupView, SessionView } from './schemas.js';
@@ -56,6 +60,14 @@ export type FileRow = Static<typeof FileObject>;
 export type VectorStore = Static<typeof VectorStoreObject>;
 export type StoreFile = Static<typeof StoreFileObject>;
 export type Batch = Static<typeof AdminBatch>;
+
+/** A stored response (`Response` of /v1/responses; named so as not to hide the DOM's Response). */
+export type StoredResponse = Static<typeof ResponseObject>;
+export type ResponseSummary = Static<typeof AdminResponseSummary>;
+export type ResponseEvent = Static<typeof AdminResponseEvents>['data'][number];
+/** An input or output item as listed (`ItemResource`). */
+export type Item = Static<typeof ItemResource>;
+export type Conversation = Static<typeof ConversationObject>;
 
 export type History = Static<typeof HistoryView>;
 export type HistoryPoint = History['series'][number]['points'][number];

@@ -1,5 +1,6 @@
 import { ChangeBus } from '../core/bus.js';
 import type { Module } from '../core/module.js';
+import { responsesAdminRoutes } from './admin-routes.js';
 import { inputItemsRoutes } from './input-items-routes.js';
 import { responseItemsMigrations } from './items-tables.js';
 import { responsesRoutes } from './routes.js';
@@ -48,6 +49,7 @@ export const responsesModule: Module = {
       purge: (tx, cutoffMs, limit) => purgeEvents(tx, cutoffMs, limit),
     },
   ],
+  adminRoutes: responsesAdminRoutes,
   routes: (app, ctx) => {
     responsesRoutes(app, ctx);
     inputItemsRoutes(app, ctx);

@@ -14,7 +14,7 @@ import { assemble, conversationIdOf, prepareTurn, recordTurn } from './inputs.js
 import { deleteItems } from './items-store.js';
 import { CreateResponseBody, isFunctionTool, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
 import { EventLog } from './event-log.js';
-import { appendEvents, deleteEvents, instanceKey, lastSeq } from './stream-store.js';
+import { appendEvents, deleteEvents, instanceKey } from './stream-store.js';
 import * as store from './store.js';
 import { checkHostedChoice, checkToolAccess, checkTools } from './tools/check.js';
 import { runLoop } from './tools/loop.js';
@@ -210,7 +210,7 @@ export async function createResponse(
     const events: StreamEvent[] = [];
     if (body.stream) new ResponseWriter(response, ctx.clock, (e) => events.push(e)).created();
     await ctx.store.db.transaction().execute(async (tx) => {
-      await store.insertResponse(tx, projectId, response, messages);
+      await store.insertResponse(tx, projectId, response, messages, body.stream === true);
       await appendEvents(ctx, tx, id, events);
       await recordTurn(ctx, tx, projectId, response, prepared);
       await ctx.jobs.enqueue(tx, RUN_RESPONSE, job);
@@ -336,9 +336,10 @@ async function runQueued(ctx: Ctx, payload: RunResponseJob, claim?: Claim): Prom
   const current: ResponseObject = { ...objectOf(row), status: 'in_progress' };
   const request = payload.request;
   // A streamed background response keeps its events for the streams that follow it (stream.ts).
-  const log = request.stream ? new EventLog(ctx, row.id) : undefined;
+  // A run taking the response over continues its stream: the log numbers the events (event-log.ts).
+  const log = request.stream ? await EventLog.open(ctx, row.id, claim) : undefined;
   const writer = new ResponseWriter(current, ctx.clock, log?.sink, request.max_tool_calls ?? null);
-  if (log) writer.inProgress((await lastSeq(ctx.store.db, row.id)) + 1);
+  if (log) writer.inProgress();
   if (!(await store.startResponse(ctx.store.db, current))) return { failed: true };
   const running = ctx.services.responses.running;
   const abort = new AbortController();

@@ -1,11 +1,16 @@
+import { paginate, type ListParams } from '../core/pagination.js';
 import type { ChatMessage } from '../models/types.js';
 import type { Exec } from '../store/db.js';
 import type { ResponseObject } from './schemas.js';
+import type { ResponsesTables } from './tables.js';
 
 /**
  * SQL of stored responses: the response object (JSON) with the conversation the model saw, so
  * `previous_response_id` can continue it. Reads are scoped to the caller's project.
  */
+/** A row of `responses`. */
+export type ResponseRow = ResponsesTables['responses'];
+
 export const getResponse = (exec: Exec, projectId: string, id: string) =>
   exec.selectFrom('responses').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
 
@@ -22,7 +27,14 @@ export async function conversationOf(exec: Exec, projectId: string, id: string):
   return row ? (JSON.parse(row.messages) as ChatMessage[]) : undefined;
 }
 
-export async function insertResponse(exec: Exec, projectId: string, r: ResponseObject, messages: ChatMessage[]): Promise<void> {
+/** Stores a response; `stream` marks a background response created with `stream: true`. */
+export async function insertResponse(
+  exec: Exec,
+  projectId: string,
+  r: ResponseObject,
+  messages: ChatMessage[],
+  stream = false,
+): Promise<void> {
   await exec
     .insertInto('responses')
     .values({
@@ -33,6 +45,7 @@ export async function insertResponse(exec: Exec, projectId: string, r: ResponseO
       payload: JSON.stringify(r),
       messages: JSON.stringify(messages),
       created_at: r.created_at,
+      stream: stream ? 1 : 0,
     })
     .execute();
 }
@@ -72,4 +85,32 @@ export async function cancelResponse(exec: Exec, r: ResponseObject): Promise<boo
 
 export async function deleteResponse(exec: Exec, id: string): Promise<void> {
   await exec.deleteFrom('responses').where('id', '=', id).execute();
+}
+
+/** A page of the project's stored responses (the dashboard's list), newest first by default; `status` keeps one status. */
+export function pageResponses<T>(
+  exec: Exec,
+  projectId: string,
+  status: string | undefined,
+  page: ListParams,
+  map: (row: ResponseRow) => T,
+) {
+  let q = exec.selectFrom('responses').selectAll().where('project_id', '=', projectId);
+  if (status) q = q.where('status', '=', status);
+  return paginate(q, 'id', page, { defaultLimit: 20, maxLimit: 100, map });
+}
+
+/** The project of a stored response, by its id alone (the dashboard's search); undefined when none. */
+export const responseProject = (exec: Exec, id: string) =>
+  exec.selectFrom('responses').select('project_id').where('id', '=', id).executeTakeFirst();
+
+/** Whether a stored response was created with `background` and `stream` (its events kept for a time). */
+export async function wasStreamed(exec: Exec, projectId: string, id: string): Promise<boolean> {
+  const row = await exec
+    .selectFrom('responses')
+    .select('stream')
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return Number(row?.stream ?? 0) === 1;
 }

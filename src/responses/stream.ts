@@ -6,6 +6,7 @@ import { ENDS } from './event-log.js';
 import type { StreamEvent } from './events.js';
 import type { ResponseObject } from './schemas.js';
 import { getResponse, type Streaming } from './service.js';
+import { wasStreamed } from './store.js';
 import { eventsAfter } from './stream-store.js';
 
 /**
@@ -79,12 +80,20 @@ export async function followResponse(
   headers: Record<string, string> = {},
 ): Promise<void> {
   const r = await getResponse(ctx, projectId, id);
-  if (!r.background || !(await hasStream(ctx, id)))
+  if (!r.background || !(await hasStream(ctx, id))) {
+    // Streamed, but its events are gone: kept for a time after they were written (retention rule response_events).
+    if (r.background && (await wasStreamed(ctx.store.db, projectId, id)))
+      throw invalid(
+        `The stream of the response ${id} is no longer kept: its events were dropped after their keep time (retention rule 'response_events'). Retrieve the response without 'stream' for its final state.`,
+        'stream',
+        'stream_expired',
+      );
     throw invalid(
       `The response ${id} was not created with 'background' and 'stream' set to true: it has no stream to resume.`,
       'stream',
       'invalid_value',
     );
+  }
   const signal = openEventStream(request, reply, headers);
   const bus = ctx.services.responses.bus;
   let last = after;

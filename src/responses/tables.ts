@@ -13,6 +13,8 @@ export interface ResponsesTables {
     messages: string;
     /** Unix seconds. */
     created_at: number;
+    /** 1 for a background response created with `stream: true` (its events are kept for a while: stream.ts). */
+    stream: number;
   };
 }
 
@@ -30,6 +32,15 @@ export const responsesMigrations: Record<string, Migration> = {
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('responses_project').on('responses').columns(['project_id', 'id']).execute();
+    },
+  },
+  // Whether a response was streamed, so a stream asked for after retention dropped its events says so.
+  '202611290110_responses_stream': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('responses')
+        .addColumn('stream', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   },
 };

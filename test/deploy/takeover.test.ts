@@ -9,10 +9,10 @@ import { ensureBuilt } from '../process.js';
 
 /**
  * Issue 29, "a run survives its instance": two instances on one PostgreSQL and one Redis, a burst of work
- * on B — runs polled and streamed (one of them past an answered tool call), background responses, a
- * batch and an ingestion — and B is killed with SIGKILL while it works. Everything completes through A,
- * each once: one reply per run, its steps once, each response and batch line answered once. Short leases
- * (`--lease-ms`) keep the wait short.
+ * on B — runs polled and streamed (one of them past an answered tool call), background responses (one
+ * streamed, followed on A), a batch and an ingestion — and B is killed with SIGKILL while it works.
+ * Everything completes through A, each once: one reply per run, its steps once, each response and batch
+ * line answered once, the followed stream continuous. Short leases (`--lease-ms`) keep the wait short.
  */
 const databaseUrl = process.env.STANDIN_TEST_DATABASE_URL;
 const redisUrl = process.env.STANDIN_TEST_REDIS_URL;
@@ -21,6 +21,8 @@ const API_KEY = `sk-proj-takeover-${randomBytes(12).toString('hex')}`;
 const MODEL = `takeover-${randomUUID()}`;
 const LEASE_MS = 1500;
 const REPLY = 'A slow answer, streamed in small pieces, that outlives the instance that started it.';
+/** The streamed background response's answer: 45 pieces, 120 ms apart, so it is in flight when B dies. */
+const STORY = REPLY.repeat(3);
 const AFTER_TOOL = 'It is sunny in Paris, and this answer outlives its instance too.';
 const terminal = ['completed', 'failed', 'cancelled', 'expired', 'incomplete'];
 
@@ -59,6 +61,7 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
               delay: '120ms',
             },
             { match: 'slow', reply: REPLY, delay: '120ms' },
+            { match: 'lighthouse', reply: STORY, delay: '120ms' },
           ],
         },
       },
@@ -111,6 +114,24 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     );
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0].id;
 
+    // A streamed background response run by B and followed on A: the follower reads one stream across the
+    // takeover. A is stopped meanwhile, so the job is B's: its stream has started on B when A goes on.
+    a.proc.kill('SIGSTOP');
+    let streamedId = '';
+    try {
+      const openedOnB = await onB.responses.create({ model: MODEL, input: 'a lighthouse story', background: true, stream: true });
+      for await (const e of openedOnB) {
+        if (e.type === 'response.created') streamedId = e.response.id;
+        if (e.type === 'response.output_text.delta') break; // the follower on A reads the same events
+      }
+    } finally {
+      a.proc.kill('SIGCONT');
+    }
+    const followed = (async () => {
+      const seen: OpenAI.Responses.ResponseStreamEvent[] = [];
+      for await (const e of await onA.responses.retrieve(streamedId, { stream: true })) seen.push(e);
+      return seen;
+    })();
     // The burst, all on B.
     const polled = await Promise.all(
       Array.from({ length: 8 }, () =>
@@ -204,6 +225,16 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
       expect(done.output_text).toBeTruthy();
     }
 
+    // The follower's stream is continuous: numbers never repeat or go back, one in_progress, one answer.
+    const events = await followed;
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.filter((e) => e.type === 'response.in_progress')).toHaveLength(1);
+    const end = events.at(-1)!;
+    expect(end.type).toBe('response.completed');
+    const streamedDone = await onA.responses.retrieve(streamedId);
+    expect(streamedDone.output_text).toBe(STORY);
+    if (end.type === 'response.completed') expect(end.response.output).toEqual(streamedDone.output);
+
     const ended = await until(
       `batch ${batch.id}`,
       () => onA.batches.retrieve(batch.id),
@@ -221,6 +252,11 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
       .map((l) => JSON.parse(l) as { event?: string; kind?: string; id?: string })
       .filter((l) => l.event === 'work.taken_over');
     expect(takeovers.map((t) => t.kind)).toContain('run');
+    // The streamed response was in flight on B and A took it over.
+    expect(
+      takeovers.filter((t) => (t as { responseId?: string }).responseId === streamedId),
+      JSON.stringify(takeovers),
+    ).toHaveLength(1);
     expect(takeovers.every((t) => typeof t.id === 'string' && t.id.length > 0)).toBe(true);
 
     const file = await until(

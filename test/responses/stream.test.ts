@@ -285,6 +285,17 @@ describe.each(dialects())('responses: members, streams, reasoning (%s)', (dialec
     expect(sweep.status).toBe(200);
     expect(await count()).toBe(0);
     expect((await env.client.responses.retrieve(id)).status).toBe('completed');
+    // Asked for again, the stream is said to be gone, not never made; a response never streamed still says so.
+    const gone = await env.s.req('GET', `/v1/responses/${id}?stream=true`, { key: 'platform' });
+    expect(gone.status).toBe(400);
+    expect(gone.body.error).toMatchObject({ param: 'stream', code: 'stream_expired' });
+    expect(gone.body.error.message).toMatch(
+      /is no longer kept: its events were dropped after their keep time \(retention rule 'response_events'\)/,
+    );
+    const plain = await env.client.responses.create({ model: 'gpt-4.1', input: 'never streamed', background: true });
+    const never = await env.s.req('GET', `/v1/responses/${plain.id}?stream=true`, { key: 'platform' });
+    expect(never.body.error).toMatchObject({ param: 'stream', code: 'invalid_value' });
+    expect(never.body.error.message).toMatch(/was not created with 'background' and 'stream'/);
   });
 
   it('reasons on reasoning models: a reasoning item, its summary when asked, reasoning_tokens, encrypted_content', async () => {

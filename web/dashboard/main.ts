@@ -13,6 +13,7 @@ import { Requests } from './pages/requests.js';
 import { Webhooks } from './pages/webhooks.js';
 import { RateLimits } from './pages/ratelimits.js';
 import { Runs } from './pages/runs.js';
+import { Responses } from './pages/responses.js';
 import { Identity } from './pages/identity.js';
 import { Files } from './pages/files.js';
 import { SignIn } from './pages/signin.js';
@@ -23,6 +24,7 @@ const VIEWS: Record<string, FunctionComponent> = {
   requests: Requests,
   webhooks: Webhooks,
   runs: Runs,
+  responses: Responses,
   files: Files,
   'rate-limits': RateLimits,
   identity: Identity,

@@ -11,6 +11,7 @@ export const NAV_PAGES: readonly NavPage[] = [
   { id: 'requests', title: 'Requests' },
   { id: 'webhooks', title: 'Webhooks' },
   { id: 'runs', title: 'Runs' },
+  { id: 'responses', title: 'Responses' },
   { id: 'files', title: 'Files & batches' },
   { id: 'rate-limits', title: 'Rate limits' },
   { id: 'identity', title: 'Identity' },
