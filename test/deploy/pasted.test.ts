@@ -1,5 +1,6 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -173,6 +174,28 @@ webhook() {
 }
 `;
 
+/**
+ * docs/operations.md's metrics, as that page shows them, on the recipe's deployment: its curl line (with the
+ * admin key from the recipe's secret file) and each target of its Prometheus scrape job.
+ */
+function operationsChecks(): string {
+  const page = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+  const line = page.split('\n').find((l) => l.startsWith('curl ') && l.includes('/admin/v1/metrics'));
+  const targets = /targets: \[([^\]]*)\]/
+    .exec(page)?.[1]
+    .split(',')
+    .map((t) => t.trim().replace(/^'|'$/g, ''));
+  if (!line || !targets?.length) throw new Error('docs/operations.md: no metrics curl line or Prometheus targets');
+  return [
+    'ADMIN_KEY=$(cat /etc/standin/secrets/admin-key)',
+    `[ -n "$(${line})" ] && echo "check: operations.md's metrics line answers"`,
+    ...targets.map(
+      (t) =>
+        `curl -sf -H "Authorization: Bearer $ADMIN_KEY" http://${t}/admin/v1/metrics | grep -q standin_jobs_oldest_due_age_seconds && echo "check: Prometheus target ${t} answers"`,
+    ),
+  ].join('; ');
+}
+
 /** The checks typed before the first block that contains `before` (or after the last block). */
 const HOOKS: { before?: string; run: string }[] = [
   {
@@ -202,6 +225,8 @@ const HOOKS: { before?: string; run: string }[] = [
   {
     run: [
       'has before-backup; has before-upgrade; record after-upgrade; has after-upgrade; both; webhook',
+      // docs/operations.md describes this version's metrics.
+      operationsChecks(),
       'echo "check: /opt/standin is $(readlink /opt/standin)"',
       'pgrep -u standin -x node | while read p; do echo "check: instance $p runs $(readlink -f /proc/$p/cwd) $(tr "\\0" " " < /proc/$p/cmdline)"; done',
     ].join('; '),
@@ -229,9 +254,12 @@ if (why) console.warn(`test/deploy/pasted skipped: ${why}`);
 
 describe.runIf(!why)('docs/deploy.md pasted into one shell on a scratch machine', () => {
   let scratch: string | undefined;
-  afterAll(() => {
-    if (scratch && !process.env.STANDIN_KEEP_SCRATCH) rmSync(scratch, { recursive: true, force: true });
-  });
+  let machine: ChildProcess | undefined;
+  afterAll(async () => {
+    // A test that timed out: unshare's --kill-child ends the namespace's first process, and with it the rest.
+    if (machine && machine.exitCode === null) machine.kill('SIGKILL');
+    if (scratch && !process.env.STANDIN_KEEP_SCRATCH) await rm(scratch, { recursive: true, force: true });
+  }, 300_000);
 
   it('installs the previous release, serves, backs up, restores and upgrades to this one, as the page promises', async () => {
     ensureBuilt();
@@ -266,14 +294,14 @@ describe.runIf(!why)('docs/deploy.md pasted into one shell on a scratch machine'
     writeFileSync(join(S, 'machine.sh'), MACHINE);
 
     const started = Date.now();
-    const machine = spawn('unshare', ['--mount', '--net', '--pid', '--fork', '--mount-proc', 'bash', join(S, 'machine.sh')], {
+    machine = spawn('unshare', ['--mount', '--net', '--pid', '--fork', '--mount-proc', '--kill-child', 'bash', join(S, 'machine.sh')], {
       env: { PATH: process.env.PATH, SCRATCH: S, PGBIN: join(initdb!, '..'), HOME: join(S, 'home') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    machine.stdout.on('data', (d: Buffer) => (out += d));
-    machine.stderr.on('data', (d: Buffer) => (out += d));
-    const code = await new Promise<number | null>((r) => machine.once('exit', r));
+    machine.stdout!.on('data', (d: Buffer) => (out += d));
+    machine.stderr!.on('data', (d: Buffer) => (out += d));
+    const code = await new Promise<number | null>((r) => machine!.once('exit', r));
     const log = existsSync(join(S, 'session.log')) ? readFileSync(join(S, 'session.log'), 'utf8') : '';
     const seconds = Math.round((Date.now() - started) / 1000);
     console.log(
@@ -297,6 +325,9 @@ describe.runIf(!why)('docs/deploy.md pasted into one shell on a scratch machine'
       /both instances answer/,
       /response\.completed .* delivered once/,
       /made before-backup/,
+      /operations\.md's metrics line answers/,
+      /Prometheus target 127\.0\.0\.1:8081 answers/,
+      /Prometheus target 127\.0\.0\.1:8082 answers/,
       /latest\.dump reads/,
       /the snapshot is there/,
       /made after-backup/,
