@@ -27,6 +27,8 @@ function unable(): string | undefined {
   if (!initdb) return 'PostgreSQL server binaries are not installed (apt-get install -y postgresql)';
   for (const c of ['unshare', 'redis-server', 'runuser', 'setsid', 'ip', 'curl', 'tar', 'git'])
     if (spawnSync('sh', ['-c', `command -v ${c}`]).status !== 0) return `${c} is not installed`;
+  if (spawnSync('git', ['rev-parse', '--verify', '--quiet', 'HEAD~1^{commit}'], { cwd: root }).status !== 0)
+    return 'the previous commit is not in the history (not a git checkout, or a shallow clone): no release to upgrade from';
   const ns = spawnSync('unshare', ['--mount', '--net', '--pid', '--fork', '--mount-proc', 'true']);
   if (ns.status !== 0) return `unshare cannot make a namespace here: ${ns.stderr.toString().trim()}`;
   return undefined;
