@@ -186,7 +186,7 @@ function jobGauges(ctx: Ctx, registry: Registry): void {
     collect: refresh,
   });
   const oldest: Gauge<'kind'> = new Gauge({
-    name: 'standin_job_oldest_due_age_seconds',
+    name: 'standin_jobs_oldest_due_age_seconds',
     help: 'How long the oldest due, unclaimed job of each kind has waited',
     labelNames: ['kind'] as const,
     registers: [registry],

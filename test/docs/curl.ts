@@ -50,6 +50,10 @@ export const CURL_NOT_RUN = [
     shown: 'http://127.0.0.1:8081/readyz',
     why: 'asks one instance of the deployment during an upgrade (docs/deploy.md): test/deploy/upgrade.test.ts runs an upgrade',
   },
+  {
+    shown: 'http://127.0.0.1:808$1/readyz',
+    why: "waits for an instance of the deployment without systemd (docs/deploy.md's standin_ready): test/deploy/pasted.test.ts pastes it",
+  },
   { shown: 'https://deb.nodesource.com/', why: "installs Node from NodeSource on a Debian machine (docs/deploy.md's first step)" },
   { shown: 'apt-get install', why: 'installs Debian packages (curl among them), no curl request (docs/deploy.md)' },
 ];

@@ -52,6 +52,10 @@ describe.each(dialects())('/admin/v1/metrics (%s)', (dialect) => {
 
     // A job scheduled for later waits in the queue but is no backlog: nothing is due.
     await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.later', {}, { runAt: s.ctx.clock.now() + 3_600_000 });
+    // Two jobs of a kind no worker takes, due 90 s and 30 s ago (and one not yet due): the backlog is 2,
+    // and its age is the older one's wait.
+    const now = s.ctx.clock.now();
+    for (const ago of [30_000, 90_000, -60_000]) await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.stuck', {}, { runAt: now - ago });
 
     let m = await scrape(url);
     const count = 'standin_http_request_duration_seconds_count';
@@ -69,10 +73,16 @@ describe.each(dialects())('/admin/v1/metrics (%s)', (dialect) => {
     expect(value(m, 'standin_jobs', { kind: 'event.fanout', state: 'waiting' })).toBe(1);
     expect(value(m, 'standin_jobs', { kind: 'event.fanout', state: 'running' })).toBe(0);
     expect(value(m, 'standin_jobs_backlog', { kind: 'event.fanout' })).toBe(1);
-    expect(value(m, 'standin_job_oldest_due_age_seconds', { kind: 'event.fanout' })).toBeGreaterThanOrEqual(0);
+    expect(value(m, 'standin_jobs_oldest_due_age_seconds', { kind: 'event.fanout' })).toBeGreaterThanOrEqual(0);
+    expect(value(m, 'standin_jobs_oldest_due_age_seconds', { kind: 'event.fanout' })).toBeLessThan(60);
+    expect(value(m, 'standin_jobs', { kind: 'test.stuck', state: 'waiting' })).toBe(3);
+    expect(value(m, 'standin_jobs_backlog', { kind: 'test.stuck' })).toBe(2);
+    const age = value(m, 'standin_jobs_oldest_due_age_seconds', { kind: 'test.stuck' })!;
+    expect(age).toBeGreaterThanOrEqual(90);
+    expect(age).toBeLessThan(90 + 60);
     expect(value(m, 'standin_jobs', { kind: 'test.later', state: 'waiting' })).toBe(1);
     expect(value(m, 'standin_jobs_backlog', { kind: 'test.later' })).toBe(0);
-    expect(value(m, 'standin_job_oldest_due_age_seconds', { kind: 'test.later' })).toBe(0);
+    expect(value(m, 'standin_jobs_oldest_due_age_seconds', { kind: 'test.later' })).toBe(0);
     expect(value(m, 'standin_event_loop_lag_p99_seconds', {})).toBeGreaterThanOrEqual(0);
     if (dialect === 'postgres') expect(value(m, 'standin_store_pool_connections', { state: 'total' })).toBeGreaterThan(0);
 
