@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { McpApprovalRequestItem, McpApprovalResponseItem, McpCallItem, McpListToolsItem } from './tools/mcp-items.js';
 
 /**
  * The input items of `/v1/responses` and `/v1/conversations` (InputItem of the OpenAPI document), and the
@@ -129,7 +130,7 @@ export const InputItem = Type.Object(
   {
     additionalProperties: true,
     description:
-      'An input item (InputItem): a message (easy or with content parts), function_call, function_call_output, reasoning or item_reference.',
+      'An input item (InputItem): a message (easy or with content parts), function_call, function_call_output, reasoning, item_reference, or an MCP item (mcp_list_tools, mcp_call, mcp_approval_request, mcp_approval_response).',
   },
 );
 export type InputItem = Static<typeof InputItem> & Record<string, unknown>;
@@ -171,6 +172,10 @@ export const ItemResource = Type.Union([
     encrypted_content: Type.Optional(Nullable(Type.String())),
     status: Type.Optional(ItemStatus),
   }),
+  McpListToolsItem,
+  McpCallItem,
+  McpApprovalRequestItem,
+  McpApprovalResponseItem,
 ]);
 export type ItemResource = Static<typeof ItemResource>;
 

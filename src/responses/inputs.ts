@@ -13,6 +13,7 @@ import type { ItemEntry } from './items-store.js';
 import { fetchUrl, imageInfo, MAX_FILE_BYTES, MAX_IMAGE_BYTES, readDataUrl, type Fetched } from './media.js';
 import { openReasoning } from './reasoning.js';
 import * as store from './store.js';
+import * as mcp from './tools/mcp-items.js';
 
 /**
  * The input of a response (or of a conversation's items): each item checked by its kind, item references
@@ -47,6 +48,12 @@ const checkFunctionCall = partChecker<S.FunctionCallInput>(S.FunctionCallInput);
 const checkFunctionOutput = partChecker<S.FunctionCallOutputInput>(S.FunctionCallOutputInput);
 const checkReasoning = partChecker<S.ReasoningInput>(S.ReasoningInput);
 const checkReference = partChecker<{ id: string }>(S.ItemReference);
+const MCP_ITEMS: Record<string, (data: unknown, at: string) => Parameters<typeof mcp.storedMcpItem>[0]> = {
+  mcp_list_tools: partChecker(mcp.McpListToolsInput),
+  mcp_call: partChecker(mcp.McpCallInput),
+  mcp_approval_request: partChecker(mcp.McpApprovalRequestInput),
+  mcp_approval_response: partChecker(mcp.McpApprovalResponseInput),
+};
 const PARTS: Record<string, (data: unknown, at: string) => S.ContentPart> = {
   input_text: partChecker(S.InputText),
   input_image: partChecker(S.InputImage),
@@ -54,7 +61,7 @@ const PARTS: Record<string, (data: unknown, at: string) => S.ContentPart> = {
   output_text: partChecker(S.OutputText),
   refusal: partChecker(S.Refusal),
 };
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference'];
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', ...mcp.MCP_ITEM_TYPES];
 /** The content parts each role may send. */
 const ROLE_PARTS: Record<string, string[]> = {
   user: ['input_text', 'input_image', 'input_file'],
@@ -154,6 +161,11 @@ function checkItem(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): Checked {
     }
     case 'item_reference':
       return { ref: checkReference(raw, p).id };
+    case 'mcp_list_tools':
+    case 'mcp_call':
+    case 'mcp_approval_request':
+    case 'mcp_approval_response':
+      return mcp.storedMcpItem(MCP_ITEMS[type as string](raw, p));
     default:
       throw invalid(
         `Invalid value for '${at}.type': ${JSON.stringify(type)}. Supported values are: ${ITEM_TYPES.map((t) => `'${t}'`).join(', ')}.`,
@@ -265,6 +277,11 @@ async function messageOf(ctx: Ctx, projectId: string, item: ItemResource, at: st
       if (typeof item.encrypted_content === 'string')
         await openReasoning(ctx, projectId, item.encrypted_content, `${at}.encrypted_content`);
       return null;
+    case 'mcp_call':
+      return mcp.historyMessage(item);
+    default:
+      // A server's list and an approval's request and answer: the turn reads them (tools/mcp.ts), the model does not.
+      return null;
   }
 }
 
@@ -320,6 +337,7 @@ export function outputEntry(item: ItemResource): ItemEntry {
       },
     };
   if (item.type === 'function_call') return { item, message: callMessage(item) };
+  if (item.type === 'mcp_call') return { item, message: mcp.historyMessage(item) };
   return { item, message: null };
 }
 

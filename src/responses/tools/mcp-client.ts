@@ -76,8 +76,11 @@ export function describeFailure(err: unknown): string {
   let first: string | undefined;
   while (e && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
-    const x = e as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown };
+    const x = e as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown; constructor?: { name?: string } };
     if (x.code === 'ERR_SSRF_BLOCKED' || x.name === 'McpLimitError') return clip(String(x.message));
+    // The transport's HTTP errors: the status first, then what the server said.
+    if (x.constructor?.name === 'StreamableHTTPError' && typeof x.code === 'number' && x.code >= 100)
+      return clip(`HTTP ${x.code}: ${String(x.message).replace(/^Streamable HTTP error: /, '')}`);
     first ??= typeof x.message === 'string' && x.message ? x.message : undefined;
     e = x.cause;
   }
