@@ -3,7 +3,7 @@ import { startTestStandin, type TestStandin } from '../../../test/helpers.js';
 import { startHostileServer, startTestMcpServer, type TestMcpServer } from '../../../test/responses/mcp-server.js';
 import { checkMcpTool, isAllowed, needsApproval, type McpTool } from './mcp-config.js';
 import type { McpItem } from './mcp-items.js';
-import { McpTurn, type McpOutput } from './mcp.js';
+import { McpTurn, type McpOutput, type McpRequest } from './mcp.js';
 
 /** An output that keeps the items and the events, in order. */
 function recorder() {
@@ -18,6 +18,14 @@ function recorder() {
     done: (index, item) => events.push({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) }),
   };
   return { items, events, out };
+}
+
+/** A turn opened and each server prepared, as the loop does. */
+async function prepare(s: TestStandin, request: McpRequest, out: McpOutput) {
+  const turn = await McpTurn.open(s.ctx, 'proj_demo', request);
+  const messages = [];
+  for (const { tool } of request.tools) messages.push(...(await turn.prepare(tool, out)));
+  return { turn, messages };
 }
 
 describe('the mcp tool’s rules', () => {
@@ -85,9 +93,8 @@ describe('an MCP turn', () => {
 
   it('lists the allowed tools once, runs a call that needs no approval, holds one that does', async () => {
     const { items, events, out } = recorder();
-    const { turn, messages } = await McpTurn.prepare(
-      s.ctx,
-      'proj_demo',
+    const { turn, messages } = await prepare(
+      s,
       {
         tools: [
           tool({ allowed_tools: ['echo', 'add'], require_approval: { never: { tool_names: ['echo'] } }, server_description: 'Test tools' }),
@@ -100,11 +107,11 @@ describe('an MCP turn', () => {
       expect(messages).toEqual([]);
       expect(items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'tools', error: null })]);
       expect((items[0] as { tools: { name: string }[] }).tools.map((x) => x.name).sort()).toEqual(['add', 'echo', 'fail', 'whoami']);
-      expect(turn.functions().map((f) => f.function.name)).toEqual(['echo', 'add']);
-      expect(turn.functions()[0].function.description).toBe('Echoes a text back\n\n(MCP server tools: Test tools)');
-      const ran = await turn.call('echo', '{"text":"hi"}', out);
+      expect(turn.functions('tools').map((f) => f.function.name)).toEqual(['echo', 'add']);
+      expect(turn.functions('tools')[0].function.description).toBe('Echoes a text back\n\n(MCP server tools: Test tools)');
+      const ran = await turn.call('tools', 'echo', '{"text":"hi"}', out);
       expect(ran).toMatchObject({ output: 'echo: hi', item: { type: 'mcp_call', status: 'completed', output: 'echo: hi', error: null } });
-      const held = await turn.call('add', '{"a":1,"b":2}', out);
+      const held = await turn.call('tools', 'add', '{"a":1,"b":2}', out);
       expect(held).toMatchObject({ stop: true, item: { type: 'mcp_approval_request', name: 'add', arguments: '{"a":1,"b":2}' } });
       expect(server.calls.filter((c) => c.name === 'add')).toEqual([]);
     } finally {
@@ -129,9 +136,8 @@ describe('an MCP turn', () => {
     const approval = items[2];
     const next = recorder();
     const lists = server.lists;
-    const second = await McpTurn.prepare(
-      s.ctx,
-      'proj_demo',
+    const second = await prepare(
+      s,
       {
         tools: [tool({ allowed_tools: ['echo', 'add'] })],
         input: [...items, { type: 'mcp_approval_response', id: 'mcpa_1', approval_request_id: approval.id, approve: true, reason: null }],
@@ -154,9 +160,8 @@ describe('an MCP turn', () => {
 
     // Declined: nothing runs, and the model reads why.
     const calls = server.calls.length;
-    const declined = await McpTurn.prepare(
-      s.ctx,
-      'proj_demo',
+    const declined = await prepare(
+      s,
       {
         tools: [tool()],
         input: [
@@ -176,9 +181,8 @@ describe('an MCP turn', () => {
 
     // An answer to no request is refused before anything runs.
     await expect(
-      McpTurn.prepare(
-        s.ctx,
-        'proj_demo',
+      prepare(
+        s,
         { tools: [tool()], input: [{ type: 'mcp_approval_response', approval_request_id: 'mcpr_nope', approve: true }] },
         recorder().out,
       ),
@@ -189,9 +193,8 @@ describe('an MCP turn', () => {
     const h = await startHostileServer((_rpc, res) => void res.writeHead(500).end('boom'));
     const { items, events, out } = recorder();
     try {
-      const { turn } = await McpTurn.prepare(
-        s.ctx,
-        'proj_demo',
+      const { turn } = await prepare(
+        s,
         {
           tools: [
             { tool: { type: 'mcp', server_label: 'broken', server_url: h.url }, at: 'tools[0]' },
@@ -215,17 +218,17 @@ describe('an MCP turn', () => {
       ]);
       expect(
         turn
-          .functions()
+          .functions('tools')
           .map((f) => f.function.name)
           .sort(),
       ).toEqual(['add', 'echo', 'fail', 'whoami']);
-      const failed = await turn.call('fail', '{}', out);
+      const failed = await turn.call('tools', 'fail', '{}', out);
       expect(failed).toMatchObject({
         output: 'Error: the tool broke',
         item: { status: 'failed', error: { type: 'mcp_tool_execution_error' } },
       });
       expect(events.at(-2)?.type).toBe('response.mcp_call.failed');
-      const bad = await turn.call('echo', 'not json', out);
+      const bad = await turn.call('tools', 'echo', 'not json', out);
       expect(bad).toMatchObject({
         item: { status: 'failed', error: { type: 'mcp_protocol_error', code: -32602, message: 'the arguments are not a JSON object' } },
       });

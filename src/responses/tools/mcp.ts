@@ -56,7 +56,6 @@ async function chainItems(ctx: Ctx, projectId: string, previousId: string | null
 
 interface Server {
   tool: McpTool;
-  at: string;
   /** Its allowed tools, by the function name the model is offered. */
   tools: Map<string, McpListedTool>;
   session?: Promise<McpSession>;
@@ -66,29 +65,37 @@ export interface McpTurnOptions {
   limits?: Partial<McpLimits>;
 }
 
-/** The MCP side of one response. Make it with `McpTurn.prepare`; `close()` when the response ends. */
+/** What a turn reads of its request. */
+export interface McpRequest {
+  /** The `mcp` tools, with their places in the request (`tools[2]`). */
+  tools: { tool: McpTool; at: string }[];
+  /** The input items (checked). */
+  input: PriorItem[];
+  previous_response_id?: string | null;
+}
+
+interface Answered {
+  response: McpApprovalResponseItem;
+  request: McpApprovalRequestItem;
+}
+
+/**
+ * The MCP side of one response. `McpTurn.open` reads the context (refusing, before anything runs, an
+ * approval that answers no request); `prepare` lists each server (or reuses its list) and runs the
+ * approvals answered for it; `close()` ends the sessions when the response ends.
+ */
 export class McpTurn {
   private servers = new Map<string, Server>();
-  private byFunction = new Map<string, Server>();
 
   private constructor(
     private ctx: Ctx,
+    private prior: PriorItem[],
+    private answered: Answered[],
     private opts: McpTurnOptions,
   ) {}
 
-  /**
-   * Before the model runs: each server's tools listed (an `mcp_list_tools` item, unless the context
-   * already holds one for its label), and the approvals the input answers run (`mcp_call` items). Returns
-   * the turn and the chat messages of those calls, for the model to read after the input.
-   */
-  static async prepare(
-    ctx: Ctx,
-    projectId: string,
-    request: { tools: { tool: McpTool; at: string }[]; input: PriorItem[]; previous_response_id?: string | null },
-    out: McpOutput,
-    opts: McpTurnOptions = {},
-  ): Promise<{ turn: McpTurn; messages: ChatMessage[] }> {
-    const turn = new McpTurn(ctx, opts);
+  /** Reads a request's context: the lists and approval requests it holds, and the approvals its input answers. */
+  static async open(ctx: Ctx, projectId: string, request: McpRequest, opts: McpTurnOptions = {}): Promise<McpTurn> {
     const labels = new Set<string>();
     for (const { tool, at } of request.tools) {
       if (labels.has(tool.server_label))
@@ -99,91 +106,86 @@ export class McpTurn {
         );
       labels.add(tool.server_label);
     }
-    const prior = [...[...request.input].reverse(), ...(await chainItems(ctx, projectId, request.previous_response_id))];
     const approvals = request.input.filter((i) => i.type === 'mcp_approval_response') as unknown as McpApprovalResponseItem[];
-    // Refused before anything runs: an answer to no request, or to a server this request does not give.
-    const answered = approvals.map((a, i) => {
+    const prior = [
+      ...[...request.input].reverse(),
+      ...(approvals.length || labels.size ? await chainItems(ctx, projectId, request.previous_response_id) : []),
+    ];
+    const answered = approvals.map((a): Answered => {
       const req = prior.find((p) => p.type === 'mcp_approval_request' && p.id === a.approval_request_id) as
         McpApprovalRequestItem | undefined;
-      if (!req) throw invalid(`No approval request found with id '${a.approval_request_id}'.`, `input`, 'invalid_value');
+      if (!req) throw invalid(`No approval request found with id '${a.approval_request_id}'.`, 'input', 'invalid_value');
       if (!labels.has(req.server_label))
         throw invalid(
           `The approval request '${req.id}' is for the MCP server '${req.server_label}', which 'tools' does not give.`,
           'tools',
           'invalid_value',
         );
-      return { response: a, request: req, index: i };
+      return { response: a, request: req };
     });
-    for (const { tool, at } of request.tools) {
-      const server: Server = { tool, at, tools: new Map() };
-      turn.servers.set(tool.server_label, server);
-      const listed = prior.find((p) => p.type === 'mcp_list_tools' && p.server_label === tool.server_label && !p.error) as
-        McpListToolsItem | undefined;
-      const tools = listed ? listed.tools : await turn.list(server, out);
-      for (const t of tools ?? []) {
-        if (!isAllowed(tool, t)) continue;
-        const name = functionName(tool.server_label, t.name);
-        if (turn.byFunction.has(name)) continue; // a second server's tool of the same name: the first one keeps it
-        server.tools.set(name, t);
-        turn.byFunction.set(name, server);
-      }
-    }
-    const messages: ChatMessage[] = [];
-    for (const { response, request: req } of answered) {
-      // An answered request that this turn's context already shows a call for is not run twice.
-      if (prior.some((p) => p.type === 'mcp_call' && p.approval_request_id === req.id)) continue;
-      if (response.approve) {
-        const item = await turn.run(turn.servers.get(req.server_label)!, req.name, req.arguments, out, req.id);
-        messages.push(...callMessages(item));
-      } else {
-        const name = functionName(req.server_label, req.name);
-        const why = response.reason ? ` The reason given: ${response.reason}` : '';
-        messages.push(
-          {
-            role: 'assistant',
-            content: null,
-            tool_calls: [{ id: req.id, type: 'function', function: { name, arguments: req.arguments } }],
-          },
-          { role: 'tool', tool_call_id: req.id, content: `The user declined this call to ${req.name}.${why}` },
-        );
-      }
-    }
-    return { turn, messages };
-  }
-
-  /** The functions the model is offered: each allowed tool of each server that listed. */
-  functions(): ChatTool[] {
-    return [...this.byFunction.entries()].map(([name, server]) => {
-      const t = server.tools.get(name)!;
-      const about = server.tool.server_description ? `(MCP server ${server.tool.server_label}: ${server.tool.server_description})` : '';
-      return {
-        type: 'function',
-        function: {
-          name,
-          description: [t.description ?? '', about].filter(Boolean).join('\n\n') || undefined,
-          parameters: t.input_schema,
-        },
-      };
-    });
-  }
-
-  /** Whether a function the model called is an MCP server's tool. */
-  handles(name: string): boolean {
-    return this.byFunction.has(name);
+    return new McpTurn(ctx, prior, answered, opts);
   }
 
   /**
-   * The model called a server's tool: it runs now (an `mcp_call` item; its output or error is what the
-   * model reads), or, when the tool needs approval, an `mcp_approval_request` item ends the response.
+   * Before the model runs, for one server: its tools listed (an `mcp_list_tools` item, unless the context
+   * holds one for its label), then the approvals answered for it run (`mcp_call` items). Returns the chat
+   * messages of those calls, for the model to read after the input.
    */
-  async call(name: string, args: string, out: McpOutput): Promise<{ output: string; item: McpItem } | { stop: true; item: McpItem }> {
-    const server = this.byFunction.get(name)!;
+  async prepare(tool: McpTool, out: McpOutput): Promise<ChatMessage[]> {
+    const server: Server = { tool, tools: new Map() };
+    this.servers.set(tool.server_label, server);
+    const listed = this.prior.find((p) => p.type === 'mcp_list_tools' && p.server_label === tool.server_label && !p.error) as
+      McpListToolsItem | undefined;
+    const tools = listed ? listed.tools : await this.list(server, out);
+    for (const t of tools ?? []) if (isAllowed(tool, t)) server.tools.set(functionName(tool.server_label, t.name), t);
+    const messages: ChatMessage[] = [];
+    for (const { response, request: req } of this.answered) {
+      if (req.server_label !== tool.server_label) continue;
+      // A request the context already shows a call for is not run twice.
+      if (this.prior.some((p) => p.type === 'mcp_call' && p.approval_request_id === req.id)) continue;
+      if (response.approve) {
+        messages.push(...callMessages(await this.run(server, req.name, req.arguments, out, req.id)));
+        continue;
+      }
+      const name = functionName(req.server_label, req.name);
+      const why = response.reason ? ` The reason given: ${response.reason}` : '';
+      messages.push(
+        { role: 'assistant', content: null, tool_calls: [{ id: req.id, type: 'function', function: { name, arguments: req.arguments } }] },
+        { role: 'tool', tool_call_id: req.id, content: `The user declined this call to ${req.name}.${why}` },
+      );
+    }
+    return messages;
+  }
+
+  /** The functions the model is offered for a server: each of its allowed tools. */
+  functions(label: string): ChatTool[] {
+    const server = this.servers.get(label);
+    if (!server) return [];
+    const about = server.tool.server_description ? `(MCP server ${label}: ${server.tool.server_description})` : '';
+    return [...server.tools.entries()].map(([name, t]) => ({
+      type: 'function',
+      function: { name, description: [t.description ?? '', about].filter(Boolean).join('\n\n') || undefined, parameters: t.input_schema },
+    }));
+  }
+
+  /**
+   * The model called a server's tool (by its function name): it runs now (an `mcp_call` item; its output
+   * or error is what the model reads), or, when the tool needs approval, an `mcp_approval_request` item
+   * ends the response.
+   */
+  async call(
+    label: string,
+    name: string,
+    args: string,
+    out: McpOutput,
+  ): Promise<{ output: string; item: McpItem } | { stop: true; item: McpItem }> {
+    const server = this.servers.get(label)!;
     const tool = server.tools.get(name)!;
     if (needsApproval(server.tool, tool)) {
       const item: McpApprovalRequestItem = {
         id: mcpItemId('mcpr'),
         type: 'mcp_approval_request',
-        server_label: server.tool.server_label,
+        server_label: label,
         name: tool.name,
         arguments: args,
       };
