@@ -1,5 +1,4 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { McpApprovalRequestItem, McpApprovalResponseItem, McpCallItem, McpListToolsItem } from './tools/mcp-items.js';
 
 /**
  * The input items of `/v1/responses` and `/v1/conversations` (InputItem of the OpenAPI document), and the
@@ -130,7 +129,7 @@ export const InputItem = Type.Object(
   {
     additionalProperties: true,
     description:
-      'An input item (InputItem): a message (easy or with content parts), function_call, function_call_output, reasoning, item_reference, or an MCP item (mcp_list_tools, mcp_call, mcp_approval_request, mcp_approval_response).',
+      'An input item (InputItem): a message (easy or with content parts), function_call, function_call_output, reasoning or item_reference.',
   },
 );
 export type InputItem = Static<typeof InputItem> & Record<string, unknown>;
@@ -139,6 +138,27 @@ export type InputItem = Static<typeof InputItem> & Record<string, unknown>;
 export const Input = Type.Union([Text, Type.Array(InputItem, { maxItems: 2048 })]);
 
 const StoredPart = Type.Union([InputText, InputImage, InputFile, OutputText, Refusal]);
+
+/**
+ * The item types of hosted tools (tools/hosted.ts): their shapes live with each tool under tools/; as
+ * stored and listed, an item of one of these types is passed through whole.
+ */
+export const HOSTED_ITEM_TYPES = [
+  'file_search_call',
+  'code_interpreter_call',
+  'mcp_list_tools',
+  'mcp_call',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'custom_tool_call',
+  'custom_tool_call_output',
+] as const;
+export type HostedItemType = (typeof HOSTED_ITEM_TYPES)[number];
+/** An item of a hosted tool (a `file_search_call`, an `mcp_call`…): its id and type; the rest is the tool's. */
+export type HostedItem = { id: string; type: HostedItemType; status?: string } & Record<string, unknown>;
+export const HostedItemSchema = Type.Unsafe<HostedItem>(
+  Type.Object({ id: Type.String(), type: Type.Enum(HOSTED_ITEM_TYPES) }, { additionalProperties: true }),
+);
 
 /** An item as stored and listed (ItemResource): every item has an `id`. */
 export const ItemResource = Type.Union([
@@ -172,10 +192,7 @@ export const ItemResource = Type.Union([
     encrypted_content: Type.Optional(Nullable(Type.String())),
     status: Type.Optional(ItemStatus),
   }),
-  McpListToolsItem,
-  McpCallItem,
-  McpApprovalRequestItem,
-  McpApprovalResponseItem,
+  HostedItemSchema,
 ]);
 export type ItemResource = Static<typeof ItemResource>;
 

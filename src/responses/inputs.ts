@@ -12,8 +12,8 @@ import * as itemsStore from './items-store.js';
 import type { ItemEntry } from './items-store.js';
 import { fetchUrl, imageInfo, MAX_FILE_BYTES, MAX_IMAGE_BYTES, readDataUrl, type Fetched } from './media.js';
 import { openReasoning } from './reasoning.js';
+import { hostedInputItem } from './tools/input-items.js';
 import * as store from './store.js';
-import * as mcp from './tools/mcp-items.js';
 
 /**
  * The input of a response (or of a conversation's items): each item checked by its kind, item references
@@ -41,19 +41,13 @@ declare module '../core/module.js' {
   }
 }
 
-type Checked = { ref: string } | ItemResource;
+type Checked = { ref: string; item?: undefined } | { ref?: undefined; item: ItemResource };
 
 const checkMessage = partChecker<S.MessageInput>(S.MessageInput);
 const checkFunctionCall = partChecker<S.FunctionCallInput>(S.FunctionCallInput);
 const checkFunctionOutput = partChecker<S.FunctionCallOutputInput>(S.FunctionCallOutputInput);
 const checkReasoning = partChecker<S.ReasoningInput>(S.ReasoningInput);
 const checkReference = partChecker<{ id: string }>(S.ItemReference);
-const MCP_ITEMS: Record<string, (data: unknown, at: string) => Parameters<typeof mcp.storedMcpItem>[0]> = {
-  mcp_list_tools: partChecker(mcp.McpListToolsInput),
-  mcp_call: partChecker(mcp.McpCallInput),
-  mcp_approval_request: partChecker(mcp.McpApprovalRequestInput),
-  mcp_approval_response: partChecker(mcp.McpApprovalResponseInput),
-};
 const PARTS: Record<string, (data: unknown, at: string) => S.ContentPart> = {
   input_text: partChecker(S.InputText),
   input_image: partChecker(S.InputImage),
@@ -61,7 +55,7 @@ const PARTS: Record<string, (data: unknown, at: string) => S.ContentPart> = {
   output_text: partChecker(S.OutputText),
   refusal: partChecker(S.Refusal),
 };
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', ...mcp.MCP_ITEM_TYPES];
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference'];
 /** The content parts each role may send. */
 const ROLE_PARTS: Record<string, string[]> = {
   user: ['input_text', 'input_image', 'input_file'],
@@ -105,6 +99,11 @@ function checkPart(raw: unknown, at: string, allowed: string[]): S.ContentPart {
 
 /** Checks one input item at `at` by its `type` (a message may leave it out, as may an item reference). */
 function checkItem(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): Checked {
+  const checked = checkItemResource(ctx, raw, at);
+  return 'type' in checked ? { item: checked } : { ref: checked.ref };
+}
+
+function checkItemResource(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): { ref: string } | ItemResource {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalid(
       `Invalid type for '${at}': expected an object, but got ${raw === null ? 'null' : typeof raw} instead.`,
@@ -161,17 +160,16 @@ function checkItem(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): Checked {
     }
     case 'item_reference':
       return { ref: checkReference(raw, p).id };
-    case 'mcp_list_tools':
-    case 'mcp_call':
-    case 'mcp_approval_request':
-    case 'mcp_approval_response':
-      return mcp.storedMcpItem(MCP_ITEMS[type as string](raw, p));
-    default:
+    default: {
+      // A hosted tool's item passed back (its own output, an approval response): its tool checks it.
+      const hosted = typeof type === 'string' ? hostedInputItem(type) : undefined;
+      if (hosted) return hosted.check(r, at);
       throw invalid(
         `Invalid value for '${at}.type': ${JSON.stringify(type)}. Supported values are: ${ITEM_TYPES.map((t) => `'${t}'`).join(', ')}.`,
         `${at}.type`,
         'invalid_value',
       );
+    }
   }
 }
 
@@ -277,11 +275,8 @@ async function messageOf(ctx: Ctx, projectId: string, item: ItemResource, at: st
       if (typeof item.encrypted_content === 'string')
         await openReasoning(ctx, projectId, item.encrypted_content, `${at}.encrypted_content`);
       return null;
-    case 'mcp_call':
-      return mcp.historyMessage(item);
     default:
-      // A server's list and an approval's request and answer: the turn reads them (tools/mcp.ts), the model does not.
-      return null;
+      return hostedInputItem(item.type)?.message?.(item) ?? null;
   }
 }
 
@@ -315,13 +310,13 @@ export async function readInput(
   const out: ItemEntry[] = [];
   for (const [i, raw] of input.entries()) {
     const checked = checkItem(ctx, raw, `${at}[${i}]`);
-    if ('ref' in checked) {
+    if (checked.ref !== undefined) {
       const found =
         (await itemsStore.findItem(ctx.store.db, projectId, checked.ref)) ??
         (await ctx.services.conversations?.findItem(ctx.store.db, projectId, checked.ref));
       if (!found) throw notFound('item', checked.ref, `${at}[${i}].id`);
       out.push(found);
-    } else out.push({ item: checked, message: await messageOf(ctx, projectId, checked, `${at}[${i}]`) });
+    } else out.push({ item: checked.item, message: await messageOf(ctx, projectId, checked.item, `${at}[${i}]`) });
   }
   return out;
 }
@@ -337,7 +332,6 @@ export function outputEntry(item: ItemResource): ItemEntry {
       },
     };
   if (item.type === 'function_call') return { item, message: callMessage(item) };
-  if (item.type === 'mcp_call') return { item, message: mcp.historyMessage(item) };
   return { item, message: null };
 }
 
