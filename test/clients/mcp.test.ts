@@ -17,8 +17,16 @@ const MODELS = {
   '*': {
     provider: 'builtin',
     rules: [
-      { match: 'echo hello', tool_calls: [{ name: 'echo', arguments: { text: 'hello' } }], after_tool_outputs: 'The server said: {{output}}.' },
-      { match: 'add two and three', tool_calls: [{ name: 'add', arguments: { a: 2, b: 3 } }], after_tool_outputs: 'The sum is {{output}}.' },
+      {
+        match: 'echo hello',
+        tool_calls: [{ name: 'echo', arguments: { text: 'hello' } }],
+        after_tool_outputs: 'The server said: {{output}}.',
+      },
+      {
+        match: 'add two and three',
+        tool_calls: [{ name: 'add', arguments: { a: 2, b: 3 } }],
+        after_tool_outputs: 'The sum is {{output}}.',
+      },
       { match: 'who am i', tool_calls: [{ name: 'whoami', arguments: {} }], after_tool_outputs: 'You are {{output}}.' },
     ],
   },
@@ -146,7 +154,12 @@ describe.each(dialects())('remote MCP servers (%s)', (dialect) => {
     expect(declined.output_text).toBe('The sum is The user declined this call to add. The reason given: not now.');
     expect(server.calls.length).toBe(calls + 1);
     const inputs = await client.responses.inputItems.list(declined.id);
-    expect(inputs.data[0]).toMatchObject({ type: 'mcp_approval_response', approval_request_id: request.id, approve: false, reason: 'not now' });
+    expect(inputs.data[0]).toMatchObject({
+      type: 'mcp_approval_response',
+      approval_request_id: request.id,
+      approve: false,
+      reason: 'not now',
+    });
 
     await expect(
       client.responses.create({
@@ -206,7 +219,9 @@ describe.each(dialects())('remote MCP servers (%s)', (dialect) => {
     expect(r.output[0]).toMatchObject({
       type: 'mcp_list_tools',
       tools: [],
-      error: expect.stringMatching(/^Error retrieving tool list from MCP server 'private': refusing to connect to 10\.1\.2\.3 .*private address/),
+      error: expect.stringMatching(
+        /^Error retrieving tool list from MCP server 'private': refusing to connect to 10\.1\.2\.3 .*private address/,
+      ),
     });
     expect(r.output_text).toBe('You said: Please echo hello');
     await expect(
@@ -265,7 +280,7 @@ describe.each(dialects())('remote MCP servers (%s)', (dialect) => {
       ],
     });
     const result = await run(agent, 'Please add two and three');
-    expect(asked).toEqual(['mcp_approval_request']);
+    expect(asked).toEqual(['add']);
     expect(result.finalOutput).toBe('The sum is 5.');
   });
 });

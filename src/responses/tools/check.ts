@@ -1,4 +1,5 @@
 import { invalid } from '../../core/errors.js';
+import type { Ctx } from '../../core/module.js';
 import { partChecker } from '../../core/validation.js';
 import { HOSTED_TOOL_TYPES, type CreateResponseRequest, type FunctionTool, type HostedToolEntry, type ToolEntry } from '../schemas.js';
 import { FunctionToolSchema } from '../schemas.js';
@@ -49,4 +50,17 @@ export function checkHostedChoice(body: CreateResponseRequest, hosted: readonly 
   if (!hosted.some((t) => t.type === choice.type)) unsupportedTool(choice.type, 'tool_choice.type');
   if (!body.tools?.some((t) => t.type === choice.type))
     throw invalid(`Tool choice '${choice.type}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
+}
+
+/** The hosted types' checks against the store (`HostedTool.admit`), before the response is made. */
+export async function admitHosted(
+  ctx: Ctx,
+  projectId: string,
+  body: CreateResponseRequest,
+  hosted: readonly HostedTool[] = HOSTED_TOOLS,
+): Promise<void> {
+  for (const tool of hosted) {
+    const entries = (body.tools ?? []).filter((t) => t.type === tool.type) as HostedToolEntry[];
+    if (entries.length) await tool.admit?.(entries, ctx, projectId, body);
+  }
 }

@@ -39,11 +39,19 @@ type PriorItem = { type: string } & Record<string, unknown>;
 /** How far back a turn looks for a server's list and an approval's request (responses of a `previous_response_id` chain). */
 const MAX_CHAIN = 64;
 
-/** The MCP items of the responses a `previous_response_id` continues, newest response first. */
-async function chainItems(ctx: Ctx, projectId: string, previousId: string | null | undefined): Promise<PriorItem[]> {
+/**
+ * The items of the responses a `previous_response_id` continues, newest response first, read until
+ * `enough` says what was looked for is found (or the chain ends).
+ */
+async function chainItems(
+  ctx: Ctx,
+  projectId: string,
+  previousId: string | null | undefined,
+  enough: (items: PriorItem[]) => boolean,
+): Promise<PriorItem[]> {
   const out: PriorItem[] = [];
   let id = previousId ?? null;
-  for (let hop = 0; id && hop < MAX_CHAIN; hop++) {
+  for (let hop = 0; id && hop < MAX_CHAIN && !enough(out); hop++) {
     const row = await store.getResponse(ctx.store.db, projectId, id);
     if (!row) break;
     const payload = JSON.parse(row.payload) as { output?: PriorItem[]; previous_response_id?: string | null };
@@ -107,9 +115,14 @@ export class McpTurn {
       labels.add(tool.server_label);
     }
     const approvals = request.input.filter((i) => i.type === 'mcp_approval_response') as unknown as McpApprovalResponseItem[];
+    // Looked for: each server's last list, each answered approval's request.
+    const found = (items: PriorItem[]) =>
+      [...labels].every((l) => items.some((p) => p.type === 'mcp_list_tools' && p.server_label === l && !p.error)) &&
+      approvals.every((a) => items.some((p) => p.type === 'mcp_approval_request' && p.id === a.approval_request_id));
+    const own = [...request.input].reverse();
     const prior = [
-      ...[...request.input].reverse(),
-      ...(approvals.length || labels.size ? await chainItems(ctx, projectId, request.previous_response_id) : []),
+      ...own,
+      ...(found(own) ? [] : await chainItems(ctx, projectId, request.previous_response_id, (items) => found([...own, ...items]))),
     ];
     const answered = approvals.map((a): Answered => {
       const req = prior.find((p) => p.type === 'mcp_approval_request' && p.id === a.approval_request_id) as
