@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStandin, type TestStandin } from '../../../test/helpers.js';
-import { startHostileServer, startTestMcpServer, type TestMcpServer } from '../../../test/responses/mcp-server.js';
+import { rpcReply, startHostileServer, startTestMcpServer, type TestMcpServer } from '../../../test/responses/mcp-server.js';
 import { checkMcpTool, isAllowed, needsApproval, type McpTool } from './mcp-config.js';
 import type { McpItem } from './mcp-items.js';
 import { McpTurn, type McpOutput, type McpRequest } from './mcp.js';
@@ -21,8 +21,8 @@ function recorder() {
 }
 
 /** A turn opened and each server prepared, as the loop does. */
-async function prepare(s: TestStandin, request: McpRequest, out: McpOutput) {
-  const turn = await McpTurn.open(s.ctx, 'proj_demo', request);
+async function prepare(s: TestStandin, request: McpRequest, out: McpOutput, opts = {}) {
+  const turn = await McpTurn.open(s.ctx, 'proj_demo', request, opts);
   const messages = [];
   for (const { tool } of request.tools) messages.push(...(await turn.prepare(tool, out)));
   return { turn, messages };
@@ -236,5 +236,55 @@ describe('an MCP turn', () => {
     } finally {
       await h.close();
     }
+  });
+
+  it('answers hostile servers with failed items, each bounded: a redirect elsewhere, a hang, a flood', async () => {
+    const redirect = await startHostileServer((_rpc, res) => void res.writeHead(302, { location: 'http://169.254.169.254/' }).end(), false);
+    const hostile = await startHostileServer((rpc, res) => {
+      if (rpc.method === 'tools/list')
+        return rpcReply(res, rpc.id, {
+          tools: [
+            { name: 'hang', inputSchema: { type: 'object' } },
+            { name: 'flood', inputSchema: { type: 'object' } },
+          ],
+        });
+      const name = (rpc as { params?: { name?: string } }).params?.name;
+      if (name === 'flood') rpcReply(res, rpc.id, { content: [{ type: 'text', text: 'z'.repeat(2 * 1024 * 1024) }] });
+      // `hang`: never answered
+    });
+    const { items, out } = recorder();
+    const started = performance.now();
+    try {
+      const { turn } = await prepare(
+        s,
+        {
+          tools: [
+            { tool: { type: 'mcp', server_label: 'elsewhere', server_url: redirect.url }, at: 'tools[0]' },
+            { tool: { type: 'mcp', server_label: 'hostile', server_url: hostile.url, require_approval: 'never' }, at: 'tools[1]' },
+          ],
+          input: [],
+        },
+        out,
+        { limits: { connectMs: 1_000, listMs: 1_000, callMs: 500, maxResponseBytes: 1024 * 1024 } },
+      );
+      expect(items[0]).toMatchObject({
+        server_label: 'elsewhere',
+        error: expect.stringContaining('Redirect to http://169.254.169.254/ not followed'),
+      });
+      expect(await turn.call('hostile', 'hang', '{}', out)).toMatchObject({
+        item: { status: 'failed', error: { type: 'mcp_protocol_error', code: -32001, message: expect.stringMatching(/timed out/i) } },
+      });
+      expect(await turn.call('hostile', 'flood', '{}', out)).toMatchObject({
+        item: {
+          status: 'failed',
+          error: { type: 'mcp_protocol_error', message: `the MCP server's answer is larger than ${1024 * 1024} bytes` },
+        },
+      });
+      await turn.close();
+    } finally {
+      await redirect.close();
+      await hostile.close();
+    }
+    expect(performance.now() - started).toBeLessThan(6_000);
   });
 });
