@@ -16,7 +16,7 @@ import { CreateResponseBody, isFunctionTool, type CreateResponseRequest, type Re
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey, lastSeq } from './stream-store.js';
 import * as store from './store.js';
-import { admitHosted, checkHostedChoice, checkTools } from './tools/check.js';
+import { admitHosted, checkHostedChoice, checkTools, echoHosted } from './tools/check.js';
 import { runLoop } from './tools/loop.js';
 
 /** Job kind that runs one background response. */
@@ -110,7 +110,7 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: (body.tools ?? []).map((t) => (isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : t)),
+    tools: (body.tools ?? []).map((t) => (isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : echoHosted(t))),
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',

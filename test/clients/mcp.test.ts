@@ -206,6 +206,10 @@ describe.each(dialects())('remote MCP servers (%s)', (dialect) => {
       tools: [mcp({ require_approval: 'never', authorization: 'tok-123', headers: { 'X-Team': 'blue' } })],
     });
     expect(r.output_text).toBe('You are Bearer tok-123.');
+    // The credentials reach the server only: the response shows neither.
+    expect(r.tools[0]).not.toHaveProperty('authorization');
+    expect((r.tools[0] as { headers?: unknown }).headers).toEqual({ 'X-Team': '[redacted]' });
+    expect(JSON.stringify((await client.responses.retrieve(r.id)).tools)).not.toContain('tok-123');
     expect(server.headers.slice(before).every((h) => h['x-team'] === 'blue')).toBe(true);
   });
 

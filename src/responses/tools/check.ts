@@ -64,3 +64,8 @@ export async function admitHosted(
     if (entries.length) await tool.admit?.(entries, ctx, projectId, body);
   }
 }
+
+/** A hosted entry as the response echoes it (`HostedTool.echo`: an MCP tool's credentials left out). */
+export function echoHosted(entry: HostedToolEntry, hosted: readonly HostedTool[] = HOSTED_TOOLS): HostedToolEntry {
+  return hosted.find((t) => t.type === entry.type)?.echo?.(entry) ?? entry;
+}

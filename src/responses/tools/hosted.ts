@@ -86,6 +86,8 @@ export interface HostedTool<E extends HostedToolEntry = HostedToolEntry> {
   call(entry: E, name: string, args: string, hctx: HostedContext): Promise<HostedCallResult>;
   /** The annotations of the final answer's text (file citations): added to its `output_text` before it closes. */
   annotate?(text: string, hctx: HostedContext): Record<string, unknown>[];
+  /** The entry as the response shows it (and stores it): its secrets left out. The entry itself by default. */
+  echo?(entry: E): HostedToolEntry;
   /** Items of its types accepted in `input`. */
   inputItems?: Partial<Record<HostedItemType, HostedInputItem>>;
 }

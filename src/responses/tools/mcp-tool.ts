@@ -101,6 +101,12 @@ export const mcpTool: HostedTool<Entry> = {
   async finish(hctx) {
     await (hctx.state.get(STATE) as McpTurn | undefined)?.close();
   },
+  echo(entry) {
+    // The token and the header values reach the server only: a stored, retrievable response shows neither.
+    const { authorization: _token, ...shown } = entry;
+    if (shown.headers) shown.headers = Object.fromEntries(Object.keys(shown.headers).map((k) => [k, '[redacted]']));
+    return shown;
+  },
   inputItems: {
     mcp_list_tools: inputItem(items.McpListToolsInput),
     mcp_call: inputItem(items.McpCallInput),
