@@ -69,3 +69,11 @@ export async function admitHosted(
 export function echoHosted(entry: HostedToolEntry, hosted: readonly HostedTool[] = HOSTED_TOOLS): HostedToolEntry {
   return hosted.find((t) => t.type === entry.type)?.echo?.(entry) ?? entry;
 }
+
+/** Each hosted entry's `checkAccess` (what it names exists in the project), in order. */
+export async function checkToolAccess(ctx: Ctx, projectId: string, tools: readonly ToolEntry[] | undefined, hosted = HOSTED_TOOLS) {
+  for (const [i, entry] of (tools ?? []).entries()) {
+    const tool = hosted.find((t) => t.type === entry.type);
+    if (tool?.checkAccess) await tool.checkAccess(entry as HostedToolEntry, ctx, projectId, `tools[${i}]`);
+  }
+}

@@ -80,6 +80,11 @@ export interface HostedTool<E extends HostedToolEntry = HostedToolEntry> {
   admit?(entries: readonly E[], ctx: Ctx, projectId: string, body: CreateResponseRequest): Promise<void>;
   /** The response ended (whatever way): what the type holds open for it (MCP sessions) is let go. */
   finish?(hctx: HostedContext): Promise<void>;
+  /**
+   * Checks, before the response is made, what the entry names within the project (a vector store, a
+   * container): a 404 or 400 naming `at`'s member, as the platform answers the request itself.
+   */
+  checkAccess?(entry: E, ctx: Ctx, projectId: string, at: string): Promise<void>;
   /** The functions the model is offered for this entry (after `prepare`). */
   functions(entry: E, hctx: HostedContext): HostedFunction[];
   /** Executes the model's call of `name` (the function's own name, not the loop's renaming) with its JSON `args`. */
