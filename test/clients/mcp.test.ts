@@ -237,6 +237,34 @@ describe.each(dialects())('remote MCP servers (%s)', (dialect) => {
     ).rejects.toMatchObject({ status: 400, param: 'tools[0].connector_id', message: expect.stringContaining('connector_gmail') });
   });
 
+  it('calls a tool the message names (no rule), and runs MCP in a background response', async () => {
+    const r = await client.responses.create({
+      model: 'gpt-4.1',
+      input: 'Please use whoami now',
+      tools: [mcp({ require_approval: 'never' })],
+    });
+    expect(r.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(r.output[1]).toMatchObject({ name: 'whoami', arguments: '{}', output: 'nobody' });
+    expect(r.output_text).toBe('whoami returned: nobody');
+
+    const queued = await client.responses.create({
+      model: 'gpt-4.1',
+      input: 'Please echo hello',
+      background: true,
+      tools: [mcp({ require_approval: 'never', authorization: 'bg-token' })],
+    });
+    expect(queued.status).toBe('queued');
+    expect(queued.tools[0]).not.toHaveProperty('authorization');
+    let done = queued;
+    for (let i = 0; i < 200 && (done.status === 'queued' || done.status === 'in_progress'); i++) {
+      await new Promise((res) => setTimeout(res, 50));
+      done = await client.responses.retrieve(queued.id);
+    }
+    expect(done.status).toBe('completed');
+    expect(done.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(done.output_text).toBe('The server said: echo: hello.');
+  });
+
   it('runs the Agents SDK’s hostedMcpTool without approval', async () => {
     const agent = new Agent({
       name: 'Echo',
