@@ -38,6 +38,10 @@ describe('redaction by shape', () => {
     const json = redactJson({ messages: [{ role: 'user', content: `my key: ${SECRETS.project}` }], [SECRETS.admin]: 1 });
     expect(JSON.stringify(json)).not.toMatch(/sk-/);
     expect(json).toEqual({ messages: [{ role: 'user', content: 'my key: [redacted]' }], '[redacted]': 1 });
+    // An MCP tool's credentials: its `authorization` and an Authorization header.
+    expect(redactJson({ tools: [{ type: 'mcp', authorization: 'opaque-token', headers: { Authorization: 'Bearer opaque' } }] })).toEqual({
+      tools: [{ type: 'mcp', authorization: '[redacted]', headers: { Authorization: '[redacted]' } }],
+    });
   });
 
   it('masks known secrets of any form verbatim, and leaves ordinary text alone', () => {

@@ -14,8 +14,9 @@ const SECRET_HEADERS = new Set([
   'openai-api-key',
   'api-key',
 ]);
-/** Body fields that hold secrets (keys, signing secrets, tokens, passwords). */
-const SECRET_FIELD = /(^|_)(secret|password|token|api_key|admin_key|key_value|private_key|client_secret|assertion)$|^(value|secret|key)$/i;
+/** Body fields that hold secrets (keys, signing secrets, tokens, passwords; an MCP tool's `authorization` and its Authorization header). */
+const SECRET_FIELD =
+  /(^|_)(secret|password|token|api_key|admin_key|key_value|private_key|client_secret|assertion)$|^(value|secret|key|authorization)$/i;
 
 /** Known secrets to mask verbatim besides the shapes (the admin key in force, whatever its form). */
 export type ExtraSecrets = () => readonly string[];

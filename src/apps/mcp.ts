@@ -83,6 +83,8 @@ export interface ConnectOptions {
   stderr?: 'inherit' | 'ignore' | 'pipe';
   /** The fetch of URL transports (the app host passes one through the SSRF-guarded outbound client). */
   fetch?: FetchLike;
+  /** Advertise the MCP Apps extension and send the locale on initialize (default true; the Responses API's `mcp` tool renders no app). */
+  apps?: boolean;
 }
 
 /**
@@ -140,8 +142,9 @@ function serverEnv(getDefaultEnvironment: () => Record<string, string>): Record<
 /** Connects an MCP client to a server, advertising the MCP Apps extension; for `auto` URLs, Streamable HTTP then SSE. */
 export async function connectServer(spec: ServerSpec, opts: ConnectOptions): Promise<Client> {
   const { Client, SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport, getDefaultEnvironment } = await sdk();
-  const meta = { [`${opts.vendor}/locale`]: opts.locale ?? 'en-US' };
-  const make = () => new Client({ name: opts.clientName ?? 'standin', version: '0.1.0' }, { capabilities: CAPABILITIES });
+  const apps = opts.apps !== false;
+  const meta = apps ? { [`${opts.vendor}/locale`]: opts.locale ?? 'en-US' } : {};
+  const make = () => new Client({ name: opts.clientName ?? 'standin', version: '0.1.0' }, { capabilities: apps ? CAPABILITIES : {} });
   const timeout = opts.timeoutMs ?? 15_000;
   const attempt = async (t: Transport) => {
     const client = make();
@@ -187,14 +190,16 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
   }
 }
 
-/** Lists every tool, following `nextCursor` (bounded). */
-export async function listAllTools(client: Client): Promise<ToolDescriptor[]> {
+/** Lists every tool, following `nextCursor` (bounded: 100 pages, and `maxTools` tools when given). */
+export async function listAllTools(client: Client, limits: { maxTools?: number; timeoutMs?: number } = {}): Promise<ToolDescriptor[]> {
   const tools: ToolDescriptor[] = [];
   const { RawToolList } = await sdk();
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
-    const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolList);
+    const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, RawToolList, { timeout: limits.timeoutMs });
     tools.push(...r.tools);
+    if (limits.maxTools !== undefined && tools.length > limits.maxTools)
+      throw new Error(`the server lists more than ${limits.maxTools} tools`);
     cursor = r.nextCursor;
     if (!cursor) break;
   }

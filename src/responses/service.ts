@@ -16,7 +16,7 @@ import { CreateResponseBody, isFunctionTool, type CreateResponseRequest, type Re
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey } from './stream-store.js';
 import * as store from './store.js';
-import { checkHostedChoice, checkToolAccess, checkTools } from './tools/check.js';
+import { admitHosted, checkHostedChoice, checkToolAccess, checkTools, echoHosted } from './tools/check.js';
 import { runLoop } from './tools/loop.js';
 
 /** Job kind that runs one background response. */
@@ -110,7 +110,7 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: (body.tools ?? []).map((t) => (isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : t)),
+    tools: (body.tools ?? []).map((t) => (isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : echoHosted(t))),
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',
@@ -201,6 +201,7 @@ export async function createResponse(
     throw invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model', 'model_not_found');
   await checkToolAccess(ctx, projectId, body.tools);
   const prepared = await prepareTurn(ctx, projectId, body);
+  await admitHosted(ctx, projectId, body);
   const messages = prepared.messages;
   const id = newId('resp', ctx.clock);
 

@@ -73,9 +73,12 @@ function loosenField(schemas: Record<string, any>, name: string, field: string, 
     return;
   }
   // The field is the component's own, or one of an `allOf` member written inline.
-  const holder = [schemas[name], ...(schemas[name].allOf ?? [])].find((m) => m.properties && field in m.properties);
+  // (A field the document requires but never defines can only be let absent.)
+  const holder = [schemas[name], ...(schemas[name].allOf ?? [])].find(
+    (m) => (m.properties && field in m.properties) || (allow === 'absent' && m.required?.includes(field)),
+  );
   if (!holder) throw new Error(`deviations.ts names '${name}.${field}', which the document does not declare`);
-  const props = holder.properties;
+  const props = holder.properties ?? {};
   if (allow === 'absent') holder.required = (holder.required ?? []).filter((r: string) => r !== field);
   else if (allow === 'any') props[field] = {};
   else if (allow === 'null') props[field] = { anyOf: [props[field], { type: 'null' }] };

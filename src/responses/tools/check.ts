@@ -52,6 +52,24 @@ export function checkHostedChoice(body: CreateResponseRequest, hosted: readonly 
     throw invalid(`Tool choice '${choice.type}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
 }
 
+/** The hosted types' checks against the store (`HostedTool.admit`), before the response is made. */
+export async function admitHosted(
+  ctx: Ctx,
+  projectId: string,
+  body: CreateResponseRequest,
+  hosted: readonly HostedTool[] = HOSTED_TOOLS,
+): Promise<void> {
+  for (const tool of hosted) {
+    const entries = (body.tools ?? []).filter((t) => t.type === tool.type) as HostedToolEntry[];
+    if (entries.length) await tool.admit?.(entries, ctx, projectId, body);
+  }
+}
+
+/** A hosted entry as the response echoes it (`HostedTool.echo`: an MCP tool's credentials left out). */
+export function echoHosted(entry: HostedToolEntry, hosted: readonly HostedTool[] = HOSTED_TOOLS): HostedToolEntry {
+  return hosted.find((t) => t.type === entry.type)?.echo?.(entry) ?? entry;
+}
+
 /** Each hosted entry's `checkAccess` (what it names exists in the project), in order. */
 export async function checkToolAccess(ctx: Ctx, projectId: string, tools: readonly ToolEntry[] | undefined, hosted = HOSTED_TOOLS) {
   for (const [i, entry] of (tools ?? []).entries()) {

@@ -44,7 +44,11 @@ export interface HostedFunction {
 export interface HostedCallResult {
   /** The text of the tool message fed back to the model. */
   output: string;
-  /** Ends the turn after this round's calls, without another model call (an MCP approval request). */
+  /**
+   * The call is held, not run (an MCP approval request): the turn ends after this round's calls without
+   * another model call, and the model's history keeps no trace of this call (`output` is not used); a
+   * later turn shows it with its outcome.
+   */
   stop?: boolean;
 }
 
@@ -65,18 +69,30 @@ export interface HostedTool<E extends HostedToolEntry = HostedToolEntry> {
   /** The request-wide rules of its entries together (e.g. an `include` value, a duplicate). */
   checkRequest?(entries: readonly E[], body: CreateResponseRequest): void;
   /**
+   * Work before the first model call of the response (MCP lists its server's tools, writing an item);
+   * the messages it returns (the calls an MCP approval answered, with their outputs) follow the input.
+   */
+  prepare?(entry: E, hctx: HostedContext): Promise<void | ChatMessage[]>;
+  /**
+   * Checks, before the response is made, what the request's entries of this type refer to that only the
+   * store knows (an MCP approval response's request): a 400 naming the member, as a request check.
+   */
+  admit?(entries: readonly E[], ctx: Ctx, projectId: string, body: CreateResponseRequest): Promise<void>;
+  /** The response ended (whatever way): what the type holds open for it (MCP sessions) is let go. */
+  finish?(hctx: HostedContext): Promise<void>;
+  /**
    * Checks, before the response is made, what the entry names within the project (a vector store, a
    * container): a 404 or 400 naming `at`'s member, as the platform answers the request itself.
    */
   checkAccess?(entry: E, ctx: Ctx, projectId: string, at: string): Promise<void>;
-  /** Work before the first model call of the response (MCP lists its server's tools, writing an item). */
-  prepare?(entry: E, hctx: HostedContext): Promise<void>;
   /** The functions the model is offered for this entry (after `prepare`). */
   functions(entry: E, hctx: HostedContext): HostedFunction[];
   /** Executes the model's call of `name` (the function's own name, not the loop's renaming) with its JSON `args`. */
   call(entry: E, name: string, args: string, hctx: HostedContext): Promise<HostedCallResult>;
   /** The annotations of the final answer's text (file citations): added to its `output_text` before it closes. */
   annotate?(text: string, hctx: HostedContext): Record<string, unknown>[];
+  /** The entry as the response shows it (and stores it): its secrets left out. The entry itself by default. */
+  echo?(entry: E): HostedToolEntry;
   /** Items of its types accepted in `input`. */
   inputItems?: Partial<Record<HostedItemType, HostedInputItem>>;
 }

@@ -82,9 +82,24 @@ export async function runLoop(
   streamed: boolean,
   tools: readonly HostedTool[] = HOSTED_TOOLS,
 ): Promise<LoopEnd> {
-  const { ctx, writer, body } = hctx;
   const entries = usable(hctx, tools);
-  for (const { tool, entry } of entries) await tool.prepare?.(entry, hctx);
+  try {
+    return await runRounds(hctx, base, streamed, entries);
+  } finally {
+    for (const tool of new Set(entries.map((e) => e.tool))) await tool.finish?.(hctx).catch(() => {});
+  }
+}
+
+async function runRounds(
+  hctx: HostedContext,
+  base: ChatRequest,
+  streamed: boolean,
+  entries: { tool: HostedTool; entry: HostedToolEntry }[],
+): Promise<LoopEnd> {
+  const { ctx, writer, body } = hctx;
+  // What a tool's preparation shows the model (an approved MCP call and its output) follows the input.
+  const prepared: ChatMessage[] = [];
+  for (const { tool, entry } of entries) prepared.push(...((await tool.prepare?.(entry, hctx)) ?? []));
   const clientTools = base.tools ?? [];
   const offered = offer(hctx, entries, new Set(clientTools.map((t) => t.function.name)));
   const choice = body.tool_choice;
@@ -93,8 +108,8 @@ export async function runLoop(
       ? [...offered.entries()].find(([, o]) => o.tool.type === choice.type)?.[0]
       : undefined;
   const maxCalls = body.max_tool_calls ?? null;
-  const messages = [...base.messages];
-  const rounds: ChatMessage[] = [];
+  const messages = [...base.messages, ...prepared];
+  const rounds: ChatMessage[] = [...prepared];
   let usage: ChatUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let calls = 0;
 
@@ -126,18 +141,26 @@ export async function runLoop(
     writer.round(result);
     // Calls beyond `max_tool_calls` are not run, and the model is not shown them.
     const run = maxCalls === null ? hostedCalls : hostedCalls.slice(0, maxCalls - calls);
-    const assistant: ChatMessage = { role: 'assistant', content: result.content, tool_calls: run };
     const outputs: ChatMessage[] = [];
+    const ran: typeof run = [];
     let stop = false;
     for (const call of run) {
       const o = offered.get(call.function.name)!;
       const out = await o.tool.call(o.entry, o.name, call.function.arguments, hctx);
-      outputs.push({ role: 'tool', tool_call_id: call.id, content: out.output });
-      stop ||= out.stop === true;
       calls++;
+      // A held call (an approval asked) did not run: the history shows it only once it has an outcome.
+      if (out.stop === true) {
+        stop = true;
+        continue;
+      }
+      ran.push(call);
+      outputs.push({ role: 'tool', tool_call_id: call.id, content: out.output });
     }
-    messages.push(assistant, ...outputs);
-    rounds.push(assistant, ...outputs);
+    if (ran.length || result.content) {
+      const assistant: ChatMessage = { role: 'assistant', content: result.content, ...(ran.length ? { tool_calls: ran } : {}) };
+      messages.push(assistant, ...outputs);
+      rounds.push(assistant, ...outputs);
+    }
     if (clientCalls.length || stop) {
       const final: ChatResult = {
         content: null,
