@@ -99,7 +99,7 @@ describe.each(dialects())('containers (%s)', (dialect) => {
     const touched = await upload(c.id, 'more.txt', 'more');
     expect(touched.status).toBe(200);
     const active = await client.containers.retrieve(c.id);
-    expect(active.last_active_at).toBeGreaterThan(c.last_active_at);
+    expect(active.last_active_at).toBeGreaterThan(c.last_active_at!);
     await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { duration: '61s' } });
     expect((await client.containers.retrieve(c.id)).status).toBe('expired');
     const refused = await upload(c.id, 'late.txt', 'late');

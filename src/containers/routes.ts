@@ -7,7 +7,7 @@ import { needs } from '../core/auth.js';
 import { invalid } from '../core/errors.js';
 import { validatorCompiler } from '../core/validation.js';
 import type { App, Ctx } from '../core/module.js';
-import { FORM_LIMITS, formError } from '../files/multipart.js';
+import { FORM_LIMITS, formError } from '../files/service.js';
 import * as S from './schemas.js';
 import * as svc from './service.js';
 

@@ -4,8 +4,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { idPattern, newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
 import type { ListPage, ListParams } from '../core/pagination.js';
-import { getFile as getPlatformFile, readFileBytes, type UploadPart } from '../files/service.js';
-import { checkPart } from '../files/multipart.js';
+import { checkPart, getFile as getPlatformFile, readFileBytes, type UploadPart } from '../files/service.js';
 import { DEFAULT_EXPIRY_MINUTES, type ContainerFileObject, type ContainerObject, type CreateContainerBody } from './schemas.js';
 import * as store from './store.js';
 
@@ -427,4 +426,14 @@ export async function executeInContainer(ctx: Ctx, projectId: string, containerI
 export async function containerFilePaths(ctx: Ctx, projectId: string, containerId: string): Promise<ContainerFileObject[]> {
   const c = CONTAINER_ID.test(containerId) ? await store.getContainer(ctx.store.db, projectId, containerId) : undefined;
   return c ? (await store.allFiles(ctx.store.db, containerId)).map(containerFileObject) : [];
+}
+
+/** The project of a container, by its id alone (the dashboard's search); undefined when none. */
+export async function locateContainer(ctx: Ctx, id: string): Promise<{ project_id: string } | undefined> {
+  return CONTAINER_ID.test(id) ? store.containerProject(ctx.store.db, id) : undefined;
+}
+
+/** The container and project of a container file, by its id alone (the dashboard's search). */
+export async function locateContainerFile(ctx: Ctx, id: string): Promise<{ project_id: string; container_id: string } | undefined> {
+  return CONTAINER_FILE_ID.test(id) ? store.fileContainer(ctx.store.db, id) : undefined;
 }

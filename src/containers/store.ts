@@ -136,3 +136,7 @@ export async function purgeExpiredContainers(exec: Exec, cutoffSeconds: number, 
 /** A container's project, in any project (the dashboard's search). */
 export const containerProject = (exec: Exec, id: string) =>
   exec.selectFrom('containers').select(['project_id']).where('id', '=', id).executeTakeFirst();
+
+/** A container file's container and project, in any project (the dashboard's search). */
+export const fileContainer = (exec: Exec, id: string) =>
+  exec.selectFrom('container_files').select(['project_id', 'container_id']).where('id', '=', id).executeTakeFirst();

@@ -15,6 +15,7 @@ import { RateLimits } from './pages/ratelimits.js';
 import { Runs } from './pages/runs.js';
 import { Identity } from './pages/identity.js';
 import { Files } from './pages/files.js';
+import { Containers } from './pages/containers.js';
 import { SignIn } from './pages/signin.js';
 import { NAV_PAGES, THEME_KEY } from './nav.js';
 
@@ -24,6 +25,7 @@ const VIEWS: Record<string, FunctionComponent> = {
   webhooks: Webhooks,
   runs: Runs,
   files: Files,
+  containers: Containers,
   'rate-limits': RateLimits,
   identity: Identity,
 };

@@ -12,6 +12,7 @@ export const NAV_PAGES: readonly NavPage[] = [
   { id: 'webhooks', title: 'Webhooks' },
   { id: 'runs', title: 'Runs' },
   { id: 'files', title: 'Files & batches' },
+  { id: 'containers', title: 'Containers' },
   { id: 'rate-limits', title: 'Rate limits' },
   { id: 'identity', title: 'Identity' },
 ];
