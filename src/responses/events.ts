@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { ChatChunk, ChatResult } from '../models/types.js';
+import type { HostedItem } from './input-schemas.js';
 import type { FunctionCallOutputItem, MessageOutput, OutputItem, ReasoningOutput, ResponseObject, ResponseStatus } from './schemas.js';
 
 /**
@@ -20,7 +21,8 @@ export interface Reasoning {
   encrypted?: (item: ReasoningOutput) => string;
 }
 
-const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
+/** A new output item id with its type's prefix (`msg`, `fc`, `fs`, `mcp`…). */
+export const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
 const copy = <T>(v: T): T => structuredClone(v);
 
 /** The terminal event of each final status (the document has none for a cancel: the stream just ends). */
@@ -88,6 +90,54 @@ export class ResponseWriter {
     this.emit('response.output_item.done', { output_index: index, item: copy(item) });
   }
 
+  /**
+   * A hosted tool's output item (`file_search_call`…) joins the output: the open message closes (text after
+   * it is a new message), `response.output_item.added` goes out, and its output index is returned.
+   */
+  addItem(item: HostedItem): number {
+    this.closeMessage('completed');
+    this.message = undefined;
+    const index = this.output.push(item) - 1;
+    this.emit('response.output_item.added', { output_index: index, item: copy(item) });
+    return index;
+  }
+
+  /** The output item at `index` (a hosted tool's, to read). */
+  item(index: number): OutputItem {
+    return this.output[index];
+  }
+
+  /** Changes members of the output item at `index` (no event: the tool emits its own with `event`). */
+  updateItem(index: number, patch: Record<string, unknown>): void {
+    Object.assign(this.output[index], patch);
+  }
+
+  /** `response.output_item.done` with the item at `index` as it is now. */
+  doneItem(index: number): void {
+    this.emit('response.output_item.done', { output_index: index, item: copy(this.output[index]) });
+  }
+
+  /** Any event of the document (`response.file_search_call.searching`…), numbered in the response's sequence. */
+  event(type: string, data: Record<string, unknown>): void {
+    this.emit(type, data);
+  }
+
+  /**
+   * A model round that called hosted tools: the text it wrote beside the calls (what a plain call did not
+   * stream) becomes a message of its own, closed before the tools' items.
+   */
+  round(result: ChatResult): void {
+    this.flushText(result);
+    this.closeMessage('completed');
+    this.message = undefined;
+  }
+
+  private flushText(result: ChatResult): void {
+    const text = result.content ?? '';
+    const streamed = this.message?.item.content[0].text ?? '';
+    if (text.length > streamed.length && text.startsWith(streamed)) this.chunk({ type: 'text', delta: text.slice(streamed.length) });
+  }
+
   /** A piece of the model's answer, as the provider streams it. */
   chunk(c: ChatChunk): void {
     if (c.type === 'text') {
@@ -134,6 +184,17 @@ export class ResponseWriter {
     return this.message;
   }
 
+  /** The annotations of the open message's text (file citations), each announced before the text is done. */
+  private annotate(annotate: (text: string) => Record<string, unknown>[]): void {
+    const m = this.message;
+    if (!m || m.item.status !== 'in_progress') return;
+    const part = m.item.content[0];
+    for (const annotation of annotate(part.text)) {
+      const annotation_index = part.annotations.push(annotation) - 1;
+      this.emit('response.output_text.annotation.added', { ...this.at(m), annotation_index, annotation: copy(annotation) });
+    }
+  }
+
   private closeMessage(status: 'completed' | 'incomplete'): void {
     const m = this.message;
     if (!m || m.item.status !== 'in_progress') return;
@@ -148,10 +209,8 @@ export class ResponseWriter {
    * The model's final result: what a provider did not stream is written now (a provider answering whole,
    * the text beyond what was streamed), the open items close, and the terminal event carries the response.
    */
-  finish(result: ChatResult): ResponseObject {
-    const text = result.content ?? '';
-    const streamed = this.message?.item.content[0].text ?? '';
-    if (text.length > streamed.length && text.startsWith(streamed)) this.chunk({ type: 'text', delta: text.slice(streamed.length) });
+  finish(result: ChatResult, annotate?: (text: string) => Record<string, unknown>[]): ResponseObject {
+    this.flushText(result);
     const calls = this.maxToolCalls === null ? result.tool_calls : result.tool_calls.slice(0, this.maxToolCalls);
     calls.forEach((call, index) => {
       const open = this.calls.get(index);
@@ -161,6 +220,7 @@ export class ResponseWriter {
     });
     const incomplete =
       result.finish_reason === 'length' ? 'max_output_tokens' : result.finish_reason === 'content_filter' ? 'content_filter' : null;
+    if (annotate) this.annotate(annotate);
     this.closeMessage(result.finish_reason === 'length' ? 'incomplete' : 'completed');
     for (const { item, index } of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
       item.status = 'completed';

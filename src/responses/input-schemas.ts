@@ -139,6 +139,27 @@ export const Input = Type.Union([Text, Type.Array(InputItem, { maxItems: 2048 })
 
 const StoredPart = Type.Union([InputText, InputImage, InputFile, OutputText, Refusal]);
 
+/**
+ * The item types of hosted tools (tools/hosted.ts): their shapes live with each tool under tools/; as
+ * stored and listed, an item of one of these types is passed through whole.
+ */
+export const HOSTED_ITEM_TYPES = [
+  'file_search_call',
+  'code_interpreter_call',
+  'mcp_list_tools',
+  'mcp_call',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'custom_tool_call',
+  'custom_tool_call_output',
+] as const;
+export type HostedItemType = (typeof HOSTED_ITEM_TYPES)[number];
+/** An item of a hosted tool (a `file_search_call`, an `mcp_call`…): its id and type; the rest is the tool's. */
+export type HostedItem = { id: string; type: HostedItemType; status?: string } & Record<string, unknown>;
+export const HostedItemSchema = Type.Unsafe<HostedItem>(
+  Type.Object({ id: Type.String(), type: Type.Enum(HOSTED_ITEM_TYPES) }, { additionalProperties: true }),
+);
+
 /** An item as stored and listed (ItemResource): every item has an `id`. */
 export const ItemResource = Type.Union([
   Type.Object({
@@ -171,6 +192,7 @@ export const ItemResource = Type.Union([
     encrypted_content: Type.Optional(Nullable(Type.String())),
     status: Type.Optional(ItemStatus),
   }),
+  HostedItemSchema,
 ]);
 export type ItemResource = Static<typeof ItemResource>;
 

@@ -12,6 +12,7 @@ import * as itemsStore from './items-store.js';
 import type { ItemEntry } from './items-store.js';
 import { fetchUrl, imageInfo, MAX_FILE_BYTES, MAX_IMAGE_BYTES, readDataUrl, type Fetched } from './media.js';
 import { openReasoning } from './reasoning.js';
+import { hostedInputItem } from './tools/input-items.js';
 import * as store from './store.js';
 
 /**
@@ -40,7 +41,7 @@ declare module '../core/module.js' {
   }
 }
 
-type Checked = { ref: string } | ItemResource;
+type Checked = { ref: string; item?: undefined } | { ref?: undefined; item: ItemResource };
 
 const checkMessage = partChecker<S.MessageInput>(S.MessageInput);
 const checkFunctionCall = partChecker<S.FunctionCallInput>(S.FunctionCallInput);
@@ -98,6 +99,11 @@ function checkPart(raw: unknown, at: string, allowed: string[]): S.ContentPart {
 
 /** Checks one input item at `at` by its `type` (a message may leave it out, as may an item reference). */
 function checkItem(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): Checked {
+  const checked = checkItemResource(ctx, raw, at);
+  return 'type' in checked ? { item: checked } : { ref: checked.ref };
+}
+
+function checkItemResource(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): { ref: string } | ItemResource {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalid(
       `Invalid type for '${at}': expected an object, but got ${raw === null ? 'null' : typeof raw} instead.`,
@@ -154,12 +160,16 @@ function checkItem(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): Checked {
     }
     case 'item_reference':
       return { ref: checkReference(raw, p).id };
-    default:
+    default: {
+      // A hosted tool's item passed back (its own output, an approval response): its tool checks it.
+      const hosted = typeof type === 'string' ? hostedInputItem(type) : undefined;
+      if (hosted) return hosted.check(r, at);
       throw invalid(
         `Invalid value for '${at}.type': ${JSON.stringify(type)}. Supported values are: ${ITEM_TYPES.map((t) => `'${t}'`).join(', ')}.`,
         `${at}.type`,
         'invalid_value',
       );
+    }
   }
 }
 
@@ -265,6 +275,8 @@ async function messageOf(ctx: Ctx, projectId: string, item: ItemResource, at: st
       if (typeof item.encrypted_content === 'string')
         await openReasoning(ctx, projectId, item.encrypted_content, `${at}.encrypted_content`);
       return null;
+    default:
+      return hostedInputItem(item.type)?.message?.(item) ?? null;
   }
 }
 
@@ -298,13 +310,13 @@ export async function readInput(
   const out: ItemEntry[] = [];
   for (const [i, raw] of input.entries()) {
     const checked = checkItem(ctx, raw, `${at}[${i}]`);
-    if ('ref' in checked) {
+    if (checked.ref !== undefined) {
       const found =
         (await itemsStore.findItem(ctx.store.db, projectId, checked.ref)) ??
         (await ctx.services.conversations?.findItem(ctx.store.db, projectId, checked.ref));
       if (!found) throw notFound('item', checked.ref, `${at}[${i}].id`);
       out.push(found);
-    } else out.push({ item: checked, message: await messageOf(ctx, projectId, checked, `${at}[${i}]`) });
+    } else out.push({ item: checked.item, message: await messageOf(ctx, projectId, checked.item, `${at}[${i}]`) });
   }
   return out;
 }

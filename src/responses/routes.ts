@@ -3,7 +3,7 @@ import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
 import { admissionText } from './inputs.js';
 import { CreateResponseBody, ResponseDeleted, ResponseObject, ResponseParams, RetrieveQuery } from './schemas.js';
-import { cancelResponse, createResponse, deleteResponse, getResponse, refuseHostedTools, usageOf } from './service.js';
+import { cancelResponse, createResponse, deleteResponse, getResponse, usageOf } from './service.js';
 import { followResponse, streamInRequest } from './stream.js';
 
 /** `/v1/responses`: create (plain or streamed), retrieve (or resume its stream), cancel, delete. */
@@ -14,8 +14,6 @@ export function responsesRoutes(app: App, ctx: Ctx): void {
     {
       config: { ...needs('responses', 'write'), ...modelLimited },
       schema: { tags, body: CreateResponseBody, response: { 200: ResponseObject } },
-      // A hosted tool is refused by its name before the schema, which would only say what a function lacks.
-      preValidation: async (req) => refuseHostedTools(req.body),
     },
     async (req, reply) => {
       const p = ctx.auth.principalOf(req);

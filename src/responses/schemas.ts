@@ -1,11 +1,11 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Deleted } from '../core/schemas.js';
-import { Input } from './input-schemas.js';
+import { HostedItemSchema, Input } from './input-schemas.js';
 
 /** Request and reply shapes of `/v1/responses` (CreateResponse and Response of the OpenAPI document). */
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
-const FunctionTool = Type.Object(
+export const FunctionToolSchema = Type.Object(
   {
     type: Type.Literal('function'),
     name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
@@ -33,7 +33,25 @@ const TextFormat = Type.Union([
   ),
 ]);
 
-/** The tool types of the document Standin does not run yet (hosted tools): refused by name (service.ts). */
+export type FunctionTool = Static<typeof FunctionToolSchema>;
+
+/**
+ * A hosted tool of a request (`file_search`, `mcp`…): its type picks its form, which its own file under
+ * tools/ checks (tools/hosted.ts); the body's schema only bounds it.
+ */
+export type HostedToolEntry = { type: string } & Record<string, unknown>;
+/** One member of `tools`: a function, or a hosted tool checked by its type (tools/check.ts). */
+export const ToolEntry = Type.Unsafe<FunctionTool | HostedToolEntry>(
+  Type.Object(
+    { type: Type.String({ maxLength: 64 }) },
+    { additionalProperties: true, maxProperties: 32, description: 'A tool (Tool): a function, or a hosted tool by its type.' },
+  ),
+);
+export type ToolEntry = FunctionTool | HostedToolEntry;
+/** True for a function tool (client-executed). */
+export const isFunctionTool = (t: ToolEntry): t is FunctionTool => t.type === 'function';
+
+/** The tool types of the document (docs/responses.md has the table of what each does on Standin). */
 export const HOSTED_TOOL_TYPES = [
   'file_search',
   'web_search',
@@ -136,7 +154,7 @@ export const CreateResponseBody = Type.Object(
     include: Type.Optional(Nullable(Type.Array(Type.Enum(INCLUDABLE), { maxItems: 16 }))),
     previous_response_id: Type.Optional(Nullable(Str(200))),
     conversation: Type.Optional(Nullable(ConversationRef)),
-    tools: Type.Optional(Type.Array(FunctionTool, { maxItems: 128 })),
+    tools: Type.Optional(Type.Array(ToolEntry, { maxItems: 128 })),
     tool_choice: Type.Optional(ToolChoice),
     parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
     text: Type.Optional(
@@ -212,7 +230,7 @@ const ReasoningOutput = Type.Object({
   summary: Type.Array(SummaryText),
   encrypted_content: Type.Optional(Nullable(Type.String())),
 });
-export const OutputItem = Type.Union([MessageOutput, FunctionCallOutputItem, ReasoningOutput]);
+export const OutputItem = Type.Union([MessageOutput, FunctionCallOutputItem, ReasoningOutput, HostedItemSchema]);
 export type OutputItem = Static<typeof OutputItem>;
 export type MessageOutput = Static<typeof MessageOutput>;
 export type FunctionCallOutputItem = Static<typeof FunctionCallOutputItem>;
@@ -249,7 +267,7 @@ export const ResponseObject = Type.Object({
   temperature: Type.Number(),
   text: Type.Object({ format: TextFormat, verbosity: Type.Optional(Verbosity) }),
   tool_choice: ToolChoice,
-  tools: Type.Array(FunctionTool),
+  tools: Type.Array(ToolEntry),
   top_logprobs: Type.Optional(Type.Integer()),
   top_p: Type.Number(),
   truncation: Type.String(),

@@ -12,10 +12,12 @@ import { ResponseWriter, type EventSink, type StreamEvent } from './events.js';
 import { builtinReasoning, DEFAULT_EFFORT, isReasoningModel, sealReasoning } from './reasoning.js';
 import { assemble, conversationIdOf, prepareTurn, recordTurn } from './inputs.js';
 import { deleteItems } from './items-store.js';
-import { CreateResponseBody, HOSTED_TOOL_TYPES, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
+import { CreateResponseBody, isFunctionTool, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey, lastSeq } from './stream-store.js';
 import * as store from './store.js';
+import { checkHostedChoice, checkTools } from './tools/check.js';
+import { runLoop } from './tools/loop.js';
 
 /** Job kind that runs one background response. */
 export const RUN_RESPONSE = 'response.run';
@@ -45,8 +47,10 @@ function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signa
     choice && typeof choice === 'object' && choice.type === 'allowed_tools'
       ? new Set(choice.tools.filter((t) => t.type === 'function').map((t) => String(t.name)))
       : undefined;
+  // The client's functions; the hosted tools' functions join them in the loop (tools/loop.ts).
   const tools: ChatTool[] | undefined = body.tools
-    ?.filter((t) => !allowed || allowed.has(t.name))
+    ?.filter(isFunctionTool)
+    .filter((t) => !allowed || allowed.has(t.name))
     .map((t) => ({
       type: 'function',
       function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict ?? null },
@@ -61,7 +65,9 @@ function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signa
         ? choice
         : choice.type === 'allowed_tools'
           ? choice.mode
-          : { type: 'function', function: { name: choice.name ?? '' } },
+          : choice.type === 'function'
+            ? { type: 'function', function: { name: choice.name ?? '' } }
+            : 'auto', // a hosted type: the loop forces its function in the first round
     parallel_tool_calls: body.parallel_tool_calls ?? undefined,
     temperature: body.temperature ?? null,
     top_p: body.top_p ?? null,
@@ -104,7 +110,7 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: (body.tools ?? []).map((t) => ({ strict: true, description: null, parameters: null, ...t })),
+    tools: (body.tools ?? []).map((t) => (isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : t)),
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',
@@ -130,6 +136,8 @@ function failed(response: ResponseObject, err: unknown): ResponseObject {
 
 /** The conversation a response leaves behind (for `previous_response_id`). */
 function afterMessages(messages: ChatMessage[], result: ChatResult): ChatMessage[] {
+  // A turn a hosted tool stopped (an approval asked) ends with no answer: nothing more to keep.
+  if (result.content === null && !result.tool_calls.length) return messages;
   return [
     ...messages,
     { role: 'assistant', content: result.content, ...(result.tool_calls.length ? { tool_calls: result.tool_calls } : {}) },
@@ -147,39 +155,17 @@ const objectOf = (row: { payload: string }) => JSON.parse(row.payload) as Respon
 /** Event type announcing a finished background response. */
 const eventFor = (status: ResponseStatus) => `response.${status}`;
 
-/**
- * Refuses, before the body's schema, a tool Standin does not run yet (hosted tools): the schema alone
- * would name a member the function tool lacks. The body is still unchecked here: read with care.
- */
-export function refuseHostedTools(body: unknown): void {
-  const tools = (body as { tools?: unknown } | null)?.tools;
-  if (!Array.isArray(tools)) return;
-  tools.slice(0, 128).forEach((tool, i) => {
-    const type = (tool as { type?: unknown } | null)?.type;
-    if (typeof type === 'string' && type !== 'function' && (HOSTED_TOOL_TYPES as readonly string[]).includes(type))
-      throw invalid(
-        `'tools[${i}].type' '${type}' is not supported yet on /v1/responses; see docs/responses.md.`,
-        `tools[${i}].type`,
-        'unsupported_value',
-      );
-  });
-}
-
 /** The rules of the members the schema cannot say (docs/responses.md). */
 function checkMembers(body: CreateResponseRequest): void {
   if (body.background && body.store === false) throw invalid(`'background' requires 'store' to be true.`, 'store', 'invalid_value');
   if (body.input === undefined && !body.previous_response_id)
     throw invalid(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
+  body.tools = checkTools(body);
   const choice = body.tool_choice;
   if (choice && typeof choice === 'object') {
-    if (choice.type === 'function' && !body.tools?.some((t) => t.name === choice.name))
+    if (choice.type === 'function' && !body.tools?.some((t) => isFunctionTool(t) && t.name === choice.name))
       throw invalid(`Tool choice 'function' with name '${choice.name}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
-    if (choice.type !== 'function' && choice.type !== 'allowed_tools')
-      throw invalid(
-        `'tool_choice.type' '${choice.type}' is not supported yet on /v1/responses; see docs/responses.md.`,
-        'tool_choice.type',
-        'unsupported_value',
-      );
+    checkHostedChoice(body);
   }
   const r = body.reasoning;
   if (r && (r.effort != null || r.summary != null) && !isReasoningModel(body.model)) {
@@ -287,8 +273,18 @@ async function runTurn(
     }
   }
   // Pieces only for a stream: a plain call gets the answer whole (and the built-in model's pacing of one piece).
-  const result = await models.complete(chatRequest(body, messages, signal), streamed ? (c) => writer.chunk(c) : undefined);
-  return { done: writer.finish(result), after: afterMessages(kept, result) };
+  const hctx = {
+    ctx,
+    projectId,
+    body,
+    writer,
+    signal,
+    include: new Set<string>(body.include ?? []),
+    model: body.model,
+    state: new Map<string, unknown>(),
+  };
+  const { done, rounds, result } = await runLoop(hctx, chatRequest(body, messages, signal), streamed);
+  return { done, after: afterMessages([...kept, ...rounds], result) };
 }
 
 /** The `response.run` job: runs a queued background response and emits its end event with the final state. */
@@ -459,7 +455,6 @@ export async function runResponseBody(
   body: unknown,
 ): Promise<{ status: number; body: unknown; usage?: Usage }> {
   try {
-    refuseHostedTools(body);
     const checked = checkBody(body);
     if (checked.stream)
       throw invalid(`'stream' is not supported in a batch: each line's reply is written whole.`, 'stream', 'unsupported_parameter');

@@ -1,0 +1,52 @@
+import { invalid } from '../../core/errors.js';
+import { partChecker } from '../../core/validation.js';
+import { HOSTED_TOOL_TYPES, type CreateResponseRequest, type FunctionTool, type HostedToolEntry, type ToolEntry } from '../schemas.js';
+import { FunctionToolSchema } from '../schemas.js';
+import type { HostedTool } from './hosted.js';
+import { HOSTED_TOOLS } from './registry.js';
+
+const checkFunction = partChecker<FunctionTool>(FunctionToolSchema);
+
+/** The 400 of a tool type of the document that Standin does not run (docs/responses.md has the table and the reasons). */
+export function unsupportedTool(type: string, param: string): never {
+  throw invalid(
+    `'${param}' '${type}' is not supported on Standin's /v1/responses; see docs/responses.md (Tools) for the tool types it runs.`,
+    param,
+    'unsupported_value',
+  );
+}
+
+/**
+ * Checks `tools` entry by entry, each by its type (a function by its schema, a hosted tool by its own
+ * `check`), then each hosted type's request-wide rules and a `tool_choice` naming a hosted type. Returns
+ * the entries as the response echoes them (a hosted tool with its defaults filled).
+ */
+export function checkTools(body: CreateResponseRequest, hosted: readonly HostedTool[] = HOSTED_TOOLS): ToolEntry[] | undefined {
+  if (!body.tools) return undefined;
+  const checked = body.tools.map((raw, i): ToolEntry => {
+    const at = `tools[${i}]`;
+    if (raw.type === 'function') return checkFunction(raw, `/tools/${i}`);
+    const tool = hosted.find((t) => t.type === raw.type);
+    if (tool) return tool.check(raw as HostedToolEntry, at);
+    if ((HOSTED_TOOL_TYPES as readonly string[]).includes(raw.type)) unsupportedTool(raw.type, `${at}.type`);
+    throw invalid(
+      `Invalid value for '${at}.type': ${JSON.stringify(raw.type)}. Supported values are: 'function', ${HOSTED_TOOL_TYPES.map((t) => `'${t}'`).join(', ')}.`,
+      `${at}.type`,
+      'invalid_value',
+    );
+  });
+  for (const tool of hosted) {
+    const entries = checked.filter((t) => t.type === tool.type) as HostedToolEntry[];
+    if (entries.length) tool.checkRequest?.(entries, body);
+  }
+  return checked;
+}
+
+/** Checks a `tool_choice` of a hosted type: Standin must run the type, and `tools` must have it. */
+export function checkHostedChoice(body: CreateResponseRequest, hosted: readonly HostedTool[] = HOSTED_TOOLS): void {
+  const choice = body.tool_choice;
+  if (!choice || typeof choice !== 'object' || choice.type === 'function' || choice.type === 'allowed_tools') return;
+  if (!hosted.some((t) => t.type === choice.type)) unsupportedTool(choice.type, 'tool_choice.type');
+  if (!body.tools?.some((t) => t.type === choice.type))
+    throw invalid(`Tool choice '${choice.type}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
+}
