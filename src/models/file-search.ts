@@ -48,3 +48,19 @@ export function parseFileSearchOutput(output: string): { marker: string; text: s
     return { marker: h[1], text: output.slice(start, end).trim() };
   });
 }
+
+/** The query of a file_search call: `query` of its JSON arguments, else the arguments as text. */
+export function queryOf(args: string | undefined): string {
+  try {
+    const parsed: unknown = JSON.parse(args ?? '');
+    if (typeof parsed === 'object' && parsed !== null && 'query' in parsed && typeof parsed.query === 'string') return parsed.query;
+  } catch {
+    /* not JSON: the text itself */
+  }
+  return (args ?? '').trim();
+}
+
+/** The markers `【m:i†…】` a model copied into a text (as runs read them), with where each starts. */
+export function citationMarkers(text: string): { m: number; i: number; index: number; marker: string }[] {
+  return [...text.matchAll(/【(\d+):(\d+)†[^】\n]*】/g)].map((x) => ({ m: Number(x[1]), i: Number(x[2]), index: x.index, marker: x[0] }));
+}

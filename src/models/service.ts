@@ -11,7 +11,14 @@ import { getServiceAccount } from '../identity/service.js';
 export { ModelError, type ModelErrorCode } from './errors.js';
 export type { ModelRegistry } from './providers.js';
 export { countMessage, countPrompt, countTokens, truncateToTokens } from './tokens.js';
-export { citationMarker, FILE_SEARCH_FUNCTION, formatFileSearchOutput, type FileSearchPassage } from './file-search.js';
+export {
+  citationMarker,
+  citationMarkers,
+  FILE_SEARCH_FUNCTION,
+  formatFileSearchOutput,
+  queryOf,
+  type FileSearchPassage,
+} from './file-search.js';
 export {
   CODE_INTERPRETER_FUNCTION,
   CodeArgumentDecoder,

@@ -16,7 +16,7 @@ import { CreateResponseBody, isFunctionTool, type CreateResponseRequest, type Re
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey, lastSeq } from './stream-store.js';
 import * as store from './store.js';
-import { checkHostedChoice, checkTools } from './tools/check.js';
+import { checkHostedChoice, checkToolAccess, checkTools } from './tools/check.js';
 import { runLoop } from './tools/loop.js';
 
 /** Job kind that runs one background response. */
@@ -199,6 +199,7 @@ export async function createResponse(
   const models = ctx.services.models;
   if (!models.has(body.model))
     throw invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model', 'model_not_found');
+  await checkToolAccess(ctx, projectId, body.tools);
   const prepared = await prepareTurn(ctx, projectId, body);
   const messages = prepared.messages;
   const id = newId('resp', ctx.clock);

@@ -145,12 +145,7 @@ export const DEVIATIONS: Deviation[] = [
   {
     example: 'POST /responses (Web search)',
     reason:
-      'Hosted tools are not run yet: the `web_search_preview` and `file_search` tools are refused (400 naming `tools[0].type`) rather than ignored (docs/responses.md).',
-  },
-  {
-    example: 'POST /responses (File search)',
-    reason:
-      'Hosted tools are not run yet: the `web_search_preview` and `file_search` tools are refused (400 naming `tools[0].type`) rather than ignored (docs/responses.md).',
+      'Web search is not run offline: the `web_search_preview` tool is refused (400 naming `tools[0].type`) rather than ignored (docs/responses.md, Tools).',
   },
   {
     example: 'POST /responses/compact (Default)',

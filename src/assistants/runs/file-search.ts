@@ -5,7 +5,8 @@ import type { ToolResources } from '../objects.js';
 import { getAssistant } from '../store/assistants.js';
 import type { RunRow } from '../store/runs.js';
 import { getThread } from '../store/threads.js';
-import { queryOf, type FileSearchCall, type StoredFileSearchCall } from './search-calls.js';
+import { queryOf } from '../../models/service.js';
+import type { FileSearchCall, StoredFileSearchCall } from './search-calls.js';
 
 /**
  * file_search executed by Standin inside a run: the vector stores of the run's assistant and thread

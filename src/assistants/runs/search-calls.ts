@@ -56,14 +56,3 @@ export function searchFunctionName(functions: readonly ChatTool[]): string {
   for (let n = 2; taken.has(name); n++) name = `${FILE_SEARCH_FUNCTION.name}_${n}`;
   return name;
 }
-
-/** The query of a file_search call: `query` of its JSON arguments, else the arguments as text. */
-export function queryOf(args: string | undefined): string {
-  try {
-    const parsed: unknown = JSON.parse(args ?? '');
-    if (typeof parsed === 'object' && parsed !== null && 'query' in parsed && typeof parsed.query === 'string') return parsed.query;
-  } catch {
-    /* not JSON: the text itself */
-  }
-  return (args ?? '').trim();
-}

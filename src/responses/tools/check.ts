@@ -1,4 +1,5 @@
 import { invalid } from '../../core/errors.js';
+import type { Ctx } from '../../core/module.js';
 import { partChecker } from '../../core/validation.js';
 import { HOSTED_TOOL_TYPES, type CreateResponseRequest, type FunctionTool, type HostedToolEntry, type ToolEntry } from '../schemas.js';
 import { FunctionToolSchema } from '../schemas.js';
@@ -49,4 +50,12 @@ export function checkHostedChoice(body: CreateResponseRequest, hosted: readonly 
   if (!hosted.some((t) => t.type === choice.type)) unsupportedTool(choice.type, 'tool_choice.type');
   if (!body.tools?.some((t) => t.type === choice.type))
     throw invalid(`Tool choice '${choice.type}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
+}
+
+/** Each hosted entry's `checkAccess` (what it names exists in the project), in order. */
+export async function checkToolAccess(ctx: Ctx, projectId: string, tools: readonly ToolEntry[] | undefined, hosted = HOSTED_TOOLS) {
+  for (const [i, entry] of (tools ?? []).entries()) {
+    const tool = hosted.find((t) => t.type === entry.type);
+    if (tool?.checkAccess) await tool.checkAccess(entry as HostedToolEntry, ctx, projectId, `tools[${i}]`);
+  }
 }

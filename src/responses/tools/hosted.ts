@@ -64,6 +64,11 @@ export interface HostedTool<E extends HostedToolEntry = HostedToolEntry> {
   check(raw: HostedToolEntry, at: string): E;
   /** The request-wide rules of its entries together (e.g. an `include` value, a duplicate). */
   checkRequest?(entries: readonly E[], body: CreateResponseRequest): void;
+  /**
+   * Checks, before the response is made, what the entry names within the project (a vector store, a
+   * container): a 404 or 400 naming `at`'s member, as the platform answers the request itself.
+   */
+  checkAccess?(entry: E, ctx: Ctx, projectId: string, at: string): Promise<void>;
   /** Work before the first model call of the response (MCP lists its server's tools, writing an item). */
   prepare?(entry: E, hctx: HostedContext): Promise<void>;
   /** The functions the model is offered for this entry (after `prepare`). */
