@@ -1,4 +1,5 @@
-import { ApiError, invalid } from '../../core/errors.js';
+import { ApiError, invalid, notFound } from '../../core/errors.js';
+import { getFile } from '../../files/service.js';
 import {
   CONTAINER_ID,
   containerFilePaths,
@@ -41,9 +42,6 @@ interface State {
   /** The files the response's code wrote, by sandbox path (the last write wins): what the answer may cite. */
   written: Map<string, { container_id: string; file_id: string; filename: string }>;
 }
-
-/** Where each checked entry sits in `tools` (its errors name `tools[i]…`), without a member the response would echo. */
-const positions = new WeakMap<object, string>();
 
 const stateOf = (hctx: HostedContext): State => {
   let s = hctx.state.get('code_interpreter') as State | undefined;
@@ -124,7 +122,6 @@ export const codeInterpreterTool: HostedTool<CodeInterpreterEntry> = {
         `${at}.container`,
         'invalid_type',
       );
-    positions.set(entry, at);
     return entry;
   },
 
@@ -132,28 +129,30 @@ export const codeInterpreterTool: HostedTool<CodeInterpreterEntry> = {
     if (entries.length > 1) throw invalid("'tools' may hold one code_interpreter tool.", 'tools', 'invalid_value');
   },
 
+  async checkAccess(entry, ctx, projectId, at) {
+    const param = `${at}.container`;
+    if (typeof entry.container === 'string') {
+      const id = entry.container;
+      const c = await getContainer(ctx, projectId, id).catch(() => undefined);
+      if (!c) throw notFound('container', id, param);
+      if (c.status !== 'running')
+        throw invalid(`Container ${id} has expired; create a new container or use {"type": "auto"}.`, param, 'container_expired');
+      return;
+    }
+    for (const [i, id] of (entry.container.file_ids ?? []).entries())
+      if (!(await getFile(ctx, projectId, id).catch(() => undefined))) throw notFound('file', id, `${param}.file_ids[${i}]`);
+  },
+
   async prepare(entry, hctx) {
     const { ctx, projectId } = hctx;
-    const at = `${positions.get(entry) ?? 'tools'}.container`;
     let id: string;
-    if (typeof entry.container === 'string') {
-      id = entry.container;
-      const c = await getContainer(ctx, projectId, id).catch((err: unknown) => {
-        throw err instanceof ApiError && err.status === 404 ? invalid(`No container found with id '${id}'.`, at, 'invalid_value') : err;
-      });
-      if (c.status !== 'running')
-        throw invalid(`Container ${id} has expired; create a new container or use {"type": "auto"}.`, at, 'container_expired');
-    } else {
+    if (typeof entry.container === 'string') id = entry.container;
+    else {
       const auto = entry.container;
       const made = await createContainer(ctx, projectId, {
-        name: `code_interpreter (auto)`,
+        name: 'code_interpreter (auto)',
         file_ids: auto.file_ids,
         ...(auto.memory_limit ? { memory_limit: auto.memory_limit } : {}),
-      }).catch((err: unknown) => {
-        // A file id that is not a file of the project: the request's own member is named.
-        if (err instanceof ApiError && typeof err.param === 'string' && err.param.startsWith('file_ids'))
-          throw new ApiError(err.type, err.message, { status: err.status, param: `${at}.${err.param}`, code: err.code });
-        throw err;
       });
       id = made.id;
     }
