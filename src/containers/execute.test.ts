@@ -70,6 +70,28 @@ describe.each(executors)('container execution ($name)', { timeout: 120_000 }, ({
     expect(peek.result.logs).toBe('False False\n');
   });
 
+  it.runIf(run)('leaves out a stored path that leaves /mnt/data (a hostile snapshot row), running the rest', async () => {
+    const c = await createContainer(s.ctx, 'proj_demo', { name: 'hostile' });
+    for (const [i, path] of ['/mnt/data/../../etc/evil', '/etc/passwd', '/mnt/data/ok.txt'].entries())
+      await s.ctx.store.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('container_files')
+          .values({ id: `cfile_hostile${i}`, container_id: c.id, project_id: 'proj_demo', path, bytes: 1, source: 'user', created_at: 0 })
+          .execute();
+        await tx
+          .insertInto('container_file_parts')
+          .values({ container_file_id: `cfile_hostile${i}`, seq: 0, data: Buffer.from('x') })
+          .execute();
+      });
+    const r = await executeInContainer(
+      s.ctx,
+      'proj_demo',
+      c.id,
+      'import os\nprint(sorted(f for f in os.listdir("/mnt/data") if not f.startswith(".")), os.path.exists("/etc/evil"))',
+    );
+    expect(r.result.logs).toBe("['ok.txt'] False\n");
+  });
+
   it.runIf(run)('refuses an expired container, and marks a used one active', async () => {
     const c = await createContainer(s.ctx, 'proj_demo', { name: 'idle', expires_after: { anchor: 'last_active_at', minutes: 1 } });
     await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { duration: '50s' } });
