@@ -29,6 +29,8 @@ const MAX_FILE_IDS = 50;
 /** Characters of code per `response.code_interpreter_call_code.delta` event. */
 const CODE_DELTA_CHARS = 64;
 const INCLUDE_OUTPUTS = 'code_interpreter_call.outputs';
+/** Container files named in the function's description, at most. */
+const LISTED_FILES = 50;
 
 type AutoContainer = { type: 'auto'; file_ids?: string[]; memory_limit?: (typeof MEMORY_LIMITS)[number] | null; network_policy?: unknown };
 export type CodeInterpreterEntry = HostedToolEntry & { type: 'code_interpreter'; container: string | AutoContainer };
@@ -162,7 +164,12 @@ export const codeInterpreterTool: HostedTool<CodeInterpreterEntry> = {
 
   functions(entry, hctx) {
     const files = stateOf(hctx).containers.get(entry)?.files ?? [];
-    return [{ function: interpreterFunction('code_interpreter', files), role: 'interpreter' }];
+    // A container may hold a thousand files: the model is told of the first ones, and to list the folder for the rest.
+    const told = files.slice(0, LISTED_FILES);
+    const fn = interpreterFunction('code_interpreter', told);
+    if (files.length > told.length)
+      fn.description += ` ${files.length - told.length} more files are in /mnt/data/ (list the folder to see them).`;
+    return [{ function: fn, role: 'interpreter' }];
   },
 
   async call(entry, _name, args, hctx) {
