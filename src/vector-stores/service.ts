@@ -33,6 +33,9 @@ import * as store from './store.js';
  */
 export { searchVectorStores, type SearchHit, type SearchOptions } from './search.js';
 export type { VectorStoreObject } from './schemas.js';
+/** The search's `filters` and rankers, for the Responses API's file_search tool (one engine, one rule set). */
+export { parseFilter, type Filter } from './filters.js';
+export { RANKERS } from './schemas.js';
 /** The embedders, for `/v1/embeddings` (the embeddings area). */
 export { BUILTIN_DIMENSIONS, builtinEmbedder, normalize, type Embedder } from './embedder.js';
 

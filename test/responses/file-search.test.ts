@@ -214,6 +214,19 @@ describe.each(dialects())('file_search on /v1/responses (%s)', (dialect) => {
     expect(text.annotations).toEqual([{ type: 'file_citation', file_id: factFile.id, filename: 'zephyr.md', index: 17 }]);
   });
 
+  it("streams an upstream model's file_search call without a function_call item", async () => {
+    const stream = client.responses.stream({
+      model: 'up-1',
+      input: 'call:file_search Zephyr probe launch code',
+      tools: [{ type: 'file_search', vector_store_ids: [storeId] }],
+    });
+    const added: string[] = [];
+    for await (const e of stream) if (e.type === 'response.output_item.added') added.push(e.item.type);
+    const final = await stream.finalResponse();
+    expect(added).toEqual(['file_search_call', 'message']);
+    expect(final.output_text).toBe(`Upstream found it${MARKER}.`);
+  });
+
   it('continues with previous_response_id, and takes its items back as input (the Agents SDK does)', async () => {
     const first = await client.responses.create({
       model: 'gpt-4.1',

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { RANKERS } from '../../vector-stores/schemas.js';
+import { RANKERS } from '../../vector-stores/service.js';
 
 /** `tools[i]` of type `file_search` (FileSearchTool of the OpenAPI document); `filters` is checked by vector-stores/filters.ts. */
 export const FileSearchEntrySchema = Type.Object(

@@ -1,8 +1,7 @@
 import { invalid, notFound } from '../../core/errors.js';
 import { partChecker } from '../../core/validation.js';
 import { citationMarkers, FILE_SEARCH_FUNCTION, formatFileSearchOutput, queryOf } from '../../models/service.js';
-import { getVectorStore, searchVectorStores } from '../../vector-stores/service.js';
-import { parseFilter, type Filter } from '../../vector-stores/filters.js';
+import { getVectorStore, parseFilter, searchVectorStores, type Filter } from '../../vector-stores/service.js';
 import { itemId } from '../events.js';
 import type { HostedItem } from '../input-schemas.js';
 import type { HostedContext, HostedTool } from './hosted.js';
@@ -19,6 +18,9 @@ import { FileSearchEntrySchema, type FileSearchEntry } from './file-search-schem
 
 /** Results of a search when the tool leaves `max_num_results` out: the vector store search's default. */
 const DEFAULT_RESULTS = 10;
+
+/** A model's query is cut to the vector store search's bound (an upstream model's answer is not trusted). */
+const MAX_QUERY_CHARS = 4096;
 
 /** What the tool keeps over a response's rounds: its m-th search's files, for the citations. */
 interface SearchState {
@@ -77,7 +79,7 @@ export const fileSearchTool: HostedTool<FileSearchEntry> = {
 
   async call(entry, _name, args, hctx) {
     const { writer } = hctx;
-    const query = queryOf(args);
+    const query = queryOf(args).slice(0, MAX_QUERY_CHARS);
     const state = stateOf(hctx);
     const m = state.searches.length;
     const item: HostedItem = { id: itemId('fs'), type: 'file_search_call', status: 'in_progress', queries: [query], results: null };
