@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapAvailable } from '../../src/code-interpreter/bwrap.js';
+import { startChatServer, type ChatServer } from '../assistants/chat-server.js';
+import { startEnv, TEST_MODELS, type Env } from '../assistants/setup.js';
 import { dialects, startTestStandin, TEST_KEYS, type TestDialect, type TestStandin } from '../helpers.js';
 
 const bwrap = bwrapAvailable();
@@ -166,5 +168,48 @@ describe.each(cases)('responses: code_interpreter ($executor, $dialect)', { time
     const c = await client.containers.create({ name: 'old', expires_after: { anchor: 'last_active_at', minutes: 1 } });
     await s.req('POST', '/admin/v1/clock/advance', { key: 'admin', body: { duration: '2m' } });
     expect(await bad({ type: 'code_interpreter', container: c.id })).toMatchObject({ code: 'container_expired' });
+  });
+});
+
+/** An upstream model (a Chat Completions server) is given code_interpreter as a function; Standin runs its calls. */
+describe('responses: code_interpreter with an upstream model', { timeout: 120_000 }, () => {
+  let env: Env;
+  let chat: ChatServer;
+  beforeAll(async () => {
+    chat = await startChatServer();
+    env = await startEnv('sqlite', {
+      'up-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-up', timeout: '5s' },
+      ...TEST_MODELS,
+    });
+  });
+  afterAll(async () => {
+    await env?.s.close();
+    await chat?.close();
+  });
+
+  it("offers the function (not Standin's own interpreter note), runs the call, feeds the logs back; streamed with no function_call item", async () => {
+    const client = new OpenAI({ apiKey: TEST_KEYS.platform, baseURL: `${env.url}/v1`, maxRetries: 0 });
+    const before = chat.requests.length;
+    const r = await client.responses.create({
+      model: 'up-1',
+      input: 'call:code_interpreter print(6 * 7)',
+      tools: [{ type: 'code_interpreter', container: { type: 'auto' } }],
+    });
+    const sent = chat.requests.slice(before).map((x) => x.body);
+    expect(sent).toHaveLength(2);
+    expect(sent[0].tools.map((t: any) => t.function.name)).toEqual(['code_interpreter']);
+    expect(sent[0]).not.toHaveProperty('interpreter');
+    expect(sent[1].messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_up_1', content: '42' });
+    expect(r.output.map((o) => o.type)).toEqual(['code_interpreter_call', 'message']);
+    expect(r.output_text).toBe('Tool said: 42');
+    const stream = client.responses.stream({
+      model: 'up-1',
+      input: 'call:code_interpreter print(6 * 7)',
+      tools: [{ type: 'code_interpreter', container: { type: 'auto' } }],
+    });
+    const added: string[] = [];
+    for await (const e of stream) if (e.type === 'response.output_item.added') added.push(e.item.type);
+    expect(added).toEqual(['code_interpreter_call', 'message']);
+    expect((await stream.finalResponse()).output_text).toBe('Tool said: 42');
   });
 });
