@@ -171,8 +171,11 @@ describe.each(cases)('responses: code_interpreter ($executor, $dialect)', { time
   });
 });
 
-/** An upstream model (a Chat Completions server) is given code_interpreter as a function; Standin runs its calls. */
-describe('responses: code_interpreter with an upstream model', { timeout: 120_000 }, () => {
+/**
+ * An upstream model (a Chat Completions server) is given code_interpreter as a function, and Standin runs its calls;
+ * and an Assistants integration with code_interpreter moved over to a container.
+ */
+describe('responses: code_interpreter with an upstream model, and an Assistants integration moved over', { timeout: 120_000 }, () => {
   let env: Env;
   let chat: ChatServer;
   beforeAll(async () => {
@@ -211,5 +214,41 @@ describe('responses: code_interpreter with an upstream model', { timeout: 120_00
     for await (const e of stream) if (e.type === 'response.output_item.added') added.push(e.item.type);
     expect(added).toEqual(['code_interpreter_call', 'message']);
     expect((await stream.finalResponse()).output_text).toBe('Tool said: 42');
+  });
+
+  it('moves an Assistants integration with code_interpreter over (docs/responses.md): same file, same code, same logs', async () => {
+    const client = new OpenAI({
+      apiKey: TEST_KEYS.platform,
+      baseURL: `${env.url}/v1`,
+      maxRetries: 0,
+      defaultHeaders: { 'OpenAI-Beta': 'assistants=v2' },
+    });
+    const file = await client.files.create({ file: await toFile(Buffer.from('2\n3\n7\n'), 'n.txt'), purpose: 'assistants' });
+    const message = fence(`print(sum(int(x) for x in open("/mnt/data/${file.id}").read().split()))`);
+    // Before: an assistant with the file in its tool_resources, a run on a thread.
+    const assistant = await client.beta.assistants.create({
+      model: 'gpt-4.1',
+      tools: [{ type: 'code_interpreter' }],
+      tool_resources: { code_interpreter: { file_ids: [file.id] } },
+    });
+    const thread = await client.beta.threads.create({ messages: [{ role: 'user', content: message }] });
+    const run = await client.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id });
+    expect(run.status).toBe('completed');
+    const steps = await client.beta.threads.runs.steps.list(run.id, { thread_id: thread.id });
+    const step = steps.data.find((x) => x.step_details.type === 'tool_calls')!
+      .step_details as OpenAI.Beta.Threads.Runs.ToolCallsStepDetails;
+    const ran = step.tool_calls[0] as OpenAI.Beta.Threads.Runs.CodeInterpreterToolCall;
+    // After: the thread's session is a container with the assistant's files (at /mnt/data/<filename> there:
+    // the code names the file by its name), and the response names it.
+    const container = await client.containers.create({ name: `thread ${thread.id}`, file_ids: [file.id] });
+    const r = await client.responses.create({
+      model: 'gpt-4.1',
+      input: fence('print(sum(int(x) for x in open("/mnt/data/n.txt").read().split()))'),
+      tools: [{ type: 'code_interpreter', container: container.id }],
+      include: ['code_interpreter_call.outputs'],
+    });
+    const call = r.output[0] as OpenAI.Responses.ResponseCodeInterpreterToolCall;
+    expect(ran.code_interpreter.outputs).toEqual([{ type: 'logs', logs: '12\n' }]);
+    expect(call.outputs).toEqual([{ type: 'logs', logs: '12\n' }]);
   });
 });
