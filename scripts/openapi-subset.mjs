@@ -58,7 +58,9 @@ function lean(node, inMap = false) {
   const out = {};
   for (const [k, v] of Object.entries(node)) {
     if (!inMap && (ANNOTATIONS.has(k) || k.startsWith('x-'))) continue;
-    out[k] = lean(v, !inMap && (k === 'properties' || k === 'patternProperties' || k === '$defs'));
+    // The document lists some `required` names twice (ContainerResource): JSON Schema wants each once.
+    if (!inMap && k === 'required' && Array.isArray(v)) out[k] = [...new Set(v)];
+    else out[k] = lean(v, !inMap && (k === 'properties' || k === 'patternProperties' || k === '$defs'));
   }
   return out;
 }

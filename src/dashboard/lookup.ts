@@ -1,6 +1,7 @@
 import { locateThreadObject } from '../assistants/service.js';
 import { locateBatch } from '../batches/service.js';
 import { locateConversation } from '../conversations/service.js';
+import { locateContainer, locateContainerFile } from '../containers/service.js';
 import { ApiError } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
 import { locateFile } from '../files/service.js';
@@ -102,6 +103,26 @@ const FINDERS: Record<string, { kind: string; find: Finder }> = {
     find: async (ctx, id) => {
       const r = await locateResponse(ctx.store.db, id);
       return r && { kind: 'response', project_id: r.project_id, url: page('responses', { project: r.project_id, response: id }) };
+    },
+  },
+  cntr: {
+    kind: 'container',
+    find: async (ctx, id) => {
+      const c = await locateContainer(ctx, id);
+      return c && { kind: 'container', project_id: c.project_id, url: page('containers', { project: c.project_id, container: id }) };
+    },
+  },
+  cfile: {
+    kind: 'container_file',
+    find: async (ctx, id) => {
+      const f = await locateContainerFile(ctx, id);
+      return (
+        f && {
+          kind: 'container_file',
+          project_id: f.project_id,
+          url: page('containers', { project: f.project_id, container: f.container_id }),
+        }
+      );
     },
   },
   conv: {

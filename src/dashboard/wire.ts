@@ -9,6 +9,7 @@ import type { ClockView, LoggedRequest, LoggedRequestDetail } from '../admin/sch
 import type { AdAccountObject, AudienceObject, CampaignObject, FeedObject } from '../ads/schemas.js';
 import type { RunEventList, RunObject, RunStepObject, ThreadObject } from '../assistants/objects.js';
 import type { AdminBatch } from '../batches/schemas.js';
+import type { ContainerFileObject, ContainerObject } from '../containers/schemas.js';
 import type { ErrorEnvelope, ListOf } from '../core/schemas.js';
 import type { FileObject } from '../files/schemas.js';
 import type { ApiKeyObject, OrganizationObject, ProjectObject, ServiceAccountObject } from '../identity/schemas.js';
@@ -60,6 +61,8 @@ export type FileRow = Static<typeof FileObject>;
 export type VectorStore = Static<typeof VectorStoreObject>;
 export type StoreFile = Static<typeof StoreFileObject>;
 export type Batch = Static<typeof AdminBatch>;
+export type Container = Static<typeof ContainerObject>;
+export type ContainerFile = Static<typeof ContainerFileObject>;
 
 /** A stored response (`Response` of /v1/responses; named so as not to hide the DOM's Response). */
 export type StoredResponse = Static<typeof ResponseObject>;

@@ -11,6 +11,8 @@ import * as store from './store.js';
 import type { FileStorage } from './storage/interface.js';
 
 export type { FileObject } from './schemas.js';
+/** The multipart form's limits and checks, for other areas' upload routes (containers). */
+export { checkPart, FORM_LIMITS, formError } from './multipart.js';
 
 /** Job kinds of this area. */
 export const EXPIRE_FILE = 'files.expire';

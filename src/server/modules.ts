@@ -18,6 +18,7 @@ import { vectorStoresModule } from '../vector-stores/module.js';
 import { chatModule } from '../chat/module.js';
 import { embeddingsModule } from '../embeddings/module.js';
 import { codeInterpreterModule } from '../code-interpreter/module.js';
+import { containersModule } from '../containers/module.js';
 import { batchesModule } from '../batches/module.js';
 import { holdsModule } from '../holds/module.js';
 import { retentionModule } from '../retention/module.js';
@@ -47,6 +48,7 @@ export const modules: Module[] = [
   chatModule,
   embeddingsModule,
   codeInterpreterModule,
+  containersModule,
   batchesModule,
   holdsModule,
   appsModule,

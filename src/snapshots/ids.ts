@@ -45,6 +45,8 @@ const BY_NAME: Record<string, RegExp> = {
   credential_id: ANY_ID,
   response_id: id('resp'),
   conversation_id: id('conv'),
+  container_id: id('cntr'),
+  container_file_id: id('cfile'),
 };
 
 /** Each table's own columns: its `id`, and columns whose name says less than the table does. */
@@ -77,6 +79,8 @@ const BY_TABLE: Record<string, Record<string, RegExp>> = {
   vector_stores: { id: id('vs') },
   vector_store_file_batches: { id: id('vsfb') },
   vector_store_files: { batch_id: id('vsfb') },
+  containers: { id: id('cntr') },
+  container_files: { id: id('cfile') },
   batches: { id: id('batch') },
   batch_results: { batch_id: id('batch') },
   responses: { id: id('resp') },

@@ -246,6 +246,22 @@ describe.each(dialects())('every shared operation, and the request examples of t
 
     // A thread with a run waiting takes no new message: one without.
     const spare = await ok('POST', '/threads', {});
+    // A container with a copied file, and one uploaded (multipart) beside it.
+    const container = await ok('POST', '/containers', {
+      name: 'walk',
+      file_ids: [file.id],
+      expires_after: { anchor: 'last_active_at', minutes: 30 },
+      memory_limit: '4g',
+    });
+    const form = new FormData();
+    form.append('file', new Blob(['x,y\n1,2\n']), 'points.csv');
+    const uploaded = await fetch(`${base}/v1/containers/${container.id}/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.keys.platform}` },
+      body: form,
+    });
+    expect(uploaded.status).toBe(200);
+    const containerFile = (await uploaded.json()) as { id: string };
     const walk: [string, string, unknown?][] = [
       ['GET', '/assistants'],
       ['GET', `/assistants/${assistant.id}`],
@@ -288,6 +304,14 @@ describe.each(dialects())('every shared operation, and the request examples of t
       ['POST', '/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }],
       ['POST', '/embeddings', { model: 'text-embedding-3-small', input: 'hi' }],
       ['GET', `/models/${models.data[0].id}`],
+      ['GET', '/containers'],
+      ['GET', `/containers/${container.id}`],
+      ['POST', `/containers/${container.id}/files`, { file_id: other.id }],
+      ['GET', `/containers/${container.id}/files`],
+      ['GET', `/containers/${container.id}/files/${containerFile.id}`],
+      ['GET', `/containers/${container.id}/files/${containerFile.id}/content`],
+      ['DELETE', `/containers/${container.id}/files/${containerFile.id}`],
+      ['DELETE', `/containers/${container.id}`],
     ];
     for (const [method, path, body] of walk) await ok(method, path, body);
     // The cancels and deletes, last.

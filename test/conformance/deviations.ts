@@ -111,6 +111,20 @@ export const DEVIATIONS: Deviation[] = [
       'The document gives this 404 the bare `Error` object; Standin answers it, as every error, in the envelope `{"error": {…}}` the platform uses and the SDKs read.',
   },
   {
+    component: 'Container*ListResource',
+    field: 'first_id',
+    allow: 'null',
+    reason:
+      'An empty list of containers or of container files has no first or last object: `first_id` and `last_id` are null, as in every other list; the schemas leave null out.',
+  },
+  {
+    component: 'Container*ListResource',
+    field: 'last_id',
+    allow: 'null',
+    reason:
+      'An empty list of containers or of container files has no first or last object: `first_id` and `last_id` are null, as in every other list; the schemas leave null out.',
+  },
+  {
     example: 'POST /chat/completions (Image input)',
     reason:
       'Chat messages are text: an `image_url` content part is refused (400 `unsupported_value`) rather than ignored, since no model behind Standin is known to see images.',
@@ -119,6 +133,11 @@ export const DEVIATIONS: Deviation[] = [
     example: 'POST /chat/completions (Logprobs)',
     reason:
       'Standin computes no token log probabilities: `logprobs` is refused (400 `unsupported_parameter`) rather than answered with made-up numbers.',
+  },
+  {
+    example: 'POST /containers (Default)',
+    reason:
+      "The example names `skills` and an allow-list `network_policy`: Standin's containers run the code_interpreter executor with no network and no skills, so both are refused (400 `unsupported_parameter` naming the field) rather than ignored.",
   },
   {
     example: 'POST /responses (Image input)',

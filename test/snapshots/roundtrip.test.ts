@@ -51,6 +51,13 @@ async function populate({ s, client }: Env): Promise<void> {
     purpose: 'assistants',
   });
   const vs = await client.vectorStores.create({ name: 'kb', file_ids: [doc.id] });
+  // a container with a copied file and an uploaded binary one (its bytes in parts)
+  const container = await client.containers.create({
+    name: 'snap',
+    file_ids: [doc.id],
+    expires_after: { anchor: 'last_active_at', minutes: 1440 },
+  });
+  await client.containers.files.create(container.id, { file: await toFile(bytes, 'blob.bin') });
   // assistants, threads, messages, runs
   const asst = await client.beta.assistants.create({ model: 'gpt-4o', name: 'snap' });
   const thread = await client.beta.threads.create({ messages: [{ role: 'user', content: 'hello' }] });
@@ -160,6 +167,9 @@ describe.each(dialects())('snapshots: a store of every area round-trips (from %s
       'conversations',
       'conversation_items',
       'image_audit_requests',
+      'containers',
+      'container_files',
+      'container_file_parts',
       'rate_limit_faults',
     ])
       expect(original[t]?.length, t).toBeGreaterThan(0);
@@ -179,6 +189,18 @@ describe.each(dialects())('snapshots: a store of every area round-trips (from %s
     const files = await back.req('GET', '/v1/files', { key: env.s.keys.platform });
     expect(files.status).toBe(200);
     expect(files.body.data.length).toBe(Object.keys(bytes).length);
+    // And its containers' files, byte for byte.
+    const [c] = (await back.req('GET', '/v1/containers', { key: env.s.keys.platform })).body.data;
+    const blob = (await back.req('GET', `/v1/containers/${c.id}/files`, { key: env.s.keys.platform })).body.data.find(
+      (f: { path: string }) => f.path === '/mnt/data/blob.bin',
+    );
+    const content = await back.app.inject({
+      method: 'GET',
+      url: `/v1/containers/${c.id}/files/${blob.id}/content`,
+      headers: { authorization: `Bearer ${env.s.keys.platform}` },
+    });
+    expect(content.rawPayload.length).toBe(300_000);
+    expect(content.rawPayload[299_999]).toBe((299_999 * 7) % 256);
   }, 120_000);
 });
 

@@ -16,6 +16,7 @@ import { Runs } from './pages/runs.js';
 import { Responses } from './pages/responses.js';
 import { Identity } from './pages/identity.js';
 import { Files } from './pages/files.js';
+import { Containers } from './pages/containers.js';
 import { SignIn } from './pages/signin.js';
 import { NAV_PAGES, THEME_KEY } from './nav.js';
 
@@ -26,6 +27,7 @@ const VIEWS: Record<string, FunctionComponent> = {
   runs: Runs,
   responses: Responses,
   files: Files,
+  containers: Containers,
   'rate-limits': RateLimits,
   identity: Identity,
 };

@@ -13,6 +13,7 @@ export const NAV_PAGES: readonly NavPage[] = [
   { id: 'runs', title: 'Runs' },
   { id: 'responses', title: 'Responses' },
   { id: 'files', title: 'Files & batches' },
+  { id: 'containers', title: 'Containers' },
   { id: 'rate-limits', title: 'Rate limits' },
   { id: 'identity', title: 'Identity' },
 ];
