@@ -45,7 +45,11 @@ export type HostedToolEntry = { type: string } & Record<string, unknown>;
 export const ToolEntry = Type.Unsafe<FunctionTool | CustomTool | HostedToolEntry>(
   Type.Object(
     { type: Type.String({ maxLength: 64 }) },
-    { additionalProperties: true, maxProperties: 32, description: 'A tool (Tool): a function, a custom tool, or a hosted tool by its type.' },
+    {
+      additionalProperties: true,
+      maxProperties: 32,
+      description: 'A tool (Tool): a function, a custom tool, or a hosted tool by its type.',
+    },
   ),
 );
 export type ToolEntry = FunctionTool | CustomTool | HostedToolEntry;

@@ -13,7 +13,14 @@ import { builtinReasoning, DEFAULT_EFFORT, isReasoningModel, sealReasoning } fro
 import { assemble, conversationIdOf, prepareTurn, recordTurn } from './inputs.js';
 import { deleteItems } from './items-store.js';
 import { customFunction } from './custom-tools.js';
-import { CreateResponseBody, isCustomTool, isFunctionTool, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
+import {
+  CreateResponseBody,
+  isCustomTool,
+  isFunctionTool,
+  type CreateResponseRequest,
+  type ResponseObject,
+  type ResponseStatus,
+} from './schemas.js';
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey } from './stream-store.js';
 import * as store from './store.js';
@@ -123,7 +130,11 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
     tools: (body.tools ?? []).map((t) =>
-      isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : isCustomTool(t) ? { format: { type: 'text' }, ...t } : t,
+      isFunctionTool(t)
+        ? { strict: true, description: null, parameters: null, ...t }
+        : isCustomTool(t)
+          ? { format: { type: 'text' }, ...t }
+          : t,
     ),
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,

@@ -24,7 +24,13 @@ const MODELS = {
           { name: 'apply_patch_text', arguments: 'second' },
         ],
       },
-      { match: 'mixed', tool_calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'sql', arguments: 'SELECT 1' }] },
+      {
+        match: 'mixed',
+        tool_calls: [
+          { name: 'get_weather', arguments: { city: 'Oslo' } },
+          { name: 'sql', arguments: 'SELECT 1' },
+        ],
+      },
     ],
   },
 };
@@ -47,7 +53,9 @@ const weather: OpenAI.Responses.FunctionTool = {
 };
 /** The wire object of what the SDK returns, without the members its helpers add. */
 const wire = (v: unknown) =>
-  JSON.parse(JSON.stringify(v), (k, value) => (['output_text', 'output_parsed', 'parsed', 'parsed_arguments'].includes(k) ? undefined : value));
+  JSON.parse(JSON.stringify(v), (k, value) =>
+    ['output_text', 'output_parsed', 'parsed', 'parsed_arguments'].includes(k) ? undefined : value,
+  );
 type CustomCall = OpenAI.Responses.ResponseCustomToolCall & { id: string; status: string };
 
 /**
@@ -70,7 +78,7 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
   beforeAll(async () => {
     chat = await startChatServer();
     env = await startEnv(dialect, { ...MODELS, 'up-*': { ...MODELS['up-*'], base_url: chat.url } });
-    client = env.client;
+    client = new OpenAI({ apiKey: env.s.keys.platform, baseURL: `${env.url}/v1`, maxRetries: 0 });
   });
   afterAll(async () => {
     await env?.s.close();
@@ -153,7 +161,12 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
 
     const both = await client.responses.create({ model: 'gpt-4.1', input: 'two edits please', tools: [patchTool] });
     expect(both.output.map((o) => (o as CustomCall).input)).toEqual(['first', 'second']);
-    const one = await client.responses.create({ model: 'gpt-4.1', input: 'two edits please', tools: [patchTool], parallel_tool_calls: false });
+    const one = await client.responses.create({
+      model: 'gpt-4.1',
+      input: 'two edits please',
+      tools: [patchTool],
+      parallel_tool_calls: false,
+    });
     expect(one.output.map((o) => (o as CustomCall).input)).toEqual(['first']);
 
     // A function and a custom tool in one turn, streamed: each its own item and events.
@@ -197,7 +210,12 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
     expect(sent[0]).not.toHaveProperty('custom');
     expect(r.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', call_id: 'call_up_1', name: 'sql', input: 'SELECT 2' })]);
 
-    const stream = client.responses.stream({ model: 'up-1', input: 'call:sql SELECT 3', tools: [sqlTool], tool_choice: { type: 'custom', name: 'sql' } });
+    const stream = client.responses.stream({
+      model: 'up-1',
+      input: 'call:sql SELECT 3',
+      tools: [sqlTool],
+      tool_choice: { type: 'custom', name: 'sql' },
+    });
     const deltas: string[] = [];
     for await (const e of stream) if (e.type === 'response.custom_tool_call_input.delta') deltas.push(e.delta);
     expect(deltas.join('')).toBe('SELECT 3');
@@ -212,7 +230,11 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
     });
     expect(next.output_text).toBe('Tool said: 2');
     const messages = chat.requests.at(-1).body.messages;
-    expect(messages.at(-2).tool_calls[0]).toEqual({ id: 'call_up_1', type: 'function', function: { name: 'sql', arguments: '{"input":"SELECT 2"}' } });
+    expect(messages.at(-2).tool_calls[0]).toEqual({
+      id: 'call_up_1',
+      type: 'function',
+      function: { name: 'sql', arguments: '{"input":"SELECT 2"}' },
+    });
     expect(messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_up_1', content: '2' });
   });
 
@@ -222,7 +244,10 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
       [{ tools: [{ type: 'custom', name: 'has space' }] }, 'tools[0].name'],
       [{ tools: [{ type: 'custom', name: 'x', format: { type: 'grammar', syntax: 'pcre', definition: 'a' } }] }, 'tools[0].format'],
       [{ tools: [{ type: 'custom', name: 'x', format: { type: 'grammar', syntax: 'regex' } }] }, 'tools[0].format'],
-      [{ tools: [{ type: 'custom', name: 'x', format: { type: 'grammar', syntax: 'lark', definition: 'a'.repeat(65_537) } }] }, 'tools[0].format'],
+      [
+        { tools: [{ type: 'custom', name: 'x', format: { type: 'grammar', syntax: 'lark', definition: 'a'.repeat(65_537) } }] },
+        'tools[0].format',
+      ],
       [{ tools: [{ type: 'custom', name: 'x', format: { type: 'json' } }] }, 'tools[0].format'],
       [{ tools: [{ type: 'custom', name: 'x', parameters: {} }] }, 'tools[0].parameters'],
       [{ tools: [{ type: 'custom', name: 'x', description: 'd'.repeat(4097) }] }, 'tools[0].description'],
@@ -252,7 +277,11 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
 
   it('keeps a grammar as data: a regex that backtracks forever is never run', async () => {
     // `(a+)+$` against 'aaa…!' takes exponential time in a backtracking engine; Standin never compiles it.
-    const evil: OpenAI.Responses.CustomTool = { type: 'custom', name: 'evil', format: { type: 'grammar', syntax: 'regex', definition: '(a+)+$' } };
+    const evil: OpenAI.Responses.CustomTool = {
+      type: 'custom',
+      name: 'evil',
+      format: { type: 'grammar', syntax: 'regex', definition: '(a+)+$' },
+    };
     const started = Date.now();
     const r = await client.responses.create({
       model: 'gpt-4.1',

@@ -57,7 +57,11 @@ function checkNames(tools: readonly ToolEntry[]): void {
     if (t.type !== 'function' && t.type !== 'custom') return;
     const name = (t as FunctionTool | CustomTool).name;
     if (seen.has(name))
-      throw invalid(`Duplicate tool name '${name}' in 'tools': each function and custom tool needs its own name.`, `tools[${i}].name`, 'invalid_value');
+      throw invalid(
+        `Duplicate tool name '${name}' in 'tools': each function and custom tool needs its own name.`,
+        `tools[${i}].name`,
+        'invalid_value',
+      );
     seen.add(name);
   });
 }
