@@ -147,6 +147,44 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
     expect(next.output_text).toBe('Applied: done, no conflicts');
   });
 
+  it('keeps a custom call and its output in a conversation, and runs in the background with its stream kept', async () => {
+    const conversation = await client.conversations.create({});
+    const first = await client.responses.create({
+      model: 'gpt-4.1',
+      conversation: conversation.id,
+      input: 'please patch the file',
+      tools: [patchTool],
+    });
+    const call = first.output[0] as CustomCall;
+    const next = await client.responses.create({
+      model: 'gpt-4.1',
+      conversation: conversation.id,
+      input: [{ type: 'custom_tool_call_output', call_id: call.call_id, output: 'clean' }],
+      tools: [patchTool],
+    });
+    expect(next.output_text).toBe('Applied: clean');
+    const items = await client.conversations.items.list(conversation.id, { order: 'asc' });
+    expect(items.data.map((i) => i.type)).toEqual(['message', 'custom_tool_call', 'custom_tool_call_output', 'message']);
+    expect(items.data[1]).toMatchObject({ id: call.id, input: PATCH });
+
+    const stream = await client.responses.create({
+      model: 'gpt-4.1',
+      input: 'please patch the file',
+      tools: [patchTool],
+      background: true,
+      stream: true,
+    });
+    const deltas: string[] = [];
+    let id = '';
+    for await (const e of stream) {
+      if (e.type === 'response.created') id = e.response.id;
+      if (e.type === 'response.custom_tool_call_input.delta') deltas.push(e.delta);
+    }
+    expect(deltas.join('')).toBe(PATCH);
+    const done = await client.responses.retrieve(id);
+    expect(done.output[0]).toMatchObject({ type: 'custom_tool_call', input: PATCH, status: 'completed' });
+  });
+
   it('honours tool_choice {type: "custom"}, a tool named in the message, and parallel_tool_calls', async () => {
     const forced = await client.responses.create({
       model: 'gpt-4.1',
