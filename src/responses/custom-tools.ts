@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { partChecker } from '../core/validation.js';
 import type { ChatTool } from '../models/types.js';
 
 /**
@@ -32,6 +33,8 @@ export const CustomToolSchema = Type.Object(
   { additionalProperties: false },
 );
 export type CustomTool = Static<typeof CustomToolSchema>;
+/** Checks a `tools[i]` entry of type `custom` at a JSON pointer (`/tools/1`): a 400 naming the member. */
+export const checkCustomTool = partChecker<CustomTool>(CustomToolSchema);
 
 /** The function an upstream (or the built-in) model is offered for a custom tool: one string parameter `input`. */
 export function customFunction(tool: CustomTool): ChatTool {

@@ -313,6 +313,19 @@ describe.each(dialects())('custom tools on /v1/responses (%s)', (dialect) => {
     ).rejects.toMatchObject({ status: 400, param: 'tool_choice' });
   });
 
+  it('counts a custom tool in input_tokens as the response counts it', async () => {
+    const body = { model: 'gpt-4.1', input: 'hello there', tools: [patchTool, sqlTool] };
+    const r = await client.responses.create(body);
+    const counted = await client.responses.inputTokens.count(body);
+    expect(counted.input_tokens).toBe(r.usage!.input_tokens);
+    const bad = await fetch(`${env.url}/v1/responses/input_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.s.keys.platform}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, tools: [{ type: 'custom', name: 'x', format: { type: 'grammar', syntax: 'lark', definition: 5 } }] }),
+    });
+    expect(bad.status).toBe(400);
+  });
+
   it('keeps a grammar as data: a regex that backtracks forever is never run', async () => {
     // `(a+)+$` against 'aaa…!' takes exponential time in a backtracking engine; Standin never compiles it.
     const evil: OpenAI.Responses.CustomTool = {

@@ -3,12 +3,11 @@ import type { Ctx } from '../../core/module.js';
 import { partChecker } from '../../core/validation.js';
 import { HOSTED_TOOL_TYPES, type CreateResponseRequest, type FunctionTool, type HostedToolEntry, type ToolEntry } from '../schemas.js';
 import { FunctionToolSchema } from '../schemas.js';
-import { CustomToolSchema, type CustomTool } from '../custom-tools.js';
+import { checkCustomTool, type CustomTool } from '../custom-tools.js';
 import type { HostedTool } from './hosted.js';
 import { HOSTED_TOOLS } from './registry.js';
 
 const checkFunction = partChecker<FunctionTool>(FunctionToolSchema);
-const checkCustom = partChecker<CustomTool>(CustomToolSchema);
 
 /** The 400 of a tool type of the document that Standin does not run (docs/responses.md has the table and the reasons). */
 export function unsupportedTool(type: string, param: string): never {
@@ -29,7 +28,7 @@ export function checkTools(body: CreateResponseRequest, hosted: readonly HostedT
   const checked = body.tools.map((raw, i): ToolEntry => {
     const at = `tools[${i}]`;
     if (raw.type === 'function') return checkFunction(raw, `/tools/${i}`);
-    if (raw.type === 'custom') return checkCustom(raw, `/tools/${i}`);
+    if (raw.type === 'custom') return checkCustomTool(raw, `/tools/${i}`);
     const tool = hosted.find((t) => t.type === raw.type);
     if (tool) return tool.check(raw as HostedToolEntry, at);
     if ((HOSTED_TOOL_TYPES as readonly string[]).includes(raw.type)) unsupportedTool(raw.type, `${at}.type`);
