@@ -35,6 +35,30 @@ describe('builtin provider', () => {
     expect(r.usage.completion_tokens).toBeGreaterThan(0);
   });
 
+  it("calls a custom tool's function with free text as `input`: a rule's arguments, else the message", async () => {
+    const sql = {
+      type: 'function' as const,
+      function: { name: 'sql', parameters: { type: 'object', properties: { input: { type: 'string' } } } },
+    };
+    const p = provider({ chunk_chars: 2, rules: [{ match: 'report', tool_calls: [{ name: 'sql', arguments: 'SELECT "x"\n' }] }] });
+    const seen: ChatChunk[] = [];
+    const ruled = await p.complete(
+      { model: 'm', messages: [{ role: 'user', content: 'the report' }], tools: [sql], custom: ['sql'] },
+      (c) => seen.push(c),
+    );
+    expect(ruled.tool_calls[0].function.arguments).toBe(JSON.stringify({ input: 'SELECT "x"\n' }));
+    // The input streams in pieces, as code does.
+    expect(seen.filter((c) => c.type === 'tool_call' && c.arguments).length).toBeGreaterThan(3);
+    const base: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'SELECT 1' }], tools: [weather, sql], custom: ['sql'] };
+    const forced = await p.complete({ ...base, tool_choice: { type: 'function', function: { name: 'sql' } } });
+    expect(forced.tool_calls[0].function).toEqual({ name: 'sql', arguments: '{"input":"SELECT 1"}' });
+    const named = await p.complete({ ...base, messages: [{ role: 'user', content: 'use sql here' }] });
+    expect(named.tool_calls[0].function).toEqual({ name: 'sql', arguments: '{"input":"use sql here"}' });
+    // Without the note, the same function is an ordinary one: its arguments come from its schema.
+    const plain = await p.complete({ ...base, custom: undefined, tool_choice: { type: 'function', function: { name: 'sql' } } });
+    expect(plain.tool_calls[0].function.arguments).toBe('{}');
+  });
+
   it('answers by rule: substring and regex, with {{input}}', async () => {
     const p = provider({
       rules: [

@@ -18,7 +18,8 @@ import type { ChatChunk, ChatMessage, ChatRequest, ChatResult, ChatTool, ChatToo
  *    message (```python … ```) is run (a call with `{"code": <block>}`), with tool_choice `auto` or
  *    `required` or forcing that function; forced without a block, the message itself is run as code;
  * 4. tool_choice forces a function (`required` or a named function) → a call with arguments built from
- *    the function's JSON schema; with `auto`, a function whose name appears in the message is called;
+ *    the function's JSON schema (a custom tool's function, `request.custom`: the message as its `input`);
+ *    with `auto`, a function whose name appears in the message is called;
  *    with the file search function offered (`request.retrieval`), a message that asks something is
  *    searched for (`{"query": <message>}`);
  * 5. otherwise the default reply: `default_reply`, else an echo of the message (as JSON for
@@ -51,8 +52,9 @@ export function createBuiltinProvider(opts: BuiltinOptions) {
       if (onChunk) {
         toolCalls.forEach((call, index) => {
           onChunk({ type: 'tool_call', index, id: call.id, name: call.function.name });
-          // Code streams in pieces, as a model writes it (the step shows its input growing).
-          const pieces = call.function.name === request.interpreter?.name ? chunks(call.function.arguments, opts.chunkChars) : [];
+          // Code and a custom tool's input stream in pieces, as a model writes them (the item shows its input growing).
+          const piecewise = call.function.name === request.interpreter?.name || request.custom?.includes(call.function.name);
+          const pieces = piecewise ? chunks(call.function.arguments, opts.chunkChars) : [];
           for (const piece of pieces.length ? pieces : [call.function.arguments]) onChunk({ type: 'tool_call', index, arguments: piece });
         });
       }
@@ -128,7 +130,12 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
     if (calls.length || (!mustCall && (rule.reply !== undefined || rule.finishReason === 'content_filter'))) {
       return {
         content: rule.reply !== undefined ? fill(rule.reply) : calls.length ? null : '',
-        toolCalls: calls.map((c) => ({ id: callId(), type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        toolCalls: calls.map((c) => ({
+          id: callId(),
+          type: 'function',
+          // A custom tool's call carries the rule's `arguments` as its free-text input.
+          function: { name: c.name, arguments: request.custom?.includes(c.name) ? customArguments(c.arguments) : c.arguments },
+        })),
         finishReason: rule.finishReason,
         delayMs,
       };
@@ -163,13 +170,15 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
           type: 'function',
           function: {
             name,
-            arguments: JSON.stringify(
-              name === searchName
-                ? { query: input }
-                : name === codeName
-                  ? { code: input }
-                  : (exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
-            ),
+            arguments: request.custom?.includes(name)
+              ? customArguments(input)
+              : JSON.stringify(
+                  name === searchName
+                    ? { query: input }
+                    : name === codeName
+                      ? { code: input }
+                      : (exampleFor(forcedTool.function.parameters ?? { type: 'object' }) ?? {}),
+                ),
           },
         },
       ],
@@ -180,6 +189,9 @@ export function planReply(request: ChatRequest, opts: BuiltinOptions): Plan {
 
   return { content: defaultReply(request, input, opts.defaultReply), toolCalls: [], finishReason: 'stop', delayMs };
 }
+
+/** The arguments of a call of a custom tool's function: its free text as `input` (ChatRequest.custom). */
+const customArguments = (input: string) => JSON.stringify({ input });
 
 function forcedName(request: ChatRequest): string | undefined {
   const choice = request.tool_choice;

@@ -51,6 +51,11 @@ export interface ChatRequest {
    * sent upstream; the built-in provider calls it for a fenced python block (docs/models.md).
    */
   interpreter?: { name: string };
+  /**
+   * The offered functions that stand for custom tools of `/v1/responses` (one string parameter `input`).
+   * Not sent upstream; the built-in provider's calls of them carry its free text as `input` (docs/models.md).
+   */
+  custom?: string[];
   signal?: AbortSignal;
 }
 

@@ -37,8 +37,8 @@ export function createUpstreamProvider(opts: UpstreamOptions) {
   return {
     name: 'upstream',
     async complete(request: ChatRequest, onChunk?: (chunk: ChatChunk) => void): Promise<ChatResult> {
-      // `retrieval` and `interpreter` are Standin's own notes: the upstream sees those functions as any other.
-      const { signal: callerSignal, max_tokens, retrieval: _retrieval, interpreter: _interpreter, ...rest } = request;
+      // `retrieval`, `interpreter` and `custom` are Standin's own notes: the upstream sees those functions as any other.
+      const { signal: callerSignal, max_tokens, retrieval: _retrieval, interpreter: _interpreter, custom: _custom, ...rest } = request;
       const body: Record<string, unknown> = { ...rest, model: opts.model ?? request.model, stream: opts.stream };
       // A message with images or files goes as content parts; its text reading is for the built-in model.
       body.messages = rest.messages.map(({ parts, ...m }) => (parts ? { ...m, content: parts } : m));

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { ChatChunk, ChatResult } from '../models/types.js';
-import type { HostedItem } from './input-schemas.js';
+import { InputDecoder, inputOf } from './custom-tools.js';
+import type { CustomToolCallItem, HostedItem } from './input-schemas.js';
 import type { FunctionCallOutputItem, MessageOutput, OutputItem, ReasoningOutput, ResponseObject, ResponseStatus } from './schemas.js';
 
 /**
@@ -25,6 +26,11 @@ export interface Reasoning {
 export const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
 const copy = <T>(v: T): T => structuredClone(v);
 
+/** A client's call being written: its item, output index, and the arguments the model gave so far. */
+type OpenCall =
+  | { item: FunctionCallOutputItem; index: number; args: string; decoder?: undefined }
+  | { item: CustomToolCallItem; index: number; args: string; decoder: InputDecoder };
+
 /** The terminal event of each final status (the document has none for a cancel: the stream just ends). */
 const END: Partial<Record<ResponseStatus, string>> = {
   completed: 'response.completed',
@@ -37,7 +43,10 @@ export class ResponseWriter {
   private seq = 0;
   private output: OutputItem[] = [];
   private message: { item: MessageOutput; index: number } | undefined;
-  private calls = new Map<number, { item: FunctionCallOutputItem; index: number }>();
+  /** The client's calls by the model's call index: function calls, and custom tool calls (their raw arguments decoded). */
+  private calls = new Map<number, OpenCall>();
+  /** The names of the request's custom tools: a call of one is a `custom_tool_call` (custom-tools.ts). */
+  private custom: Set<string>;
   private reasoningTokens = 0;
 
   constructor(
@@ -45,7 +54,9 @@ export class ResponseWriter {
     private clock: Pick<Clock, 'nowSeconds'>,
     private sink?: EventSink,
     private maxToolCalls: number | null = null,
-  ) {}
+  ) {
+    this.custom = new Set((response.tools ?? []).filter((t) => t.type === 'custom').map((t) => String(t.name)));
+  }
 
   private emit(type: string, data: Record<string, unknown>): void {
     // Without a sink nothing is built: a plain response pays for no events.
@@ -151,22 +162,34 @@ export class ResponseWriter {
     this.closeMessage('completed');
     let call = this.calls.get(c.index);
     if (!call) {
-      const item: FunctionCallOutputItem = {
-        id: itemId('fc'),
-        type: 'function_call',
-        status: 'in_progress',
-        call_id: c.id ?? '',
-        name: c.name ?? '',
-        arguments: '',
-      };
-      call = { item, index: this.output.push(item) - 1 };
+      const name = c.name ?? '';
+      const base = { status: 'in_progress' as const, call_id: c.id ?? '', name };
+      call = this.custom.has(name)
+        ? {
+            item: { id: itemId('ctc'), type: 'custom_tool_call', ...base, input: '' },
+            index: this.output.length,
+            args: '',
+            decoder: new InputDecoder(),
+          }
+        : { item: { id: itemId('fc'), type: 'function_call', ...base, arguments: '' }, index: this.output.length, args: '' };
+      this.output.push(call.item);
       this.calls.set(c.index, call);
-      this.emit('response.output_item.added', { output_index: call.index, item: copy(item) });
+      this.emit('response.output_item.added', { output_index: call.index, item: copy(call.item) });
     }
     if (c.arguments) {
-      call.item.arguments += c.arguments;
-      this.emit('response.function_call_arguments.delta', { item_id: call.item.id, output_index: call.index, delta: c.arguments });
+      call.args += c.arguments;
+      if (call.item.type === 'function_call') {
+        call.item.arguments += c.arguments;
+        this.emit('response.function_call_arguments.delta', { item_id: call.item.id, output_index: call.index, delta: c.arguments });
+      } else this.inputDelta(call.item, call.index, call.decoder!.push(c.arguments));
     }
+  }
+
+  /** A piece of a custom call's input: `response.custom_tool_call_input.delta`. */
+  private inputDelta(item: CustomToolCallItem, index: number, delta: string): void {
+    if (!delta) return;
+    item.input += delta;
+    this.emit('response.custom_tool_call_input.delta', { item_id: item.id, output_index: index, delta });
   }
 
   private at(m: { item: MessageOutput; index: number }) {
@@ -215,21 +238,29 @@ export class ResponseWriter {
     calls.forEach((call, index) => {
       const open = this.calls.get(index);
       if (!open) this.chunk({ type: 'tool_call', index, id: call.id, name: call.function.name, arguments: call.function.arguments });
-      else if (call.function.arguments.startsWith(open.item.arguments) && call.function.arguments !== open.item.arguments)
-        this.chunk({ type: 'tool_call', index, arguments: call.function.arguments.slice(open.item.arguments.length) });
+      else if (call.function.arguments.startsWith(open.args) && call.function.arguments !== open.args)
+        this.chunk({ type: 'tool_call', index, arguments: call.function.arguments.slice(open.args.length) });
     });
     const incomplete =
       result.finish_reason === 'length' ? 'max_output_tokens' : result.finish_reason === 'content_filter' ? 'content_filter' : null;
     if (annotate) this.annotate(annotate);
     this.closeMessage(result.finish_reason === 'length' ? 'incomplete' : 'completed');
-    for (const { item, index } of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
+    for (const { item, index, args } of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
       item.status = 'completed';
-      this.emit('response.function_call_arguments.done', {
-        item_id: item.id,
-        output_index: index,
-        name: item.name,
-        arguments: item.arguments,
-      });
+      if (item.type === 'function_call')
+        this.emit('response.function_call_arguments.done', {
+          item_id: item.id,
+          output_index: index,
+          name: item.name,
+          arguments: item.arguments,
+        });
+      else {
+        // The input whole: what the stream did not give of it (arguments that were not `{"input": "…"}`) comes now.
+        const input = inputOf(args);
+        if (input.startsWith(item.input)) this.inputDelta(item, index, input.slice(item.input.length));
+        else item.input = input;
+        this.emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: index, input: item.input });
+      }
       this.emit('response.output_item.done', { output_index: index, item: copy(item) });
     }
     const outputTokens = result.usage.completion_tokens + this.reasoningTokens;

@@ -6,6 +6,7 @@ import { countPrompt } from '../models/service.js';
 import { listInputItems } from './input-items.js';
 import { ItemList, ItemListQuery, TokenCounts, TokenCountsBody } from './input-schemas.js';
 import { prepareTurn } from './inputs.js';
+import { checkCustomTool, customFunction } from './custom-tools.js';
 import { ResponseParams } from './schemas.js';
 
 /** `/v1/responses/{id}/input_items`, `/v1/responses/input_tokens`, and `/v1/responses/compact` (refused). */
@@ -31,17 +32,24 @@ export function inputItemsRoutes(app: App, ctx: Ctx): void {
       const body = req.body;
       const turn = await prepareTurn(ctx, p.projectId, body);
       // Counted as the built-in model counts a response's input (its usage.input_tokens for the same request).
-      const tools = (body.tools ?? [])
-        .filter((t) => t.type === 'function' && t.name)
-        .map((t) => ({
-          type: 'function' as const,
-          function: {
-            name: t.name!,
-            description: t.description ?? undefined,
-            parameters: t.parameters ?? undefined,
-            strict: t.strict ?? null,
-          },
-        }));
+      // A custom tool counts as the function the model is offered for it (custom-tools.ts).
+      const tools = (body.tools ?? []).flatMap((t, i) =>
+        t.type === 'custom'
+          ? [customFunction(checkCustomTool(t, `/tools/${i}`))]
+          : t.type === 'function' && t.name
+            ? [
+                {
+                  type: 'function' as const,
+                  function: {
+                    name: t.name,
+                    description: t.description ?? undefined,
+                    parameters: t.parameters ?? undefined,
+                    strict: t.strict ?? null,
+                  },
+                },
+              ]
+            : [],
+      );
       return { object: 'response.input_tokens' as const, input_tokens: countPrompt(turn.messages, tools) };
     },
   );

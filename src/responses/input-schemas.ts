@@ -113,11 +113,50 @@ export const ReasoningInput = Type.Object(
   },
   { additionalProperties: false },
 );
+/** A custom tool's call passed back (CustomToolCall): its free-text `input` (custom-tools.ts). */
+export const CustomToolCallInput = Type.Object(
+  {
+    type: Type.Literal('custom_tool_call'),
+    id: Type.Optional(ItemId),
+    call_id: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    namespace: Type.Optional(Type.String({ maxLength: 64 })),
+    input: Text,
+    caller: Type.Optional(Type.Unknown()),
+    status: Type.Optional(ItemStatus),
+  },
+  { additionalProperties: false },
+);
+/** The client's result of a custom tool's call (CustomToolCallOutput): a text or input parts, as a function's. */
+export const CustomToolCallOutputInput = Type.Object(
+  {
+    type: Type.Literal('custom_tool_call_output'),
+    id: Optional(ItemId),
+    call_id: Type.String({ minLength: 1, maxLength: 200 }),
+    output: Type.Union([Text, Type.Array(TypedPart, { maxItems: 1000 })]),
+    caller: Type.Optional(Type.Unknown()),
+    status: Optional(ItemStatus),
+  },
+  { additionalProperties: false },
+);
 export const ItemReference = Type.Object({ type: Optional(Type.Literal('item_reference')), id: ItemId }, { additionalProperties: false });
 export type MessageInput = Static<typeof MessageInput>;
 export type FunctionCallInput = Static<typeof FunctionCallInput>;
 export type FunctionCallOutputInput = Static<typeof FunctionCallOutputInput>;
 export type ReasoningInput = Static<typeof ReasoningInput>;
+export type CustomToolCallInput = Static<typeof CustomToolCallInput>;
+export type CustomToolCallOutputInput = Static<typeof CustomToolCallOutputInput>;
+
+/** A custom tool's call as a response's output item and as stored (CustomToolCallResource). */
+export const CustomToolCallItem = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('custom_tool_call'),
+  status: ItemStatus,
+  call_id: Type.String(),
+  name: Type.String(),
+  input: Type.String(),
+});
+export type CustomToolCallItem = Static<typeof CustomToolCallItem>;
 
 /** One input item as a request sends it: its `type` (or, left out, its `role` or `id`) picks the form. */
 export const InputItem = Type.Object(
@@ -129,7 +168,7 @@ export const InputItem = Type.Object(
   {
     additionalProperties: true,
     description:
-      'An input item (InputItem): a message (easy or with content parts), function_call, function_call_output, reasoning or item_reference.',
+      'An input item (InputItem): a message (easy or with content parts), function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, item_reference or a hosted tool item.',
   },
 );
 export type InputItem = Static<typeof InputItem> & Record<string, unknown>;
@@ -150,8 +189,6 @@ export const HOSTED_ITEM_TYPES = [
   'mcp_call',
   'mcp_approval_request',
   'mcp_approval_response',
-  'custom_tool_call',
-  'custom_tool_call_output',
 ] as const;
 export type HostedItemType = (typeof HOSTED_ITEM_TYPES)[number];
 /** An item of a hosted tool (a `file_search_call`, an `mcp_call`…): its id and type; the rest is the tool's. */
@@ -180,6 +217,14 @@ export const ItemResource = Type.Union([
   Type.Object({
     id: Type.String(),
     type: Type.Literal('function_call_output'),
+    status: ItemStatus,
+    call_id: Type.String(),
+    output: Type.Union([Type.String(), Type.Array(Type.Union([InputText, InputImage, InputFile]))]),
+  }),
+  CustomToolCallItem,
+  Type.Object({
+    id: Type.String(),
+    type: Type.Literal('custom_tool_call_output'),
     status: ItemStatus,
     call_id: Type.String(),
     output: Type.Union([Type.String(), Type.Array(Type.Union([InputText, InputImage, InputFile]))]),

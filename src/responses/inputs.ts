@@ -13,6 +13,7 @@ import type { ItemEntry } from './items-store.js';
 import { fetchUrl, imageInfo, MAX_FILE_BYTES, MAX_IMAGE_BYTES, readDataUrl, type Fetched } from './media.js';
 import { openReasoning } from './reasoning.js';
 import { hostedInputItem } from './tools/input-items.js';
+import { argumentsOf } from './custom-tools.js';
 import * as store from './store.js';
 
 /**
@@ -47,6 +48,8 @@ const checkMessage = partChecker<S.MessageInput>(S.MessageInput);
 const checkFunctionCall = partChecker<S.FunctionCallInput>(S.FunctionCallInput);
 const checkFunctionOutput = partChecker<S.FunctionCallOutputInput>(S.FunctionCallOutputInput);
 const checkReasoning = partChecker<S.ReasoningInput>(S.ReasoningInput);
+const checkCustomCall = partChecker<S.CustomToolCallInput>(S.CustomToolCallInput);
+const checkCustomOutput = partChecker<S.CustomToolCallOutputInput>(S.CustomToolCallOutputInput);
 const checkReference = partChecker<{ id: string }>(S.ItemReference);
 const PARTS: Record<string, (data: unknown, at: string) => S.ContentPart> = {
   input_text: partChecker(S.InputText),
@@ -55,7 +58,15 @@ const PARTS: Record<string, (data: unknown, at: string) => S.ContentPart> = {
   output_text: partChecker(S.OutputText),
   refusal: partChecker(S.Refusal),
 };
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference'];
+const ITEM_TYPES = [
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'reasoning',
+  'item_reference',
+];
 /** The content parts each role may send. */
 const ROLE_PARTS: Record<string, string[]> = {
   user: ['input_text', 'input_image', 'input_file'],
@@ -148,6 +159,31 @@ function checkItemResource(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): {
       return {
         id: o.id ?? newId('fco', ctx.clock),
         type: 'function_call_output',
+        status: o.status ?? 'completed',
+        call_id: o.call_id,
+        output,
+      };
+    }
+    case 'custom_tool_call': {
+      const c = checkCustomCall(raw, p);
+      return {
+        id: c.id ?? newId('ctc', ctx.clock),
+        type: 'custom_tool_call',
+        status: c.status ?? 'completed',
+        call_id: c.call_id,
+        name: c.name,
+        input: c.input,
+      };
+    }
+    case 'custom_tool_call_output': {
+      const o = checkCustomOutput(raw, p);
+      const output =
+        typeof o.output === 'string'
+          ? o.output
+          : o.output.map((part, i) => checkPart(part, `${at}.output[${i}]`, ROLE_PARTS.user) as S.InputText | S.InputImage | S.InputFile);
+      return {
+        id: o.id ?? newId('ctco', ctx.clock),
+        type: 'custom_tool_call_output',
         status: o.status ?? 'completed',
         call_id: o.call_id,
         output,
@@ -262,7 +298,11 @@ async function messageOf(ctx: Ctx, projectId: string, item: ItemResource, at: st
     }
     case 'function_call':
       return callMessage(item);
+    case 'custom_tool_call':
+      // The model made it as a call of the tool's function (custom-tools.ts): it sees it so again.
+      return callMessage({ ...item, arguments: argumentsOf(item.input) });
     case 'function_call_output':
+    case 'custom_tool_call_output':
       // Chat Completions' tool messages take text only: images and files of an output go as their reading.
       return {
         role: 'tool',
@@ -332,6 +372,7 @@ export function outputEntry(item: ItemResource): ItemEntry {
       },
     };
   if (item.type === 'function_call') return { item, message: callMessage(item) };
+  if (item.type === 'custom_tool_call') return { item, message: callMessage({ ...item, arguments: argumentsOf(item.input) }) };
   return { item, message: null };
 }
 

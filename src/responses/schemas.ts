@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Deleted } from '../core/schemas.js';
-import { HostedItemSchema, Input } from './input-schemas.js';
+import { CustomToolCallItem, HostedItemSchema, Input } from './input-schemas.js';
+import type { CustomTool } from './custom-tools.js';
 
 /** Request and reply shapes of `/v1/responses` (CreateResponse and Response of the OpenAPI document). */
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -40,18 +41,24 @@ export type FunctionTool = Static<typeof FunctionToolSchema>;
  * tools/ checks (tools/hosted.ts); the body's schema only bounds it.
  */
 export type HostedToolEntry = { type: string } & Record<string, unknown>;
-/** One member of `tools`: a function, or a hosted tool checked by its type (tools/check.ts). */
-export const ToolEntry = Type.Unsafe<FunctionTool | HostedToolEntry>(
+/** One member of `tools`: a function, a custom tool, or a hosted tool checked by its type (tools/check.ts). */
+export const ToolEntry = Type.Unsafe<FunctionTool | CustomTool | HostedToolEntry>(
   Type.Object(
     { type: Type.String({ maxLength: 64 }) },
-    { additionalProperties: true, maxProperties: 32, description: 'A tool (Tool): a function, or a hosted tool by its type.' },
+    {
+      additionalProperties: true,
+      maxProperties: 32,
+      description: 'A tool (Tool): a function, a custom tool, or a hosted tool by its type.',
+    },
   ),
 );
-export type ToolEntry = FunctionTool | HostedToolEntry;
+export type ToolEntry = FunctionTool | CustomTool | HostedToolEntry;
 /** True for a function tool (client-executed). */
 export const isFunctionTool = (t: ToolEntry): t is FunctionTool => t.type === 'function';
+/** True for a custom tool (client-executed, free-text input: custom-tools.ts). */
+export const isCustomTool = (t: ToolEntry): t is CustomTool => t.type === 'custom';
 
-/** The tool types of the document (docs/responses.md has the table of what each does on Standin). */
+/** The hosted tool types of the document (docs/responses.md has the table of what each does on Standin). */
 export const HOSTED_TOOL_TYPES = [
   'file_search',
   'web_search',
@@ -66,7 +73,6 @@ export const HOSTED_TOOL_TYPES = [
   'mcp',
   'local_shell',
   'shell',
-  'custom',
   'apply_patch',
   'namespace',
   'tool_search',
@@ -96,8 +102,9 @@ const AllowedTools = Type.Object(
 const ToolChoice = Type.Union([
   Type.Enum(['none', 'auto', 'required']),
   Type.Object({ type: Type.Literal('function'), name: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('custom'), name: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
   AllowedTools,
-  // A hosted tool (or an MCP server, a custom tool) forced by type: refused by name in service.ts, as its tool is.
+  // A hosted tool (or an MCP server) forced by type: refused by name in service.ts, as its tool is.
   Type.Object(
     { type: Type.Enum(HOSTED_TOOL_TYPES), name: Type.Optional(Nullable(Type.String({ maxLength: 64 }))) },
     { additionalProperties: true, maxProperties: 8 },
@@ -230,7 +237,7 @@ const ReasoningOutput = Type.Object({
   summary: Type.Array(SummaryText),
   encrypted_content: Type.Optional(Nullable(Type.String())),
 });
-export const OutputItem = Type.Union([MessageOutput, FunctionCallOutputItem, ReasoningOutput, HostedItemSchema]);
+export const OutputItem = Type.Union([MessageOutput, FunctionCallOutputItem, CustomToolCallItem, ReasoningOutput, HostedItemSchema]);
 export type OutputItem = Static<typeof OutputItem>;
 export type MessageOutput = Static<typeof MessageOutput>;
 export type FunctionCallOutputItem = Static<typeof FunctionCallOutputItem>;

@@ -12,7 +12,15 @@ import { ResponseWriter, type EventSink, type StreamEvent } from './events.js';
 import { builtinReasoning, DEFAULT_EFFORT, isReasoningModel, sealReasoning } from './reasoning.js';
 import { assemble, conversationIdOf, prepareTurn, recordTurn } from './inputs.js';
 import { deleteItems } from './items-store.js';
-import { CreateResponseBody, isFunctionTool, type CreateResponseRequest, type ResponseObject, type ResponseStatus } from './schemas.js';
+import { customFunction } from './custom-tools.js';
+import {
+  CreateResponseBody,
+  isCustomTool,
+  isFunctionTool,
+  type CreateResponseRequest,
+  type ResponseObject,
+  type ResponseStatus,
+} from './schemas.js';
 import { EventLog } from './event-log.js';
 import { appendEvents, deleteEvents, instanceKey } from './stream-store.js';
 import * as store from './store.js';
@@ -45,16 +53,26 @@ function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signa
   // `allowed_tools` narrows the tools the model sees this turn; its mode is the tool choice.
   const allowed =
     choice && typeof choice === 'object' && choice.type === 'allowed_tools'
-      ? new Set(choice.tools.filter((t) => t.type === 'function').map((t) => String(t.name)))
+      ? new Set(choice.tools.filter((t) => t.type === 'function' || t.type === 'custom').map((t) => String(t.name)))
       : undefined;
-  // The client's functions; the hosted tools' functions join them in the loop (tools/loop.ts).
+  // The client's functions and custom tools (each a function of one string `input`: custom-tools.ts);
+  // the hosted tools' functions join them in the loop (tools/loop.ts).
   const tools: ChatTool[] | undefined = body.tools
-    ?.filter(isFunctionTool)
-    .filter((t) => !allowed || allowed.has(t.name))
-    .map((t) => ({
-      type: 'function',
-      function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict ?? null },
-    }));
+    ?.filter((t) => (isFunctionTool(t) || isCustomTool(t)) && (!allowed || allowed.has(t.name)))
+    .map((t) =>
+      isFunctionTool(t)
+        ? {
+            type: 'function',
+            function: {
+              name: t.name,
+              description: t.description ?? undefined,
+              parameters: t.parameters ?? undefined,
+              strict: t.strict ?? null,
+            },
+          }
+        : customFunction(t as Parameters<typeof customFunction>[0]),
+    );
+  const custom = body.tools?.filter(isCustomTool).map((t) => t.name);
   const format = body.text?.format;
   return {
     model: body.model,
@@ -65,7 +83,7 @@ function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signa
         ? choice
         : choice.type === 'allowed_tools'
           ? choice.mode
-          : choice.type === 'function'
+          : choice.type === 'function' || choice.type === 'custom'
             ? { type: 'function', function: { name: choice.name ?? '' } }
             : 'auto', // a hosted type: the loop forces its function in the first round
     parallel_tool_calls: body.parallel_tool_calls ?? undefined,
@@ -78,6 +96,7 @@ function chatRequest(body: CreateResponseRequest, messages: ChatMessage[], signa
         : format?.type === 'json_object'
           ? { type: 'json_object' }
           : undefined,
+    custom: custom?.length ? custom : undefined,
     signal,
   };
 }
@@ -110,7 +129,13 @@ function baseObject(ctx: Pick<Ctx, 'clock'>, id: string, body: CreateResponseReq
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: (body.tools ?? []).map((t) => (isFunctionTool(t) ? { strict: true, description: null, parameters: null, ...t } : echoHosted(t))),
+    tools: (body.tools ?? []).map((t) =>
+      isFunctionTool(t)
+        ? { strict: true, description: null, parameters: null, ...t }
+        : isCustomTool(t)
+          ? { format: { type: 'text' }, ...t }
+          : echoHosted(t),
+    ),
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',
@@ -165,6 +190,8 @@ function checkMembers(body: CreateResponseRequest): void {
   if (choice && typeof choice === 'object') {
     if (choice.type === 'function' && !body.tools?.some((t) => isFunctionTool(t) && t.name === choice.name))
       throw invalid(`Tool choice 'function' with name '${choice.name}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
+    if (choice.type === 'custom' && !body.tools?.some((t) => isCustomTool(t) && t.name === choice.name))
+      throw invalid(`Tool choice 'custom' with name '${choice.name}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');
     checkHostedChoice(body);
   }
   const r = body.reasoning;

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
  * (SSE `data:` chunks, text deltas, tool-call deltas split across chunks, a usage chunk, `[DONE]`) and
  * records every request it receives. Behaviour is chosen by the last user message:
  * - contains `call:<name>` → a tool call of `<name>` with arguments `{"q":"<message>"}`, in pieces
- *   (`call:file_search <words>` → `{"query":"<words>"}`, `call:code_interpreter <code>` → `{"code":"<code>"}`);
+ *   (`call:file_search <words>` → `{"query":"<words>"}`, `call:code_interpreter <code>` → `{"code":"<code>"}`,
+ *   a function whose one parameter is `input` → `{"input":"<words>"}`);
  * - contains `fail:<status>` → that HTTP status with an error body;
  * - contains `slow` → waits 3 s before answering (for timeouts and cancels);
  * - otherwise → `Upstream says: <message>` in word deltas.
@@ -50,7 +51,16 @@ export async function startChatServer(opts: { usage?: boolean } = {}): Promise<C
     else if (last?.role === 'tool') text = `Tool said: ${last.content}`;
     else if (call) {
       const rest = lastUser.replace(call[0], '').trim();
-      const args = call[1] === 'file_search' ? { query: rest } : call[1] === 'code_interpreter' ? { code: rest } : { q: lastUser };
+      // A function of one string `input` (a custom tool of /v1/responses) is given the rest as its input.
+      const takesInput = (body.tools ?? []).some((t: any) => t.function?.name === call[1] && t.function.parameters?.properties?.input);
+      const args =
+        call[1] === 'file_search'
+          ? { query: rest }
+          : call[1] === 'code_interpreter'
+            ? { code: rest }
+            : takesInput
+              ? { input: rest }
+              : { q: lastUser };
       toolCall = { id: 'call_up_1', name: call[1], args: JSON.stringify(args) };
     } else text = `Upstream says: ${lastUser}`;
     if (!body.stream) {

@@ -34,6 +34,14 @@ describe('dashboard: responses and conversations', () => {
         tool_choice: 'required',
       })
     ).id;
+    ids.custom = (
+      await client.responses.create({
+        model: 'gpt-4.1',
+        input: 'SELECT name FROM harbours',
+        tools: [{ type: 'custom', name: 'sql', description: 'Runs a query' }],
+        tool_choice: { type: 'custom', name: 'sql' },
+      })
+    ).id;
     ids.reasoning = (
       await client.responses.create({ model: 'o4-mini', input: 'Why is the sea salty?', reasoning: { summary: 'auto' } })
     ).id;
@@ -79,6 +87,11 @@ describe('dashboard: responses and conversations', () => {
       .first()
       .waitFor();
     expect(new URL(page.url()).searchParams.get('response')).toBe(ids.tool);
+
+    // A custom tool's call with its free-text input.
+    await row(ids.custom).getByRole('button', { name: ids.custom, exact: true }).click();
+    await output.getByText('custom tool call sql', { exact: true }).waitFor();
+    await output.locator('p.part', { hasText: /^SELECT name FROM harbours$/ }).waitFor();
 
     // The reasoning item with its summary, and the reasoning tokens in the usage.
     await row(ids.reasoning).getByRole('button', { name: ids.reasoning, exact: true }).click();

@@ -3,6 +3,7 @@ import type { Ctx } from '../../core/module.js';
 import { partChecker } from '../../core/validation.js';
 import { HOSTED_TOOL_TYPES, type CreateResponseRequest, type FunctionTool, type HostedToolEntry, type ToolEntry } from '../schemas.js';
 import { FunctionToolSchema } from '../schemas.js';
+import { checkCustomTool, type CustomTool } from '../custom-tools.js';
 import type { HostedTool } from './hosted.js';
 import { HOSTED_TOOLS } from './registry.js';
 
@@ -27,15 +28,17 @@ export function checkTools(body: CreateResponseRequest, hosted: readonly HostedT
   const checked = body.tools.map((raw, i): ToolEntry => {
     const at = `tools[${i}]`;
     if (raw.type === 'function') return checkFunction(raw, `/tools/${i}`);
+    if (raw.type === 'custom') return checkCustomTool(raw, `/tools/${i}`);
     const tool = hosted.find((t) => t.type === raw.type);
     if (tool) return tool.check(raw as HostedToolEntry, at);
     if ((HOSTED_TOOL_TYPES as readonly string[]).includes(raw.type)) unsupportedTool(raw.type, `${at}.type`);
     throw invalid(
-      `Invalid value for '${at}.type': ${JSON.stringify(raw.type)}. Supported values are: 'function', ${HOSTED_TOOL_TYPES.map((t) => `'${t}'`).join(', ')}.`,
+      `Invalid value for '${at}.type': ${JSON.stringify(raw.type)}. Supported values are: 'function', 'custom', ${HOSTED_TOOL_TYPES.map((t) => `'${t}'`).join(', ')}.`,
       `${at}.type`,
       'invalid_value',
     );
   });
+  checkNames(checked);
   for (const tool of hosted) {
     const entries = checked.filter((t) => t.type === tool.type) as HostedToolEntry[];
     if (entries.length) tool.checkRequest?.(entries, body);
@@ -43,10 +46,30 @@ export function checkTools(body: CreateResponseRequest, hosted: readonly HostedT
   return checked;
 }
 
+/**
+ * Functions and custom tools share one namespace: the model calls either by name, and a call maps back to
+ * its tool by it (a custom call to a `custom_tool_call` item), so two client tools of one name are refused.
+ */
+function checkNames(tools: readonly ToolEntry[]): void {
+  const seen = new Set<string>();
+  tools.forEach((t, i) => {
+    if (t.type !== 'function' && t.type !== 'custom') return;
+    const name = (t as FunctionTool | CustomTool).name;
+    if (seen.has(name))
+      throw invalid(
+        `Duplicate tool name '${name}' in 'tools': each function and custom tool needs its own name.`,
+        `tools[${i}].name`,
+        'invalid_value',
+      );
+    seen.add(name);
+  });
+}
+
 /** Checks a `tool_choice` of a hosted type: Standin must run the type, and `tools` must have it. */
 export function checkHostedChoice(body: CreateResponseRequest, hosted: readonly HostedTool[] = HOSTED_TOOLS): void {
   const choice = body.tool_choice;
-  if (!choice || typeof choice !== 'object' || choice.type === 'function' || choice.type === 'allowed_tools') return;
+  if (!choice || typeof choice !== 'object' || choice.type === 'function' || choice.type === 'custom' || choice.type === 'allowed_tools')
+    return;
   if (!hosted.some((t) => t.type === choice.type)) unsupportedTool(choice.type, 'tool_choice.type');
   if (!body.tools?.some((t) => t.type === choice.type))
     throw invalid(`Tool choice '${choice.type}' not found in 'tools' parameter.`, 'tool_choice', 'invalid_value');

@@ -21,7 +21,7 @@ function lookupTool(stop = false) {
     functions: () => [{ function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }],
     async call(_entry, name, args, hctx) {
       seen.push({ name, args });
-      const index = hctx.writer.addItem({ id: 'ctc_1', type: 'custom_tool_call', status: 'in_progress', input: args });
+      const index = hctx.writer.addItem({ id: 'mcp_1', type: 'mcp_call', status: 'in_progress', arguments: args });
       hctx.writer.event('response.lookup.searching', { output_index: index });
       hctx.writer.updateItem(index, { status: 'completed' });
       hctx.writer.doneItem(index);
@@ -60,7 +60,7 @@ describe('the hosted tool loop', () => {
     expect(requests[0].tool_choice).toEqual({ type: 'function', function: { name: 'lookup' } });
     expect(requests[1].tool_choice).toBe('auto');
     expect(requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: expect.any(String), content: 'the key is under the mat' });
-    expect(end.done.output.map((o) => o.type)).toEqual(['custom_tool_call', 'message']);
+    expect(end.done.output.map((o) => o.type)).toEqual(['mcp_call', 'message']);
     expect(end.done.status).toBe('completed');
     expect(end.rounds.map((m) => m.role)).toEqual(['assistant', 'tool']);
     // The usage counts both model calls.
@@ -84,7 +84,7 @@ describe('the hosted tool loop', () => {
     const { hctx, base, requests } = setup({ tools: [{ type: 'lookup' }], tool_choice: { type: 'lookup' } as never });
     const end = await runLoop(hctx, base, false, [tool]);
     expect(requests).toHaveLength(1);
-    expect(end.done.output.map((o) => o.type)).toEqual(['custom_tool_call']);
+    expect(end.done.output.map((o) => o.type)).toEqual(['mcp_call']);
     expect(end.result).toMatchObject({ content: null, tool_calls: [], finish_reason: 'stop' });
   });
 

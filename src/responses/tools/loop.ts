@@ -104,7 +104,7 @@ async function runRounds(
   const offered = offer(hctx, entries, new Set(clientTools.map((t) => t.function.name)));
   const choice = body.tool_choice;
   const forced =
-    choice && typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'allowed_tools'
+    choice && typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom' && choice.type !== 'allowed_tools'
       ? [...offered.entries()].find(([, o]) => o.tool.type === choice.type)?.[0]
       : undefined;
   const maxCalls = body.max_tool_calls ?? null;

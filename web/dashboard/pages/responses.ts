@@ -373,7 +373,7 @@ function partText(p: Part): string {
   return p.type;
 }
 
-/** An input or output item by its type: messages, function calls and their outputs, reasoning; any other (a tool call) by its type and status. */
+/** An input or output item by its type: messages, function and custom tool calls and their outputs, reasoning; any other (a tool call) by its type and status. */
 function ItemView({ item }: { item: Item }) {
   const i = item as Item & Record<string, unknown>;
   const status = typeof i.status === 'string' ? html`<span class=${`badge ${tone(i.status)}`}>${i.status}</span>` : null;
@@ -385,8 +385,12 @@ function ItemView({ item }: { item: Item }) {
   } else if (item.type === 'function_call') {
     title = `function call ${item.name}`;
     body = html`<code class="call">${item.name}(${item.arguments})</code><br /><small class="muted">call ${item.call_id}</small>`;
-  } else if (item.type === 'function_call_output') {
-    title = 'function call output';
+  } else if (item.type === 'custom_tool_call') {
+    title = `custom tool call ${item.name}`;
+    body = html`<p class="part">${item.input}</p>
+      <small class="muted">call ${item.call_id}</small>`;
+  } else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
+    title = item.type === 'function_call_output' ? 'function call output' : 'custom tool call output';
     body = html`<small class="muted">call ${item.call_id}</small>
       <p class="part">${typeof item.output === 'string' ? item.output : (item.output as Part[]).map(partText).join('\n')}</p>`;
   } else if (item.type === 'reasoning') {
