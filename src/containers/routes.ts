@@ -15,6 +15,13 @@ const tags = ['containers'];
 
 /** The JSON form of a container file's creation, checked by hand: the same route also takes multipart. */
 function fileIdOf(body: unknown): string {
+  // No body at all (or an empty one, as every route reads it) misses the member, as on other routes.
+  if (body === undefined)
+    throw invalid(
+      "Missing required parameter: 'file_id' (JSON), or a 'file' part (multipart/form-data).",
+      'file_id',
+      'missing_required_parameter',
+    );
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw invalid("Send either multipart/form-data with a 'file' part, or JSON with 'file_id'.", null, 'invalid_content_type');
   for (const key of Object.keys(body))
