@@ -82,6 +82,12 @@ const pointer = (param: string) =>
     .split('.')
     .join('/');
 
+/** A tool call's output (of a function or a custom tool): text, or the parts a user message may have. */
+function toolOutputOf(output: string | unknown[], at: string): string | (S.InputText | S.InputImage | S.InputFile)[] {
+  if (typeof output === 'string') return output;
+  return output.map((part, i) => checkPart(part, `${at}.output[${i}]`, ROLE_PARTS.user) as S.InputText | S.InputImage | S.InputFile);
+}
+
 /** Checks one content part of `allowed` types at `at` (`input[0].content[1]`) and gives it its stored form. */
 function checkPart(raw: unknown, at: string, allowed: string[]): S.ContentPart {
   const type = (raw as { type?: unknown } | null)?.type;
@@ -152,10 +158,7 @@ function checkItemResource(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): {
     }
     case 'function_call_output': {
       const o = checkFunctionOutput(raw, p);
-      const output =
-        typeof o.output === 'string'
-          ? o.output
-          : o.output.map((part, i) => checkPart(part, `${at}.output[${i}]`, ROLE_PARTS.user) as S.InputText | S.InputImage | S.InputFile);
+      const output = toolOutputOf(o.output, at);
       return {
         id: o.id ?? newId('fco', ctx.clock),
         type: 'function_call_output',
@@ -177,10 +180,7 @@ function checkItemResource(ctx: Pick<Ctx, 'clock'>, raw: unknown, at: string): {
     }
     case 'custom_tool_call_output': {
       const o = checkCustomOutput(raw, p);
-      const output =
-        typeof o.output === 'string'
-          ? o.output
-          : o.output.map((part, i) => checkPart(part, `${at}.output[${i}]`, ROLE_PARTS.user) as S.InputText | S.InputImage | S.InputFile);
+      const output = toolOutputOf(o.output, at);
       return {
         id: o.id ?? newId('ctco', ctx.clock),
         type: 'custom_tool_call_output',
