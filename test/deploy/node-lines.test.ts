@@ -16,7 +16,7 @@ import { freePort, root } from '../process.js';
  * and exit 0), then the SDK matrix (test/sdk/matrix.test.ts, on SQLite) in the clone under that Node.
  * Skipped, saying why, when the registry cannot be reached (or the machine is not linux-x64); when it
  * can be, anything that goes wrong fails, and under STANDIN_TEST_REQUIRE_ALL=1 so do a checkout without
- * git history and a registry that answers with an error. About two minutes a line on a quiet machine.
+ * git history and a registry that answers with an error. About 2–2.5 minutes a line measured on a busy two-core machine.
  */
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
 const running = Number(process.versions.node.split('.')[0]);
