@@ -2,7 +2,7 @@
 // 25th and 50th turn of conversations (each turn appends its input and output, two items), against a
 // response made with no state in the same run, and a previous_response_id chain for comparison.
 // Run: npm run build && node bench/conversations.mjs   (BENCH_CONVERSATIONS=20 by default)
-import { report, startStandin } from './lib.mjs';
+import { apiBench, report } from './lib.mjs';
 
 const C = Number(process.env.BENCH_CONVERSATIONS ?? 40);
 const TURNS = 50;
@@ -10,31 +10,16 @@ const MARKS = [1, 10, 25, 50];
 const ADMIN_KEY = 'sk-admin-bench-conversations-000000000000';
 const MODEL = 'gpt-4o-mini';
 
-const standin = await startStandin({ env: { STANDIN_ADMIN_KEY: ADMIN_KEY } });
-process.on('uncaughtException', async (err) => {
-  console.error(err);
-  await standin.stop();
-  process.exit(1);
+// The benchmark measures responses, not the rate limiter.
+const { standin, post } = await apiBench({
+  adminKey: ADMIN_KEY,
+  config: { rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } } },
 });
-const headers = { authorization: `Bearer ${standin.keys.platform}`, 'content-type': 'application/json' };
-const post = async (path, body) => {
-  const res = await fetch(`${standin.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-};
 const timed = async (path, body) => {
   const t0 = performance.now();
   const r = await post(path, body);
   return { ms: performance.now() - t0, r };
 };
-// The benchmark measures responses, not the rate limiter.
-const cfg = await fetch(`${standin.url}/admin/v1/config`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } } }),
-});
-if (cfg.status !== 200) throw new Error(`could not raise the rate limits: ${cfg.status}`);
 
 const p50 = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

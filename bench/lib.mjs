@@ -168,3 +168,32 @@ export function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
+
+/**
+ * A Standin for a bench of the platform API: started with `adminKey`, stopped (and `onStop` run) on an
+ * uncaught error, given `config` through the control plane (rate limits raised, models…), with `post`:
+ * a JSON body sent with the platform key, the answer's JSON back, any status but 200 thrown.
+ */
+export async function apiBench({ adminKey, config, onStop = async () => {} }) {
+  const standin = await startStandin({ env: { STANDIN_ADMIN_KEY: adminKey } });
+  process.on('uncaughtException', async (err) => {
+    console.error(err);
+    await standin.stop();
+    await onStop();
+    process.exit(1);
+  });
+  const headers = { authorization: `Bearer ${standin.keys.platform}`, 'content-type': 'application/json' };
+  const post = async (path, body) => {
+    const res = await fetch(`${standin.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const json = await res.json();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const cfg = await fetch(`${standin.url}/admin/v1/config`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(config),
+  });
+  if (cfg.status !== 200) throw new Error(`could not configure: ${cfg.status} ${await cfg.text()}`);
+  return { standin, headers, post };
+}

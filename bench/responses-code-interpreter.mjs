@@ -7,7 +7,7 @@
 // Run: npm run build && node bench/responses-code-interpreter.mjs   (BENCH_REQUESTS=200 of each;
 // BENCH_EXECUTOR=bwrap|pyodide, default bwrap where it runs here)
 import { build } from 'esbuild';
-import { cpuMs, report, startStandin } from './lib.mjs';
+import { apiBench, cpuMs, report } from './lib.mjs';
 
 const N = Number(process.env.BENCH_REQUESTS ?? 200);
 const BLOCK = 20;
@@ -38,35 +38,17 @@ const { bwrapAvailable } = await import(`../${bwrapOut}`);
 const executor = process.env.BENCH_EXECUTOR ?? (bwrapAvailable() ? 'bwrap' : 'pyodide');
 const config = { executor, pool_size: 1, timeout_ms: 30_000 };
 
-const standin = await startStandin({ env: { STANDIN_ADMIN_KEY: ADMIN_KEY } });
 const alone = createCodeInterpreter(() => Date.now(), console, config);
-process.on('uncaughtException', async (err) => {
-  console.error(err);
-  await standin.stop();
-  await alone.close();
-  process.exit(1);
-});
-const auth = { authorization: `Bearer ${standin.keys.platform}` };
-const post = async (path, body) => {
-  const res = await fetch(`${standin.url}${path}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-};
-const cfg = await fetch(`${standin.url}/admin/v1/config`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-  body: JSON.stringify({
+const { standin, post } = await apiBench({
+  adminKey: ADMIN_KEY,
+  config: {
     rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } },
     models: { '*': { provider: 'builtin' } },
     code_interpreter: config,
-  }),
+  },
+  onStop: () => alone.close(),
 });
-if (cfg.status !== 200) throw new Error(`could not configure: ${cfg.status} ${await cfg.text()}`);
+const auth = { authorization: `Bearer ${standin.keys.platform}` };
 
 // A container with a small file, as a session usually has one.
 const container = await post('/v1/containers', { name: 'bench', expires_after: { anchor: 'last_active_at', minutes: 1440 } });

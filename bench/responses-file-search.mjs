@@ -2,37 +2,18 @@
 // run, interleaved in blocks): wall time per request (p50, p99) and Standin's CPU per request. Built-in
 // model (no pacing), SQLite, one process, rate limits at tier 5; a store of 20 small files.
 // Run: npm run build && node bench/responses-file-search.mjs   (BENCH_REQUESTS=200 of each)
-import { cpuMs, report, startStandin } from './lib.mjs';
+import { apiBench, cpuMs, report } from './lib.mjs';
 
 const N = Number(process.env.BENCH_REQUESTS ?? 200);
 const BLOCK = 20;
 const ADMIN_KEY = 'sk-admin-bench-file-search-000000000000000';
 const QUESTION = 'What is the launch code of the Zephyr probe?';
 
-const standin = await startStandin({ env: { STANDIN_ADMIN_KEY: ADMIN_KEY } });
-process.on('uncaughtException', async (err) => {
-  console.error(err);
-  await standin.stop();
-  process.exit(1);
+const { standin, post } = await apiBench({
+  adminKey: ADMIN_KEY,
+  config: { rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } }, models: { '*': { provider: 'builtin' } } },
 });
 const auth = { authorization: `Bearer ${standin.keys.platform}` };
-const post = async (path, body) => {
-  const res = await fetch(`${standin.url}${path}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-};
-
-const cfg = await fetch(`${standin.url}/admin/v1/config`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } }, models: { '*': { provider: 'builtin' } } }),
-});
-if (cfg.status !== 200) throw new Error(`could not configure: ${cfg.status} ${await cfg.text()}`);
 
 // A store of 20 files, one of which holds the fact.
 const fileIds = [];
