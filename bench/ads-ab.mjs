@@ -64,8 +64,9 @@ try {
   await b.stop();
   for (const i of Object.values(instances)) await i.s.stop();
 }
+const named = Object.entries(builds)
+  .map(([k, main]) => `${k}: ${main}`)
+  .join(', ');
 report('ads-ab', rows, [
-  `${Object.entries(builds)
-    .map(([k, main]) => `${k}: ${main}`)
-    .join(', ')}. autocannon, ${connections} connections; ${ROUNDS} rounds of ${DURATION} s alternating the bare route and the builds; medians (ratios: median of the rounds' ratios).`,
+  `${named}. autocannon, ${connections} connections; ${ROUNDS} rounds of ${DURATION} s alternating the bare route and the builds; medians (ratios: median of the rounds' ratios).`,
 ]);
