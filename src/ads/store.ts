@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { paginate, precompiledPage, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
-import { precompiled, precompiledColumn, type Db, type Exec } from '../store/db.js';
+import { precompiled, precompiledColumn, precompiledRows, type Exec } from '../store/db.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
@@ -40,8 +40,26 @@ export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string
   (await adGroupJsonById(exec, { id, adAccountId }))[0];
 
 export const insertAdGroups = async (exec: Exec, rows: AdGroupRow[]) => void (await exec.insertInto('ad_groups').values(rows).execute());
-/** The one statement that inserts these ad groups (group commit runs it alone, store/group-commit.ts). */
-export const insertAdGroupsStatement = (db: Db, rows: AdGroupRow[]) => db.insertInto('ad_groups').values(rows);
+/** Every column of an ad group row: the insert names each (precompiledRows). */
+const AD_GROUP_COLUMNS = [
+  'id',
+  'ad_account_id',
+  'campaign_id',
+  'name',
+  'description',
+  'context_hints',
+  'status',
+  'bidding_config',
+  'product_set',
+  'created_at',
+  'updated_at',
+  'json',
+] as const satisfies readonly (keyof AdGroupRow)[];
+/**
+ * The one statement that inserts these ad groups (group commit runs it alone, store/group-commit.ts),
+ * compiled once per number of rows.
+ */
+export const insertAdGroupsStatement = precompiledRows<AdGroupRow>(AD_GROUP_COLUMNS, (db, rows) => db.insertInto('ad_groups').values(rows));
 
 export const updateAdGroup = (exec: Exec, row: AdGroupRow) =>
   exec

@@ -250,3 +250,48 @@ function compiledOnce<A extends Record<string, unknown>, R>(
     return { compiled, parameters, reader: select ? readers.get(exec) : undefined, pipe: select ? pipelines.get(exec) : undefined };
   };
 }
+
+/**
+ * A statement over a batch of rows (a multi-row INSERT) built and compiled once per store and number of
+ * rows, then given each batch's values: Kysely's building and compiling of an insert of a dozen columns
+ * cost more than SQLite's write of the row (bench/profile.mjs, the create). `build` receives rows of
+ * sentinel values for the named columns; the compiled parameters are mapped back to (row, column), so any
+ * dialect's placeholders work. Every value of the rows must be a parameter (no `sql` fragment, no
+ * default): each row names every column. The answer is a `Compilable` for `runAlone` and its kin; at most
+ * `maxRows` sizes are kept per store.
+ */
+export function precompiledRows<T extends Record<string, unknown>>(
+  columns: readonly (keyof T & string)[],
+  build: (db: Db, rows: T[]) => Compilable<unknown>,
+  maxRows = 128,
+) {
+  type Slot = { row: number; column: keyof T } | { value: unknown };
+  // Keyed by the dialect adapter, which a database shares with its transactions; then by the number of rows.
+  const cache = new WeakMap<object, Map<number, { compiled: CompiledQuery<unknown>; order: Slot[] }>>();
+  const compile = (db: Db, n: number) => {
+    const sentinels = Array.from(
+      { length: n },
+      (_, r) => Object.fromEntries(columns.map((c, i) => [c, `\u0000row${r}:${i}\u0000`])) as unknown as T,
+    );
+    const compiled = build(db, sentinels).compile();
+    const order = compiled.parameters.map((p): Slot => {
+      // eslint-disable-next-line no-control-regex -- the sentinels are NUL-delimited so no real value can match
+      const m = typeof p === 'string' ? /^\u0000row(\d+):(\d+)\u0000$/.exec(p) : null;
+      return m ? { row: Number(m[1]), column: columns[Number(m[2])] } : { value: p };
+    });
+    return { compiled, order };
+  };
+  return (db: Db, rows: T[]): Compilable<unknown> => {
+    const adapter = db.getExecutor().adapter;
+    let sizes = cache.get(adapter);
+    if (!sizes) cache.set(adapter, (sizes = new Map()));
+    let entry = sizes.get(rows.length);
+    if (!entry) {
+      entry = compile(db, rows.length);
+      if (rows.length <= maxRows) sizes.set(rows.length, entry);
+    }
+    const { compiled, order } = entry;
+    const parameters = order.map((slot) => ('row' in slot ? rows[slot.row][slot.column] : slot.value));
+    return { compile: () => ({ ...compiled, parameters }) };
+  };
+}

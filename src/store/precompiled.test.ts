@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dialects, startTestStandin } from '../../test/helpers.js';
-import { precompiled, precompiledColumn } from './db.js';
+import { precompiled, precompiledColumn, precompiledRows, runAlone } from './db.js';
 
 describe.each(dialects())('precompiled queries (%s)', (dialect) => {
   it('run with fresh parameters each time, in or out of a transaction', async () => {
@@ -64,6 +64,67 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
       release();
       await tx;
       expect(await get(db, { key: 'pending' })).toEqual([{ value: 'x' }]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a batch statement is compiled once per number of rows and writes the values of each batch', async () => {
+    const s = await startTestStandin({ dialect, seed: false });
+    try {
+      const db = s.ctx.store.db;
+      let builds = 0;
+      const insert = precompiledRows<{ key: string; value: string }>(['key', 'value'], (k, rows) => {
+        builds++;
+        return k.insertInto('settings').values(rows);
+      });
+      await runAlone(db, insert(db, [{ key: 'one', value: '1' }]));
+      // The rows' own key order does not matter: values are placed by column name.
+      await runAlone(db, insert(db, [{ value: '2', key: 'two' }]));
+      await runAlone(
+        db,
+        insert(db, [
+          { key: 'three', value: 'row0:0' },
+          { key: 'four', value: '' },
+        ]),
+      );
+      await runAlone(db, insert(db, [{ key: 'five', value: "o'neil" }]));
+      expect(builds).toBe(2);
+      const rows = await db
+        .selectFrom('settings')
+        .select(['key', 'value'])
+        .where('key', 'in', ['one', 'two', 'three', 'four', 'five'])
+        .orderBy('key')
+        .execute();
+      expect(rows).toEqual([
+        { key: 'five', value: "o'neil" },
+        { key: 'four', value: '' },
+        { key: 'one', value: '1' },
+        { key: 'three', value: 'row0:0' },
+        { key: 'two', value: '2' },
+      ]);
+      // A failed batch leaves nothing behind, and the statement is still good for the next.
+      await expect(
+        runAlone(
+          db,
+          insert(db, [
+            { key: 'six', value: '6' },
+            { key: 'one', value: 'again' },
+          ]),
+        ),
+      ).rejects.toThrow();
+      expect(await db.selectFrom('settings').select('key').where('key', '=', 'six').execute()).toEqual([]);
+      await runAlone(
+        db,
+        insert(db, [
+          { key: 'six', value: '6' },
+          { key: 'seven', value: '7' },
+        ]),
+      );
+      expect(await db.selectFrom('settings').select('value').where('key', 'in', ['six', 'seven']).orderBy('key').execute()).toEqual([
+        { value: '7' },
+        { value: '6' },
+      ]);
     } finally {
       await s.close();
     }
