@@ -23,7 +23,7 @@ const ranksFile = lazy<{ default: readonly (string | readonly number[] | undefin
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
 /** Pre-tokens longer than this (UTF-16 units) skip gpt-tokenizer's quadratic merge. */
-const LONG = 256;
+export const LONG = 256;
 /** Ordinary text goes to gpt-tokenizer in pieces of about this size, so a caller can stop early. */
 const SEGMENT = 65_536;
 /**
@@ -80,7 +80,7 @@ function* piecesAroundLong(text: string): Generator<number[]> {
 }
 
 /** The tokens of one long pre-token, merged a BLOCK at a time (never between a surrogate pair). */
-function* blocks(piece: string): Generator<number[]> {
+export function* blocks(piece: string): Generator<number[]> {
   for (let at = 0; at < piece.length;) {
     let end = Math.min(at + BLOCK, piece.length);
     if (end < piece.length && (piece.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
@@ -158,6 +158,12 @@ export function decodeTokens(tokens: readonly number[]): string {
   // (quadratic over a long run of them) and keeps a cut character's bytes for its next call.
   return Buffer.from(parts.join(''), 'latin1').toString('utf8');
 }
+
+/** The tokens of one pre-token of at most LONG units, as gpt-tokenizer makes them. */
+export const encodeShort = (piece: string): number[] => library().encode(piece, PLAIN);
+
+/** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
+export const tokenByteLength = (t: number): number => vocabulary().bytes[t]?.length ?? 0;
 
 /** The mergeable ranks keyed by their bytes as a latin1 string (one char per byte), and the reverse. */
 interface Vocabulary {
