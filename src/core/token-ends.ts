@@ -1,26 +1,36 @@
 import { classesOf, pretokenEnd } from './pretokens.js';
-import { blocks, encodeShort, LONG, tokenByteLength } from './tokenizer.js';
+import { blocks, LONG, mergeLong, tokenByteLength } from './tokenizer.js';
 
 /**
  * Where each o200k token of a text ends, in bytes of its UTF-8: what the chunker needs (token counts and
  * where to cut), without the token ids. The same tokens as core/tokenizer.ts's `encodePieces`: the text is
- * cut into pre-tokens (pretokens.ts), a pre-token of at most LONG units is merged by gpt-tokenizer and its
- * tokens' byte lengths are remembered (natural text repeats its words: most pre-tokens are found in the
+ * cut into pre-tokens (pretokens.ts), a pre-token of at most LONG units is merged as gpt-tokenizer merges
+ * it and its tokens' byte lengths are remembered (natural text repeats its words: most pre-tokens are found in the
  * cache), a longer one is merged a block at a time as there.
  */
 
-/** Pre-tokens remembered (each its tokens' byte lengths); the cache starts over when full. */
+/** Pre-tokens remembered (each its tokens' byte lengths); when full, the older half is forgotten. */
 const CACHE_SIZE = 200_000;
 const cache = new Map<string, readonly number[]>();
 
 function lengthsOf(piece: string): readonly number[] {
   let lengths = cache.get(piece);
   if (lengths === undefined) {
-    if (cache.size >= CACHE_SIZE) cache.clear();
-    lengths = encodeShort(piece).map(tokenByteLength);
+    if (cache.size >= CACHE_SIZE) forgetOlderHalf(cache);
+    // The byte-pair merge gpt-tokenizer makes (mergeLong: the same merges, in the same order).
+    lengths = mergeLong(piece).map(tokenByteLength);
     cache.set(piece, lengths);
   }
   return lengths;
+}
+
+/** Drops the first half of a map's entries (the longest there: a map keeps the order of insertion). */
+export function forgetOlderHalf(map: Map<string, unknown>): void {
+  let n = map.size >> 1;
+  for (const key of map.keys()) {
+    if (n-- <= 0) break;
+    map.delete(key);
+  }
 }
 
 /**

@@ -159,9 +159,6 @@ export function decodeTokens(tokens: readonly number[]): string {
   return Buffer.from(parts.join(''), 'latin1').toString('utf8');
 }
 
-/** The tokens of one pre-token of at most LONG units, as gpt-tokenizer makes them. */
-export const encodeShort = (piece: string): number[] => library().encode(piece, PLAIN);
-
 /** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
 export const tokenByteLength = (t: number): number => vocabulary().bytes[t]?.length ?? 0;
 

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
+import { forgetOlderHalf } from '../core/token-ends.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { words } from './lexical.js';
 
@@ -52,7 +53,7 @@ interface WordFeatures {
   gramWeight: number;
 }
 
-/** Runs of letters and digits remembered (natural text repeats its words); the cache starts over when full. */
+/** Runs of letters and digits remembered (natural text repeats its words); when full, the older half is forgotten. */
 const WORD_CACHE = 100_000;
 /** A run's features, or null for one that is no word of lexical.ts's (a function word, one too long). */
 const wordCache = new Map<string, WordFeatures | null>();
@@ -61,7 +62,7 @@ const wordCache = new Map<string, WordFeatures | null>();
 function featuresOf(w: string): WordFeatures | null {
   let f = wordCache.get(w);
   if (f !== undefined) return f;
-  if (wordCache.size >= WORD_CACHE) wordCache.clear();
+  if (wordCache.size >= WORD_CACHE) forgetOlderHalf(wordCache);
   const kept = words(w);
   if (kept.length !== 1 || kept[0] !== w) {
     wordCache.set(w, null);
