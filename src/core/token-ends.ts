@@ -1,5 +1,6 @@
 import { classesOf, pretokenEnd } from './pretokens.js';
-import { blocks, LONG, mergeLong, tokenByteLength } from './tokenizer.js';
+import { RegionCache } from './region-cache.js';
+import { blocks, LONG, mergeShort, tokenByteLength } from './tokenizer.js';
 
 /**
  * Where each o200k token of a text ends, in bytes of its UTF-8: what the chunker needs (token counts and
@@ -9,29 +10,9 @@ import { blocks, LONG, mergeLong, tokenByteLength } from './tokenizer.js';
  * cache), a longer one is merged a block at a time as there.
  */
 
-/** Pre-tokens remembered (each its tokens' byte lengths); when full, the older half is forgotten. */
-const CACHE_SIZE = 200_000;
-const cache = new Map<string, readonly number[]>();
-
-function lengthsOf(piece: string): readonly number[] {
-  let lengths = cache.get(piece);
-  if (lengths === undefined) {
-    if (cache.size >= CACHE_SIZE) forgetOlderHalf(cache);
-    // The byte-pair merge gpt-tokenizer makes (mergeLong: the same merges, in the same order).
-    lengths = mergeLong(piece).map(tokenByteLength);
-    cache.set(piece, lengths);
-  }
-  return lengths;
-}
-
-/** Drops the first half of a map's entries (the longest there: a map keeps the order of insertion). */
-export function forgetOlderHalf(map: Map<string, unknown>): void {
-  let n = map.size >> 1;
-  for (const key of map.keys()) {
-    if (n-- <= 0) break;
-    map.delete(key);
-  }
-}
+/** Pre-tokens remembered, each with its tokens' byte lengths. */
+const cache = new RegionCache<readonly number[]>(200_000);
+const lengthsOf = (piece: string): readonly number[] => mergeShort(piece).map(tokenByteLength);
 
 /**
  * The end of each token (`ends[i]`, in bytes from the text's start) and how many there are; undefined as
@@ -60,7 +41,7 @@ export function tokenEnds(text: string, max: number): { ends: Uint32Array; count
         }
       }
     } else {
-      for (const length of lengthsOf(text.slice(p, e))) {
+      for (const length of cache.get(text, p, e, lengthsOf)) {
         if (count > max - 1) return undefined;
         push(length);
       }

@@ -159,6 +159,41 @@ export function decodeTokens(tokens: readonly number[]): string {
   return Buffer.from(parts.join(''), 'latin1').toString('utf8');
 }
 
+/**
+ * Byte-pair merge of one short pre-token, as gpt-tokenizer (and tiktoken) make it: the lowest-ranked
+ * pair of neighbouring parts merged first, the leftmost among equals, until no pair is a token. Quadratic
+ * in the pre-token, so for short ones (the chunker's cache misses); mergeLong for the rest.
+ */
+export function mergeShort(piece: string): number[] {
+  const { rank } = vocabulary();
+  const bytes = Buffer.from(piece, 'utf8').toString('latin1');
+  const whole = rank.get(bytes);
+  if (whole !== undefined) return [whole];
+  // starts[i]: where part i begins (one more entry: the end); ranks[i]: the rank of parts i and i + 1 merged.
+  const starts: number[] = [];
+  for (let i = 0; i <= bytes.length; i++) starts.push(i);
+  const pairRank = (i: number) => (i + 2 < starts.length ? (rank.get(bytes.slice(starts[i], starts[i + 2])) ?? Infinity) : Infinity);
+  const ranks = starts.map((_, i) => pairRank(i));
+  for (;;) {
+    let lowest = Infinity;
+    let at = -1;
+    for (let i = 0; i < ranks.length - 1; i++) {
+      if (ranks[i] < lowest) {
+        lowest = ranks[i];
+        at = i;
+      }
+    }
+    if (at < 0) break;
+    starts.splice(at + 1, 1);
+    ranks.splice(at + 1, 1);
+    ranks[at] = pairRank(at);
+    if (at > 0) ranks[at - 1] = pairRank(at - 1);
+  }
+  const out: number[] = [];
+  for (let i = 0; i + 1 < starts.length; i++) out.push(rank.get(bytes.slice(starts[i], starts[i + 1]))!);
+  return out;
+}
+
 /** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
 export const tokenByteLength = (t: number): number => vocabulary().bytes[t]?.length ?? 0;
 

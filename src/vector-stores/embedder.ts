@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
-import { forgetOlderHalf } from '../core/token-ends.js';
+import { RegionCache } from '../core/region-cache.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { words } from './lexical.js';
 
@@ -53,28 +53,21 @@ interface WordFeatures {
   gramWeight: number;
 }
 
-/** Runs of letters and digits remembered (natural text repeats its words); when full, the older half is forgotten. */
-const WORD_CACHE = 100_000;
-/** A run's features, or null for one that is no word of lexical.ts's (a function word, one too long). */
-const wordCache = new Map<string, WordFeatures | null>();
+/**
+ * Runs of letters and digits remembered (natural text repeats its words), each with its features, or
+ * null for a run that is no word of lexical.ts's (a function word, one too long).
+ */
+const wordCache = new RegionCache<WordFeatures | null>(100_000);
 
 /** The features of a lowercased run of letters and digits, or null if lexical.ts's `words` leaves it out. */
 function featuresOf(w: string): WordFeatures | null {
-  let f = wordCache.get(w);
-  if (f !== undefined) return f;
-  if (wordCache.size >= WORD_CACHE) forgetOlderHalf(wordCache);
   const kept = words(w);
-  if (kept.length !== 1 || kept[0] !== w) {
-    wordCache.set(w, null);
-    return null;
-  }
+  if (kept.length !== 1 || kept[0] !== w) return null;
   const hash = fnv(w, 0, w.length, WORD_SEED);
   const marked = `#${w}#`;
   const grams = new Uint32Array(marked.length - 2);
   for (let j = 0; j < grams.length; j++) grams[j] = mix(fnv(marked, j, j + 3, GRAM_SEED));
-  f = { hash, feature: mix(hash), grams, gramWeight: 0.5 / grams.length };
-  wordCache.set(w, f);
-  return f;
+  return { hash, feature: mix(hash), grams, gramWeight: 0.5 / grams.length };
 }
 
 /**
@@ -166,7 +159,7 @@ export function embedBuiltin(text: string): Float32Array {
     }
     let e = i;
     while (e < k.length && k[e] & (LETTER | NUMBER)) e += e + 1 < k.length && k[e + 1] === SECOND ? 2 : 1;
-    const f = featuresOf(lower.slice(i, e));
+    const f = wordCache.get(lower, i, e, featuresOf);
     i = e;
     if (!f) continue;
     table.add(f.feature, 1);
