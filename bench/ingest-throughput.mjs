@@ -50,7 +50,7 @@ function corpus() {
   }
   const all = parts.join('\n');
   const files = [];
-  for (let at = 0; files.length < FILES && at < all.length; ) {
+  for (let at = 0; files.length < FILES && at < all.length;) {
     let end = all.indexOf('\n', at + FILE_BYTES);
     if (end < 0) end = all.length;
     files.push(all.slice(at, end + 1));
@@ -74,14 +74,17 @@ function childrenCpu(pid) {
   }
   return out;
 }
-const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
 
 function start(script) {
   const data = mkdtempSync(join(tmpdir(), 'standin-bench-ingest-'));
-  const child = spawn(process.execPath, [...(process.env.BENCH_INGEST_NODE_ARGS?.split(' ') ?? []), script, 'serve', '--port', '0', '--data', data, '--admin-key', ADMIN], {
-    env: { ...process.env, STANDIN_LOG_LEVEL: 'fatal' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_INGEST_NODE_ARGS?.split(' ') ?? []), script, 'serve', '--port', '0', '--data', data, '--admin-key', ADMIN],
+    {
+      env: { ...process.env, STANDIN_LOG_LEVEL: 'fatal' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -147,7 +150,10 @@ async function measure(script, texts) {
     const childCpu = [...children1].reduce((n, [p, ms]) => n + ms - (children0.get(p) ?? 0), 0);
     done = true;
     await probe;
-    if (batch.file_counts.completed !== ids.length) throw new Error(`batch ended ${JSON.stringify(batch.file_counts)}`);
+    if (batch.file_counts.completed !== ids.length) {
+      const failed = await api(`/v1/vector_stores/${vs.id}/file_batches/${batch.id}/files?filter=failed&limit=5`);
+      throw new Error(`batch ended ${JSON.stringify(batch.file_counts)}: ${JSON.stringify(failed.data.map((f) => f.last_error))}`);
+    }
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
     const mb = bytes / 1e6;
     return { mbps: mb / seconds, seconds, worst: Math.max(...latencies), serverMsPerMb: serverCpu / mb, childMsPerMb: childCpu / mb };

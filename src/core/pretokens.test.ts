@@ -6,7 +6,7 @@ import { classesOf, pretokenEnd } from './pretokens.js';
 function scanned(text: string): string[] {
   const k = classesOf(text);
   const out: string[] = [];
-  for (let p = 0; p < text.length; ) {
+  for (let p = 0; p < text.length;) {
     const e = pretokenEnd(text, k, p);
     expect(e).toBeGreaterThan(p);
     out.push(text.slice(p, e));

@@ -31,7 +31,7 @@ export function tokenEnds(text: string, max: number): { ends: Uint32Array; count
     ends[count++] = at += length;
   };
   const k = classesOf(text);
-  for (let p = 0; p < text.length; ) {
+  for (let p = 0; p < text.length;) {
     const e = pretokenEnd(text, k, p);
     if (e - p > LONG) {
       for (const tokens of blocks(text.slice(p, e))) {

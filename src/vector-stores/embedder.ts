@@ -152,7 +152,7 @@ export function embedBuiltin(text: string): Float32Array {
   const k = classesOf(lower);
   let previous = 0;
   let first = true;
-  for (let i = 0; i < k.length; ) {
+  for (let i = 0; i < k.length;) {
     if (!(k[i] & (LETTER | NUMBER))) {
       i++;
       continue;
