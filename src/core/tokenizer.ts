@@ -23,7 +23,7 @@ const ranksFile = lazy<{ default: readonly (string | readonly number[] | undefin
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
 /** Pre-tokens longer than this (UTF-16 units) skip gpt-tokenizer's quadratic merge. */
-const LONG = 256;
+export const LONG = 256;
 /** Ordinary text goes to gpt-tokenizer in pieces of about this size, so a caller can stop early. */
 const SEGMENT = 65_536;
 /**
@@ -80,7 +80,7 @@ function* piecesAroundLong(text: string): Generator<number[]> {
 }
 
 /** The tokens of one long pre-token, merged a BLOCK at a time (never between a surrogate pair). */
-function* blocks(piece: string): Generator<number[]> {
+export function* blocks(piece: string): Generator<number[]> {
   for (let at = 0; at < piece.length;) {
     let end = Math.min(at + BLOCK, piece.length);
     if (end < piece.length && (piece.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
@@ -158,6 +158,44 @@ export function decodeTokens(tokens: readonly number[]): string {
   // (quadratic over a long run of them) and keeps a cut character's bytes for its next call.
   return Buffer.from(parts.join(''), 'latin1').toString('utf8');
 }
+
+/**
+ * Byte-pair merge of one short pre-token, as gpt-tokenizer (and tiktoken) make it: the lowest-ranked
+ * pair of neighbouring parts merged first, the leftmost among equals, until no pair is a token. Quadratic
+ * in the pre-token, so for short ones (the chunker's cache misses); mergeLong for the rest.
+ */
+export function mergeShort(piece: string): number[] {
+  const { rank } = vocabulary();
+  const bytes = Buffer.from(piece, 'utf8').toString('latin1');
+  const whole = rank.get(bytes);
+  if (whole !== undefined) return [whole];
+  // starts[i]: where part i begins (one more entry: the end); ranks[i]: the rank of parts i and i + 1 merged.
+  const starts: number[] = [];
+  for (let i = 0; i <= bytes.length; i++) starts.push(i);
+  const pairRank = (i: number) => (i + 2 < starts.length ? (rank.get(bytes.slice(starts[i], starts[i + 2])) ?? Infinity) : Infinity);
+  const ranks = starts.map((_, i) => pairRank(i));
+  for (;;) {
+    let lowest = Infinity;
+    let at = -1;
+    for (let i = 0; i < ranks.length - 1; i++) {
+      if (ranks[i] < lowest) {
+        lowest = ranks[i];
+        at = i;
+      }
+    }
+    if (at < 0) break;
+    starts.splice(at + 1, 1);
+    ranks.splice(at + 1, 1);
+    ranks[at] = pairRank(at);
+    if (at > 0) ranks[at - 1] = pairRank(at - 1);
+  }
+  const out: number[] = [];
+  for (let i = 0; i + 1 < starts.length; i++) out.push(rank.get(bytes.slice(starts[i], starts[i + 1]))!);
+  return out;
+}
+
+/** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
+export const tokenByteLength = (t: number): number => vocabulary().bytes[t]?.length ?? 0;
 
 /** The mergeable ranks keyed by their bytes as a latin1 string (one char per byte), and the reverse. */
 interface Vocabulary {

@@ -1,4 +1,5 @@
-import { decodeTokens, encodePieces } from '../core/tokenizer.js';
+import { tokenEnds } from '../core/token-ends.js';
+import { encodePieces } from '../core/tokenizer.js';
 
 /**
  * Token-level chunking (the o200k tokenizer of core/tokenizer.ts, linear in the text, as token counts
@@ -29,16 +30,22 @@ export function tokenize(text: string, max = MAX_FILE_TOKENS): number[] {
   return out;
 }
 
-/** Chunks of a text: each chunk's text and token count, in order. An empty text has none. */
+/**
+ * Chunks of a text: each chunk's text and token count, in order. An empty text has none. A chunk's text
+ * is its tokens' bytes decoded: a slice of the text's UTF-8 (token boundaries from core/token-ends.ts).
+ */
 export function* chunkText(text: string, chunking: Chunking): Generator<{ text: string; tokens: number }> {
-  const ids = tokenize(text);
+  const spans = tokenEnds(text, MAX_FILE_TOKENS);
+  if (!spans) throw new TooManyTokens(`the file holds more than ${MAX_FILE_TOKENS} tokens`);
+  const { ends, count } = spans;
+  const bytes = Buffer.from(text, 'utf8');
   const { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap } = chunking;
   const step = Math.max(1, size - overlap);
-  for (let start = 0; start < ids.length; start += step) {
-    const end = Math.min(start + size, ids.length);
+  for (let start = 0; start < count; start += step) {
+    const end = Math.min(start + size, count);
     // A window may cut a multi-byte character in two: drop the halves at its edges.
-    const piece = decodeTokens(ids.slice(start, end)).replace(/^\uFFFD+|\uFFFD+$/g, '');
+    const piece = bytes.toString('utf8', start ? ends[start - 1] : 0, ends[end - 1]).replace(/^\uFFFD+|\uFFFD+$/g, '');
     yield { text: piece, tokens: end - start };
-    if (end === ids.length) return;
+    if (end === count) return;
   }
 }

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
 import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
+import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
+import { RegionCache } from '../core/region-cache.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { words } from './lexical.js';
 
@@ -43,6 +45,98 @@ const WORD_SEED = 0x811c9dc5;
 const PAIR_SEED = 0x2545f491;
 const GRAM_SEED = 0x9e3779b9;
 
+/** What one word adds, remembered per word: its hash, its feature, its trigrams' features and their weight. */
+interface WordFeatures {
+  hash: number;
+  feature: number;
+  grams: Uint32Array;
+  gramWeight: number;
+}
+
+/**
+ * Runs of letters and digits remembered (natural text repeats its words), each with its features, or
+ * null for a run that is no word of lexical.ts's (a function word, one too long).
+ */
+const wordCache = new RegionCache<WordFeatures | null>(100_000);
+
+/** The features of a lowercased run of letters and digits, or null if lexical.ts's `words` leaves it out. */
+function featuresOf(w: string): WordFeatures | null {
+  const kept = words(w);
+  if (kept.length !== 1 || kept[0] !== w) return null;
+  const hash = fnv(w, 0, w.length, WORD_SEED);
+  const marked = `#${w}#`;
+  const grams = new Uint32Array(marked.length - 2);
+  for (let j = 0; j < grams.length; j++) grams[j] = mix(fnv(marked, j, j + 3, GRAM_SEED));
+  return { hash, feature: mix(hash), grams, gramWeight: 0.5 / grams.length };
+}
+
+/**
+ * The features of one text and their weights, in the order each was first met (the order the vector's
+ * sums are made in, so the result is the same to the bit as with a Map): an open-addressed table on the
+ * features' hashes (already mixed), reused from text to text.
+ */
+class FeatureSums {
+  private keys = new Uint32Array(1 << 12);
+  private sums = new Float64Array(1 << 12);
+  /** The text each slot was last used for: a slot of an earlier text is free. */
+  private stamps = new Uint32Array(1 << 12);
+  private stamp = 0;
+  /** Slots in the order their features were first met. */
+  order = new Int32Array(1 << 11);
+  size = 0;
+
+  reset() {
+    this.size = 0;
+    if (++this.stamp === 0xffffffff) {
+      this.stamps.fill(0);
+      this.stamp = 1;
+    }
+  }
+
+  add(h: number, w: number) {
+    // At most half full: grow before the insert that would pass it.
+    if (this.size * 2 >= this.keys.length) this.grow();
+    const mask = this.keys.length - 1;
+    let slot = h & mask;
+    for (;;) {
+      if (this.stamps[slot] !== this.stamp) {
+        this.stamps[slot] = this.stamp;
+        this.keys[slot] = h;
+        this.sums[slot] = w;
+        if (this.size === this.order.length) {
+          const grown = new Int32Array(this.order.length * 2);
+          grown.set(this.order);
+          this.order = grown;
+        }
+        this.order[this.size++] = slot;
+        return;
+      }
+      if (this.keys[slot] === h) {
+        this.sums[slot] += w;
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  key = (i: number) => this.keys[this.order[i]];
+  sum = (i: number) => this.sums[this.order[i]];
+
+  private grow() {
+    const n = this.size;
+    const keys = Array.from({ length: n }, (_, i) => this.key(i));
+    const sums = Array.from({ length: n }, (_, i) => this.sum(i));
+    const length = this.keys.length * 2;
+    this.keys = new Uint32Array(length);
+    this.sums = new Float64Array(length);
+    this.stamps = new Uint32Array(length);
+    this.stamp = 1;
+    this.size = 0;
+    for (let i = 0; i < n; i++) this.add(keys[i], sums[i]);
+  }
+}
+const table = new FeatureSums();
+
 /**
  * The built-in embedding of a text: its words (weight 1), pairs of neighbouring words (0.5) and the
  * character trigrams of each word with its edges marked (`#ca`, `cap`, …, `al#`; 0.5 in all per word),
@@ -51,22 +145,33 @@ const GRAM_SEED = 0x9e3779b9;
  * Texts that share words, word pairs or word stems land near each other; nothing else is modelled.
  */
 export function embedBuiltin(text: string): Float32Array {
-  const features = new Map<number, number>();
-  const add = (f: number, w: number) => features.set(f, (features.get(f) ?? 0) + w);
-  const ws = words(text);
+  table.reset();
+  // The words of lexical.ts's `words` (runs of letters and digits of the lowercased text, some left out),
+  // found with the pre-tokenizer's class table rather than its regex.
+  const lower = text.toLowerCase();
+  const k = classesOf(lower);
   let previous = 0;
-  for (let i = 0; i < ws.length; i++) {
-    const w = ws[i];
-    const hw = fnv(w, 0, w.length, WORD_SEED);
-    add(mix(hw), 1);
-    if (i > 0) add(mix(Math.imul(previous, 31) ^ hw ^ PAIR_SEED), 0.5);
-    previous = hw;
-    const marked = `#${w}#`;
-    const grams = marked.length - 2;
-    for (let j = 0; j < grams; j++) add(mix(fnv(marked, j, j + 3, GRAM_SEED)), 0.5 / grams);
+  let first = true;
+  for (let i = 0; i < k.length;) {
+    if (!(k[i] & (LETTER | NUMBER))) {
+      i++;
+      continue;
+    }
+    let e = i;
+    while (e < k.length && k[e] & (LETTER | NUMBER)) e += e + 1 < k.length && k[e + 1] === SECOND ? 2 : 1;
+    const f = wordCache.get(lower, i, e, featuresOf);
+    i = e;
+    if (!f) continue;
+    table.add(f.feature, 1);
+    if (!first) table.add(mix(Math.imul(previous, 31) ^ f.hash ^ PAIR_SEED), 0.5);
+    first = false;
+    previous = f.hash;
+    for (let j = 0; j < f.grams.length; j++) table.add(f.grams[j], f.gramWeight);
   }
   const v = new Float32Array(BUILTIN_DIMENSIONS);
-  for (const [h, count] of features) {
+  for (let i = 0; i < table.size; i++) {
+    const h = table.key(i);
+    const count = table.sum(i);
     const weight = count >= 1 ? 1 + Math.log(count) : count;
     v[h & (BUILTIN_DIMENSIONS - 1)] += h & 0x80000000 ? -weight : weight;
   }
