@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import pg from 'pg';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { report } from './lib.mjs';
+import { cpuMs, report } from './lib.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -207,7 +207,13 @@ async function main() {
 
     const b = await start('ingest', 'dist/main.js', url.href, true);
     running.push(b);
-    const c = await start(EXACT ? 'exact' : 'before', beforeScript, url.href, false, EXACT ? [...MEMORY, '--search-approximate-from', '0'] : []);
+    const c = await start(
+      EXACT ? 'exact' : 'before',
+      beforeScript,
+      url.href,
+      false,
+      EXACT ? [...MEMORY, '--search-approximate-from', '0'] : [],
+    );
     running.push(c);
 
     // Queries: three words of a chunk picked at random (its chunk is the one to find).
@@ -251,6 +257,7 @@ async function main() {
       const lat = [];
       let found = 0;
       const qFrom = Date.now();
+      const cpu0 = cpuMs(inst.child.pid);
       for (const q of queries) {
         const t1 = performance.now();
         const res = await api(inst, `/v1/vector_stores/${store.id}/search`, { query: q.text, max_num_results: 5 });
@@ -264,6 +271,7 @@ async function main() {
         p99: round(pct(lat, 99)),
         searchStall: stallOf(inst, qFrom, Date.now()),
         hit5: round((100 * found) / QUERIES),
+        cpu: round((cpuMs(inst.child.pid) - cpu0) / QUERIES),
         rss: rssMb(inst),
       };
       console.log(inst.name, JSON.stringify(result[inst.name]), 'load', loadavg()[0]);
@@ -338,6 +346,7 @@ async function main() {
     line('worst stall during it, ms', undefined, before.firstStall, after.firstStall, '< 50');
     line('search p50, ms', bare.p50, before.p50, after.p50, '< 20 at 1M');
     line('search p99, ms', bare.p99, before.p99, after.p99, '');
+    line("reader's CPU per search (both threads), ms", undefined, before.cpu, after.cpu, '');
     line('worst stall while searching, ms', undefined, before.searchStall, after.searchStall, '< 50');
     line("query's chunk's file in the top 5, %", bare.hit5, before.hit5, after.hit5, 'kept');
     line("B's completed → found on the reader, ms", undefined, before.visible, after.visible, '< 1000');

@@ -196,4 +196,3 @@ describe('approximate search of a large store', () => {
     expect(filtered(grown).every((h) => h.fileId === 'f00')).toBe(true);
   });
 });
-
