@@ -526,12 +526,27 @@ export class StoreIndex {
   private vectorTop(qv: Float32Array, k: number, ok: (s: number) => boolean, out: Set<number>): void {
     const top = new TopK(k);
     const lists = this.ivf ? this.ivf.probe(qv) : [{ slots: null, len: this.n }];
+    const { q8, qscale, hasVector, dimensions: d } = this;
     for (const l of lists)
       for (let j = 0; j < l.len; j++) {
         const s = l.slots ? l.slots[j] : j;
-        if (!this.hasVector[s] || !ok(s)) continue;
-        const dot = this.dot8(s, qv);
-        if (dot > 0 && dot > top.floor) top.push(s, dot);
+        if (!hasVector[s]) continue;
+        // dot8, inlined: this loop is the vector half's time.
+        const off = s * d;
+        let a = 0;
+        let b = 0;
+        let c = 0;
+        let e = 0;
+        let x = 0;
+        for (; x + 3 < d; x += 4) {
+          a += q8[off + x] * qv[x];
+          b += q8[off + x + 1] * qv[x + 1];
+          c += q8[off + x + 2] * qv[x + 2];
+          e += q8[off + x + 3] * qv[x + 3];
+        }
+        for (; x < d; x++) a += q8[off + x] * qv[x];
+        const dot = (a + b + c + e) * qscale[s];
+        if (dot > 0 && dot > top.floor && ok(s)) top.push(s, dot);
       }
     for (let i = 0; i < top.size; i++) out.add(top.slots[i]);
   }
