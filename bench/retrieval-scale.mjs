@@ -4,7 +4,10 @@
 // Reports: the first search (index load), search p50/p99, the time from a file's `completed` on instance B
 // to its chunks being found by a search on the reading instance, the worst event-loop stall of each instance
 // (monitorEventLoopDelay, preloaded), resident memory, and HTTP ingestion MB/s on B.
-// Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000]
+// --compare exact: the third instance is this build searching exactly (--search-approximate-from 0) instead
+// of the commit before (whose whole rebuild per change is impractical at a million chunks).
+// --memory-mb: the readers' --search-memory-mb (default 4096, enough for the exact index of a million chunks).
+// Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000] [--compare exact]
 //      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the schema is dropped after)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +16,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import pg from 'pg';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { report } from './lib.mjs';
+import { cpuMs, report } from './lib.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -24,6 +28,8 @@ const N = Number(arg('--chunks') ?? process.env.BENCH_RETRIEVAL_CHUNKS ?? 100_00
 const QUERIES = Number(arg('--queries') ?? 100);
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BASELINE = process.env.BENCH_RETRIEVAL_BASELINE ?? '33be4d3';
+const EXACT = arg('--compare') === 'exact';
+const MEMORY = ['--search-memory-mb', arg('--memory-mb') ?? '4096'];
 const ADMIN = 'sk-admin-bench-retrieval-key-0000000000';
 const PER_FILE = 100;
 const DIM = 256;
@@ -31,6 +37,8 @@ const DIM = 256;
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A store's first search loads it whole: minutes at a million chunks, past fetch's default 300 s for headers.
+setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0 }));
 const work = mkdtempSync(join(tmpdir(), 'standin-bench-retrieval-'));
 
 // Every instance records its worst event-loop delay each 100 ms, with the time, into its own file.
@@ -102,7 +110,7 @@ async function api(inst, path, body, method = body === undefined ? 'GET' : 'POST
       ...(body instanceof FormData || body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body instanceof FormData ? body : body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(600_000),
+    signal: AbortSignal.timeout(3_600_000),
   });
   const json = await res.json();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
@@ -141,7 +149,7 @@ const chunkText = (i) => {
 async function main() {
   const embedderFile = await bundleOf('HEAD', 'src/vector-stores/embedder.ts', 'embedder.mjs');
   const { embedBuiltin, toBlob, BUILTIN_ID } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
-  const beforeScript = await bundleOf(BASELINE, 'src/main.ts', 'main.js');
+  const beforeScript = EXACT ? 'dist/main.js' : await bundleOf(BASELINE, 'src/main.ts', 'main.js');
   const schema = `bench_retrieval_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -154,7 +162,10 @@ async function main() {
   try {
     // A: reads (now), B: ingests (now), C: reads (before).
     // BENCH_RETRIEVAL_ARGS: settings of the reading instance (e.g. --search-approximate-from 50000).
-    const a = await start('after', 'dist/main.js', url.href, false, (process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean));
+    const a = await start('after', 'dist/main.js', url.href, false, [
+      ...MEMORY,
+      ...(process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean),
+    ]);
     running.push(a);
     KEY = a.key;
     const store = await api(a, '/v1/vector_stores', { name: 'scale' });
@@ -162,35 +173,50 @@ async function main() {
     // The store's chunks, written straight into the tables (HTTP ingestion is measured on its own below).
     const t0 = performance.now();
     const vectors = new Float32Array(N * DIM);
-    for (let f = 0; f * PER_FILE < N; f++) {
-      const fileId = `file-bench${String(f).padStart(8, '0')}`;
-      await db.query(
-        `INSERT INTO vector_store_files (vector_store_id, file_id, project_id, filename, status, usage_bytes, created_at, chunking, ingest_id)
-         VALUES ($1, $2, 'proj_demo', $3, 'completed', 0, 0, '{}', 'ingest_bench')`,
-        [store.id, fileId, `${fileId}.txt`],
-      );
+    const FILES_PER_INSERT = 10;
+    for (let f0 = 0; f0 * PER_FILE < N; f0 += FILES_PER_INSERT) {
+      const fileValues = [];
+      const fileParams = [];
       const values = [];
       const params = [];
-      for (let s = 0; s < PER_FILE && f * PER_FILE + s < N; s++) {
-        const i = f * PER_FILE + s;
-        const text = chunkText(i);
-        const v = embedBuiltin(text);
-        vectors.set(v, i * DIM);
-        const k = params.length;
-        values.push(`($${k + 1}, $${k + 2}, $${k + 3}, $${k + 4}, 100, $${k + 5}, $${k + 6})`);
-        params.push(store.id, fileId, s, text, toBlob(v), BUILTIN_ID);
+      for (let f = f0; f < f0 + FILES_PER_INSERT && f * PER_FILE < N; f++) {
+        const fileId = `file-bench${String(f).padStart(8, '0')}`;
+        const k = fileParams.length;
+        fileValues.push(`($${k + 1}, $${k + 2}, 'proj_demo', $${k + 3}, 'completed', 0, 0, '{}', 'ingest_bench')`);
+        fileParams.push(store.id, fileId, `${fileId}.txt`);
+        for (let s = 0; s < PER_FILE && f * PER_FILE + s < N; s++) {
+          const i = f * PER_FILE + s;
+          const text = chunkText(i);
+          const v = embedBuiltin(text);
+          vectors.set(v, i * DIM);
+          const k = params.length;
+          values.push(`($${k + 1}, $${k + 2}, $${k + 3}, $${k + 4}, 100, $${k + 5}, $${k + 6})`);
+          params.push(store.id, fileId, s, text, toBlob(v), BUILTIN_ID);
+        }
       }
+      await db.query(
+        `INSERT INTO vector_store_files (vector_store_id, file_id, project_id, filename, status, usage_bytes, created_at, chunking, ingest_id)
+         VALUES ${fileValues.join(',')}`,
+        fileParams,
+      );
       await db.query(
         `INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, tokens, embedding, embedder) VALUES ${values.join(',')}`,
         params,
       );
+      if ((f0 * PER_FILE) % 100_000 === 0) console.log(`filled ${f0 * PER_FILE} chunks (${round((performance.now() - t0) / 1000)} s)`);
     }
     await db.query('UPDATE vector_stores SET index_version = index_version + 1 WHERE id = $1', [store.id]);
     console.log(`filled ${N} chunks in ${round((performance.now() - t0) / 1000)} s`);
 
     const b = await start('ingest', 'dist/main.js', url.href, true);
     running.push(b);
-    const c = await start('before', beforeScript, url.href, false);
+    const c = await start(
+      EXACT ? 'exact' : 'before',
+      beforeScript,
+      url.href,
+      false,
+      EXACT ? [...MEMORY, '--search-approximate-from', '0'] : [],
+    );
     running.push(c);
 
     // Queries: three words of a chunk picked at random (its chunk is the one to find).
@@ -203,6 +229,8 @@ async function main() {
 
     // The bare scan: cosine over the same vectors, top 10, in this process.
     const scan = [];
+    let scanFound = 0;
+    const fileOf = (i) => Math.floor(i / PER_FILE);
     for (const q of queries) {
       const t = performance.now();
       const qv = embedBuiltin(q.text);
@@ -210,18 +238,21 @@ async function main() {
       for (let i = 0, off = 0; i < N; i++, off += DIM) {
         let dot = 0;
         for (let k = 0; k < DIM; k++) dot += vectors[off + k] * qv[k];
-        if (top.length < 10 || dot > top[top.length - 1]) {
-          top.push(dot);
-          top.sort((x, y) => y - x);
+        if (top.length < 10 || dot > top[top.length - 1].dot) {
+          top.push({ i, dot });
+          top.sort((x, y) => y.dot - x.dot);
           if (top.length > 10) top.pop();
         }
       }
       scan.push(performance.now() - t);
+      if (top.slice(0, 5).some((h) => fileOf(h.i) === fileOf(q.target))) scanFound++;
     }
+    console.log(`bare scan done, p50 ${round(pct(scan, 50))} ms`);
 
     const rows = [];
-    const result = { bare: { p50: round(pct(scan, 50)), p99: round(pct(scan, 99)) } };
-    for (const inst of [c, a]) {
+    const result = { bare: { p50: round(pct(scan, 50)), p99: round(pct(scan, 99)), hit5: round((100 * scanFound) / QUERIES) } };
+    // The new build first: at a million chunks the run may be cut short.
+    for (const inst of [a, c]) {
       const from = Date.now();
       const t = performance.now();
       await api(inst, `/v1/vector_stores/${store.id}/search`, { query: 'warm up' });
@@ -230,6 +261,7 @@ async function main() {
       const lat = [];
       let found = 0;
       const qFrom = Date.now();
+      const cpu0 = cpuMs(inst.child.pid);
       for (const q of queries) {
         const t1 = performance.now();
         const res = await api(inst, `/v1/vector_stores/${store.id}/search`, { query: q.text, max_num_results: 5 });
@@ -243,8 +275,10 @@ async function main() {
         p99: round(pct(lat, 99)),
         searchStall: stallOf(inst, qFrom, Date.now()),
         hit5: round((100 * found) / QUERIES),
+        cpu: round((cpuMs(inst.child.pid) - cpu0) / QUERIES),
         rss: rssMb(inst),
       };
+      console.log(inst.name, JSON.stringify(result[inst.name]), 'load', loadavg()[0]);
     }
 
     // A change on B; how long after its `completed` each reader finds it.
@@ -309,14 +343,16 @@ async function main() {
 
     const fmt = (x) => (x === undefined ? '–' : String(x));
     const line = (what, bare, before, after, goal) =>
-      rows.push({ what, 'bare scan': fmt(bare), before: fmt(before), after: fmt(after), goal });
-    const { bare, before, after } = result;
+      rows.push({ what, 'bare scan': fmt(bare), [EXACT ? 'exact' : 'before']: fmt(before), after: fmt(after), goal });
+    const { bare, after } = result;
+    const before = result[c.name];
     line('first search (index load), ms', undefined, before.first, after.first, '');
     line('worst stall during it, ms', undefined, before.firstStall, after.firstStall, '< 50');
     line('search p50, ms', bare.p50, before.p50, after.p50, '< 20 at 1M');
     line('search p99, ms', bare.p99, before.p99, after.p99, '');
+    line("reader's CPU per search (both threads), ms", undefined, before.cpu, after.cpu, '');
     line('worst stall while searching, ms', undefined, before.searchStall, after.searchStall, '< 50');
-    line("query's chunk in the top 5, %", undefined, before.hit5, after.hit5, 'kept');
+    line("query's chunk's file in the top 5, %", bare.hit5, before.hit5, after.hit5, 'kept');
     line("B's completed → found on the reader, ms", undefined, before.visible, after.visible, '< 1000');
     line('worst stall meanwhile, ms', undefined, before.changeStall, after.changeStall, '< 50');
     line(
@@ -335,7 +371,7 @@ async function main() {
       '< 50',
     );
     report(`retrieval-scale-${N}`, rows, [
-      `${N} chunks of 100 made-up words in one store (PostgreSQL), ${QUERIES} queries of 3 words of a random chunk; before = ${BASELINE}.`,
+      `${N} chunks of 100 made-up words in one store (PostgreSQL), ${QUERIES} queries of 3 words of a random chunk; ${EXACT ? 'exact = this build with --search-approximate-from 0' : `before = ${BASELINE}`}; readers ${MEMORY.join(' ')}.`,
       `Load average of this shared machine at the end: ${loadavg()
         .map((x) => round(x))
         .join(', ')} (stalls are wall time: a starved process stalls too).`,

@@ -94,8 +94,8 @@ export const OPTIONS = {
   ),
   searchApproximateFrom: opt(
     'int',
-    0,
-    "search a store's vectors through a coarse quantizer from this many vectors on (0: never; docs/files.md: it costs recall)",
+    50_000,
+    'search a store approximately from this many chunks on: int8 vectors through a coarse quantizer, the best chunks by words without scoring every one, both rescored exactly (0: never; docs/files.md)',
   ),
   ingestMaxPages: opt('int', 10_000, 'most pages of an attached PDF, parts of an attached DOCX'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),

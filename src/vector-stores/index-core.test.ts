@@ -113,3 +113,86 @@ describe('incremental store index', () => {
     expect(index.bytes()).toBeLessThan(full / 4);
   });
 });
+
+describe('approximate search of a large store', () => {
+  // 5,000 chunks of 30 words from a skewed vocabulary of 400 (a few words in most chunks, most in few).
+  const vocab = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x`);
+  let x = 12345;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const files: Record<string, string[]> = {};
+  for (let f = 0; f < 50; f++)
+    files[`f${String(f).padStart(2, '0')}`] = Array.from({ length: 100 }, () =>
+      Array.from({ length: 30 }, () => vocab[Math.floor(vocab.length * next() ** 2.5)]).join(' '),
+    );
+  const queries = Array.from({ length: 80 }, (_, q) => {
+    const chunk = files[`f${String(q % 50).padStart(2, '0')}`][(q * 37) % 100].split(' ');
+    return [3, 11, 23].map((i) => chunk[(i + q) % 30]).join(' ');
+  });
+  const build = (approximateFrom: number, ids = Object.keys(files)) => {
+    const index = new StoreIndex(approximateFrom);
+    for (const id of ids) add(index, { [id]: files[id] });
+    return index;
+  };
+  const key = (h: { fileId: string; seq: number }) => `${h.fileId}/${h.seq}`;
+  /** Share of the exact top 5 found in the approximate top 5. */
+  const recall = (exact: StoreIndex, approx: StoreIndex, ranker: string) => {
+    let found = 0;
+    for (const q of queries) {
+      const want = ask(exact, q, ranker).slice(0, 5).map(key);
+      const got = new Set(ask(approx, q, ranker).slice(0, 5).map(key));
+      found += want.filter((k) => got.has(k)).length / want.length;
+    }
+    return found / queries.length;
+  };
+  const exact = build(Infinity);
+  const approx = build(1000);
+
+  it('stays exact below its threshold, and turns approximate at it', () => {
+    expect(exact.approximate).toBe(false);
+    expect(build(Infinity, ['f00', 'f01']).approximate).toBe(false);
+    expect(approx.approximate).toBe(true);
+    // int8 vectors: less than half what the exact index holds (words included).
+    expect(approx.bytes()).toBeLessThan(exact.bytes() * 0.75);
+  });
+
+  it('finds by words alone exactly what the exact search finds, with the same scores', () => {
+    for (const q of queries) {
+      const a = searchIndexes([exact], [{ vector: null, words: words(q) }], { ranker: 'auto', max: 10, threshold: 0 });
+      const b = searchIndexes([approx], [{ vector: null, words: words(q) }], { ranker: 'auto', max: 10, threshold: 0 });
+      expect(b.map(key)).toEqual(a.map(key));
+      b.forEach((h, i) => expect(h.score).toBeCloseTo(a[i].score, 5));
+    }
+  });
+
+  it('keeps the hybrid top 5 of the exact search', () => {
+    expect(recall(exact, approx, 'auto')).toBeGreaterThan(0.95);
+    // The vector half alone reads only the quantizer's nearest lists.
+    expect(recall(exact, approx, 'none')).toBeGreaterThan(0.6);
+  });
+
+  it('follows removals, compaction and re-adds', () => {
+    const grown = build(1000);
+    const removed = Object.keys(files).filter((_, i) => i % 3 !== 0);
+    grown.removeFiles(removed);
+    grown.removeFiles(['f00']);
+    add(grown, { f00: files.f01 });
+    const survivors = Object.keys(files).filter((id) => !removed.includes(id) && id !== 'f00');
+    const fresh = build(Infinity, survivors);
+    add(fresh, { f00: files.f01 });
+    expect(grown.size).toBe(fresh.size);
+    expect(grown.approximate).toBe(true);
+    for (const q of queries) expect(ask(grown, q).every((h) => !removed.includes(h.fileId))).toBe(true);
+    expect(recall(fresh, grown, 'auto')).toBeGreaterThan(0.95);
+    const filtered = (index: StoreIndex) =>
+      searchIndexes([index], [{ vector: embedBuiltin(queries[0]), words: words(queries[0]) }], {
+        ranker: 'auto',
+        filter: { type: 'eq', key: 'team', value: 'x' },
+        max: 10,
+        threshold: 0,
+      });
+    expect(filtered(grown)).toEqual([]);
+    grown.setFiles([{ id: 'f00', filename: 'f00.txt', attributes: { team: 'x' } }]);
+    expect(filtered(grown).length).toBeGreaterThan(0);
+    expect(filtered(grown).every((h) => h.fileId === 'f00')).toBe(true);
+  });
+});

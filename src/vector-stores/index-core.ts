@@ -1,5 +1,7 @@
 import { matches, type Attributes, type Filter } from './filters.js';
+import { CoarseQuantizer } from './ivf.js';
 import { words } from './lexical.js';
+import { kthLargest, TopK } from './topk.js';
 
 /**
  * One vector store's search index, changed a file at a time (it lives in the search worker,
@@ -13,15 +15,16 @@ const K1 = 1.2;
 const B = 0.75;
 
 /**
- * From `approximateFrom` vectors on (--search-approximate-from; never by default), a store's vectors are
- * searched through a coarse quantizer (an inverted file): LISTS centroids, trained once by spherical k-means
- * on a sample; each vector joins the list of its nearest centroid as it is added, and a query compares
- * itself with the vectors of its PROBE nearest lists only. The lexical half always covers every chunk.
+ * From `approximateFrom` live chunks on (--search-approximate-from), a store is searched approximately:
+ * its vectors are held as int8 rows with a scale each (a quarter of the memory), the vector half reads
+ * the lists of a coarse quantizer (ivf.ts) nearest the query, the lexical half finds its best chunks
+ * without scoring every chunk that holds a common word (term at a time, skipping what cannot reach the
+ * best CANDIDATES), and the union of both lists is scored exactly as below. Below it every chunk is scored.
  */
-const LISTS = 256;
-const PROBE = 16;
-const TRAIN_SAMPLE = 8192;
-const TRAIN_ROUNDS = 6;
+const CANDIDATES = 200;
+/** Vectors from which an approximate store trains its quantizer (fewer are all read). */
+const TRAIN_FROM = 4096;
+const TRAIN_SAMPLE = 16_384;
 
 /** One page of chunks to add (structured-cloned from the server's thread). */
 export interface ChunkPage {
@@ -60,7 +63,7 @@ export interface Candidate {
 }
 
 /** Grows a typed array to at least `need` elements (doubling). */
-function grow<T extends Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array>(a: T, need: number): T {
+function grow<T extends Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array | Int8Array>(a: T, need: number): T {
   if (need <= a.length) return a;
   const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, 16));
   b.set(a);
@@ -73,21 +76,36 @@ interface Posting {
   len: number;
   /** Live chunks holding the word. */
   df: number;
+  /** The highest count and the shortest chunk among `docs` (dead ones included): the word's BM25 bound. */
+  maxTf: number;
+  minLen: number;
+}
+
+const newPosting = (): Posting => ({ docs: new Int32Array(4), tfs: new Uint16Array(4), len: 0, df: 0, maxTf: 0, minLen: Infinity });
+
+/** A query word's idf and postings (none when no live chunk holds it). */
+interface QueryTerm {
+  idf: number;
+  t: number;
+  p?: Posting;
 }
 
 export class StoreIndex {
   dimensions = 0;
-  /** Centroids (LISTS × dimensions) once trained, and each list's slots. */
-  private centroids: Float32Array | null = null;
-  private lists: { slots: Int32Array; len: number }[] = [];
+  /** Searched approximately (from `approximateFrom` live chunks on; stays so). */
+  approximate = false;
 
-  /** `approximateFrom`: vectors from which the quantizer is trained (Infinity: every vector is always compared). */
+  /** `approximateFrom`: live chunks from which the store is searched approximately (Infinity: never). */
   constructor(private readonly approximateFrom = Infinity) {}
 
   private n = 0;
   private live = 0;
   private totalLength = 0;
+  /** Exact: `dimensions` floats per slot. Approximate: int8 rows in `q8`, each times its `qscale`. */
   private vectors = new Float32Array(0);
+  private q8 = new Int8Array(0);
+  private qscale = new Float32Array(0);
+  private ivf: CoarseQuantizer | null = null;
   private hasVector = new Uint8Array(0);
   private alive = new Uint8Array(0);
   private fileOf = new Int32Array(0);
@@ -104,6 +122,8 @@ export class StoreIndex {
   private norms = new Float32Array(0);
   private normsFor = -1;
   private vectorCount = 0;
+  /** The lexical candidates' scratch (approximate): a partial score per slot, 0 when not a candidate. */
+  private acc = new Float64Array(0);
 
   /** Chunks held (live). */
   get size(): number {
@@ -114,6 +134,8 @@ export class StoreIndex {
   bytes(): number {
     let b =
       this.vectors.byteLength +
+      this.q8.byteLength +
+      this.qscale.byteLength +
       this.hasVector.byteLength +
       this.alive.byteLength +
       this.fileOf.byteLength +
@@ -122,10 +144,10 @@ export class StoreIndex {
       this.termStart.byteLength +
       this.slotTerms.byteLength +
       this.slotTfs.byteLength +
-      this.norms.byteLength;
+      this.norms.byteLength +
+      this.acc.byteLength;
     for (const p of this.postings) b += p.docs.byteLength + p.tfs.byteLength + 64;
-    for (const l of this.lists) b += l.slots.byteLength;
-    b += this.centroids?.byteLength ?? 0;
+    b += this.ivf?.bytes() ?? 0;
     return b + this.termIds.size * 64 + this.files.size * 256;
   }
 
@@ -163,13 +185,26 @@ export class StoreIndex {
     for (let j = this.termStart[s]; j < this.termStart[s + 1]; j++) this.postings[this.slotTerms[j]].df--;
   }
 
+  /** Stores a vector as slot `s`'s int8 row and scale. */
+  private quantize(v: Float32Array, from: number, s: number): void {
+    const d = this.dimensions;
+    let max = 0;
+    for (let x = 0; x < d; x++) max = Math.max(max, Math.abs(v[from + x]));
+    const scale = max / 127 || 1;
+    this.qscale[s] = scale;
+    for (let x = 0; x < d; x++) this.q8[s * d + x] = Math.round(v[from + x] / scale);
+  }
+
   /** Adds chunks of files given to `setFiles` (chunks of a file not there are ignored). */
   addChunks(page: ChunkPage): void {
     const count = page.texts.length;
     if (!this.dimensions && page.dimensions) this.dimensions = page.dimensions;
     const d = this.dimensions;
     const need = this.n + count;
-    this.vectors = grow(this.vectors, need * d);
+    if (this.approximate) {
+      this.q8 = grow(this.q8, need * d);
+      this.qscale = grow(this.qscale, need);
+    } else this.vectors = grow(this.vectors, need * d);
     this.hasVector = grow(this.hasVector, need);
     this.alive = grow(this.alive, need);
     this.fileOf = grow(this.fileOf, need);
@@ -186,10 +221,12 @@ export class StoreIndex {
       this.alive[s] = 1;
       this.live++;
       if (page.hasVector[i] && page.dimensions === d) {
-        this.vectors.set(page.vectors.subarray(i * d, (i + 1) * d), s * d);
+        if (this.approximate) {
+          this.quantize(page.vectors, i * d, s);
+          this.ivf?.add(s, this.q8, s * d);
+        } else this.vectors.set(page.vectors.subarray(i * d, (i + 1) * d), s * d);
         this.hasVector[s] = 1;
         this.vectorCount++;
-        if (this.centroids) this.assign(s);
       } else this.hasVector[s] = 0;
       const ws = words(page.texts[i]);
       this.lengths[s] = ws.length;
@@ -205,91 +242,52 @@ export class StoreIndex {
         if (t === undefined) {
           t = this.postings.length;
           this.termIds.set(w, t);
-          this.postings.push({ docs: new Int32Array(4), tfs: new Uint16Array(4), len: 0, df: 0 });
+          this.postings.push(newPosting());
         }
-        const p = this.postings[t];
-        p.docs = grow(p.docs, p.len + 1);
-        p.tfs = grow(p.tfs, p.len + 1);
-        p.docs[p.len] = s;
-        p.tfs[p.len++] = Math.min(tf, 65_535);
-        p.df++;
+        this.post(t, s, Math.min(tf, 65_535), ws.length);
         this.slotTerms[j] = t;
         this.slotTfs[j++] = Math.min(tf, 65_535);
       }
       this.termStart[s + 1] = j;
     }
-    if (!this.centroids && this.vectorCount >= this.approximateFrom) this.train();
+    if (!this.approximate && this.live >= this.approximateFrom) this.goApproximate();
+    if (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM) this.train();
   }
 
-  /** The `count` centroids nearest a vector (by dot product), best first. */
-  private nearest(v: Float32Array, off: number, count: number): number[] {
-    const c = this.centroids!;
+  private post(t: number, s: number, tf: number, len: number): void {
+    const p = this.postings[t];
+    p.docs = grow(p.docs, p.len + 1);
+    p.tfs = grow(p.tfs, p.len + 1);
+    p.docs[p.len] = s;
+    p.tfs[p.len++] = tf;
+    p.df++;
+    if (tf > p.maxTf) p.maxTf = tf;
+    if (len < p.minLen) p.minLen = len;
+  }
+
+  /** From exact to approximate: the vectors become int8 rows (the floats are let go). */
+  private goApproximate(): void {
     const d = this.dimensions;
-    const k = c.length / d;
-    const dots = count === 1 ? null : new Float32Array(k);
-    let best = 0;
-    let bestDot = -Infinity;
-    for (let j = 0; j < k; j++) {
-      let a = 0;
-      let b = 0;
-      let e = 0;
-      let f = 0;
-      let x = 0;
-      const o = j * d;
-      for (; x + 3 < d; x += 4) {
-        a += c[o + x] * v[off + x];
-        b += c[o + x + 1] * v[off + x + 1];
-        e += c[o + x + 2] * v[off + x + 2];
-        f += c[o + x + 3] * v[off + x + 3];
-      }
-      for (; x < d; x++) a += c[o + x] * v[off + x];
-      const dot = a + b + e + f;
-      if (dots) dots[j] = dot;
-      else if (dot > bestDot) {
-        bestDot = dot;
-        best = j;
-      }
-    }
-    if (!dots) return [best];
-    return [...dots.keys()].sort((a, b) => dots[b] - dots[a]).slice(0, count);
+    this.q8 = new Int8Array(Math.max(this.vectors.length, this.n * d));
+    this.qscale = new Float32Array(Math.max(this.n, 16));
+    for (let s = 0; s < this.n; s++) if (this.hasVector[s]) this.quantize(this.vectors, s * d, s);
+    this.vectors = new Float32Array(0);
+    this.approximate = true;
   }
 
-  private assign(s: number): void {
-    const list = this.lists[this.nearest(this.vectors, s * this.dimensions, 1)[0]];
-    list.slots = grow(list.slots, list.len + 1);
-    list.slots[list.len++] = s;
-  }
-
-  /** Spherical k-means over an even sample of the live vectors (deterministic), then every vector assigned. */
+  /** The quantizer, trained on an even sample of the live vectors (deterministic), then every vector filed. */
   private train(): void {
     const d = this.dimensions;
     const live: number[] = [];
     for (let s = 0; s < this.n; s++) if (this.alive[s] && this.hasVector[s]) live.push(s);
     const step = Math.max(1, Math.floor(live.length / TRAIN_SAMPLE));
     const sample = live.filter((_, i) => i % step === 0).slice(0, TRAIN_SAMPLE);
-    const k = Math.min(LISTS, sample.length);
-    const c = new Float32Array(k * d);
-    for (let j = 0; j < k; j++) {
-      const o = sample[Math.floor((j * sample.length) / k)] * d;
-      c.set(this.vectors.subarray(o, o + d), j * d);
-    }
-    this.centroids = c;
-    const of = new Int32Array(sample.length);
-    for (let round = 0; round < TRAIN_ROUNDS; round++) {
-      sample.forEach((s, i) => (of[i] = this.nearest(this.vectors, s * d, 1)[0]));
-      const sums = new Float32Array(k * d);
-      sample.forEach((s, i) => {
-        for (let x = 0; x < d; x++) sums[of[i] * d + x] += this.vectors[s * d + x];
-      });
-      for (let j = 0; j < k; j++) {
-        let norm = 0;
-        for (let x = 0; x < d; x++) norm += sums[j * d + x] ** 2;
-        // A centroid left without members keeps its place.
-        if (norm > 0) for (let x = 0; x < d; x++) c[j * d + x] = sums[j * d + x] / Math.sqrt(norm);
-      }
-    }
-    this.lists = Array.from({ length: k }, () => ({ slots: new Int32Array(16), len: 0 }));
-    for (const s of live) this.assign(s);
+    const rows = new Float32Array(sample.length * d);
+    sample.forEach((s, i) => {
+      for (let x = 0; x < d; x++) rows[i * d + x] = this.q8[s * d + x] * this.qscale[s];
+    });
+    this.ivf = CoarseQuantizer.train(rows, sample.length, d);
+    for (const s of live) this.ivf.add(s, this.q8, s * d);
   }
 
   /** Rebuilds the arrays with live slots only (words unused by any live chunk leave). */
@@ -304,7 +302,10 @@ export class StoreIndex {
     const remap = new Int32Array(this.n).fill(-1);
     keep.forEach((s, i) => (remap[s] = i));
     const m = keep.length;
-    this.vectors = new Float32Array(m * d);
+    if (this.approximate) {
+      this.q8 = new Int8Array(m * d);
+      this.qscale = new Float32Array(m);
+    } else this.vectors = new Float32Array(m * d);
     this.hasVector = new Uint8Array(m);
     this.alive = new Uint8Array(m).fill(1);
     this.fileOf = new Int32Array(m);
@@ -322,7 +323,10 @@ export class StoreIndex {
     this.postings = [];
     let j = 0;
     keep.forEach((s, i) => {
-      if (d) this.vectors.set(old.vectors.subarray(s * d, (s + 1) * d), i * d);
+      if (d && this.approximate) {
+        this.q8.set(old.q8.subarray(s * d, (s + 1) * d), i * d);
+        this.qscale[i] = old.qscale[s];
+      } else if (d) this.vectors.set(old.vectors.subarray(s * d, (s + 1) * d), i * d);
       this.hasVector[i] = old.hasVector[s];
       this.fileOf[i] = old.fileList[old.fileOf[s]]!.num;
       this.seqs[i] = old.seqs[s];
@@ -334,32 +338,24 @@ export class StoreIndex {
         if (t === undefined) {
           t = this.postings.length;
           newIds.set(w, t);
-          this.postings.push({ docs: new Int32Array(4), tfs: new Uint16Array(4), len: 0, df: 0 });
+          this.postings.push(newPosting());
         }
-        const p = this.postings[t];
-        p.docs = grow(p.docs, p.len + 1);
-        p.tfs = grow(p.tfs, p.len + 1);
-        p.docs[p.len] = i;
-        p.tfs[p.len++] = old.slotTfs[k];
-        p.df++;
+        this.post(t, i, old.slotTfs[k], old.lengths[s]);
         this.slotTerms[j] = t;
         this.slotTfs[j++] = old.slotTfs[k];
       }
     });
     this.termStart[m] = j;
     for (const f of files) f.slots = f.slots.map((s) => remap[s]);
-    for (const l of this.lists) {
-      let len = 0;
-      for (let j = 0; j < l.len; j++) if (remap[l.slots[j]] >= 0) l.slots[len++] = remap[l.slots[j]];
-      l.len = len;
-    }
+    this.ivf?.remap(remap);
+    this.acc = new Float64Array(0);
     this.n = m;
     this.normsFor = -1;
   }
 
   /** BM25's per-chunk length normalization, recomputed when the average length moved. */
   private normsNow(): Float32Array {
-    const avg = this.live && this.totalLength ? this.totalLength / this.live : 1;
+    const avg = this.avgLength();
     if (this.normsFor !== avg || this.norms.length < this.n) {
       this.norms = new Float32Array(this.n);
       for (let s = 0; s < this.n; s++) this.norms[s] = K1 * (1 - B + (B * this.lengths[s]) / avg);
@@ -368,24 +364,33 @@ export class StoreIndex {
     return this.norms;
   }
 
-  /**
-   * BM25 of every slot for the words, scaled into 0..1: divided by what a chunk would score that held every
-   * query word infinitely often (each word's ceiling is idf·(k1+1)); `weight ·` that is added into `out`.
-   */
-  private addBm25(queryWords: readonly string[], weight: number, out: Float32Array): void {
-    const unique = [...new Set(queryWords)];
-    if (!unique.length || !this.live) return;
-    const norms = this.normsNow();
+  private avgLength(): number {
+    return this.live && this.totalLength ? this.totalLength / this.live : 1;
+  }
+
+  /** The query's distinct words with their idf, and the BM25 ceiling (Σ idf·(k1+1)). */
+  private queryTerms(queryWords: readonly string[]): { terms: QueryTerm[]; ceiling: number } {
     let ceiling = 0;
-    const terms: { idf: number; p?: Posting }[] = [];
-    for (const w of unique) {
+    const terms: QueryTerm[] = [];
+    for (const w of new Set(queryWords)) {
       const t = this.termIds.get(w);
       const p = t === undefined ? undefined : this.postings[t];
       const df = p?.df ?? 0;
       const idf = Math.log(1 + (this.live - df + 0.5) / (df + 0.5));
       ceiling += idf * (K1 + 1);
-      terms.push({ idf, p: df ? p : undefined });
+      terms.push({ idf, t: t ?? -1, p: df ? p : undefined });
     }
+    return { terms, ceiling };
+  }
+
+  /**
+   * BM25 of every slot for the words, scaled into 0..1: divided by what a chunk would score that held every
+   * query word infinitely often (each word's ceiling is idf·(k1+1)); `weight ·` that is added into `out`.
+   */
+  private addBm25(queryWords: readonly string[], weight: number, out: Float32Array): void {
+    if (!queryWords.length || !this.live) return;
+    const norms = this.normsNow();
+    const { terms, ceiling } = this.queryTerms(queryWords);
     const scale = weight / ceiling;
     for (const { idf, p } of terms) {
       if (!p) continue;
@@ -416,17 +421,7 @@ export class StoreIndex {
       if (vectorWeight > 0 && q.vector && q.vector.length === d) {
         const qv = q.vector;
         const d4 = d - (d % 4);
-        const probed = this.centroids ? this.nearest(qv, 0, PROBE).map((j) => this.lists[j]) : null;
-        const total = probed ? probed.reduce((sum, l) => sum + l.len, 0) : n;
-        for (let at = 0, li = 0, lj = 0; at < total; at++) {
-          let i: number;
-          if (probed) {
-            while (lj >= probed[li].len) {
-              li++;
-              lj = 0;
-            }
-            i = probed[li].slots[lj++];
-          } else i = at;
+        for (let i = 0; i < n; i++) {
           const off = i * d;
           if (!this.hasVector[i] || !this.alive[i]) continue;
           let a = 0;
@@ -448,9 +443,194 @@ export class StoreIndex {
       if (lexicalWeight > 0) this.addBm25(q.words, lexicalWeight, one);
       for (let i = 0; i < n; i++) if (one[i] > best[i]) best[i] = one[i];
     }
-    const allowed = filter ? this.fileList.map((f) => (f && matches(filter, f.attributes) ? 1 : 0)) : null;
+    const allowed = this.allowed(filter);
     for (let i = 0; i < n; i++) if (!this.alive[i] || (allowed && !allowed[this.fileOf[i]])) best[i] = 0;
     return best;
+  }
+
+  /** Per file number, 1 when the filter keeps the file (null: no filter). */
+  private allowed(filter: Filter | undefined): Uint8Array | null {
+    return filter ? Uint8Array.from(this.fileList, (f) => (f && matches(filter, f.attributes) ? 1 : 0)) : null;
+  }
+
+  /** The int8 cosine of slot `s` with a query vector. */
+  private dot8(s: number, qv: Float32Array): number {
+    const d = this.dimensions;
+    const v = this.q8;
+    const off = s * d;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let e = 0;
+    let k = 0;
+    for (; k + 3 < d; k += 4) {
+      a += v[off + k] * qv[k];
+      b += v[off + k + 1] * qv[k + 1];
+      c += v[off + k + 2] * qv[k + 2];
+      e += v[off + k + 3] * qv[k + 3];
+    }
+    for (; k < d; k++) a += v[off + k] * qv[k];
+    return (a + b + c + e) * this.qscale[s];
+  }
+
+  /**
+   * An approximate store's candidates and their scores: per query, the `k` best chunks by cosine among the
+   * lists its quantizer points to (every vector before it is trained) and the `k` best by BM25 (exact); the
+   * union is scored as `score` would (with the int8 vectors), best over the queries.
+   */
+  candidates(queries: readonly Query[], ranker: string, filter: Filter | undefined, k: number): { slots: number[]; scores: number[] } {
+    const vectorWeight = !this.vectorCount ? 0 : ranker === 'none' ? 1 : 0.5;
+    const lexicalWeight = 1 - vectorWeight;
+    const allowed = this.allowed(filter);
+    const ok = (s: number) => this.alive[s] === 1 && (!allowed || allowed[this.fileOf[s]] === 1);
+    const pool = new Set<number>();
+    const prepared = queries.map((q) => ({
+      vector: vectorWeight > 0 && q.vector && q.vector.length === this.dimensions ? q.vector : null,
+      ...this.queryTerms(lexicalWeight > 0 ? q.words : []),
+    }));
+    const norms = this.normsNow();
+    for (const q of prepared) {
+      if (q.vector) this.vectorTop(q.vector, k, ok, pool);
+      if (q.terms.length && this.live) this.lexicalTop(q.terms, k, ok, pool, norms);
+    }
+    const slots = [...pool];
+    const scores = slots.map((s) => {
+      let best = 0;
+      for (const q of prepared) {
+        let one = 0;
+        if (q.vector && this.hasVector[s]) {
+          const dot = this.dot8(s, q.vector);
+          if (dot > 0) one = vectorWeight * Math.min(1, dot);
+        }
+        if (q.terms.length) {
+          const scale = lexicalWeight / q.ceiling;
+          for (const { idf, t, p } of q.terms) {
+            if (!p) continue;
+            for (let j = this.termStart[s]; j < this.termStart[s + 1]; j++)
+              if (this.slotTerms[j] === t) {
+                const tf = this.slotTfs[j];
+                one += (scale * idf * (K1 + 1) * tf) / (tf + norms[s]);
+                break;
+              }
+          }
+        }
+        one = Math.fround(one);
+        if (one > best) best = one;
+      }
+      return best;
+    });
+    return { slots, scores };
+  }
+
+  /** The `k` best slots by (int8) cosine among those the quantizer points to, into `out`. */
+  private vectorTop(qv: Float32Array, k: number, ok: (s: number) => boolean, out: Set<number>): void {
+    const top = new TopK(k);
+    const lists = this.ivf ? this.ivf.probe(qv) : [{ slots: null, len: this.n }];
+    const { q8, qscale, hasVector, dimensions: d } = this;
+    for (const l of lists)
+      for (let j = 0; j < l.len; j++) {
+        const s = l.slots ? l.slots[j] : j;
+        if (!hasVector[s]) continue;
+        // dot8, inlined: this loop is the vector half's time.
+        const off = s * d;
+        let a = 0;
+        let b = 0;
+        let c = 0;
+        let e = 0;
+        let x = 0;
+        for (; x + 3 < d; x += 4) {
+          a += q8[off + x] * qv[x];
+          b += q8[off + x + 1] * qv[x + 1];
+          c += q8[off + x + 2] * qv[x + 2];
+          e += q8[off + x + 3] * qv[x + 3];
+        }
+        for (; x < d; x++) a += q8[off + x] * qv[x];
+        const dot = (a + b + c + e) * qscale[s];
+        if (dot > 0 && dot > top.floor && ok(s)) top.push(s, dot);
+      }
+    for (let i = 0; i < top.size; i++) out.add(top.slots[i]);
+  }
+
+  /**
+   * The `k` best slots by BM25 for the words (exact, up to ties), into `out`, term at a time from the rarest
+   * word: once the words left could not lift a chunk not yet seen above the k-th best so far (each word's
+   * bound is its idf·(k1+1)·tf/(tf+norm) at its highest count and shortest chunk), the common words only
+   * add to chunks already seen, and those that cannot reach the k-th best are dropped.
+   */
+  private lexicalTop(terms: QueryTerm[], k: number, ok: (s: number) => boolean, out: Set<number>, norms: Float32Array): void {
+    const avg = this.avgLength();
+    const list = terms
+      .filter((t) => t.p)
+      .map(({ idf, p }) => {
+        const w = idf * (K1 + 1);
+        const tf = p!.maxTf;
+        return { p: p!, w, ub: ((w * tf) / (tf + K1 * (1 - B + (B * p!.minLen) / avg))) * (1 + 1e-6) };
+      })
+      .sort((a, b) => b.ub - a.ub);
+    if (!list.length) return;
+    const rest = list.map((_, i) => list.slice(i).reduce((sum, t) => sum + t.ub, 0));
+    if (this.acc.length < this.n) this.acc = new Float64Array(this.n);
+    const acc = this.acc;
+    let touched = new Int32Array(1024);
+    let count = 0;
+    let values = new Float64Array(0);
+    let work = new Float64Array(0);
+    list.forEach(({ p, w }, i) => {
+      let theta = 0;
+      if (count >= k) {
+        if (values.length < count) {
+          values = new Float64Array(count);
+          work = new Float64Array(count);
+        }
+        for (let j = 0; j < count; j++) values[j] = acc[touched[j]];
+        theta = kthLargest(values, count, k, work);
+      }
+      if (count < k || rest[i] > theta) {
+        for (let j = 0; j < p.len; j++) {
+          const s = p.docs[j];
+          if (!ok(s)) continue;
+          const tf = p.tfs[j];
+          if (acc[s] === 0) {
+            if (count === touched.length) touched = grow(touched, count + 1);
+            touched[count++] = s;
+          }
+          acc[s] += (w * tf) / (tf + norms[s]);
+        }
+        return;
+      }
+      // No chunk unseen so far can reach the k-th best: keep the seen ones that still can.
+      let kept = 0;
+      for (let j = 0; j < count; j++) {
+        const s = touched[j];
+        if (acc[s] + rest[i] > theta) touched[kept++] = s;
+        else acc[s] = 0;
+      }
+      count = kept;
+      if (count * Math.log2(p.len + 1) < p.len) {
+        for (let j = 0; j < count; j++) {
+          const s = touched[j];
+          let lo = 0;
+          let hi = p.len - 1;
+          while (lo <= hi) {
+            const mid = (lo + hi) >> 1;
+            if (p.docs[mid] < s) lo = mid + 1;
+            else hi = mid - 1;
+          }
+          if (lo < p.len && p.docs[lo] === s) acc[s] += (w * p.tfs[lo]) / (p.tfs[lo] + norms[s]);
+        }
+      } else
+        for (let j = 0; j < p.len; j++) {
+          const s = p.docs[j];
+          if (acc[s] > 0) acc[s] += (w * p.tfs[j]) / (p.tfs[j] + norms[s]);
+        }
+    });
+    const top = new TopK(k);
+    for (let j = 0; j < count; j++) {
+      const s = touched[j];
+      top.push(s, acc[s]);
+      acc[s] = 0;
+    }
+    for (let i = 0; i < top.size; i++) out.add(top.slots[i]);
   }
 
   /** The chunk in a slot. */
@@ -475,19 +655,24 @@ export function searchIndexes(
   opts: { ranker: string; filter?: Filter; max: number; threshold: number },
 ): (Candidate & { store: number })[] {
   const top: (Candidate & { store: number })[] = [];
+  const consider = (index: StoreIndex, store: number, i: number, sc: number) => {
+    if (sc <= 0 || sc < opts.threshold || (top.length === opts.max && sc < top[opts.max - 1].score)) return;
+    const c = { ...index.candidate(i, sc), store };
+    if (top.length === opts.max && !before(c, top[opts.max - 1])) return;
+    let at = top.length;
+    while (at > 0 && before(c, top[at - 1])) at--;
+    top.splice(at, 0, c);
+    if (top.length > opts.max) top.pop();
+  };
   indexes.forEach((index, store) => {
     if (!index) return;
-    const scores = index.score(queries, opts.ranker, opts.filter);
-    for (let i = 0; i < scores.length; i++) {
-      const sc = scores[i];
-      if (sc <= 0 || sc < opts.threshold || (top.length === opts.max && sc < top[opts.max - 1].score)) continue;
-      const c = { ...index.candidate(i, sc), store };
-      if (top.length === opts.max && !before(c, top[opts.max - 1])) continue;
-      let at = top.length;
-      while (at > 0 && before(c, top[at - 1])) at--;
-      top.splice(at, 0, c);
-      if (top.length > opts.max) top.pop();
+    if (index.approximate) {
+      const { slots, scores } = index.candidates(queries, opts.ranker, opts.filter, Math.max(CANDIDATES, 4 * opts.max));
+      slots.forEach((s, i) => consider(index, store, s, scores[i]));
+      return;
     }
+    const scores = index.score(queries, opts.ranker, opts.filter);
+    for (let i = 0; i < scores.length; i++) consider(index, store, i, scores[i]);
   });
   return top;
 }
