@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  * on a line we call supported: it is pinned (`overrides` in package.json) or the line is dropped.
  */
 const root = join(import.meta.dirname, '..', '..');
-const read = (file: string) => JSON.parse(readFileSync(join(root, file), 'utf8')) as Record<string, never>;
+const read = <T>(file: string) => JSON.parse(readFileSync(join(root, file), 'utf8')) as T;
 
 type Locked = { dev?: boolean; engines?: { node?: string } | string[] };
 
@@ -18,8 +18,8 @@ type Locked = { dev?: boolean; engines?: { node?: string } | string[] };
 export const firstVersions = (engines: string) => [...engines.matchAll(/\^(\d+\.\d+\.\d+)/g)].map((m) => m[1]!);
 
 describe('the Node lines engines names', () => {
-  const engines = (read('package.json') as { engines: { node: string } }).engines.node;
-  const packages = (read('package-lock.json') as { packages: Record<string, Locked> }).packages;
+  const engines = read<{ engines: { node: string } }>('package.json').engines.node;
+  const packages = read<{ packages: Record<string, Locked> }>('package-lock.json').packages;
 
   it('names at least the running line, each by its first version', () => {
     expect(firstVersions(engines).length).toBe(engines.split('||').length);
