@@ -11,7 +11,7 @@ import { runtime } from '../runs/runtime.js';
 import { isActive } from '../runs/states.js';
 import type { CreateRunRequest, CreateThreadAndRunRequest, ModifyRequest, SubmitToolOutputsRequest } from '../schemas.js';
 import { getAssistant } from '../store/assistants.js';
-import { appendEvents, type RunEvent } from '../store/events.js';
+import { appendEvents, insertEvents, type RunEvent } from '../store/events.js';
 import { insertMessages } from '../store/messages.js';
 import * as store from '../store/runs.js';
 import { completeToolStep, openToolSteps } from '../store/steps.js';
@@ -160,14 +160,13 @@ function runRow(ctx: Ctx, projectId: string, threadId: string, assistant: Assist
 
 /** Inserts a queued run holding the thread, its first events, its execution and its expiry jobs. */
 async function startRun(ctx: Ctx, tx: Tx, run: store.RunRow, leading: RunEvent[], fx: Effects): Promise<void> {
+  const view = runView(run);
+  const events: RunEvent[] = [...leading, { event: 'thread.run.created', data: view }, { event: 'thread.run.queued', data: view }];
+  // A new run's first events are numbered as it is inserted (no update of its counter after).
+  run.event_seq = events.length;
   await store.insertRun(tx, run);
   if (!(await holdThread(tx, run.thread_id, run.id))) throw lockError(run.thread_id, 'run_unknown');
-  const view = runView(run);
-  await appendEvents(ctx, tx, run.id, [
-    ...leading,
-    { event: 'thread.run.created', data: view },
-    { event: 'thread.run.queued', data: view },
-  ]);
+  await insertEvents(ctx, tx, run.id, 0, events);
   await queueExecution(ctx, tx, run.id, fx, { created: true });
   await enqueueRunJob(ctx, tx, 'run.expire', { runId: run.id }, { runAt: Number(run.deadline) });
   fx.touched.add(run.id);
