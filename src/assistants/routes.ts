@@ -45,7 +45,10 @@ async function admitRun(
   const assistant = run.model ? undefined : await svc.runAssistant(ctx, principal.projectId, run.assistant_id);
   const model = run.model ?? assistant!.model;
   const inputText = [run.instructions ?? '', run.additional_instructions ?? '', JSON.stringify(run.messages ?? [])];
-  return { admission: await limiter.admit(request, principal, { model, maxTokens: run.max_completion_tokens ?? null, inputText }), assistant };
+  return {
+    admission: await limiter.admit(request, principal, { model, maxTokens: run.max_completion_tokens ?? null, inputText }),
+    assistant,
+  };
 }
 
 /** Creates a run through the limiter; a refused creation gives the admission back. */

@@ -92,7 +92,7 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(s.ctx.jobs.claims - before).toBeLessThanOrEqual(36);
   });
 
-  it('remove drops a job by its id with the caller\'s transaction: a rolled-back removal keeps it, a committed one never runs', async () => {
+  it("remove drops a job by its id with the caller's transaction: a rolled-back removal keeps it, a committed one never runs", async () => {
     s = await startTestStandin({ dialect, seed: false });
     const seen: string[] = [];
     s.ctx.jobs.register({ kind: 'test.moot', handler: async (p: { v: string }) => void seen.push(p.v) });

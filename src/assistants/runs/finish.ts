@@ -86,7 +86,11 @@ export async function finishRun(
 }
 
 /** Expires the run when its 10 minutes are over (any instance, any reader). Returns the run as it now is. */
-export async function expireIfDue(ctx: Pick<Ctx, 'clock' | 'store' | 'jobs'>, tx: Exec, run: RunRow): Promise<{ run: RunRow; expired: boolean }> {
+export async function expireIfDue(
+  ctx: Pick<Ctx, 'clock' | 'store' | 'jobs'>,
+  tx: Exec,
+  run: RunRow,
+): Promise<{ run: RunRow; expired: boolean }> {
   if (!isActive(run.status) || ctx.clock.now() < Number(run.deadline)) return { run, expired: false };
   const ended = await finishRun(ctx, tx, run.id, { status: 'expired' });
   if (ended) return { run: ended, expired: true };
