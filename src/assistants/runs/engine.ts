@@ -197,18 +197,12 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
   }
 
   /**
-   * Starts a run in this process right after the commit that queued it (and the reply of its request),
-   * without waiting for the job loop and without holding a job: the run's execute job was queued as a watchdog due one lease later, which
+   * Starts a run in this process right after the commit that queued it, without waiting for the job loop
+   * and without holding a job: the run's execute job was queued as a watchdog due one lease later, which
    * finds the run ended (or still held) — or, if this process died, recovers it.
    */
   function kick(runId: string) {
-    // After the current turn: the reply of the request that queued the run (its JSON, or its stream's
-    // first frames) goes out first, then the run starts.
-    setImmediate(() => void launch(runId));
-  }
-
-  function launch(runId: string) {
-    return start(runId)
+    start(runId)
       .then(async (res) => {
         // Not started here (held elsewhere, or this process is full): a job comes back to it.
         if (res && 'retryAt' in res && res.retryAt < ctx.clock.now() + watchMs(ctx)) {
