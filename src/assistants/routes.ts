@@ -33,12 +33,22 @@ interface RunAdmission {
  * skipped when absent). The admission's ticket is stored on the run and released with the run's usage
  * when it ends (runs/finish.ts settleTicket), by whichever instance ends it.
  */
-async function admitRun(ctx: Ctx, request: FastifyRequest, principal: PlatformPrincipal, run: RunAdmission): Promise<Admission | null> {
+async function admitRun(
+  ctx: Ctx,
+  request: FastifyRequest,
+  principal: PlatformPrincipal,
+  run: RunAdmission,
+): Promise<{ admission: Admission | null; assistant?: svc.AssistantDefaults }> {
   const limiter = ctx.services.ratelimit;
-  if (!limiter) return null;
-  const model = run.model ?? (await svc.getAssistant(ctx, principal.projectId, run.assistant_id)).model;
+  if (!limiter) return { admission: null };
+  // Read once: the create takes the assistant's settings from this same read.
+  const assistant = run.model ? undefined : await svc.runAssistant(ctx, principal.projectId, run.assistant_id);
+  const model = run.model ?? assistant!.model;
   const inputText = [run.instructions ?? '', run.additional_instructions ?? '', JSON.stringify(run.messages ?? [])];
-  return limiter.admit(request, principal, { model, maxTokens: run.max_completion_tokens ?? null, inputText });
+  return {
+    admission: await limiter.admit(request, principal, { model, maxTokens: run.max_completion_tokens ?? null, inputText }),
+    assistant,
+  };
 }
 
 /** Creates a run through the limiter; a refused creation gives the admission back. */
@@ -47,11 +57,11 @@ async function createAdmitted(
   request: FastifyRequest,
   principal: PlatformPrincipal,
   run: RunAdmission,
-  create: (ticket?: Ticket) => Promise<svc.RunRow>,
+  create: (opts: { ticket?: Ticket; assistant?: svc.AssistantDefaults }) => Promise<svc.RunRow>,
 ) {
-  const admission = await admitRun(ctx, request, principal, run);
+  const { admission, assistant } = await admitRun(ctx, request, principal, run);
   try {
-    return { run: await create(admission?.ticket), headers: admission?.headers ?? {} };
+    return { run: await create({ ticket: admission?.ticket, assistant }), headers: admission?.headers ?? {} };
   } catch (err) {
     await admission?.release({ failed: true });
     throw err;
@@ -111,8 +121,8 @@ export function routes(app: App, ctx: Ctx): void {
       const principal = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = { ...body, messages: isObject(body.thread) ? body.thread.messages : [] };
-      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
-        svc.createThreadAndRun(ctx, principal.projectId, body, { ticket }),
+      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (opts) =>
+        svc.createThreadAndRun(ctx, principal.projectId, body, opts),
       );
       if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers, includeContent(req.query));
       polled(reply);
@@ -185,8 +195,8 @@ export function routes(app: App, ctx: Ctx): void {
       const principal = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = { ...body, messages: body.additional_messages ?? [] };
-      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (ticket) =>
-        svc.createRun(ctx, principal.projectId, req.params.thread_id, body, { ticket }),
+      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (opts) =>
+        svc.createRun(ctx, principal.projectId, req.params.thread_id, body, opts),
       );
       if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers, includeContent(req.query));
       polled(reply);

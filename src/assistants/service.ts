@@ -6,7 +6,17 @@
 export { createAssistant, deleteAssistant, getAssistant, listAssistants, modifyAssistant } from './service/assistants.js';
 export { createThread, deleteThread, getThread, modifyThread } from './service/threads.js';
 export { createMessage, deleteMessage, getMessage, listMessages, modifyMessage } from './service/messages.js';
-export { cancelRun, createRun, createThreadAndRun, listRuns, modifyRun, readRun, submitToolOutputs } from './service/runs.js';
+export {
+  cancelRun,
+  createRun,
+  createThreadAndRun,
+  listRuns,
+  modifyRun,
+  readRun,
+  runAssistant,
+  submitToolOutputs,
+  type AssistantDefaults,
+} from './service/runs.js';
 export { getStep, listSteps } from './service/steps.js';
 export { watchMs } from './runs/jobs.js';
 export type { RunRow } from './store/runs.js';

@@ -19,14 +19,12 @@ import { getRunById } from './store/runs.js';
 /** The events that end a stream: the run ended, or waits for tool outputs. */
 const STOP = new Set([...TERMINAL, 'requires_action'].map((status) => `thread.run.${status}`));
 const IDLE_MS = 250;
+const DONE = 'event: done\ndata: [DONE]\n\n';
 
-/** Yields the run's events after `afterSeq` until one that ends this stream. */
-async function* followRun(
-  ctx: Ctx,
-  runId: string,
-  afterSeq: number,
-  signal: AbortSignal,
-): AsyncGenerator<{ seq: number; event: string; data: string }> {
+type Frame = { seq: number; event: string; data: string };
+
+/** Yields the run's events after `afterSeq`, as many as one read finds at a time, until one that ends this stream. */
+async function* followRun(ctx: Ctx, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<Frame[]> {
   const bus = runtime(ctx).bus;
   let last = afterSeq;
   let idle = 0;
@@ -36,11 +34,13 @@ async function* followRun(
     if (rows.length) {
       wake.cancel();
       idle = 0;
+      const batch: Frame[] = [];
       for (const row of rows) {
         last = Number(row.seq);
-        yield { seq: last, event: row.event, data: row.data };
-        if (STOP.has(row.event)) return;
+        batch.push({ seq: last, event: row.event, data: row.data });
+        if (STOP.has(row.event)) return yield batch;
       }
+      yield batch;
       continue;
     }
     if (++idle % 4 === 0) {
@@ -83,12 +83,20 @@ export async function streamRun(
   const raw = reply.raw;
   const send = (frame: string) => writeFrame(raw, frame);
   try {
-    for await (const e of followRun(ctx, runId, afterSeq, signal)) {
-      const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.data.includes('"results"');
-      const data = stepWithResults ? withoutContent(e.data) : e.data;
-      await send(`event: ${e.event}\ndata: ${data}\n\n`);
+    // The events of one read go out in one write (and the end with the last of them), not one write each.
+    let ended = false;
+    for await (const batch of followRun(ctx, runId, afterSeq, signal)) {
+      let frames = '';
+      for (const e of batch) {
+        const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.data.includes('"results"');
+        const data = stepWithResults ? withoutContent(e.data) : e.data;
+        frames += `event: ${e.event}\ndata: ${data}\n\n`;
+        ended = STOP.has(e.event);
+      }
+      if (ended) frames += DONE;
+      await send(frames);
     }
-    if (!signal.aborted) await send('event: done\ndata: [DONE]\n\n');
+    if (!signal.aborted && !ended) await send(DONE);
   } catch (err) {
     request.log.warn({ err, run: runId }, 'run stream failed');
     const message =

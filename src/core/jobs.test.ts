@@ -92,6 +92,25 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(s.ctx.jobs.claims - before).toBeLessThanOrEqual(36);
   });
 
+  it("remove drops a job by its id with the caller's transaction: a rolled-back removal keeps it, a committed one never runs", async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const seen: string[] = [];
+    s.ctx.jobs.register({ kind: 'test.moot', handler: async (p: { v: string }) => void seen.push(p.v) });
+    await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.moot', { v: 'a' }, { id: 'job_moot_a' });
+    await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.moot', { v: 'b' }, { id: 'job_moot_b' });
+    await expect(
+      s.ctx.store.db.transaction().execute(async (tx) => {
+        await s!.ctx.jobs.remove(tx, 'job_moot_a');
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    await s.ctx.store.db.transaction().execute((tx) => s!.ctx.jobs.remove(tx, 'job_moot_b'));
+    // Removing what is not there is no error.
+    await s.ctx.jobs.remove(s.ctx.store.db, 'job_moot_none');
+    await s.ctx.jobs.drain();
+    expect(seen).toEqual(['a']);
+  });
+
   it('on SQLite, a job due later costs no claim until it is due, and runs once due', async () => {
     if (dialect !== 'sqlite') return;
     s = await startTestStandin({ dialect, seed: false });

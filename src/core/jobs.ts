@@ -110,6 +110,11 @@ export interface JobQueue {
   register(def: JobDefinition): void;
   /** Adds a job. Pass the transaction of the state change so both commit together. */
   enqueue(exec: Exec, kind: string, payload: unknown, opts?: { runAt?: number; id?: string }): Promise<string>;
+  /**
+   * Drops a job by its id (one its enqueue named), in the caller's transaction: work that became moot
+   * with the state change. A handler running it meanwhile ends as any stale claim does (its end changes nothing).
+   */
+  remove(exec: Exec, id: string): Promise<void>;
   /** Wakes the workers of `kind` (or of every kind) now: after a commit that enqueued work of that kind. */
   wake(kind?: string): void;
   start(): void;
@@ -541,6 +546,9 @@ export function createJobQueue(
       if (store.dialect === 'postgres') await sql`select pg_notify('standin_jobs', ${kind})`.execute(exec);
       else setImmediate(() => (inMs > 0 ? wakeIn(kind, inMs) : wakeKind(kind)));
       return id;
+    },
+    async remove(exec, id) {
+      await exec.deleteFrom('jobs').where('id', '=', id).execute();
     },
     wake(kind) {
       wakeKind(kind);

@@ -10,7 +10,7 @@ import { takeOver } from './takeover.js';
 import { runView } from '../views.js';
 import { afterEnd, commitRun, endRun, expireIfDue } from './finish.js';
 import { enqueueRunJob, watchMs } from './jobs.js';
-import { claim, leaseToken, Lost, watchLease } from './lease.js';
+import { claim, claimAndStart, leaseToken, Lost, watchLease } from './lease.js';
 import type { RunEngine } from './runtime.js';
 import { isTerminal, WORKER_STATUSES } from './states.js';
 import { runTurn } from './turn.js';
@@ -62,7 +62,14 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     if (executing.has(runId)) return { retryAt: now + watchMs(ctx) };
     if (executing.size >= MAX_RUNNING) return { retryAt: now + 25 };
     const token = leaseToken(processId);
-    const claimed = await claim(ctx, runId, token);
+    // A queued run is leased and started in one statement and one commit (the common case); any other
+    // (a cancel, an expiry, a takeover, a lease held elsewhere) is leased as it is and driven by its status.
+    const fresh = await commitRun(ctx, runId, async (tx) => {
+      const row = await claimAndStart(ctx, tx, runId, token);
+      if (row) await insertEvents(ctx, tx, runId, Number(row.event_seq) - 1, [{ event: 'thread.run.in_progress', data: runView(row) }]);
+      return row;
+    });
+    const claimed = fresh ?? (await claim(ctx, runId, token));
     if (!claimed) {
       const run = await getRunById(db, runId);
       if (!run || !WORKER_STATUSES.includes(run.status)) return undefined;
@@ -73,7 +80,7 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
     const ac = new AbortController();
     executing.set(runId, ac);
     const stopWatch = watchLease(ctx, bus, runId, token, ac);
-    const done: Promise<void> = drive(claimed, token, ac.signal)
+    const done: Promise<void> = (fresh ? turn(fresh, token, ac.signal) : drive(claimed, token, ac.signal))
       .catch((err) => ctx.log.error({ err, run: runId }, 'run execution failed'))
       .finally(() => {
         stopWatch();
@@ -119,6 +126,12 @@ export function createRunEngine(ctx: Ctx, bus: RunBus): RunEngine {
             return row;
           });
     if (!started) return settleAfterLoss(run.id, token);
+    await turn(started, token, signal);
+  }
+
+  /** Executes the model turns of a run this worker holds in progress; a failure fails the run. */
+  async function turn(started: RunRow, token: string, signal: AbortSignal): Promise<void> {
+    const run = started;
     try {
       await runTurn(ctx, started, token, signal);
     } catch (err) {

@@ -8,6 +8,7 @@ import { getRunById, markEnded, takeTicket, type RunRow } from '../store/runs.js
 import { endRunSteps } from '../store/steps.js';
 import { releaseThread } from '../store/threads.js';
 import { messageView, runView, stepEvent } from '../views.js';
+import { dropWatchdog } from './jobs.js';
 import { runtime } from './runtime.js';
 import { isActive, type Outcome } from './states.js';
 
@@ -40,16 +41,27 @@ const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id 
  * (the executor's writes); `extraEvents` go before the run's final event.
  */
 export async function finishRun(
-  ctx: Pick<Ctx, 'clock' | 'store'>,
+  ctx: Pick<Ctx, 'clock' | 'store' | 'jobs'>,
   tx: Exec,
   runId: string,
   outcome: Outcome,
-  opts: { leaseToken?: string; extraEvents?: RunEvent[]; usageDelta?: { prompt: number; completion: number } } = {},
+  opts: {
+    leaseToken?: string;
+    extraEvents?: RunEvent[];
+    usageDelta?: { prompt: number; completion: number };
+    /**
+     * The run's rate-limit ticket as the lease holder read it (`leaseToken` given): the end takes it in
+     * its own statement, and the caller gives it back (releaseTicket) instead of taking it after.
+     */
+    ticket?: string | null;
+  } = {},
 ): Promise<RunRow | undefined> {
   const now = ctx.clock.nowSeconds();
-  const run = await markEnded(tx, runId, outcome, now, opts);
+  const run = await markEnded(tx, runId, outcome, now, { ...opts, takeTicket: opts.leaseToken !== undefined && opts.ticket !== undefined });
   if (!run) return undefined;
   await releaseThread(tx, run.thread_id, runId);
+  // The run's watchdog (its first execute job) has nothing left to look at.
+  await dropWatchdog(ctx, tx, runId);
 
   const events: RunEvent[] = [...(opts.extraEvents ?? [])];
   const messages = await endRunMessages(
@@ -74,7 +86,11 @@ export async function finishRun(
 }
 
 /** Expires the run when its 10 minutes are over (any instance, any reader). Returns the run as it now is. */
-export async function expireIfDue(ctx: Pick<Ctx, 'clock' | 'store'>, tx: Exec, run: RunRow): Promise<{ run: RunRow; expired: boolean }> {
+export async function expireIfDue(
+  ctx: Pick<Ctx, 'clock' | 'store' | 'jobs'>,
+  tx: Exec,
+  run: RunRow,
+): Promise<{ run: RunRow; expired: boolean }> {
   if (!isActive(run.status) || ctx.clock.now() < Number(run.deadline)) return { run, expired: false };
   const ended = await finishRun(ctx, tx, run.id, { status: 'expired' });
   if (ended) return { run: ended, expired: true };
@@ -87,12 +103,21 @@ export async function expireIfDue(ctx: Pick<Ctx, 'clock' | 'store'>, tx: Exec, r
  */
 export async function settleTicket(ctx: Pick<Ctx, 'store' | 'services'>, runId: string): Promise<void> {
   const row = await takeTicket(ctx.store.db, runId);
+  if (row) await releaseTicket(ctx, row.ratelimit_ticket, row);
+}
+
+/** Gives back a ticket taken with the run's end (finishRun's `ticket`), with the usage of the ended run. */
+export async function releaseTicket(
+  ctx: Pick<Ctx, 'services'>,
+  ticket: string | null,
+  row: Pick<RunRow, 'prompt_used' | 'completion_used' | 'status'>,
+): Promise<void> {
   const limiter = ctx.services.ratelimit;
-  if (!row?.ratelimit_ticket || !limiter) return;
+  if (!ticket || !limiter) return;
   const prompt = Number(row.prompt_used);
   const completion = Number(row.completion_used);
   const usage = prompt + completion > 0 ? { inputTokens: prompt, outputTokens: completion } : { failed: row.status !== 'completed' };
-  await limiter.release(JSON.parse(row.ratelimit_ticket) as Ticket, usage).catch(() => {});
+  await limiter.release(JSON.parse(ticket) as Ticket, usage).catch(() => {});
 }
 
 /** Runs `fn` in a transaction and wakes the run's followers after the commit. */
@@ -104,7 +129,7 @@ export async function commitRun<T>(ctx: Pick<Ctx, 'store' | 'services'>, runId: 
 
 /** Ends a run in its own transaction (see finishRun), then gives its rate-limit admission back. */
 export async function endRun(
-  ctx: Pick<Ctx, 'clock' | 'store' | 'services'>,
+  ctx: Pick<Ctx, 'clock' | 'store' | 'services' | 'jobs'>,
   runId: string,
   outcome: Outcome,
   opts: Parameters<typeof finishRun>[4] = {},

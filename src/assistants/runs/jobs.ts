@@ -44,9 +44,21 @@ export function enqueueRunJob<K extends RunJobKind>(
   exec: Exec,
   kind: K,
   payload: RunJobPayload<K>,
-  opts: { runAt?: number } = {},
+  opts: { runAt?: number; id?: string } = {},
 ): Promise<string> {
   return ctx.jobs.enqueue(exec, kind, payload, opts);
+}
+
+/**
+ * The id of a run's watchdog: the execute job its creation queues (service/write.ts). Known from the run,
+ * so the run's end drops it in the same transaction (dropWatchdog) rather than leave it to be claimed,
+ * find the run ended and be deleted, one lease after.
+ */
+export const watchdogId = (runId: string): string => `job_watch_${runId}`;
+
+/** Drops the run's watchdog job in the caller's transaction (nothing when it is gone or was never queued). */
+export function dropWatchdog(ctx: Pick<Ctx, 'jobs'>, exec: Exec, runId: string): Promise<void> {
+  return ctx.jobs.remove(exec, watchdogId(runId));
 }
 
 /**

@@ -3,7 +3,7 @@ import { wallNow } from '../../core/clock.js';
 import type { Ctx } from '../../core/module.js';
 import type { Exec } from '../../store/db.js';
 import type { RunBus } from '../bus.js';
-import { claimLease, leaseOf, renewLease } from '../store/runs.js';
+import { claimLease, claimQueued, leaseOf, renewLease } from '../store/runs.js';
 
 /**
  * The lease a worker holds on the run it executes: an owner token and an expiry (`--lease-ms`), renewed
@@ -33,6 +33,15 @@ export function claim(ctx: Pick<Ctx, 'store' | 'settings'>, runId: string, token
   return claimLease(ctx.store.db, runId, token, now, now + leaseMs(ctx));
 }
 
+/**
+ * Takes the lease of a queued run and starts it in the caller's transaction (one statement: see
+ * claimQueued). Returns the run in progress, or undefined when it was not queued and free.
+ */
+export function claimAndStart(ctx: Pick<Ctx, 'clock' | 'settings'>, tx: Exec, runId: string, token: string) {
+  const now = wallNow();
+  return claimQueued(tx, runId, token, { now, until: now + leaseMs(ctx) }, { nowMs: ctx.clock.now(), nowSeconds: ctx.clock.nowSeconds() });
+}
+
 /** Renews the lease inside the caller's transaction; throws Lost when the worker no longer holds the run. */
 export async function holdLease(ctx: Pick<Ctx, 'settings'>, tx: Exec, runId: string, token: string): Promise<void> {
   if (!(await renewLease(tx, runId, token, wallNow() + leaseMs(ctx)))) throw new Lost();
@@ -56,13 +65,23 @@ export function watchLease(
     // `queued` is what an older notification may still show before this worker's start commits.
     if (!row || row.lease_owner !== token || (row.status !== 'in_progress' && row.status !== 'queued')) ac.abort(new Lost());
   };
-  // Our own commits notify too: check at most every CHECK_MS (a cancel in this process interrupts directly).
-  let lastCheck = 0;
-  const off = bus.on(runId, () => {
-    const now = performance.now();
-    if (ac.signal.aborted || now - lastCheck < CHECK_MS) return;
-    lastCheck = now;
+  // Our own commits notify too: a notification is checked at most every CHECK_MS, counted from the
+  // start, so a run that ends within it reads nothing here (a cancel in this process interrupts directly;
+  // one within the window is checked at its end, never dropped).
+  let lastCheck = performance.now();
+  let pending: NodeJS.Timeout | undefined;
+  const checkNow = () => {
+    pending = undefined;
+    if (ac.signal.aborted) return;
+    lastCheck = performance.now();
     void check();
+  };
+  const off = bus.on(runId, () => {
+    if (ac.signal.aborted || pending) return;
+    const wait = lastCheck + CHECK_MS - performance.now();
+    if (wait <= 0) return checkNow();
+    pending = setTimeout(checkNow, wait);
+    pending.unref();
   });
   const beat = setInterval(
     async () => {
@@ -75,5 +94,6 @@ export function watchLease(
   return () => {
     off();
     clearInterval(beat);
+    clearTimeout(pending);
   };
 }

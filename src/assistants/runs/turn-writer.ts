@@ -71,6 +71,8 @@ export class TurnWriter {
   private text = '';
   private messageClosed = false;
   private messageRow?: MessageRow;
+  /** The message's insert is still among the pending writes (flushIn gives it the text so far). */
+  private messageUnwritten = false;
   private messageStep?: StepRow;
   private toolStep?: StepRow;
   private calls: StepCall[] = [];
@@ -90,6 +92,8 @@ export class TurnWriter {
   private dirtyText = false;
   private dirtyCalls = false;
   private flushing: Promise<void> | null = null;
+  /** Ends the wait of a flush not yet begun (see schedule). */
+  private skipWait: (() => void) | null = null;
   private failure: unknown;
   private closedUsage?: { prompt: number; completion: number };
   private lastFlush = 0;
@@ -420,6 +424,7 @@ export class TurnWriter {
     };
     this.messageStep = step;
     this.messageRow = message;
+    this.messageUnwritten = true;
     this.ops.push(async (tx) => {
       await insertStep(tx, step);
       await insertMessages(tx, [message]);
@@ -521,11 +526,21 @@ export class TurnWriter {
     };
   }
 
-  /** Writes what is pending inside `tx`; `guard` false when the caller's own run update checks the lease. */
-  async flushIn(tx: Tx, guard = true) {
+  /**
+   * Writes what is pending inside `tx`; `guard` false when the caller's own run update checks the lease.
+   * The events are appended, or with `handBack` returned for the caller to append with its own (one
+   * numbering of the run's events a transaction instead of two).
+   */
+  async flushIn(tx: Tx, guard = true, handBack = false): Promise<RunEvent[]> {
     const ops = this.ops.splice(0);
     const events = this.events.splice(0);
     if (guard) await holdLease(this.ctx, tx, this.run.id, this.token);
+    // A message not written yet is inserted with its text so far, rather than inserted and then updated.
+    if (this.messageUnwritten && this.messageRow && this.dirtyText && !this.messageClosed) {
+      this.dirtyText = false;
+      this.messageRow.content = JSON.stringify(this.content());
+    }
+    this.messageUnwritten = false;
     for (const op of ops) await op(tx);
     // Flags are cleared before the awaited writes: a chunk arriving meanwhile marks them again, so the
     // next flush writes it (clearing them afterwards lost the stream's last piece on PostgreSQL).
@@ -539,7 +554,9 @@ export class TurnWriter {
       const details: StepDetails = { type: 'tool_calls', tool_calls: this.calls.filter(Boolean) };
       await setStepDetails(tx, this.toolStepId, JSON.stringify(details));
     }
+    if (handBack) return events;
     await appendEvents(this.ctx, tx, this.run.id, events);
+    return [];
   }
 
   private schedule() {
@@ -549,10 +566,19 @@ export class TurnWriter {
         // Let the synchronous burst of chunks land first, then write them in one transaction; a fast
         // stream is written every FLUSH_EVERY_MS rather than once per piece.
         const wait = this.lastFlush ? Math.max(0, this.lastFlush + FLUSH_EVERY_MS - performance.now()) : 0;
-        await new Promise((r) => (wait > 0 ? setTimeout(r, wait) : setImmediate(r)));
+        await new Promise<void>((r) => {
+          const timer = wait > 0 ? setTimeout(r, wait) : setImmediate(r);
+          // The turn ended first (drain): nothing to wait for, its final transaction writes what is pending.
+          this.skipWait = () => {
+            if (wait > 0) clearTimeout(timer as NodeJS.Timeout);
+            else clearImmediate(timer as NodeJS.Immediate);
+            r();
+          };
+        });
+        this.skipWait = null;
         while (!this.closing && (this.ops.length || this.events.length)) {
           this.lastFlush = performance.now();
-          await commitRun(this.ctx, this.run.id, (tx) => this.flushIn(tx));
+          await commitRun(this.ctx, this.run.id, async (tx) => void (await this.flushIn(tx)));
         }
       } catch (err) {
         this.failure = err;
@@ -565,6 +591,7 @@ export class TurnWriter {
   /** Waits for writes under way (a flush not yet begun is left to the turn's final transaction); rethrows a failed one. */
   async drain() {
     this.closing = true;
+    this.skipWait?.();
     while (this.flushing) await this.flushing;
     if (this.failure) throw this.failure;
   }

@@ -10,7 +10,7 @@ import { messageView, runView } from '../views.js';
 import { hasInterpreter, outputFileMap, pendingImages } from './code-calls.js';
 import { RunSandbox } from './code-interpreter.js';
 import { runSearches, runStores } from './file-search.js';
-import { afterEnd, commitRun, endRun, finishRun } from './finish.js';
+import { commitRun, endRun, finishRun, releaseTicket } from './finish.js';
 import { Lost } from './lease.js';
 import { buildPrompt } from './prompt.js';
 import { citationMap, fileSearchSettings } from './search-calls.js';
@@ -116,11 +116,11 @@ export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: 
       writer.releaseCalls();
       await commitRun(ctx, run.id, async (tx) => {
         // The run update below is conditional on the lease; failing it rolls the whole turn back.
-        await writer.flushIn(tx, false);
+        const written = await writer.flushIn(tx, false, true);
         await setStepUsage(tx, stepId, turnUsage.tool);
         const row = await markRequiresAction(tx, run.id, token, action, usage);
         if (!row) throw new Lost();
-        await appendEvents(ctx, tx, run.id, [{ event: 'thread.run.requires_action', data: runView(row) }]);
+        await appendEvents(ctx, tx, run.id, [...written, { event: 'thread.run.requires_action', data: runView(row) }]);
       });
       return;
     }
@@ -131,21 +131,23 @@ export async function runTurn(ctx: Ctx, started: RunRow, token: string, signal: 
     const filtered = result.finish_reason === 'content_filter';
     const outcome: Outcome =
       result.finish_reason === 'length' ? { status: 'incomplete', reason: 'max_completion_tokens' } : { status: 'completed' };
+    const ticket = run.ratelimit_ticket;
     const ended = await commitRun(ctx, run.id, async (tx) => {
-      // No lease check of its own: finishRun below only ends the run while this worker holds it.
-      await writer.flushIn(tx, false);
+      // No lease check of its own: finishRun below only ends the run while this worker holds it. The
+      // turn's events are numbered with the end's, in one append.
+      const extra: RunEvent[] = await writer.flushIn(tx, false, true);
       await setStepUsage(tx, stepId, turnUsage.message);
-      const extra: RunEvent[] = [];
       if (filtered)
         extra.push({
           event: 'thread.message.incomplete',
           data: messageView(await markMessageIncomplete(tx, messageId, 'content_filter', ctx.clock.nowSeconds())),
         });
-      const row = await finishRun(ctx, tx, run.id, outcome, { leaseToken: token, extraEvents: extra, usageDelta: usage });
+      // This worker holds the run, so its ticket is the one it read: taken with the end, in the same statement.
+      const row = await finishRun(ctx, tx, run.id, outcome, { leaseToken: token, extraEvents: extra, usageDelta: usage, ticket });
       if (!row) throw new Lost();
       return row;
     });
-    await afterEnd(ctx, ended);
+    await releaseTicket(ctx, ticket, ended);
     return;
   }
 }

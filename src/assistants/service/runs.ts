@@ -11,7 +11,7 @@ import { runtime } from '../runs/runtime.js';
 import { isActive } from '../runs/states.js';
 import type { CreateRunRequest, CreateThreadAndRunRequest, ModifyRequest, SubmitToolOutputsRequest } from '../schemas.js';
 import { getAssistant } from '../store/assistants.js';
-import { appendEvents, type RunEvent } from '../store/events.js';
+import { appendEvents, insertEvents, type RunEvent } from '../store/events.js';
 import { insertMessages } from '../store/messages.js';
 import * as store from '../store/runs.js';
 import { completeToolStep, openToolSteps } from '../store/steps.js';
@@ -64,7 +64,7 @@ interface RunSettings {
 }
 
 /** What a run takes from its assistant where the request gives nothing (stored values, before the object's defaults). */
-interface AssistantDefaults {
+export interface AssistantDefaults {
   id: string;
   model: string;
   instructions: string | null;
@@ -160,20 +160,20 @@ function runRow(ctx: Ctx, projectId: string, threadId: string, assistant: Assist
 
 /** Inserts a queued run holding the thread, its first events, its execution and its expiry jobs. */
 async function startRun(ctx: Ctx, tx: Tx, run: store.RunRow, leading: RunEvent[], fx: Effects): Promise<void> {
+  const view = runView(run);
+  const events: RunEvent[] = [...leading, { event: 'thread.run.created', data: view }, { event: 'thread.run.queued', data: view }];
+  // A new run's first events are numbered as it is inserted (no update of its counter after).
+  run.event_seq = events.length;
   await store.insertRun(tx, run);
   if (!(await holdThread(tx, run.thread_id, run.id))) throw lockError(run.thread_id, 'run_unknown');
-  const view = runView(run);
-  await appendEvents(ctx, tx, run.id, [
-    ...leading,
-    { event: 'thread.run.created', data: view },
-    { event: 'thread.run.queued', data: view },
-  ]);
-  await queueExecution(ctx, tx, run.id, fx);
+  await insertEvents(ctx, tx, run.id, 0, events);
+  await queueExecution(ctx, tx, run.id, fx, { created: true });
   await enqueueRunJob(ctx, tx, 'run.expire', { runId: run.id }, { runAt: Number(run.deadline) });
   fx.touched.add(run.id);
 }
 
-async function assistantFor(ctx: Ctx, projectId: string, id: string): Promise<AssistantDefaults> {
+/** The assistant a run is created for (read once a request: the rate limiter's admission and the create share it). */
+export async function runAssistant(ctx: Ctx, projectId: string, id: string): Promise<AssistantDefaults> {
   const row = await getAssistant(ctx.store.db, projectId, id);
   if (!row) throw notFound('assistant', id, 'assistant_id');
   return {
@@ -194,10 +194,10 @@ export async function createRun(
   projectId: string,
   threadId: string,
   body: CreateRunRequest,
-  opts: { ticket?: Ticket } = {},
+  opts: { ticket?: Ticket; assistant?: AssistantDefaults } = {},
 ): Promise<store.RunRow> {
   checkRunBody(body);
-  const assistant = await assistantFor(ctx, projectId, body.assistant_id);
+  const assistant = opts.assistant ?? (await runAssistant(ctx, projectId, body.assistant_id));
   return write(ctx, async (tx, fx) => {
     const thread = await lockThread(ctx, tx, projectId, threadId, fx, lockError);
     const additional: MessageInput[] = body.additional_messages ?? [];
@@ -225,7 +225,7 @@ export async function createThreadAndRun(
   ctx: Ctx,
   projectId: string,
   body: CreateThreadAndRunRequest,
-  opts: { ticket?: Ticket } = {},
+  opts: { ticket?: Ticket; assistant?: AssistantDefaults } = {},
 ): Promise<store.RunRow> {
   const thread = body.thread ?? {};
   if (!isObject(thread)) throw invalid("Invalid type for 'thread': expected an object.", 'thread', 'invalid_type');
@@ -237,7 +237,7 @@ export async function createThreadAndRun(
   checkToolResources(body.tool_resources, 'tool_resources', { helper: false });
   const toolResources: ToolResourcesInput | null | undefined = body.tool_resources;
   checkRunBody(body);
-  const assistant = await assistantFor(ctx, projectId, body.assistant_id);
+  const assistant = opts.assistant ?? (await runAssistant(ctx, projectId, body.assistant_id));
   return write(ctx, async (tx, fx) => {
     const threadRow = await insertThread(ctx, tx, projectId, thread, toolResources, 'thread');
     const run = runRow(ctx, projectId, threadRow.id, assistant, body);

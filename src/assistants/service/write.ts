@@ -1,7 +1,7 @@
 import type { Ctx } from '../../core/module.js';
 import type { Tx } from '../../store/db.js';
 import { settleTicket } from '../runs/finish.js';
-import { enqueueRunJob, watchMs } from '../runs/jobs.js';
+import { enqueueRunJob, watchdogId, watchMs } from '../runs/jobs.js';
 import { runtime } from '../runs/runtime.js';
 
 /** What a write did to runs, acted on after its commit. */
@@ -38,8 +38,11 @@ export async function write<T>(ctx: Ctx, fn: (tx: Tx, fx: Effects) => Promise<T>
  * itself right after the commit (`kick`), so the job is only the watchdog, due one lease later; otherwise
  * the job is due now and any worker takes it.
  */
-export async function queueExecution(ctx: Ctx, tx: Tx, runId: string, fx: Effects): Promise<void> {
+export async function queueExecution(ctx: Ctx, tx: Tx, runId: string, fx: Effects, opts: { created?: boolean } = {}): Promise<void> {
   const direct = runtime(ctx).direct;
-  await enqueueRunJob(ctx, tx, 'run.execute', { runId }, direct ? { runAt: ctx.clock.now() + watchMs(ctx) } : {});
+  // The creation's watchdog has an id the run's end knows (runs/jobs.ts dropWatchdog); a later one (a
+  // cancel, tool outputs) may meet it still queued, so it gets its own.
+  const id = direct && opts.created ? { id: watchdogId(runId) } : {};
+  await enqueueRunJob(ctx, tx, 'run.execute', { runId }, direct ? { runAt: ctx.clock.now() + watchMs(ctx), ...id } : {});
   if (direct) fx.kick.add(runId);
 }

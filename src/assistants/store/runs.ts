@@ -75,6 +75,35 @@ export const claimLease = (db: Exec, runId: string, token: string, now: number, 
     .returningAll()
     .executeTakeFirst();
 
+/**
+ * Takes the lease of a queued run nobody holds and starts it (queued → in_progress) in one statement,
+ * taking the event number of `thread.run.in_progress`. Undefined when the run is not queued, free and
+ * within its deadline (the caller then claims it as it is: a cancel, an expiry, a takeover, a lease held
+ * elsewhere).
+ */
+export const claimQueued = (
+  tx: Exec,
+  runId: string,
+  token: string,
+  lease: { now: number; until: number },
+  clock: { nowMs: number; nowSeconds: number },
+) =>
+  tx
+    .updateTable('thread_runs')
+    .set((eb) => ({
+      lease_owner: token,
+      lease_until: lease.until,
+      status: 'in_progress',
+      started_at: eb.fn.coalesce('started_at', eb.val(clock.nowSeconds)),
+      event_seq: eb('event_seq', '+', 1),
+    }))
+    .where('id', '=', runId)
+    .where('status', 'in', sourcesOf('in_progress'))
+    .where('deadline', '>', clock.nowMs)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', lease.now)]))
+    .returningAll()
+    .executeTakeFirst();
+
 export const leaseOf = (db: Exec, runId: string) =>
   db.selectFrom('thread_runs').select(['status', 'lease_owner']).where('id', '=', runId).executeTakeFirst();
 
@@ -197,18 +226,19 @@ export const markQueued = (tx: Exec, runId: string) =>
 /**
  * Ends a run: its status, the timestamp and details of the outcome, the usage of the last turn; the
  * lease is let go. Only from a status the outcome may follow and, with `leaseToken`, only while that
- * worker holds the run.
+ * worker holds the run. `takeTicket`: the rate-limit ticket is taken too (the caller holds its value).
  */
 export function markEnded(
   tx: Exec,
   runId: string,
   outcome: Outcome,
   now: number,
-  opts: { leaseToken?: string; usageDelta?: { prompt: number; completion: number } } = {},
+  opts: { leaseToken?: string; usageDelta?: { prompt: number; completion: number }; takeTicket?: boolean } = {},
 ) {
   let q = tx
     .updateTable('thread_runs')
     .set((eb) => ({
+      ...(opts.takeTicket ? { ratelimit_ticket: null } : {}),
       status: outcome.status,
       required_action: null,
       lease_owner: null,
