@@ -13,8 +13,8 @@ export async function migrate(
   upTo?: string,
   /** Called once when there is something to migrate, before the first migration runs (the start is logged). */
   onStart?: () => void,
-  /** The schema all the migrations make on an empty SQLite store (the build's, store/fresh-schema.ts). */
-  fresh: FreshSchema | null = builtFreshSchema(),
+  /** The schema all the migrations make on an empty SQLite store; by default the build's (store/fresh-schema.ts). */
+  fresh?: FreshSchema | null,
 ): Promise<string[]> {
   const all: Record<string, Migration> = {};
   for (const m of modules) {
@@ -31,7 +31,8 @@ export async function migrate(
   // A fresh SQLite store gets the schema the migrations make in one transaction, when it is the build's of
   // exactly these migrations (in Kysely's order: by name, localeCompare); its migrations are recorded as applied.
   const names = Object.keys(all).sort((a, b) => a.localeCompare(b));
-  if (!done && !upTo && fresh && store.createFresh?.(names, fresh)) return names;
+  const whole = fresh === undefined ? builtFreshSchema() : fresh;
+  if (!done && !upTo && whole && store.createFresh?.(names, whole)) return names;
   // Migrations a newer Standin applied are not this version's to judge: during an upgrade one instance at a
   // time the older instances restart on the newer schema (every migration keeps it usable one version back:
   // docs/contributing.md). Kysely would call them missing ("corrupted migrations"): they are known here as done.
