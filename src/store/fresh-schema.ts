@@ -5,7 +5,7 @@ import type SQLite from 'better-sqlite3';
  * The SQLite schema every migration together makes on an empty store, captured by the build
  * (`scripts/fresh-schema.ts` writes dist/fresh-schema.json): a fresh folder gets it in one transaction rather
  * than running the migrations one by one through Kysely's Migrator, which was the largest part of a first
- * start after the bundle's load (bench/cold-start.mjs). `src/store/fresh-schema.test.ts` holds the two
+ * start after the bundle's load (bench/cold-start.mjs). `test/store/fresh-schema.test.ts` holds the two
  * stores side by side: tables, columns, indexes, keys and rows alike.
  */
 export interface FreshSchema {

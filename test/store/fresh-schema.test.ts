@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { modules } from '../server/modules.js';
-import { openStore } from './db.js';
-import { applyFreshSchema, captureFreshSchema, type FreshSchema } from './fresh-schema.js';
-import { migrate } from './migrate.js';
+import { modules } from '../../src/server/modules.js';
+import { openStore } from '../../src/store/db.js';
+import { applyFreshSchema, captureFreshSchema, type FreshSchema } from '../../src/store/fresh-schema.js';
+import { migrate } from '../../src/store/migrate.js';
 
 const folders: string[] = [];
 const folder = () => {
@@ -44,7 +44,10 @@ function capture(dir: string): FreshSchema {
 function describeStore(dir: string) {
   const db = new SQLite(join(dir, 'standin.db'), { readonly: true });
   try {
-    const master = db.prepare('select type, name, tbl_name, sql from sqlite_master order by type, name').all() as { type: string; name: string }[];
+    const master = db.prepare('select type, name, tbl_name, sql from sqlite_master order by type, name').all() as {
+      type: string;
+      name: string;
+    }[];
     const tables = master.filter((m) => m.type === 'table').map((m) => m.name);
     const per = Object.fromEntries(
       tables.map((t) => [
@@ -109,7 +112,6 @@ describe('the fresh schema (dist/fresh-schema.json)', () => {
     const later = {
       migrations: {
         '209901010000_later': {
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration sees any schema
           up: async (db: Kysely<any>) => void (await db.schema.createTable('later_table').addColumn('id', 'text').execute()),
         },
       },
