@@ -1,6 +1,7 @@
 // Bundles Standin and its pure-JS dependencies into one file in dist/: resolving and reading a few thousand
 // module files was half of the cold start. Native addons stay external, and packages loaded on first use
 // (src/core/lazy.ts: pg, ioredis, yaml, pkijs, the tokenizer) are required from node_modules at run time.
+import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { serverBundle, serverSplitting } from './bundle-options.mjs';
@@ -24,6 +25,15 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+// The schema the migrations make on a fresh SQLite store (src/store/fresh-schema.ts), made by running them:
+// dist/fresh-schema.json, beside the bundle. Bundled to a file in dist/ so its native addon resolves.
+const freshSchema = 'dist/.fresh-schema.mjs';
+await build({ entryPoints: ['scripts/fresh-schema.ts'], outfile: freshSchema, ...serverBundle, logLevel: 'warning' });
+try {
+  execFileSync(process.execPath, [freshSchema, 'dist/fresh-schema.json'], { stdio: 'inherit' });
+} finally {
+  rmSync(freshSchema, { force: true });
+}
 // standin/testing (package.json `exports`): a small client of `standin ephemeral`, in both module formats
 // (jest loads CommonJS unless told otherwise), with its type declarations.
 const testing = { entryPoints: ['src/testing/index.ts'], bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' };

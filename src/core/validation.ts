@@ -18,8 +18,13 @@ function makeAjv(coerce: boolean) {
   addFormats.default(ajv);
   return ajv;
 }
-const bodyAjv = makeAjv(false);
-const paramAjv = makeAjv(true);
+/** Each instance is made on its first compile, as validators are (below): none of them at start. */
+const once = (make: () => Ajv) => {
+  let ajv: Ajv | undefined;
+  return () => (ajv ??= make());
+};
+const bodyAjv = once(() => makeAjv(false));
+const paramAjv = once(() => makeAjv(true));
 
 /**
  * Validators compile on their route's first request, not at start: compiling a few hundred schemas
@@ -40,7 +45,7 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
         return false;
       }
     }
-    compiled ??= (body ? bodyAjv : paramAjv).compile(schema as object);
+    compiled ??= (body ? bodyAjv : paramAjv)().compile(schema as object);
     const ok = compiled(data);
     // The value refused goes with each error, so the 400 can name it (Fastify passes on the errors only).
     validate.errors = ok ? null : compiled.errors!.map((e) => ({ ...e, data: valueAt(data, e.instancePath) }));
@@ -85,7 +90,7 @@ export function refuseBody(request: { body?: unknown }, _reply: unknown, done: (
   done(first === undefined ? undefined : invalid(`Unrecognized request argument supplied: '${first}'.`, first, 'unknown_parameter'));
 }
 
-const replyAjv = makeAjv(false);
+const replyAjv = once(() => makeAjv(false));
 
 /**
  * Replies are serialized with JSON.stringify: a response schema documents the reply (`/openapi.json`), it
@@ -97,7 +102,7 @@ export function serializerCompiler(check: boolean): FastifySerializerCompiler<un
     if (!check) return (data) => JSON.stringify(data);
     let compiled: ValidateFunction | undefined;
     return (data) => {
-      compiled ??= replyAjv.compile(schema as object);
+      compiled ??= replyAjv().compile(schema as object);
       if (!compiled(data)) {
         const e = compiled.errors?.[0];
         const at = pointerToParam(e?.instancePath ?? '') || '(the reply)';
@@ -238,7 +243,7 @@ export function toApiError(error: unknown): ApiError {
 export function bodyChecker<T>(schema: object): (data: unknown) => T {
   let compiled: ValidateFunction | undefined;
   return (data) => {
-    compiled ??= bodyAjv.compile(schema);
+    compiled ??= bodyAjv().compile(schema);
     if (!compiled(data)) throw ajvErrorToApiError(compiled.errors![0], 'body', data, compiled.errors!);
     return data as T;
   };
@@ -251,7 +256,7 @@ export function bodyChecker<T>(schema: object): (data: unknown) => T {
 export function partChecker<T>(schema: object): (data: unknown, at: string) => T {
   let compiled: ValidateFunction | undefined;
   return (data, at) => {
-    compiled ??= bodyAjv.compile(schema);
+    compiled ??= bodyAjv().compile(schema);
     if (compiled(data)) return data as T;
     const e = compiled.errors![0];
     // The error's value is found by walking the pointer: the part is placed at `at` in an empty body.

@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from './prom.js';
 import { SeriesCounter, SeriesHistogram, type Observer } from './series.js';
 import { wallNow } from '../core/clock.js';
 import type { Ctx } from '../core/module.js';

@@ -1,4 +1,4 @@
-import { Counter, Histogram, type CounterConfiguration, type HistogramConfiguration } from 'prom-client';
+import { Counter, Histogram, type CounterConfiguration, type HistogramConfiguration } from './prom.js';
 
 /** One series of a metric, held by the caller (one per label set): adding to it hashes nothing. */
 export interface Observer {

@@ -8,6 +8,7 @@ import type { DB } from './schema.js';
 import { SnapshotReader } from './reader.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Pipeline } from './pipeline.js';
+import { applyFreshSchema, type FreshSchema } from './fresh-schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -26,6 +27,8 @@ export interface Store {
   checkpointInBackground?(log: { warn(o: unknown, msg: string): void }): void;
   /** SQLite on disk: claims the folder for this process's workers until close (store/folder.ts). */
   claim?(): void;
+  /** SQLite: makes a fresh store's schema in one transaction (store/fresh-schema.ts); false when it cannot. */
+  createFresh?(migrations: readonly string[], schema: FreshSchema): boolean;
   close(): Promise<void>;
 }
 
@@ -72,9 +75,10 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  const createFresh = (migrations: readonly string[], schema: FreshSchema) => applyFreshSchema(sqlite, schema, migrations, new Date());
   if (file === ':memory:') {
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    return { db, dialect: 'sqlite', createFresh, close: () => db.destroy() };
   }
   const readConnection = new SQLite(file, { readonly: true });
   readConnection.pragma('busy_timeout = 5000');
@@ -86,6 +90,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   return {
     db,
     dialect: 'sqlite',
+    createFresh,
     checkpointInBackground(log) {
       checkpointer ??= startCheckpointer(sqlite, file, log);
     },

@@ -1,5 +1,6 @@
 import { sql, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './db.js';
+import { builtFreshSchema, type FreshSchema } from './fresh-schema.js';
 
 /**
  * Runs every module's migrations. Kysely orders migrations by name, so names start with a timestamp
@@ -12,6 +13,8 @@ export async function migrate(
   upTo?: string,
   /** Called once when there is something to migrate, before the first migration runs (the start is logged). */
   onStart?: () => void,
+  /** The schema all the migrations make on an empty SQLite store; by default the build's (store/fresh-schema.ts). */
+  fresh?: FreshSchema | null,
 ): Promise<string[]> {
   const all: Record<string, Migration> = {};
   for (const m of modules) {
@@ -25,6 +28,11 @@ export async function migrate(
   const done = await appliedNames(store);
   if (done && Object.keys(all).every((n) => done.has(n))) return [];
   onStart?.();
+  // A fresh SQLite store gets the schema the migrations make in one transaction, when it is the build's of
+  // exactly these migrations (in Kysely's order: by name, localeCompare); its migrations are recorded as applied.
+  const names = Object.keys(all).sort((a, b) => a.localeCompare(b));
+  const whole = fresh === undefined ? builtFreshSchema() : fresh;
+  if (!done && !upTo && whole && store.createFresh?.(names, whole)) return names;
   // Migrations a newer Standin applied are not this version's to judge: during an upgrade one instance at a
   // time the older instances restart on the newer schema (every migration keeps it usable one version back:
   // docs/contributing.md). Kysely would call them missing ("corrupted migrations"): they are known here as done.
