@@ -164,5 +164,6 @@ describe('dashboard: responses and conversations', () => {
       ['conversation', `/dashboard/responses?project=proj_demo&conversation=${ids.conversation}`, found('And the slowest?')],
     ]);
     expect(shots).toHaveLength(16);
-  });
+    // Sixteen pictures in one browser: as long as the other pages' screenshot tests allow on a busy machine.
+  }, 120_000);
 });

@@ -306,7 +306,9 @@ describe.each(dialects())('the SDK matrix (%s)', (dialect) => {
           url: '/v1/chat/completions',
           body: { model: 'slow-model', messages: [{ role: 'user', content: 'a long story' }] },
         });
-      const input = await upload(`${[0, 1, 2, 3].map(line).join('\n')}\n`, 'input.jsonl', 'batch');
+      // Three groups of lines (the runner's GROUP is 32, each line about 2 s on the slow model): the batch is
+      // still running when the cancel comes, however slow the create, retrieve and list before it were.
+      const input = await upload(`${Array.from({ length: 65 }, (_, i) => line(i)).join('\n')}\n`, 'input.jsonl', 'batch');
       const b = await c.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
       expect(b).toMatchObject({ object: 'batch', input_file_id: input.id, endpoint: '/v1/chat/completions' });
       expect((await c.batches.retrieve(b.id)).id).toBe(b.id);
