@@ -60,10 +60,12 @@ export interface Imported {
  */
 export async function importSnapshot(ctx: Ctx, source: Readable | string): Promise<Imported> {
   const state = (ctx.services.snapshots ??= { importing: false });
-  if (typeof source === 'string') {
-    await checkFile(source, ctx.settings.snapshotMaxBytes);
-    return locked(state, () => importFile(ctx, source));
-  }
+  // The lock is taken before the file is looked at: of two imports asked for at once, the first runs.
+  if (typeof source === 'string')
+    return locked(state, async () => {
+      await checkFile(source, ctx.settings.snapshotMaxBytes);
+      return importFile(ctx, source);
+    });
   // An upload while an import runs would be read for nothing: refused before its bytes are.
   if (state.importing) throw busy();
   const dir = await mkdtemp(join(tmpdir(), 'standin-snapshot-'));
