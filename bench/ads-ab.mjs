@@ -3,7 +3,7 @@
 // each process's own (/proc), medians of the rounds.
 // Run: npm run build && node bench/ads-ab.mjs <old build's dist/main.js> [dist/main.js …]   (BENCH_SECONDS=2, BENCH_ROUNDS=5)
 // Builds are named A, B, C… in the order given.
-import { AD_GROUP_BODY, cpuMs, load, report, startBaseline, startStandin } from './lib.mjs';
+import { AD_GROUP_BODY, bareAdsTargets, cpuPerRequest, load, report, startBaseline, startStandin } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -33,16 +33,8 @@ const A = instances.A;
 const one = await (await fetch(A.targets.retrieve.url, { headers: A.targets.retrieve.headers })).json();
 const page = await (await fetch(A.targets.list.url, { headers: A.targets.list.headers })).json();
 const b = await startBaseline({ one, page });
-const bare = {
-  retrieve: { url: `${b.url}/one` },
-  list: { url: `${b.url}/page` },
-  create: { url: `${b.url}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body: AD_GROUP_BODY },
-};
-const measured = async (pid, target) => {
-  const c0 = cpuMs(pid);
-  const r = await load({ ...target, connections, duration: DURATION });
-  return { rps: r.rps, cpu: ((cpuMs(pid) - c0) * 1000) / r.total, errors: r.errors };
-};
+const bare = bareAdsTargets(b.url);
+const measured = (pid, target) => cpuPerRequest(pid, target, { connections, duration: DURATION });
 const rows = [];
 try {
   for (const op of OPS) {

@@ -197,3 +197,17 @@ export async function apiBench({ adminKey, config, onStop = async () => {} }) {
   if (cfg.status !== 200) throw new Error(`could not configure: ${cfg.status} ${await cfg.text()}`);
   return { standin, headers, post };
 }
+
+/** The bare route's ads targets (bench/ads-ab.mjs, bench/short.mjs): the same bodies Standin answers. */
+export const bareAdsTargets = (baseUrl) => ({
+  retrieve: { url: `${baseUrl}/one` },
+  list: { url: `${baseUrl}/page` },
+  create: { url: `${baseUrl}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body: AD_GROUP_BODY },
+});
+
+/** One round of load on `target`: req/s, CPU µs a request of the process `pid`, and the errors. */
+export async function cpuPerRequest(pid, target, { connections, duration }) {
+  const c0 = cpuMs(pid);
+  const r = await load({ ...target, connections, duration });
+  return { rps: r.rps, cpu: ((cpuMs(pid) - c0) * 1000) / r.total, errors: r.errors };
+}

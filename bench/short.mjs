@@ -6,7 +6,7 @@
 // timing on a shared CI machine is not a test. CPU figures are each process's own (/proc), the steadier.
 // Run: npm run build && node bench/short.mjs   (BENCH_SHORT_SECONDS=1, BENCH_SHORT_ROUNDS=2, BENCH_SHORT_RUNS=40)
 import { readFileSync } from 'node:fs';
-import { AD_GROUP_BODY, cpuMs, load, startBaseline, startStandin } from './lib.mjs';
+import { AD_GROUP_BODY, bareAdsTargets, cpuMs, cpuPerRequest, load, startBaseline, startStandin } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SHORT_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_SHORT_ROUNDS ?? 2);
@@ -33,16 +33,8 @@ async function ads(s) {
   const one = await (await fetch(targets.retrieve.url, { headers })).json();
   const page = await (await fetch(targets.list.url, { headers })).json();
   const b = await startBaseline({ one, page });
-  const bare = {
-    retrieve: { url: `${b.url}/one` },
-    list: { url: `${b.url}/page` },
-    create: { url: `${b.url}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body: AD_GROUP_BODY },
-  };
-  const measured = async (pid, target) => {
-    const c0 = cpuMs(pid);
-    const r = await load({ ...target, connections, duration: SECONDS });
-    return { rps: r.rps, cpu: ((cpuMs(pid) - c0) * 1000) / r.total, errors: r.errors };
-  };
+  const bare = bareAdsTargets(b.url);
+  const measured = (pid, target) => cpuPerRequest(pid, target, { connections, duration: SECONDS });
   const out = {};
   try {
     for (const op of Object.keys(targets)) {
