@@ -8,7 +8,8 @@
 // nobody here wrote, cut into files of BENCH_INGEST_FILE_KB (512) KB, BENCH_INGEST_FILES (32) of them.
 // Run: npm run build && node bench/ingest-throughput.mjs   (SQLite; needs git and the repository's history)
 // BENCH_INGEST_BASELINE_SCRIPT=/path/main.js compares with a built tree instead; BENCH_INGEST_SCRIPT replaces dist/main.js;
-// BENCH_INGEST_ROUNDS (2) rounds alternate. The server's CPU is measured less its cost of the bench's polling (measured after).
+// BENCH_INGEST_ROUNDS (2) rounds alternate. The server's CPU is given less its cost of the bench's requests
+// (the probe and the status reads, each costed after the batch with nothing being ingested).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,14 +121,18 @@ async function measure(script, texts) {
   };
   try {
     await api('/admin/v1/projects/proj_demo/api_keys', { name: 'bench', value: KEY }, ADMIN);
-    // A small file first, so both measure warm ingestion (the processes started, the tokenizer loaded).
-    const warm = await api('/v1/vector_stores', { name: 'warm', file_ids: [await upload('warm.txt', texts[0].slice(0, 20_000))] });
+    // Small files first, one per ingestion process (2 by default), so both measure warm ingestion (every
+    // process started, its tokenizer loaded): a process's start is paid once, not per MB.
+    const warmIds = [await upload('warm0.txt', texts[0].slice(0, 20_000)), await upload('warm1.txt', texts[1].slice(0, 20_000))];
+    const warm = await api('/v1/vector_stores', { name: 'warm', file_ids: warmIds });
     while ((await api(`/v1/vector_stores/${warm.id}`)).status === 'in_progress') await sleep(20);
 
     const ids = [];
     for (const [i, t] of texts.entries()) ids.push(await upload(`changelog${i}.txt`, t));
     const vs = await api('/v1/vector_stores', { name: 'ingest' });
     let done = false;
+    // Requests the bench makes meanwhile (probes and status reads): their cost is taken off the server's CPU.
+    let requests = 0;
     // The probe: one GET /v1/models at a time while the batch is ingested.
     const latencies = [];
     const probe = (async () => {
@@ -135,6 +140,7 @@ async function measure(script, texts) {
         const t = performance.now();
         await fetch(`${s.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } }).then((r) => r.arrayBuffer());
         latencies.push(performance.now() - t);
+        requests++;
         await sleep(5);
       }
     })();
@@ -145,21 +151,24 @@ async function measure(script, texts) {
     while (batch.status === 'in_progress') {
       await sleep(20);
       batch = await api(`/v1/vector_stores/${vs.id}/file_batches/${batch.id}`);
+      requests++;
     }
     const seconds = (performance.now() - t0) / 1000;
+    const ingesting = requests;
     const serverCpu = cpuMs(s.child.pid) - server0;
     const children1 = childrenCpu(s.child.pid);
     const childCpu = [...children1].reduce((n, [p, ms]) => n + ms - (children0.get(p) ?? 0), 0);
-    // What the bench itself costs the server (the probe, the status reads), with nothing being ingested:
-    // the same polling for a while, its CPU per second taken off the server's figure.
-    const calibrate = Math.min(seconds, 3);
+    // What one of the bench's requests costs the server, with nothing being ingested: the same polling
+    // for a while; that times the requests made while ingesting is taken off the server's figure.
     const idle0 = cpuMs(s.child.pid);
+    const requests0 = requests;
     const c0 = performance.now();
-    while (performance.now() - c0 < calibrate * 1000) {
+    while (performance.now() - c0 < 3000) {
       await sleep(20);
       await api(`/v1/vector_stores/${vs.id}/file_batches/${batch.id}`);
+      requests++;
     }
-    const benchCpuPerS = (cpuMs(s.child.pid) - idle0) / ((performance.now() - c0) / 1000);
+    const perRequest = (cpuMs(s.child.pid) - idle0) / (requests - requests0);
     done = true;
     await probe;
     if (batch.file_counts.completed !== ids.length) {
@@ -168,7 +177,7 @@ async function measure(script, texts) {
     }
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
     const mb = bytes / 1e6;
-    const serverMsPerMb = Math.max(0, serverCpu - benchCpuPerS * seconds) / mb;
+    const serverMsPerMb = Math.max(0, serverCpu - perRequest * ingesting) / mb;
     const run = { mbps: mb / seconds, seconds, worst: Math.max(...latencies), serverMsPerMb, rawServerMsPerMb: serverCpu / mb, childMsPerMb: childCpu / mb };
     console.error(`${script}: ${JSON.stringify(Object.fromEntries(Object.entries(run).map(([k, v]) => [k, round(v)])))} load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
     return run;
