@@ -178,8 +178,19 @@ async function measure(script, texts) {
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
     const mb = bytes / 1e6;
     const serverMsPerMb = Math.max(0, serverCpu - perRequest * ingesting) / mb;
-    const run = { mbps: mb / seconds, seconds, worst: Math.max(...latencies), serverMsPerMb, rawServerMsPerMb: serverCpu / mb, childMsPerMb: childCpu / mb };
-    console.error(`${script}: ${JSON.stringify(Object.fromEntries(Object.entries(run).map(([k, v]) => [k, round(v)])))} load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+    const run = {
+      processesBefore: children0.size,
+      processesAfter: children1.size,
+      mbps: mb / seconds,
+      seconds,
+      worst: Math.max(...latencies),
+      serverMsPerMb,
+      rawServerMsPerMb: serverCpu / mb,
+      childMsPerMb: childCpu / mb,
+    };
+    console.error(
+      `${script}: ${JSON.stringify(Object.fromEntries(Object.entries(run).map(([k, v]) => [k, round(v)])))} load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+    );
     return run;
   } finally {
     if (process.env.BENCH_INGEST_NODE_ARGS) {
