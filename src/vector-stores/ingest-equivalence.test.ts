@@ -124,7 +124,13 @@ describe('chunks and vectors identical to the reference', () => {
       // Without İ and Σ the whole text's lowercasing is used; with them, chunk by chunk.
       return [text, text.replace(/[\u0130\u03a3]/g, 'x')];
     });
-    texts.push('日本語のテキスト。'.repeat(60), '😀👍🏽 word '.repeat(200), 'ſtraße Straße '.repeat(100), '');
+    texts.push(
+      '日本語のテキスト。'.repeat(60),
+      '😀👍🏽 word '.repeat(200),
+      'ſtraße Straße '.repeat(100),
+      'lone \ud800 half \udc00x pairs'.repeat(80),
+      '',
+    );
     for (const text of texts) {
       for (const chunking of [...CHUNKINGS, { max_chunk_size_tokens: 5, chunk_overlap_tokens: 2 }]) {
         const starts: number[] = [];
