@@ -6,6 +6,7 @@
 // Run: node bench/ingest-stages.mjs [tree ...]   (default: this tree; e.g. /work/wt-base .)
 // The figures are CPU time (process.cpuUsage), so a busy machine inflates them less than wall time.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -48,7 +49,8 @@ if (process.env.BENCH_STAGES_CHILD) {
 async function measure(tree) {
   const { build } = await import(join(tree, 'node_modules/esbuild/lib/main.js'));
   const { serialize, deserialize } = await import('node:v8');
-  const folder = join(tree, 'node_modules/.cache/standin-bench-stages');
+  // One folder per tree: worktrees may share their node_modules.
+  const folder = join(tree, 'node_modules/.cache/standin-bench-stages', createHash('sha256').update(tree).digest('hex').slice(0, 12));
   mkdirSync(folder, { recursive: true });
   const entry = join(folder, 'entry.ts');
   const src = (p) => JSON.stringify(join(tree, 'src', p));
