@@ -1,7 +1,7 @@
 /**
  * A bounded cache keyed by a stretch of a string (`text[from, to)`), looked up without cutting the stretch
- * out: a hash of its UTF-16 units, then the units compared with the key's. The chunker looks up every
- * pre-token of a file and the built-in embedder every word of a chunk; a Map would need a new string for
+ * out: a hash of its UTF-16 units, then the units compared with the key's. The built-in embedder looks
+ * up every word of a text; a Map would need a new string for
  * each (and its hash), which cost more than the work the cache saves. When full it starts over.
  */
 export class RegionCache<V> {

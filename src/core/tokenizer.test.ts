@@ -1,6 +1,7 @@
 import { decode, encode } from 'gpt-tokenizer';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
-import { countText, decodeTokens, encodePieces, encodeText, isWhitespace, mergeLong } from './tokenizer.js';
+import { countText, decodeTokens, encodePieces, encodeText, isWhitespace, mergeLong, mergeShort } from './tokenizer.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -31,6 +32,24 @@ const prose = [
 ].join('');
 
 describe('linear o200k tokenizing', () => {
+  it('merges short pre-tokens as gpt-tokenizer does, its pairs remembered from one to the next', () => {
+    const texts = [
+      prose,
+      draw(40, lower, 1),
+      draw(30, cjk, 2),
+      draw(20, emoji, 3),
+      ' 0123456789abcdef',
+      'e3b0c44298fc1c149afbf4c8996fb924',
+      '<debian-devel@lists.debian.org>',
+      ...Array.from({ length: 300 }, (_, i) => draw(1 + (i % 23), (r) => (r < 0.5 ? lower(r * 2) : r < 0.8 ? cjk(r) : emoji(r)), i)),
+    ];
+    // mergeShort takes one pre-token: the texts cut as gpt-tokenizer cuts them.
+    const pieces = texts.flatMap((t) => t.match(new RegExp(O200K_TOKEN_SPLIT_REGEX.source, 'gu')) ?? []);
+    expect(pieces.length).toBeGreaterThan(300);
+    // Twice: the second pass meets every pair already remembered.
+    for (let pass = 0; pass < 2; pass++) for (const piece of pieces) expect(mergeShort(piece)).toEqual(encode(piece, PLAIN));
+  });
+
   it('gives gpt-tokenizer’s tokens exactly for ordinary text, and decodes back to it', () => {
     const text = prose.repeat(200);
     expect(encodeText(text)).toEqual(encode(text, PLAIN));

@@ -165,34 +165,67 @@ export function decodeTokens(tokens: readonly number[]): string {
  * in the pre-token, so for short ones (the chunker's cache misses); mergeLong for the rest.
  */
 export function mergeShort(piece: string): number[] {
-  const { rank } = vocabulary();
-  const bytes = Buffer.from(piece, 'utf8').toString('latin1');
+  const { rank, byteToken } = vocabulary();
+  const buf = Buffer.from(piece, 'utf8');
+  const n = buf.length;
+  const bytes = n === piece.length ? piece : buf.toString('latin1');
   const whole = rank.get(bytes);
   if (whole !== undefined) return [whole];
-  // starts[i]: where part i begins (one more entry: the end); ranks[i]: the rank of parts i and i + 1 merged.
-  const starts: number[] = [];
-  for (let i = 0; i <= bytes.length; i++) starts.push(i);
-  const pairRank = (i: number) => (i + 2 < starts.length ? (rank.get(bytes.slice(starts[i], starts[i + 2])) ?? Infinity) : Infinity);
-  const ranks = starts.map((_, i) => pairRank(i));
+  if (n > short.token.length) short = { token: new Int32Array(2 * n), start: new Int32Array(2 * n + 1), ranks: new Float64Array(2 * n) };
+  // Parts i < m: token[i], starting at byte start[i] (start[m] is the end); ranks[i]: the rank of parts
+  // i and i + 1 merged (Infinity if that is no token).
+  const { token, start, ranks } = short;
+  let m = n;
+  for (let i = 0; i < n; i++) {
+    token[i] = byteToken[buf[i]];
+    start[i] = i;
+  }
+  start[n] = n;
+  const pairRank = (i: number): number => {
+    if (i + 1 >= m) return Infinity;
+    const l = token[i];
+    const r = token[i + 1];
+    // Which token two tokens make depends on them alone: remembered across pre-tokens.
+    const h = (Math.imul(l, 0x9e3779b1) ^ Math.imul(r, 0x85ebca6b)) >>> (32 - SHORT_PAIRS_BITS);
+    if (pairLeft[h] === l && pairRight[h] === r) return pairMerged[h] < 0 ? Infinity : pairMerged[h];
+    const merged = rank.get(bytes.slice(start[i], start[i + 2]));
+    pairLeft[h] = l;
+    pairRight[h] = r;
+    pairMerged[h] = merged ?? NONE;
+    return merged ?? Infinity;
+  };
+  for (let i = 0; i < m; i++) ranks[i] = pairRank(i);
   for (;;) {
     let lowest = Infinity;
     let at = -1;
-    for (let i = 0; i < ranks.length - 1; i++) {
+    for (let i = 0; i < m - 1; i++) {
       if (ranks[i] < lowest) {
         lowest = ranks[i];
         at = i;
       }
     }
     if (at < 0) break;
-    starts.splice(at + 1, 1);
-    ranks.splice(at + 1, 1);
+    // Parts at and at + 1 become one: the rest moves down a place.
+    token[at] = lowest;
+    for (let i = at + 1; i < m - 1; i++) {
+      token[i] = token[i + 1];
+      ranks[i] = ranks[i + 1];
+    }
+    for (let i = at + 1; i < m; i++) start[i] = start[i + 1];
+    m--;
     ranks[at] = pairRank(at);
     if (at > 0) ranks[at - 1] = pairRank(at - 1);
   }
-  const out: number[] = [];
-  for (let i = 0; i + 1 < starts.length; i++) out.push(rank.get(bytes.slice(starts[i], starts[i + 1]))!);
-  return out;
+  return Array.from(token.subarray(0, m));
 }
+
+/** mergeShort's working arrays, grown as needed. */
+let short = { token: new Int32Array(1024), start: new Int32Array(1025), ranks: new Float64Array(1024) };
+/** Pairs of tokens met by mergeShort and the token they merge into (NONE: none), direct-mapped. */
+const SHORT_PAIRS_BITS = 16;
+const pairLeft = new Int32Array(1 << SHORT_PAIRS_BITS).fill(-1);
+const pairRight = new Int32Array(1 << SHORT_PAIRS_BITS);
+const pairMerged = new Int32Array(1 << SHORT_PAIRS_BITS);
 
 /** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
 export const tokenByteLength = (t: number): number => vocabulary().bytes[t]?.length ?? 0;

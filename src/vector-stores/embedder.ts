@@ -137,6 +137,32 @@ class FeatureSums {
 }
 const table = new FeatureSums();
 
+/** Adds one word's features (and its pair with the word before, if any) to the table. */
+function addWord(f: WordFeatures, previous: number, first: boolean) {
+  table.add(f.feature, 1);
+  if (!first) table.add(mix(Math.imul(previous, 31) ^ f.hash ^ PAIR_SEED), 0.5);
+  for (let j = 0; j < f.grams.length; j++) table.add(f.grams[j], f.gramWeight);
+}
+
+/** The vector of the table's features, into `v` (zeroed, BUILTIN_DIMENSIONS long), normalized. */
+function finish(v: Float32Array): Float32Array {
+  for (let i = 0; i < table.size; i++) {
+    const h = table.key(i);
+    const count = table.sum(i);
+    // 1 + ln 1 is 1 exactly: most features are met once.
+    const weight = count === 1 ? 1 : count > 1 ? 1 + Math.log(count) : count;
+    v[h & (BUILTIN_DIMENSIONS - 1)] += h & 0x80000000 ? -weight : weight;
+  }
+  return normalize(v);
+}
+
+/** The end of the run of letters and digits starting at `i` (classes `k`), bounded by `to`. */
+function runEnd(k: Uint8Array, i: number, to: number): number {
+  let e = i;
+  while (e < to && k[e] & (LETTER | NUMBER)) e += e + 1 < to && k[e + 1] === SECOND ? 2 : 1;
+  return e;
+}
+
 /**
  * The built-in embedding of a text: its words (weight 1), pairs of neighbouring words (0.5) and the
  * character trigrams of each word with its edges marked (`#ca`, `cap`, …, `al#`; 0.5 in all per word),
@@ -144,7 +170,10 @@ const table = new FeatureSums();
  * murmur3's finalizer) into 256 buckets with a sign from the hash's top bit, and L2-normalized.
  * Texts that share words, word pairs or word stems land near each other; nothing else is modelled.
  */
-export function embedBuiltin(text: string): Float32Array {
+export const embedBuiltin = (text: string): Float32Array => embedInto(text, new Float32Array(BUILTIN_DIMENSIONS));
+
+/** embedBuiltin into `into` (zeroed, BUILTIN_DIMENSIONS long). */
+function embedInto(text: string, into: Float32Array): Float32Array {
   table.reset();
   // The words of lexical.ts's `words` (runs of letters and digits of the lowercased text, some left out),
   // found with the pre-tokenizer's class table rather than its regex.
@@ -157,25 +186,83 @@ export function embedBuiltin(text: string): Float32Array {
       i++;
       continue;
     }
-    let e = i;
-    while (e < k.length && k[e] & (LETTER | NUMBER)) e += e + 1 < k.length && k[e + 1] === SECOND ? 2 : 1;
+    const e = runEnd(k, i, k.length);
     const f = wordCache.get(lower, i, e, featuresOf);
     i = e;
     if (!f) continue;
-    table.add(f.feature, 1);
-    if (!first) table.add(mix(Math.imul(previous, 31) ^ f.hash ^ PAIR_SEED), 0.5);
+    addWord(f, previous, first);
     first = false;
     previous = f.hash;
-    for (let j = 0; j < f.grams.length; j++) table.add(f.grams[j], f.gramWeight);
   }
-  const v = new Float32Array(BUILTIN_DIMENSIONS);
-  for (let i = 0; i < table.size; i++) {
-    const h = table.key(i);
-    const count = table.sum(i);
-    const weight = count >= 1 ? 1 + Math.log(count) : count;
-    v[h & (BUILTIN_DIMENSIONS - 1)] += h & 0x80000000 ? -weight : weight;
+  return finish(into);
+}
+
+// Lowercasing that is not one unit for one unit, or depends on what follows (a final sigma): a text
+// holding one is embedded chunk by chunk.
+const CONTEXTUAL_CASE = /[\u0130\u03a3]/;
+
+/**
+ * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
+ * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes and
+ * the word look-ups made once for the whole text instead of once per chunk (auto chunking has every
+ * token in two chunks). `starts[i]` is where chunk i's text begins in `text` (UTF-16 units); a chunk
+ * whose text is not found there (a window that cut a character) is embedded on its own.
+ */
+export function embedChunks(text: string, chunks: readonly { text: string }[], starts: readonly number[]): Float32Array {
+  const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
+  const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
+  const lower = text.toLowerCase();
+  if (lower.length !== text.length || CONTEXTUAL_CASE.test(text)) {
+    chunks.forEach((c, i) => embedInto(c.text, at(i)));
+    return out;
   }
-  return normalize(v);
+  // The text's runs of letters and digits, each with its features (null: no word of lexical.ts's).
+  const k = classesOf(lower);
+  let runs = new Int32Array(1024);
+  const features: (WordFeatures | null)[] = [];
+  let n = 0;
+  for (let i = 0; i < k.length;) {
+    if (!(k[i] & (LETTER | NUMBER))) {
+      i++;
+      continue;
+    }
+    const e = runEnd(k, i, k.length);
+    if (2 * n + 2 > runs.length) {
+      const grown = new Int32Array(runs.length * 2);
+      grown.set(runs);
+      runs = grown;
+    }
+    runs[2 * n] = i;
+    runs[2 * n + 1] = e;
+    features[n++] = wordCache.get(lower, i, e, featuresOf);
+    i = e;
+  }
+  let r0 = 0;
+  for (let c = 0; c < chunks.length; c++) {
+    const piece = chunks[c].text;
+    const s = starts[c];
+    if (!(s >= 0) || !text.startsWith(piece, s)) {
+      embedInto(piece, at(c));
+      continue;
+    }
+    const e = s + piece.length;
+    // The runs the chunk holds: whole ones as found, those its edges cut as the cut words they are.
+    while (r0 < n && runs[2 * r0 + 1] <= s) r0++;
+    table.reset();
+    let previous = 0;
+    let first = true;
+    for (let r = r0; r < n && runs[2 * r] < e; r++) {
+      const a = runs[2 * r];
+      const b = runs[2 * r + 1];
+      const f = a >= s && b <= e ? features[r] : wordCache.get(lower, Math.max(a, s), Math.min(b, e), featuresOf);
+      if (!f) continue;
+      addWord(f, previous, first);
+      first = false;
+      previous = f.hash;
+    }
+    finish(at(c));
+  }
+  return out;
 }
 
 /** Scales a vector to length 1 (a zero vector stays zero). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTokens } from '../core/tokenizer.js';
 import { AUTO_CHUNKING, chunkText, tokenize, type Chunking } from './chunk.js';
-import { BUILTIN_DIMENSIONS, embedBuiltin, normalize } from './embedder.js';
+import { BUILTIN_DIMENSIONS, embedBuiltin, embedChunks, normalize } from './embedder.js';
 import { words } from './lexical.js';
 
 // The chunker and the built-in embedder are made fast (pre-tokens by a scan, cached token lengths, cached
@@ -115,6 +115,33 @@ describe('chunks and vectors identical to the reference', () => {
     }
     for (const text of ['', 'the of and', 'Σ ΟΔΥΣΣΕΥΣ', 'a'.repeat(49), 'b'.repeat(48), '𝐀𝐁𝐂 😀 x1y2', 'İ i̇ I ı']) {
       expect(Buffer.from(embedBuiltin(text).buffer).equals(Buffer.from(referenceEmbedding(text).buffer))).toBe(true);
+    }
+  });
+
+  it('embeds the chunks of a whole text (embedChunks) as each chunk alone, to the bit', () => {
+    const texts = [1, 2, 3].flatMap((seed) => {
+      const text = varied(seed, 200);
+      // Without İ and Σ the whole text's lowercasing is used; with them, chunk by chunk.
+      return [text, text.replace(/[\u0130\u03a3]/g, 'x')];
+    });
+    texts.push(
+      '日本語のテキスト。'.repeat(60),
+      '😀👍🏽 word '.repeat(200),
+      'ſtraße Straße '.repeat(100),
+      'lone \ud800 half \udc00x pairs'.repeat(80),
+      '',
+    );
+    for (const text of texts) {
+      for (const chunking of [...CHUNKINGS, { max_chunk_size_tokens: 5, chunk_overlap_tokens: 2 }]) {
+        const starts: number[] = [];
+        const chunks = [...chunkText(text, chunking, starts)];
+        expect(starts).toHaveLength(chunks.length);
+        const all = embedChunks(text, chunks, starts);
+        expect(all).toHaveLength(chunks.length * BUILTIN_DIMENSIONS);
+        const each = new Float32Array(all.length);
+        chunks.forEach((c, i) => each.set(embedBuiltin(c.text), i * BUILTIN_DIMENSIONS));
+        expect(Buffer.from(all.buffer).equals(Buffer.from(each.buffer))).toBe(true);
+      }
     }
   });
 });

@@ -1,5 +1,5 @@
 import { chunkText, TooManyTokens, type Chunking } from './chunk.js';
-import { BUILTIN_DIMENSIONS, embedBuiltin } from './embedder.js';
+import { embedChunks } from './embedder.js';
 import { ExtractError, extractText } from './extract.js';
 import { LimitError, type IngestLimits } from './limits.js';
 
@@ -39,11 +39,10 @@ export async function prepareFile(req: PrepareRequest): Promise<Prepared> {
   const data = Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength);
   const text = (await extractText(req.filename, data, req.limits)).replaceAll(NUL, '');
   if (!text.trim()) throw new ExtractError('invalid_file', `The file ${req.filename} holds no text to index.`);
-  const chunks = [...chunkText(text, req.chunking)];
+  const starts: number[] = [];
+  const chunks = [...chunkText(text, req.chunking, starts)];
   if (!req.embed) return { text, chunks };
-  const vectors = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
-  chunks.forEach((c, i) => vectors.set(embedBuiltin(c.text), i * BUILTIN_DIMENSIONS));
-  return { text, chunks, vectors };
+  return { text, chunks, vectors: embedChunks(text, chunks, starts) };
 }
 
 /** The `last_error` of a failure in `prepareFile`: every error there comes of the file's content. */
