@@ -1,11 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { needs, type PlatformPrincipal } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
-import { modelLimited, type Admission, type Ticket } from '../ratelimit/service.js';
+import { modelLimited, type Admission } from '../ratelimit/service.js';
 import * as O from './objects.js';
 import * as S from './schemas.js';
 import * as svc from './service.js';
 import { streamRun } from './sse.js';
+import type { StoredEvent } from './store/events.js';
 import { isObject } from './validate.js';
 import { runView } from './views.js';
 
@@ -57,11 +58,13 @@ async function createAdmitted(
   request: FastifyRequest,
   principal: PlatformPrincipal,
   run: RunAdmission,
-  create: (opts: { ticket?: Ticket; assistant?: svc.AssistantDefaults }) => Promise<svc.RunRow>,
+  create: (opts: svc.CreateOptions) => Promise<svc.RunRow>,
 ) {
   const { admission, assistant } = await admitRun(ctx, request, principal, run);
+  // The create's own events, as committed: its stream writes them without reading them back.
+  const events: StoredEvent[] = [];
   try {
-    return { run: await create({ ticket: admission?.ticket, assistant }), headers: admission?.headers ?? {} };
+    return { run: await create({ ticket: admission?.ticket, assistant, events }), headers: admission?.headers ?? {}, events };
   } catch (err) {
     await admission?.release({ failed: true });
     throw err;
@@ -121,10 +124,11 @@ export function routes(app: App, ctx: Ctx): void {
       const principal = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = { ...body, messages: isObject(body.thread) ? body.thread.messages : [] };
-      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (opts) =>
+      const { run, headers, events } = await createAdmitted(ctx, req, principal, admission, (opts) =>
         svc.createThreadAndRun(ctx, principal.projectId, body, opts),
       );
-      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers, includeContent(req.query));
+      if (body.stream)
+        return streamRun(ctx, req, reply, run.id, { afterSeq: 0, first: events, headers, includeContent: includeContent(req.query) });
       polled(reply);
       return runView(run);
     },
@@ -195,10 +199,11 @@ export function routes(app: App, ctx: Ctx): void {
       const principal = ctx.auth.principalOf(req);
       const body = req.body;
       const admission = { ...body, messages: body.additional_messages ?? [] };
-      const { run, headers } = await createAdmitted(ctx, req, principal, admission, (opts) =>
+      const { run, headers, events } = await createAdmitted(ctx, req, principal, admission, (opts) =>
         svc.createRun(ctx, principal.projectId, req.params.thread_id, body, opts),
       );
-      if (body.stream) return streamRun(ctx, req, reply, run.id, 0, headers, includeContent(req.query));
+      if (body.stream)
+        return streamRun(ctx, req, reply, run.id, { afterSeq: 0, first: events, headers, includeContent: includeContent(req.query) });
       polled(reply);
       return runView(run);
     },
@@ -245,8 +250,8 @@ export function routes(app: App, ctx: Ctx): void {
       schema: { tags, params: S.RunParams, body: S.SubmitToolOutputsBody, response: { 200: O.RunObject } },
     },
     async (req, reply) => {
-      const { run, afterSeq } = await svc.submitToolOutputs(ctx, project(req), req.params.thread_id, req.params.run_id, req.body);
-      if (req.body.stream) return streamRun(ctx, req, reply, run.id, afterSeq);
+      const { run, afterSeq, events } = await svc.submitToolOutputs(ctx, project(req), req.params.thread_id, req.params.run_id, req.body);
+      if (req.body.stream) return streamRun(ctx, req, reply, run.id, { afterSeq, first: events });
       polled(reply);
       return runView(run);
     },

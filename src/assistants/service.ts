@@ -16,6 +16,7 @@ export {
   runAssistant,
   submitToolOutputs,
   type AssistantDefaults,
+  type CreateOptions,
 } from './service/runs.js';
 export { getStep, listSteps } from './service/steps.js';
 export { watchMs } from './runs/jobs.js';

@@ -3,7 +3,7 @@ import type { Ctx } from '../core/module.js';
 import { openEventStream, writeFrame } from '../core/sse.js';
 import { runtime } from './runs/runtime.js';
 import { isTerminal, TERMINAL } from './runs/states.js';
-import { eventsAfter } from './store/events.js';
+import { eventsAfter, type StoredEvent } from './store/events.js';
 import { getRunById } from './store/runs.js';
 
 /**
@@ -21,10 +21,8 @@ const STOP = new Set([...TERMINAL, 'requires_action'].map((status) => `thread.ru
 const IDLE_MS = 250;
 const DONE = 'event: done\ndata: [DONE]\n\n';
 
-type Frame = { seq: number; event: string; data: string };
-
 /** Yields the run's events after `afterSeq`, as many as one read finds at a time, until one that ends this stream. */
-async function* followRun(ctx: Ctx, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<Frame[]> {
+async function* followRun(ctx: Ctx, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<StoredEvent[]> {
   const bus = runtime(ctx).bus;
   let last = afterSeq;
   let idle = 0;
@@ -34,7 +32,7 @@ async function* followRun(ctx: Ctx, runId: string, afterSeq: number, signal: Abo
     if (rows.length) {
       wake.cancel();
       idle = 0;
-      const batch: Frame[] = [];
+      const batch: StoredEvent[] = [];
       for (const row of rows) {
         last = Number(row.seq);
         batch.push({ seq: last, event: row.event, data: row.data });
@@ -69,23 +67,35 @@ function withoutContent(data: string): string {
   return JSON.stringify(step);
 }
 
-/** Answers the request with the run's event stream (from `afterSeq`); `includeContent`: file search results keep their content. */
-export async function streamRun(
-  ctx: Ctx,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  runId: string,
-  afterSeq: number,
-  headers: Record<string, string> = {},
-  includeContent = false,
-): Promise<void> {
-  const signal = openEventStream(request, reply, headers);
+/** Where a stream starts and what it carries besides the run's events. */
+export interface StreamFrom {
+  /** The stream starts after this event number. */
+  afterSeq: number;
+  /**
+   * Events after `afterSeq` the request itself committed (a create's, a submission's), in order: written
+   * at once, before the run's execution has a turn, not read back; the stream reads on after the last.
+   */
+  first?: StoredEvent[];
+  headers?: Record<string, string>;
+  /** File search results keep their content (`include[]`). */
+  includeContent?: boolean;
+}
+
+/** Answers the request with the run's event stream. */
+export async function streamRun(ctx: Ctx, request: FastifyRequest, reply: FastifyReply, runId: string, from: StreamFrom): Promise<void> {
+  const { first = [], includeContent = false } = from;
+  const signal = openEventStream(request, reply, from.headers ?? {});
   const raw = reply.raw;
   const send = (frame: string) => writeFrame(raw, frame);
+  const afterSeq = first.length ? first[first.length - 1].seq : from.afterSeq;
+  async function* batches() {
+    if (first.length) yield first;
+    if (!first.some((e) => STOP.has(e.event))) yield* followRun(ctx, runId, afterSeq, signal);
+  }
   try {
     // The events of one read go out in one write (and the end with the last of them), not one write each.
     let ended = false;
-    for await (const batch of followRun(ctx, runId, afterSeq, signal)) {
+    for await (const batch of batches()) {
       let frames = '';
       for (const e of batch) {
         const stepWithResults = !includeContent && e.event.startsWith('thread.run.step.') && e.data.includes('"results"');

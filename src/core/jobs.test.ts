@@ -127,6 +127,42 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(ran).toBe(1);
   });
 
+  it('the timed poll claims only the kinds with work due: an idle second costs no claim, work nothing woke it for still runs', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    let ran = 0;
+    s.ctx.jobs.register({ kind: 'test.quiet', handler: async () => undefined });
+    s.ctx.jobs.register({ kind: 'test.unwoken', handler: async () => void ran++ });
+    s.ctx.jobs.start();
+    // The start's own claims; then at least one timed poll with nothing due.
+    await new Promise((r) => setTimeout(r, 50));
+    const before = s.ctx.jobs.claims;
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(s.ctx.jobs.claims - before).toBe(0);
+    // A job written behind the queue's back (as another instance's whose notification was missed): no
+    // wake-up, so the next timed poll finds it, and claims its kind alone.
+    const now = s.ctx.clock.now();
+    await s.ctx.store.db
+      .insertInto('jobs')
+      .values({
+        id: 'job_unwoken',
+        kind: 'test.unwoken',
+        payload: '{}',
+        run_at: now,
+        attempts: 0,
+        open_claims: 0,
+        rechecks: 0,
+        locked_by: null,
+        locked_until: null,
+        created_at: now,
+      })
+      .execute();
+    for (let t = 0; ran === 0 && t < 300; t++) await new Promise((r) => setTimeout(r, 10));
+    expect(ran).toBe(1);
+    // Its kind's claim (and, once the job ends, the claim that refills its slot): not one for every kind.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(s.ctx.jobs.claims - before).toBeLessThanOrEqual(2);
+  });
+
   it('reclaims a job whose worker died once its visibility timeout lapses', async () => {
     s = await startTestStandin({ dialect, seed: false });
     const { store } = s.ctx;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Compilable, type CompiledQuery } from 'kysely';
 import { wallNow, type Clock } from './clock.js';
 import { newId } from './ids.js';
 import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
@@ -141,6 +141,31 @@ function refsOf(payload: string): Record<string, string> {
   }
 }
 
+/**
+ * A statement of the queue built and compiled by Kysely once, then given each call's values by name (the
+ * loop runs its claim and its look for due work every second even when idle: building them anew each time
+ * was most of an idle process's work). `build` receives sentinel values for the named parameters.
+ */
+function compiledOnce<A extends Record<string, unknown>, R>(names: readonly (keyof A & string)[], build: (args: A) => Compilable<R>) {
+  type Slot = { name: keyof A } | { value: unknown };
+  let once: { compiled: CompiledQuery<R>; order: Slot[] } | undefined;
+  return (args: A): Compilable<R> => {
+    if (!once) {
+      const sentinels = Object.fromEntries(names.map((n, i) => [n, `\u0000job${i}\u0000`])) as unknown as A;
+      const compiled = build(sentinels).compile();
+      const order = compiled.parameters.map((p): Slot => {
+        // eslint-disable-next-line no-control-regex -- the sentinels are NUL-delimited so no real value can match
+        const m = typeof p === 'string' ? /^\u0000job(\d+)\u0000$/.exec(p) : null;
+        return m ? { name: names[Number(m[1])] } : { value: p };
+      });
+      once = { compiled, order };
+    }
+    const { compiled, order } = once;
+    const parameters = order.map((slot) => ('name' in slot ? args[slot.name] : slot.value));
+    return { compile: () => ({ ...compiled, parameters }) };
+  };
+}
+
 /** One claim of a job: `attempts` counts claims, so it is the claim's fencing token. */
 interface Claimed {
   id: string;
@@ -219,33 +244,40 @@ export function createJobQueue(
   const claimOutage = outageLog(log, 'claiming jobs');
   const renewOutage = outageLog(log, 'renewing job claims');
 
-  let claims = 0;
-  async function claim(def: Definition, n: number) {
-    claims++;
-    const now = clock.now();
-    const wall = wallNow();
-    const due = store.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', def.kind)
-      .where('run_at', '<=', now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', wall)]))
-      .orderBy('run_at')
-      .limit(n);
-    const sub = store.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-    // One statement, no transaction around it: on PostgreSQL it joins the turn's pipelined round trip.
-    return queryAlone(
-      store.db,
-      store.db
+  type ClaimArgs = { kind: string; now: number; wall: number; n: number; until: number; worker: string };
+  const claimStatement = compiledOnce<ClaimArgs, { id: string; payload: string; attempts: number; open_claims: number; rechecks: number }>(
+    ['kind', 'now', 'wall', 'n', 'until', 'worker'],
+    (a) => {
+      const due = store.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', a.kind)
+        .where('run_at', '<=', a.now)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', a.wall)]))
+        .orderBy('run_at')
+        .limit(a.n);
+      const sub = store.dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+      return store.db
         .updateTable('jobs')
         .set({
-          locked_by: workerId,
-          locked_until: wall + def.visibilityMs,
+          locked_by: a.worker,
+          locked_until: a.until,
           attempts: sql`attempts + 1`,
           open_claims: sql`open_claims + 1`,
         })
         .where('id', 'in', sub)
-        .returning(['id', 'payload', 'attempts', 'open_claims', 'rechecks']),
+        .returning(['id', 'payload', 'attempts', 'open_claims', 'rechecks']);
+    },
+  );
+
+  let claims = 0;
+  async function claim(def: Definition, n: number) {
+    claims++;
+    const wall = wallNow();
+    // One statement, no transaction around it: on PostgreSQL it joins the turn's pipelined round trip.
+    return queryAlone(
+      store.db,
+      claimStatement({ kind: def.kind, now: clock.now(), wall, n, until: wall + def.visibilityMs, worker: workerId }),
     );
   }
 
@@ -406,26 +438,35 @@ export function createJobQueue(
     return claimedAny;
   }
 
-  /**
-   * How long until some job of a kind with claimable slots can be claimed: a job runs at `run_at`, or when
-   * its claim lapses if it is claimed (a running job is not due, or the loop would spin while it runs). A
-   * kind waiting for slots is left out: the end of one of its jobs wakes the loop.
-   */
-  async function nextDueIn(): Promise<number> {
-    const kinds = [...defs.values()].filter((d) => claimable(d) > 0).map((d) => d.kind);
-    if (!kinds.length) return POLL_MS;
-    // Each job is due when its run_at has come (Standin clock) and its claim, if any, has lapsed (wall clock).
-    const untilRun = sql<number>`run_at - ${clock.now()}`;
-    const untilLapse = sql<number>`locked_until - ${wallNow()}`;
-    const [row] = await queryAlone(
-      store.db,
-      store.db
+  // Each job is due when its run_at has come (Standin clock) and its claim, if any, has lapsed (wall clock):
+  // a kind's wait is its soonest job's (a running job is not due, or the loop would spin while it runs).
+  const waitsStatement = compiledOnce<{ now: number; wall: number }, { kind: string; wait: number | string | null }>(
+    ['now', 'wall'],
+    (a) => {
+      const untilRun = sql<number>`run_at - ${a.now}`;
+      const untilLapse = sql<number>`locked_until - ${a.wall}`;
+      return store.db
         .selectFrom('jobs')
-        .select(sql<number | null>`min(case when ${untilLapse} > ${untilRun} then ${untilLapse} else ${untilRun} end)`.as('wait'))
-        .where('kind', 'in', kinds),
-    ).catch(() => []);
-    if (row?.wait == null) return POLL_MS;
-    const wait = Math.max(0, Math.min(POLL_MS, Number(row.wait)));
+        .select(['kind', sql<number | null>`min(case when ${untilLapse} > ${untilRun} then ${untilLapse} else ${untilRun} end)`.as('wait')])
+        .groupBy('kind');
+    },
+  );
+
+  /** How long (ms) until each kind with jobs has one to claim (0 or less: now); undefined when the store fails. */
+  async function dueWaits(): Promise<Map<string, number> | undefined> {
+    const rows = await queryAlone(store.db, waitsStatement({ now: clock.now(), wall: wallNow() })).catch(() => undefined);
+    return rows && new Map(rows.filter((r) => r.wait != null).map((r) => [r.kind, Number(r.wait)]));
+  }
+
+  /**
+   * How long until some job of a kind with claimable slots can be claimed, from `waits`. A kind waiting
+   * for slots is left out: the end of one of its jobs wakes the loop.
+   */
+  function waitOf(waits: Map<string, number> | undefined): number {
+    let soonest = Infinity;
+    for (const def of defs.values()) if (claimable(def) > 0) soonest = Math.min(soonest, waits?.get(def.kind) ?? Infinity);
+    if (!Number.isFinite(soonest)) return POLL_MS;
+    const wait = Math.max(0, Math.min(POLL_MS, soonest));
     if (wait === 0) idle.clear();
     return wait;
   }
@@ -462,13 +503,27 @@ export function createJobQueue(
     timer = undefined;
     timerAt = Infinity;
     if (stopping || defs.size === 0) return;
-    if (timed) idle.clear();
     ticking = true;
     let delay = POLL_MS;
     try {
       again = false;
+      // The timed poll (work nothing woke the loop for: another instance's, a lapsed claim) looks first
+      // which kinds have work due, in one statement, and claims only theirs; an idle second costs that one
+      // statement, not a claim of every kind. A wake meanwhile, or a failed look, claims every kind.
+      const waits = timed ? await dueWaits() : undefined;
+      let dueNone = false;
+      if (timed) {
+        if (!waits || again) idle.clear();
+        else {
+          for (const kind of defs.keys())
+            if ((waits.get(kind) ?? Infinity) <= 0) idle.delete(kind);
+            else idle.add(kind);
+          dueNone = [...defs.keys()].every((kind) => idle.has(kind));
+        }
+      }
       const claimed = await tick();
-      delay = claimed || again ? 0 : await nextDueIn();
+      // Nothing was due: the look's waits say when the next job is (no second look).
+      delay = claimed || again ? 0 : dueNone ? waitOf(waits) : waitOf(await dueWaits());
     } finally {
       ticking = false;
     }

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { writeFrame } from './sse.js';
+import { openEventStream, writeFrame } from './sse.js';
 
 describe('writeFrame', () => {
   it('waits for each drain of a slow reader and leaves no listener behind', async () => {
@@ -25,5 +26,34 @@ describe('writeFrame', () => {
     stuck.destroy();
     await waiting;
     expect(stuck.listenerCount('drain')).toBe(0);
+  });
+});
+
+describe('an event stream', () => {
+  it('sends its first frame at once, not at the end of the chain of promises that wrote it', async () => {
+    const seen: { corked: number; buffered: number }[] = [];
+    const app = Fastify();
+    app.get('/', (request, reply) => {
+      const raw = reply.raw;
+      openEventStream(request, reply);
+      void (async () => {
+        // Inside a chain of promises, as after a store read: the tick that began it does not end before the chain does.
+        await Promise.resolve();
+        await writeFrame(raw, 'event: first\ndata: {}\n\n');
+        // Still in that chain: Node corks a response's writes until the next tick.
+        seen.push({ corked: raw.socket!.writableCorked, buffered: raw.socket!.writableLength });
+        await writeFrame(raw, 'event: second\ndata: {}\n\n');
+        raw.end();
+      })();
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const res = await fetch(url);
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(await res.text()).toBe('event: first\ndata: {}\n\nevent: second\ndata: {}\n\n');
+      expect(seen).toEqual([{ corked: 0, buffered: 0 }]);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -6,9 +6,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * Fastify, and frames written with back-pressure, so a slow reader holds the writer instead of memory.
  */
 
-/** Writes a frame; when the socket is full, waits for it to drain (or to close: nobody reads any more). */
-export async function writeFrame(raw: Pick<Writable, 'write' | 'once' | 'off'>, frame: string): Promise<void> {
-  if (raw.write(frame)) return;
+/** Event streams opened whose first frame has not been written yet. */
+const unopened = new WeakSet<object>();
+
+/**
+ * Writes a frame; when the socket is full, waits for it to drain (or to close: nobody reads any more).
+ * Node holds a response's writes (it corks the socket) until the next tick, and a tick lasts as long as
+ * its chain of promises: a run on the built-in model and SQLite never leaves it, so its stream's first
+ * frame went out with its last. A stream's first frame is sent at once, with its headers (the client
+ * sees the stream open); later frames written in one chain still leave together when it ends, in one
+ * write (one read for the client rather than one a frame).
+ */
+export async function writeFrame(
+  raw: Pick<Writable, 'write' | 'once' | 'off'> & Partial<Pick<Writable, 'uncork'>>,
+  frame: string,
+): Promise<void> {
+  const ok = raw.write(frame);
+  if (unopened.delete(raw)) raw.uncork?.();
+  if (ok) return;
   // Whichever comes first; the other listener goes too, or a long stream gathers one per slow write.
   await new Promise<void>((resolve) => {
     const done = () => {
@@ -34,6 +49,7 @@ export function openEventStream(request: FastifyRequest, reply: FastifyReply, he
     'x-request-id': request.id,
     'openai-processing-ms': String(Math.max(0, Math.round(reply.elapsedTime))),
   });
+  unopened.add(raw);
   const ac = new AbortController();
   raw.on('close', () => ac.abort());
   return ac.signal;

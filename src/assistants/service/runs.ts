@@ -11,7 +11,7 @@ import { runtime } from '../runs/runtime.js';
 import { isActive } from '../runs/states.js';
 import type { CreateRunRequest, CreateThreadAndRunRequest, ModifyRequest, SubmitToolOutputsRequest } from '../schemas.js';
 import { getAssistant } from '../store/assistants.js';
-import { appendEvents, insertEvents, type RunEvent } from '../store/events.js';
+import { appendEvents, insertEvents, type RunEvent, type StoredEvent } from '../store/events.js';
 import { insertMessages } from '../store/messages.js';
 import * as store from '../store/runs.js';
 import { completeToolStep, openToolSteps } from '../store/steps.js';
@@ -158,18 +158,27 @@ function runRow(ctx: Ctx, projectId: string, threadId: string, assistant: Assist
   };
 }
 
-/** Inserts a queued run holding the thread, its first events, its execution and its expiry jobs. */
-async function startRun(ctx: Ctx, tx: Tx, run: store.RunRow, leading: RunEvent[], fx: Effects): Promise<void> {
+/** What a create hands its caller besides the run: the run's first events as committed, `events` filled by the create. */
+export interface CreateOptions {
+  ticket?: Ticket;
+  assistant?: AssistantDefaults;
+  /** Filled with the events the create committed, as stored: a streamed create writes them without reading them back. */
+  events?: StoredEvent[];
+}
+
+/** Inserts a queued run holding the thread, its first events, its execution and its expiry jobs; returns the events. */
+async function startRun(ctx: Ctx, tx: Tx, run: store.RunRow, leading: RunEvent[], fx: Effects): Promise<StoredEvent[]> {
   const view = runView(run);
   const events: RunEvent[] = [...leading, { event: 'thread.run.created', data: view }, { event: 'thread.run.queued', data: view }];
   // A new run's first events are numbered as it is inserted (no update of its counter after).
   run.event_seq = events.length;
   await store.insertRun(tx, run);
   if (!(await holdThread(tx, run.thread_id, run.id))) throw lockError(run.thread_id, 'run_unknown');
-  await insertEvents(ctx, tx, run.id, 0, events);
+  const stored = await insertEvents(ctx, tx, run.id, 0, events);
   await queueExecution(ctx, tx, run.id, fx, { created: true });
   await enqueueRunJob(ctx, tx, 'run.expire', { runId: run.id }, { runAt: Number(run.deadline) });
   fx.touched.add(run.id);
+  return stored;
 }
 
 /** The assistant a run is created for (read once a request: the rate limiter's admission and the create share it). */
@@ -194,7 +203,7 @@ export async function createRun(
   projectId: string,
   threadId: string,
   body: CreateRunRequest,
-  opts: { ticket?: Ticket; assistant?: AssistantDefaults } = {},
+  opts: CreateOptions = {},
 ): Promise<store.RunRow> {
   checkRunBody(body);
   const assistant = opts.assistant ?? (await runAssistant(ctx, projectId, body.assistant_id));
@@ -215,7 +224,8 @@ export async function createRun(
     );
     const run = runRow(ctx, projectId, threadId, assistant, body);
     run.ratelimit_ticket = toJson(opts.ticket);
-    await startRun(ctx, tx, run, [], fx);
+    const events = await startRun(ctx, tx, run, [], fx);
+    opts.events?.splice(0, opts.events.length, ...events);
     return run;
   });
 }
@@ -225,7 +235,7 @@ export async function createThreadAndRun(
   ctx: Ctx,
   projectId: string,
   body: CreateThreadAndRunRequest,
-  opts: { ticket?: Ticket; assistant?: AssistantDefaults } = {},
+  opts: CreateOptions = {},
 ): Promise<store.RunRow> {
   const thread = body.thread ?? {};
   if (!isObject(thread)) throw invalid("Invalid type for 'thread': expected an object.", 'thread', 'invalid_type');
@@ -242,7 +252,8 @@ export async function createThreadAndRun(
     const threadRow = await insertThread(ctx, tx, projectId, thread, toolResources, 'thread');
     const run = runRow(ctx, projectId, threadRow.id, assistant, body);
     run.ratelimit_ticket = toJson(opts.ticket);
-    await startRun(ctx, tx, run, [{ event: 'thread.created', data: threadView(threadRow) }], fx);
+    const events = await startRun(ctx, tx, run, [{ event: 'thread.created', data: threadView(threadRow) }], fx);
+    opts.events?.splice(0, opts.events.length, ...events);
     return run;
   });
 }
@@ -295,8 +306,8 @@ export async function cancelRun(ctx: Ctx, projectId: string, threadId: string, r
 
 /**
  * submit_tool_outputs: every tool call of `required_action` answered in one request. The outputs go
- * into the step's function calls, the step completes, the run is queued again. Returns the run and
- * the event number the submission's stream starts after.
+ * into the step's function calls, the step completes, the run is queued again. Returns the run, the
+ * event number the submission's stream starts after and the events it committed (as stored).
  */
 export async function submitToolOutputs(
   ctx: Ctx,
@@ -304,7 +315,7 @@ export async function submitToolOutputs(
   threadId: string,
   runId: string,
   body: SubmitToolOutputsRequest,
-): Promise<{ run: store.RunRow; afterSeq: number }> {
+): Promise<{ run: store.RunRow; afterSeq: number; events: StoredEvent[] }> {
   await readRun(ctx, projectId, threadId, runId);
   const answers = body.tool_outputs.map((o, i) => {
     if (o.tool_call_id === undefined)
@@ -363,9 +374,9 @@ export async function submitToolOutputs(
     }
     events.push({ event: 'thread.run.queued', data: runView(queued) });
     const afterSeq = Number(queued.event_seq);
-    await appendEvents(ctx, tx, runId, events);
+    const stored = await appendEvents(ctx, tx, runId, events);
     await queueExecution(ctx, tx, runId, fx);
     fx.touched.add(runId);
-    return { run: queued, afterSeq };
+    return { run: queued, afterSeq, events: stored };
   });
 }

@@ -9,6 +9,13 @@ export interface RunEvent {
   data: unknown;
 }
 
+/** A run's event as stored: its number, its name and its data's JSON (what a stream's frame carries). */
+export interface StoredEvent {
+  seq: number;
+  event: string;
+  data: string;
+}
+
 /** A run's events after `seq`, in order. */
 export const eventsAfter = (db: Exec, runId: string, seq: number, limit = 500) =>
   db
@@ -26,35 +33,40 @@ export async function appendEvents(
   tx: Exec,
   runId: string,
   events: RunEvent[],
-): Promise<void> {
-  if (!events.length) return;
+): Promise<StoredEvent[]> {
+  if (!events.length) return [];
   const row = await tx
     .updateTable('thread_runs')
     .set({ event_seq: sql<number>`event_seq + ${events.length}` })
     .where('id', '=', runId)
     .returning('event_seq')
     .executeTakeFirst();
-  if (!row) return;
-  await insertEvents(ctx, tx, runId, Number(row.event_seq) - events.length, events);
+  if (!row) return [];
+  return insertEvents(ctx, tx, runId, Number(row.event_seq) - events.length, events);
 }
 
-/** Inserts events numbered after `base`, for a caller that already moved the run's event_seq past them. */
+/**
+ * Inserts events numbered after `base`, for a caller that already moved the run's event_seq past them.
+ * Returns them as stored (a stream opened by the same request writes them without reading them back).
+ */
 export async function insertEvents(
   ctx: Pick<Ctx, 'clock' | 'store'> & { services?: Partial<Services> },
   tx: Exec,
   runId: string,
   base: number,
   events: RunEvent[],
-): Promise<void> {
+): Promise<StoredEvent[]> {
   const now = ctx.clock.now();
+  const stored = events.map((e, i) => ({ seq: base + i + 1, event: e.event, data: JSON.stringify(e.data) }));
   await tx
     .insertInto('run_events')
-    .values(events.map((e, i) => ({ run_id: runId, seq: base + i + 1, event: e.event, data: JSON.stringify(e.data), created_at: now })))
+    .values(stored.map((e) => ({ run_id: runId, seq: e.seq, event: e.event, data: e.data, created_at: now })))
     .execute();
   // The run metrics count status events as written (src/metrics): a transaction that rolls back is rare.
   ctx.services?.metrics?.runEvents(events);
   // Other instances follow the run's stream through this notification (bus.ts).
   if (ctx.store.dialect === 'postgres') await sql`select pg_notify('standin_runs', ${runId})`.execute(tx);
+  return stored;
 }
 
 /** Drops a run's event log (once the run has ended and its streams have long finished). */
