@@ -239,7 +239,10 @@ export async function createStandin(
         // One serving process owns a SQLite folder's job queue: it may take back what a killed one had claimed.
         store.claim?.();
         store.checkpointInBackground?.(log);
-        jobs.start();
+        // The first poll of the queue comes a poll interval after listening, as each later one: claiming
+        // every kind was a tenth of a start's CPU, before its first request. Work enqueued meanwhile (a run,
+        // a webhook) wakes the queue at once.
+        jobs.start({ firstPollInMs: 1000 });
       }
       for (const m of modules) await m.start?.(ctx);
       log.info(
