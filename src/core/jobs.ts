@@ -567,6 +567,9 @@ export function createJobQueue(
       if (started) return;
       started = true;
       stopping = false;
+      // Until the first poll every kind counts as idle: a wake (an enqueue at start, as the retention
+      // sweep's) claims its own kind, not every kind.
+      if (firstPollInMs > 0) for (const kind of defs.keys()) idle.add(kind);
       // Other instances' enqueues wake this one at once; without the connection, the timed poll finds them.
       if (store.dialect === 'postgres' && store.pgPool)
         listening = keepListening(store.pgPool, 'standin_jobs', (kind) => wakeKind(kind || undefined), {
