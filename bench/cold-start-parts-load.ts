@@ -1,5 +1,5 @@
-// What bench/cold-start-parts.ts loads, in one module: it imports this after holding off V8's optimizing
-// compiler, as src/start.ts imports src/main.ts (one dynamic import of the bundle's main chunk).
+// What bench/cold-start-parts.ts loads, in one module: it imports this after tuning V8 for the start,
+// as src/start.ts imports src/main.ts (one dynamic import of the bundle's main chunk).
 export { isSeeded, seedDemo } from '../src/admin/seed.js';
 export { readSettings } from '../src/core/settings.js';
 export { createStandin } from '../src/server/app.js';

@@ -2,10 +2,10 @@
 // inlined), it times each step of what `standin serve` does and prints one JSON line. Usage (after
 // bundling): node parts.js <data folder>
 import { get } from 'node:http';
-import { holdOptimizing } from '../src/core/tiering.js';
+import { tuneV8ForStart } from '../src/core/v8-start.js';
 
-// As src/start.ts does before it loads Standin (the instance's listen resumes it).
-holdOptimizing();
+// As src/start.ts does before it loads Standin (the instance's listen ends it).
+tuneV8ForStart();
 const { isSeeded, seedDemo, readSettings, createStandin, modules, openStore, migrate } = await import('./cold-start-parts-load.js');
 
 // Evaluated once every import above is: node's own start plus loading and evaluating the bundle.

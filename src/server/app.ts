@@ -27,7 +27,7 @@ import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
-import { resumeOptimizing } from '../core/tiering.js';
+import { endV8StartTuning } from '../core/v8-start.js';
 import type { Settings } from '../core/settings.js';
 import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
@@ -252,8 +252,8 @@ export async function createStandin(
       );
       // Logs instance.ready (or not_ready, with the reasons) now and each change after.
       readiness.watch();
-      // The start is over: V8 optimizes again what turns hot (held off by src/start.ts, core/tiering.ts).
-      resumeOptimizing();
+      // The start is over: V8 back to Node's defaults (tuned for the start by src/start.ts, core/v8-start.ts).
+      endV8StartTuning();
       return address.replace('[::1]', 'localhost');
     },
     async close() {
