@@ -2,12 +2,11 @@
 // inlined), it times each step of what `standin serve` does and prints one JSON line. Usage (after
 // bundling): node parts.js <data folder>
 import { get } from 'node:http';
-import { isSeeded, seedDemo } from '../src/admin/seed.js';
-import { readSettings } from '../src/core/settings.js';
-import { createStandin } from '../src/server/app.js';
-import { modules } from '../src/server/modules.js';
-import { openStore } from '../src/store/db.js';
-import { migrate } from '../src/store/migrate.js';
+import { tuneV8ForStart } from '../src/core/v8-start.js';
+
+// As src/start.ts does before it loads Standin (the instance's listen ends it).
+tuneV8ForStart();
+const { isSeeded, seedDemo, readSettings, createStandin, modules, openStore, migrate } = await import('./cold-start-parts-load.js');
 
 // Evaluated once every import above is: node's own start plus loading and evaluating the bundle.
 const loaded = performance.now();

@@ -163,6 +163,27 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(s.ctx.jobs.claims - before).toBeLessThanOrEqual(2);
   });
 
+  it('a start with its first poll later claims nothing until then; work enqueued meanwhile runs at once', async () => {
+    if (dialect !== 'sqlite') return;
+    s = await startTestStandin({ dialect, seed: false });
+    const ran: string[] = [];
+    s.ctx.jobs.register({ kind: 'test.first', handler: async (p: { v: string }) => void ran.push(p.v) });
+    s.ctx.jobs.register({ kind: 'test.other', handler: async (p: { v: string }) => void ran.push(p.v) });
+    await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.first', { v: 'left from before' });
+    // The enqueue's wake comes on the next turn of the event loop: before the start, it claims nothing.
+    await new Promise((r) => setImmediate(r));
+    const before = s.ctx.jobs.claims;
+    s.ctx.jobs.start({ firstPollInMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.ctx.jobs.claims - before).toBe(0);
+    expect(ran).toEqual([]);
+    // An enqueue wakes its kind at once; the loop, awake, then finds what else is due (the job left from before).
+    await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.other', { v: 'enqueued' });
+    for (let t = 0; ran.length < 2 && t < 200; t++) await new Promise((r) => setTimeout(r, 10));
+    expect(ran[0]).toBe('enqueued');
+    expect([...ran].sort()).toEqual(['enqueued', 'left from before']);
+  });
+
   it('reclaims a job whose worker died once its visibility timeout lapses', async () => {
     s = await startTestStandin({ dialect, seed: false });
     const { store } = s.ctx;

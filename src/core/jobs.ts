@@ -117,7 +117,12 @@ export interface JobQueue {
   remove(exec: Exec, id: string): Promise<void>;
   /** Wakes the workers of `kind` (or of every kind) now: after a commit that enqueued work of that kind. */
   wake(kind?: string): void;
-  start(): void;
+  /**
+   * Starts claiming. `firstPollInMs`: the first poll of every kind comes that long after (a serving
+   * process: its start does not pay for a claim of each kind before its first request); a job enqueued or
+   * woken meanwhile is claimed at once, as always.
+   */
+  start(opts?: { firstPollInMs?: number }): void;
   /**
    * Stops claiming and waits up to `graceMs` for running handlers; those still running then are handed
    * back: their claims released (and, on PostgreSQL, the other instances woken), their `signal` aborted.
@@ -482,9 +487,14 @@ export function createJobQueue(
     timer = setTimeout(() => loop(ms > 0), ms);
   }
 
+  /** The first poll, `ms` from now, unless a wake has brought it forward already. */
+  function firstPoll(ms: number) {
+    if (ms <= 0 || timerAt > performance.now() + ms) schedule(ms);
+  }
+
   /**
-   * A job of `kind` is due in `ms`: the loop's timer is brought forward to then (a timed loop claims every
-   * kind), rather than a claim now that would find nothing due. While the loop runs, it is woken as for a
+   * A job of `kind` is due in `ms`: the loop's timer is brought forward to then (the timed loop then finds
+   * it due), rather than a claim now that would find nothing due. While the loop runs, it is woken as for a
    * job due now (its next wait is read after this enqueue).
    */
   function wakeIn(kind: string, ms: number) {
@@ -608,10 +618,13 @@ export function createJobQueue(
     wake(kind) {
       wakeKind(kind);
     },
-    start() {
+    start({ firstPollInMs = 0 } = {}) {
       if (started) return;
       started = true;
       stopping = false;
+      // Until the first poll every kind counts as idle: a wake (an enqueue at start, as the retention
+      // sweep's) claims its own kind, not every kind.
+      if (firstPollInMs > 0) for (const kind of defs.keys()) idle.add(kind);
       // Other instances' enqueues wake this one at once; without the connection, the timed poll finds them.
       if (store.dialect === 'postgres' && store.pgPool)
         listening = keepListening(store.pgPool, 'standin_jobs', (kind) => wakeKind(kind || undefined), {
@@ -627,8 +640,8 @@ export function createJobQueue(
           .where('locked_by', 'is not', null)
           .execute()
           .catch((err) => log.error({ err }, 'taking back the claims of a stopped process failed'))
-          .finally(() => schedule(0));
-      } else schedule(0);
+          .finally(() => firstPoll(firstPollInMs));
+      } else firstPoll(firstPollInMs);
     },
     async stop(graceMs = Infinity) {
       stopping = true;

@@ -3,14 +3,17 @@
  * out: a hash of its UTF-16 units, then the units compared with the key's. The built-in embedder looks
  * up every word of a text; a Map would need a new string for
  * each (and its hash), which cost more than the work the cache saves. When full it starts over.
+ * A slot holds its entry's index plus one, so an empty table is all zeros: a new zeroed array costs no
+ * work until its pages are written (the two module-level caches are made at every start).
  */
 export class RegionCache<V> {
+  /** Per slot: 0 when empty, else the entry's index + 1. */
   private slots: Int32Array;
   private keys: string[] = [];
   private values: V[] = [];
 
   constructor(private readonly capacity: number) {
-    this.slots = new Int32Array(RegionCache.sizeFor(capacity)).fill(-1);
+    this.slots = new Int32Array(RegionCache.sizeFor(capacity));
   }
 
   private static sizeFor(capacity: number): number {
@@ -27,18 +30,18 @@ export class RegionCache<V> {
     const mask = this.slots.length - 1;
     const length = to - from;
     for (let slot = h & mask; ; slot = (slot + 1) & mask) {
-      const entry = this.slots[slot];
+      const entry = this.slots[slot] - 1;
       if (entry < 0) {
         if (this.keys.length >= this.capacity) {
-          this.slots.fill(-1);
+          this.slots.fill(0);
           this.keys = [];
           this.values = [];
           return this.get(text, from, to, make);
         }
         const key = text.slice(from, to);
         const value = make(key);
-        this.slots[slot] = this.keys.length;
         this.keys.push(key);
+        this.slots[slot] = this.keys.length;
         this.values.push(value);
         return value;
       }

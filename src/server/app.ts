@@ -27,6 +27,7 @@ import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
+import { endV8StartTuning } from '../core/v8-start.js';
 import type { Settings } from '../core/settings.js';
 import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
@@ -239,7 +240,10 @@ export async function createStandin(
         // One serving process owns a SQLite folder's job queue: it may take back what a killed one had claimed.
         store.claim?.();
         store.checkpointInBackground?.(log);
-        jobs.start();
+        // The first poll of the queue comes a poll interval after listening, as each later one: claiming
+        // every kind was a tenth of a start's CPU, before its first request. Work enqueued meanwhile (a run,
+        // a webhook) wakes the queue at once.
+        jobs.start({ firstPollInMs: 1000 });
       }
       for (const m of modules) await m.start?.(ctx);
       log.info(
@@ -248,6 +252,8 @@ export async function createStandin(
       );
       // Logs instance.ready (or not_ready, with the reasons) now and each change after.
       readiness.watch();
+      // The start is over: V8 back to Node's defaults (tuned for the start by src/start.ts, core/v8-start.ts).
+      endV8StartTuning();
       return address.replace('[::1]', 'localhost');
     },
     async close() {

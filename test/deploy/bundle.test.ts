@@ -1,0 +1,94 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build, type BuildOptions } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { root } from '../process.js';
+
+/**
+ * scripts/bundle-options.mjs leaves out of the server bundle what Fastify requires only on a call Standin
+ * does not make (its default schema compilers, light-my-request for `inject`): a stand-in module loads
+ * each from node_modules on first use. Bundled with the same options, a Fastify app that makes those
+ * calls still works, and the bundle does not carry them.
+ */
+describe('the server bundle', () => {
+  it("loads Fastify's on-demand packages from node_modules when they are called", async () => {
+    const dir = join(root, 'node_modules/.cache/standin-bundle-test');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const entry = join(dir, 'entry.mjs');
+    writeFileSync(
+      entry,
+      `import Fastify from 'fastify';
+const app = Fastify();
+const n = { type: 'object', properties: { n: { type: 'integer' } } };
+app.get('/', { schema: { querystring: n, response: { 200: n } } }, async (r) => ({ n: r.query.n, dropped: true }));
+const res = await app.inject('/?n=3');
+console.log(res.statusCode, res.body);
+`,
+    );
+    const options = join(root, 'scripts/bundle-options.mjs');
+    const { serverBundle } = (await import(options)) as { serverBundle: BuildOptions };
+    const outfile = join(dir, 'out.js');
+    await build({ entryPoints: [entry], outfile, ...serverBundle, logLevel: 'error' });
+    const bundle = readFileSync(outfile, 'utf8');
+    for (const name of ['fast-json-stringify/index.js', 'ajv-compiler/index.js', 'light-my-request/lib/request.js'])
+      expect(bundle).not.toContain(name);
+    // ajv coerced the query (the default validator compiler), fast-json-stringify dropped what the
+    // response schema does not name (the default serializer compiler), inject answered.
+    expect(execFileSync(process.execPath, [outfile], { encoding: 'utf8' }).trim()).toBe('200 {"n":3}');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("routes as Fastify's own router does, with its matchers compiled on first use", async () => {
+    const dir = join(root, 'node_modules/.cache/standin-bundle-router-test');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const entry = join(dir, 'entry.mjs');
+    // Prefixes that split nodes as routes are added, parameters (more than four: the params builder's
+    // extra array), a wildcard, a trailing slash, constraints (version, host), an unknown URL, a HEAD.
+    writeFileSync(
+      entry,
+      `import Fastify from 'fastify';
+const app = Fastify({ routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 } });
+const echo = async (r) => ({ url: r.routeOptions.url, params: r.params });
+for (const p of ['/v1/files', '/v1/files/:id', '/v1/file_batches/:id', '/v1/fine_tuning/jobs', '/v1/f', '/v1/threads/:thread_id/runs/:run_id/steps/:step_id',
+  '/a/:b/:c/:d/:e/:f/:g', '/static/*', '/v1/vector_stores/:vs/files/:file/content', '/v1/vector_stores/search', '/healthz', '/h'])
+  app.get(p, echo);
+app.post('/v1/files/:id', echo);
+app.get('/versioned', { constraints: { version: '1.2.0' } }, async () => ({ v: '1.2.0' }));
+app.get('/versioned', async () => ({ v: 'none' }));
+app.get('/hosted', { constraints: { host: 'a.example' } }, async () => ({ host: 'a' }));
+app.get('/hosted', async () => ({ host: 'any' }));
+const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/files/file_1/'], ['POST', '/v1/files/x'], ['GET', '/v1/file_batches/b'],
+  ['GET', '/v1/fine_tuning/jobs'], ['GET', '/v1/f'], ['GET', '/v1/fi'], ['GET', '/v1/threads/t/runs/r/steps/s'], ['GET', '/a/1/2/3/4/5/6'],
+  ['GET', '/static/x/y.js'], ['GET', '/v1/vector_stores/search'], ['GET', '/v1/vector_stores/vs_1/files/f%2F1/content'], ['GET', '/healthz'],
+  ['GET', '/h'], ['HEAD', '/h'], ['GET', '/nope'], ['GET', '/versioned'], ['GET', '/versioned', { 'accept-version': '1.x' }],
+  ['GET', '/hosted', { host: 'a.example' }], ['GET', '/hosted', { host: 'b.example' }]];
+const out = [];
+for (const [method, url, headers] of asks) {
+  const res = await app.inject({ method, url, headers });
+  out.push([method, url, res.statusCode, res.body]);
+}
+console.log(JSON.stringify(out));
+`,
+    );
+    const options = join(root, 'scripts/bundle-options.mjs');
+    const { serverBundle } = (await import(options)) as { serverBundle: BuildOptions };
+    const outfile = join(dir, 'out.js');
+    await build({ entryPoints: [entry], outfile, ...serverBundle, logLevel: 'error' });
+    expect(readFileSync(outfile, 'utf8')).toContain('prefixMatchOnFirstUse');
+    const bundled = execFileSync(process.execPath, [outfile], { encoding: 'utf8' });
+    const direct = execFileSync(process.execPath, [entry], { encoding: 'utf8' });
+    expect(JSON.parse(bundled)).toEqual(JSON.parse(direct));
+    expect(JSON.parse(bundled)).toContainEqual([
+      'GET',
+      '/a/1/2/3/4/5/6',
+      200,
+      JSON.stringify({ url: '/a/:b/:c/:d/:e/:f/:g', params: { b: '1', c: '2', d: '3', e: '4', f: '5', g: '6' } }),
+    ]);
+    expect(JSON.parse(bundled)).toContainEqual(['GET', '/versioned', 200, '{"v":"none"}']);
+    expect(JSON.parse(bundled)).toContainEqual(['GET', '/hosted', 200, '{"host":"a"}']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
