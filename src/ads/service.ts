@@ -42,7 +42,22 @@ export function createAdsService(ctx: Ctx): AdsService {
 /** The billing event each campaign bidding type bills on; conversion (oCPC) campaigns bill clicks with a CPA bid. */
 const BILLING_EVENT: Record<BiddingType, 'impression' | 'click'> = { impressions: 'impression', clicks: 'click', conversions: 'click' };
 
-const characters = (s: string) => [...s].length;
+/** The characters of `s` as the spec counts them (code points: a surrogate pair is one), without an array of them. */
+function characters(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
 
 function checkName(name: string) {
   const n = characters(name);
@@ -50,7 +65,14 @@ function checkName(name: string) {
   if (!/\S/u.test(name)) throw invalid("'name' must contain a non-space character.", 'name', 'invalid_name');
 }
 
-async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign: store.CampaignWithCurrency, bc: BiddingConfigT) {
+/** The bid rules; a promise only when audiences must be read (bid multipliers), so the common create waits for nothing here. */
+function checkBidding(
+  exec: Exec,
+  ctx: Ctx,
+  adAccountId: string,
+  campaign: store.CampaignWithCurrency,
+  bc: BiddingConfigT,
+): Promise<void> | undefined {
   const type = campaign.bidding_type as BiddingType;
   const currency = campaign.currency;
   const expected = BILLING_EVENT[type];
@@ -69,8 +91,13 @@ async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign:
       'max_bid_out_of_range',
     );
   }
+  const multipliers = bc.custom_audience_bid_multipliers;
+  return multipliers?.length ? checkMultipliers(exec, adAccountId, multipliers) : undefined;
+}
+
+async function checkMultipliers(exec: Exec, adAccountId: string, multipliers: NonNullable<BiddingConfigT['custom_audience_bid_multipliers']>) {
   const seen = new Set<string>();
-  for (const [i, m] of (bc.custom_audience_bid_multipliers ?? []).entries()) {
+  for (const [i, m] of multipliers.entries()) {
     const path = `bidding_config.custom_audience_bid_multipliers[${i}]`;
     if (m.bid_multiplier_micros < 100_000 || m.bid_multiplier_micros > 10_000_000) {
       throw invalid(
@@ -155,12 +182,13 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
   const db = ctx.store.db;
   const campaign = await loadCampaign(db, adAccountId, input.campaign_id, 'campaign_id');
   checkName(input.name);
-  await checkBidding(db, ctx, adAccountId, campaign, input.bidding_config);
+  const audiences = checkBidding(db, ctx, adAccountId, campaign, input.bidding_config);
+  if (audiences) await audiences;
   let productSet: ProductSetT | undefined = input.product_set;
   if (productSet) checkProductSet(campaign, productSet);
   else if (campaign.product_feed_id) productSet = { product_feed_id: campaign.product_feed_id, filters: [] };
   const now = ctx.clock.nowSeconds();
-  const row = withJson({
+  const row: store.AdGroupRow = {
     id: newId('adgrp', ctx.clock),
     ad_account_id: adAccountId,
     campaign_id: campaign.id,
@@ -172,7 +200,10 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
     product_set: toJson(productSet),
     created_at: now,
     updated_at: now,
-  });
+    json: '',
+  };
+  // The document written into the row itself (withJson would copy the row).
+  row.json = adGroupJson(row);
   await ctx.services.ads.inserts(row);
   return row.json;
 }

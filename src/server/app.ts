@@ -25,7 +25,7 @@ import { healthRoutes, holdsAdminKey, publicReason } from '../core/health.js';
 import { logDestination, logFormatOf } from '../core/log.js';
 import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
-import { routePathOf } from '../core/route-path.js';
+import { routeConfigOf, routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
 import type { Settings } from '../core/settings.js';
 import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
@@ -297,14 +297,16 @@ function trackInFlight(app: App) {
   let closing = false;
   const open = new Set<ServerResponse>();
   const waiters = new Set<() => void>();
+  // One listener for every response (a response closes once): no closure or once-wrapper per request.
+  function closed(this: ServerResponse): void {
+    open.delete(this);
+    if (--count === 0) for (const w of waiters) w();
+  }
   app.server.on('request', (_req, res: ServerResponse) => {
     count++;
     open.add(res);
     if (closing) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      open.delete(res);
-      if (--count === 0) for (const w of waiters) w();
-    });
+    res.on('close', closed);
   });
   return {
     /**
@@ -479,7 +481,7 @@ const REFUSED_BEFORE_ADMISSION = new Set([400, 404, 409, 413, 415, 422]);
  */
 function refusedRequestCounter(ctx: Ctx) {
   return (request: FastifyRequest, error: ApiError): Promise<void> | undefined => {
-    if (request.routeOptions?.config?.rateLimit !== 'model' || !REFUSED_BEFORE_ADMISSION.has(error.status)) return undefined;
+    if (routeConfigOf(request)?.rateLimit !== 'model' || !REFUSED_BEFORE_ADMISSION.has(error.status)) return undefined;
     const limiter = ctx.services.ratelimit;
     if (!limiter || queuedHeadersOf(request)) return undefined;
     const principal = (request as FastifyRequest & { principal?: Principal | null }).principal;
