@@ -2,6 +2,7 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../core/auth.js';
 import type { Clock } from '../core/clock.js';
 import { HEALTH_PATHS } from '../core/health.js';
+import { jsonBodyTextOf } from '../core/json-body.js';
 import { routeConfigOf } from '../core/route-path.js';
 import { redactBody, redactHeaders, redactText, type ExtraSecrets } from './redact.js';
 
@@ -249,10 +250,13 @@ function credentialOf(p: Principal | null | undefined): { credential: string | n
   return { credential: p.credentialId, project: p.projectId };
 }
 
-/** The request body when it is small enough to keep (bodies are parsed JSON or absent; uploads are streamed). */
+/**
+ * The request body when it is small enough to keep (bodies are parsed JSON or absent; uploads are streamed):
+ * a JSON body as its text (one string kept per request, not the parsed objects; it reads the same), else the body.
+ */
 function keptBody(request: FastifyRequest): unknown {
   const length = Number(request.headers['content-length'] ?? 0);
-  return length > 0 && length <= MAX_KEPT_BODY ? request.body : undefined;
+  return length > 0 && length <= MAX_KEPT_BODY ? (jsonBodyTextOf(request) ?? request.body) : undefined;
 }
 
 /**
@@ -290,7 +294,9 @@ export class RequestLogController extends LogController {
     const r = request as Recorded;
     const who = credentialOf(r.principal);
     const body = keptBody(request);
-    const model = body && typeof body === 'object' && 'model' in body && typeof body.model === 'string' ? body.model : null;
+    // The model from the parsed body (the kept body may be its text).
+    const parsed = body === undefined ? undefined : request.body;
+    const model = parsed && typeof parsed === 'object' && 'model' in parsed && typeof parsed.model === 'string' ? parsed.model : null;
     this.requestLog.add({
       id: request.id,
       method: request.method,
