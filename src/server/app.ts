@@ -424,8 +424,13 @@ function installBodyRules(route: RouteOptions): void {
   const routeTemplate = route.url;
   route.preParsing = hooks(route.preParsing, emptyBodyIsNoBody);
   const body = route.schema?.body as { type?: unknown } | undefined;
-  if (body?.type === 'object') route.preValidation = hooks(route.preValidation, absentBodyIsEmpty);
-  else if (body === undefined && API_PREFIXES.some((p) => routeTemplate.startsWith(p)))
+  // A route with an object body takes no body as `{}`: in Standin's validator (core/validation.ts), with no
+  // hook of its own; a route with a validator of its own (uploads) has the hook.
+  if (body?.type === 'object') {
+    if (route.validatorCompiler) route.preValidation = hooks(route.preValidation, absentBodyIsEmpty);
+    return;
+  }
+  if (body === undefined && API_PREFIXES.some((p) => routeTemplate.startsWith(p)))
     route.preValidation = hooks(route.preValidation, refuseBody);
 }
 
