@@ -95,7 +95,11 @@ function checkBidding(
   return multipliers?.length ? checkMultipliers(exec, adAccountId, multipliers) : undefined;
 }
 
-async function checkMultipliers(exec: Exec, adAccountId: string, multipliers: NonNullable<BiddingConfigT['custom_audience_bid_multipliers']>) {
+async function checkMultipliers(
+  exec: Exec,
+  adAccountId: string,
+  multipliers: NonNullable<BiddingConfigT['custom_audience_bid_multipliers']>,
+) {
   const seen = new Set<string>();
   for (const [i, m] of multipliers.entries()) {
     const path = `bidding_config.custom_audience_bid_multipliers[${i}]`;

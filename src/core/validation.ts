@@ -37,7 +37,8 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   const numeric = numericMembers(body ? {} : schema);
   // A route with an object body takes no body (Fastify hands the validator null) as `{}` (the body rules of
   // server/app.ts): done here rather than by a hook of its own on every request of the route.
-  const noBodyIsEmpty = body && (schema as { type?: unknown }).type === 'object' && method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+  const noBodyIsEmpty =
+    body && (schema as { type?: unknown }).type === 'object' && method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
   const validate = (data: unknown): boolean | { value: unknown } => {
     if (noBodyIsEmpty && data === null) {
       const empty = {};
