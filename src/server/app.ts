@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, {
@@ -302,12 +302,21 @@ function trackInFlight(app: App) {
     open.delete(this);
     if (--count === 0) for (const w of waiters) w();
   }
-  app.server.on('request', (_req, res: ServerResponse) => {
+  const track = (res: ServerResponse): void => {
     count++;
     open.add(res);
     if (closing) res.setHeader('Connection', 'close');
     res.on('close', closed);
-  });
+  };
+  // Run by Fastify's own listener rather than a second one: an event with two listeners copies their list at each emit.
+  const [handle, ...others] = app.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  if (handle && others.length === 0) {
+    app.server.removeListener('request', handle);
+    app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      handle.call(app.server, req, res);
+      track(res);
+    });
+  } else app.server.on('request', (_req, res: ServerResponse) => track(res));
   return {
     /**
      * Closes the listener but not the connections (http.Server's close would cut the idle ones); from now
