@@ -212,10 +212,14 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
   return row.json;
 }
 
-export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Promise<string> {
-  const json = await store.getAdGroupJson(ctx.store.db, adAccountId, id);
-  if (json === undefined) throw notFound('ad group', id);
-  return json;
+/** The ad group's JSON text; without a promise where the store reads synchronously (then it may throw). */
+export function getAdGroup(ctx: Ctx, adAccountId: string, id: string): string | Promise<string> {
+  const found = (json: string | undefined): string => {
+    if (json === undefined) throw notFound('ad group', id);
+    return json;
+  };
+  const json = store.getAdGroupJson(ctx.store.db, adAccountId, id);
+  return json instanceof Promise ? json.then(found) : found(json);
 }
 
 async function loadAdGroup(exec: Exec, adAccountId: string, id: string) {
@@ -282,8 +286,9 @@ export async function transition(ctx: Ctx, adAccountId: string, id: string, to: 
 }
 
 /** A page of a campaign's ad groups as JSON text; an unknown campaign is a 404 (checked only when the page is empty). */
-export async function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams): Promise<string> {
-  const page = await store.listAdGroupsJson(ctx.store.db, adAccountId, campaignId, params);
-  if (page.size === 0) await loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id');
-  return page.json;
+export function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams): string | Promise<string> {
+  const written = (page: { json: string; size: number }): string | Promise<string> =>
+    page.size === 0 ? loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id').then(() => page.json) : page.json;
+  const page = store.listAdGroupsJson(ctx.store.db, adAccountId, campaignId, params);
+  return page instanceof Promise ? page.then(written) : written(page);
 }

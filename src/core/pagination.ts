@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalid } from './errors.js';
-import { precompiledColumn, type Db, type Exec } from '../store/db.js';
+import { precompiledColumnNow, type Db, type Exec } from '../store/db.js';
 
 /** Cursor list parameters of every list endpoint: `limit`, `after`, `before`, `order`. */
 export interface ListParams {
@@ -94,19 +94,21 @@ export function precompiledPage<A extends Record<string, unknown>>(
 ) {
   type Args = A & { after?: string; before?: string };
   type Shape = {
-    run: (exec: Exec, args: Args) => Promise<readonly string[]>;
+    run: (exec: Exec, args: Args) => readonly string[] | Promise<readonly string[]>;
     /** Pages already written, by the rows they were cut from (rows the store remembers are shared while the data is unchanged). */
     pages: WeakMap<readonly string[], { json: string; size: number }>;
   };
   const shapes = new Map<string, Shape>();
-  return async (exec: Exec, args: A, params: ListParams): Promise<{ json: string; size: number }> => {
+  type Written = { json: string; size: number };
+  // Answers without a promise where the store reads synchronously (precompiledColumnNow); may throw.
+  return (exec: Exec, args: A, params: ListParams): Written | Promise<Written> => {
     const { limit, order, backwards, dir } = pageShape(params, opts);
     // The limit is written into the statement (SQLite plans a literal LIMIT better); it is a checked
     // integer, and clients use few distinct ones.
     const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}${limit}`;
     let shape = shapes.get(key);
     if (!shape) {
-      const run = precompiledColumn<Args, string>([...names, 'after', 'before'], (db, a) => {
+      const run = precompiledColumnNow<Args, string>([...names, 'after', 'before'], (db, a) => {
         let q = build(db, a);
         if (params.after !== undefined) q = q.where('id', order === 'desc' ? '<' : '>', a.after!);
         if (params.before !== undefined) q = q.where('id', order === 'desc' ? '>' : '<', a.before!);
@@ -114,12 +116,16 @@ export function precompiledPage<A extends Record<string, unknown>>(
       });
       shapes.set(key, (shape = { run, pages: new WeakMap() }));
     }
-    const rows = await shape.run(exec, { ...args, after: params.after, before: params.before });
+    const { pages } = shape;
     // The page depends only on the rows and the shape: rows read again while the data is unchanged (the
     // same array, store/reader.ts) give the page written before, not one more copy of its text.
-    let written = shape.pages.get(rows);
-    if (!written) shape.pages.set(rows, (written = pageJson(rows, limit, backwards)));
-    return written;
+    const page = (rows: readonly string[]): Written => {
+      let written = pages.get(rows);
+      if (!written) pages.set(rows, (written = pageJson(rows, limit, backwards)));
+      return written;
+    };
+    const rows = shape.run(exec, { ...args, after: params.after, before: params.before });
+    return rows instanceof Promise ? rows.then(page) : page(rows as readonly string[]);
   };
 }
 
