@@ -184,7 +184,10 @@ async function loadCampaign(exec: Exec, adAccountId: string, campaignId: string,
 /** Creates an ad group after checking every rule of the spec; answers with its JSON text. */
 export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<string> {
   const db = ctx.store.db;
-  const campaign = await loadCampaign(db, adAccountId, input.campaign_id, 'campaign_id');
+  // Read at once where the store reads synchronously (SQLite): no promise to wait for before the checks.
+  const found = store.getCampaignNow(db, adAccountId, input.campaign_id);
+  const campaign = found instanceof Promise ? await found : found;
+  if (!campaign) throw notFound('campaign', input.campaign_id, 'campaign_id');
   checkName(input.name);
   const audiences = checkBidding(db, ctx, adAccountId, campaign, input.bidding_config);
   if (audiences) await audiences;

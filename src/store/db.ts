@@ -229,6 +229,23 @@ export function precompiledColumn<A extends Record<string, unknown>, V>(
 }
 
 /**
+ * Like `precompiled`, answering without a promise where the store reads synchronously (a SELECT on SQLite's
+ * read connection, outside a transaction). It may throw synchronously.
+ */
+export function precompiledNow<A extends Record<string, unknown>, R>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<R>,
+) {
+  const prepare = compiledOnce(names, build);
+  return (exec: Exec, args: A): R[] | Promise<R[]> => {
+    const { compiled, parameters, reader, pipe } = prepare(exec, args);
+    if (reader) return reader.all<R>(compiled.sql, parameters);
+    if (pipe) return pipe.rows<R>(compiled.sql, parameters);
+    return exec.executeQuery<R>({ ...compiled, parameters }).then((r) => r.rows);
+  };
+}
+
+/**
  * Like `precompiledColumn`, answering without a promise where the store reads synchronously (a SELECT on
  * SQLite's read connection, outside a transaction): the hot reads of a small request then wait for no
  * turn of the microtask queue. It may throw synchronously.
