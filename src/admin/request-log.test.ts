@@ -77,3 +77,33 @@ describe('request log: filters, detail, redaction', () => {
     expect(newer.map((r: { path: string }) => r.path)).toEqual(['/v1/models']);
   });
 });
+
+describe("request log: a reply's headers", () => {
+  it('keeps what reply.getHeaders() answers, over a real connection and an injected one, with headers set on the raw response too', async () => {
+    const { default: Fastify } = await import('fastify');
+    const { sentHeadersOf } = await import('./request-log.js');
+    const app = Fastify();
+    const kept: { sent: Record<string, unknown>; copy: Record<string, unknown> }[] = [];
+    app.addHook('onResponse', (_request, reply, done) => {
+      kept.push({ sent: { ...sentHeadersOf(reply) }, copy: reply.getHeaders() });
+      done();
+    });
+    app.get('/plain', async (_request, reply) => reply.header('x-one', '1').send({ ok: true }));
+    app.get('/raw', async (_request, reply) => {
+      reply.raw.setHeader('connection', 'close');
+      return reply.header('x-two', '2').send({ ok: true });
+    });
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      expect((await fetch(`${address}/plain`)).status).toBe(200);
+      expect((await fetch(`${address}/raw`)).status).toBe(200);
+      expect((await app.inject({ method: 'GET', url: '/plain' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+    expect(kept).toHaveLength(3);
+    for (const { sent, copy } of kept) expect(sent).toEqual({ ...copy });
+    expect(kept[0].sent).toMatchObject({ 'x-one': '1', 'content-type': 'application/json; charset=utf-8' });
+    expect(kept[1].sent).toMatchObject({ 'x-two': '2', connection: 'close' });
+  });
+});

@@ -2,6 +2,8 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../core/auth.js';
 import type { Clock } from '../core/clock.js';
 import { HEALTH_PATHS } from '../core/health.js';
+import { jsonBodyTextOf } from '../core/json-body.js';
+import { routeConfigOf } from '../core/route-path.js';
 import { redactBody, redactHeaders, redactText, type ExtraSecrets } from './redact.js';
 
 /** One request of the log as lists show it (method, path, status, duration, who), secrets redacted. */
@@ -32,8 +34,10 @@ export interface LoggedRequestDetail extends LoggedRequest {
  * The URL too: it is masked (`redactUrl`, regular expressions over the whole URL) the first time a list or
  * a filter reads its path, not in every request (most entries leave the log unread).
  */
-interface Entry extends Omit<LoggedRequest, 'path'> {
+interface Entry extends Omit<LoggedRequest, 'path' | 'duration_ms'> {
   url: string;
+  /** `duration_ms` in hundredths, an integer: a fraction would be one more object kept per request. */
+  duration: number;
   /** `url` masked, once read. */
   path?: string;
   reqHeaders: Record<string, unknown>;
@@ -89,7 +93,7 @@ const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
   method: e.method,
   path: pathOf(e),
   status: e.status,
-  duration_ms: e.duration_ms,
+  duration_ms: e.duration / 100,
   at: e.at,
   credential_id: e.credential_id,
   project_id: e.project_id,
@@ -214,6 +218,29 @@ export class RequestLog {
   }
 }
 
+/** The symbols under which Fastify's reply keeps its headers and Node's response those set one by one; null: not found. */
+let headerKeys: { reply: symbol; raw: symbol } | null | undefined;
+
+/**
+ * The headers a finished reply sent, as `reply.getHeaders()` answers them, without its two copies (of
+ * Node's headers and Fastify's) when Node holds none of its own (nothing called `setHeader` on the raw
+ * response): Fastify's own record of the reply's headers is kept as it is. It is not changed once the
+ * reply is sent. The keys are found once, by the names of their symbols; without them, `getHeaders()`.
+ */
+export function sentHeadersOf(reply: FastifyReply): Record<string, unknown> {
+  if (headerKeys === undefined) {
+    const named = (o: object, name: string) => Object.getOwnPropertySymbols(o).find((s) => s.description === name);
+    const own = named(reply, 'fastify.reply.headers');
+    const raw = named(reply.raw, 'kOutHeaders');
+    headerKeys = own && raw ? { reply: own, raw } : null;
+  }
+  if (headerKeys && (reply.raw as unknown as Record<symbol, unknown>)[headerKeys.raw] == null) {
+    const own = (reply as unknown as Record<symbol, Record<string, unknown> | undefined>)[headerKeys.reply];
+    if (own) return own;
+  }
+  return reply.getHeaders();
+}
+
 type Recorded = FastifyRequest & { principal?: Principal | null; loggedPayload?: string | null };
 
 function credentialOf(p: Principal | null | undefined): { credential: string | null; project: string | null } {
@@ -223,10 +250,13 @@ function credentialOf(p: Principal | null | undefined): { credential: string | n
   return { credential: p.credentialId, project: p.projectId };
 }
 
-/** The request body when it is small enough to keep (bodies are parsed JSON or absent; uploads are streamed). */
+/**
+ * The request body when it is small enough to keep (bodies are parsed JSON or absent; uploads are streamed):
+ * a JSON body as its text (one string kept per request, not the parsed objects; it reads the same), else the body.
+ */
 function keptBody(request: FastifyRequest): unknown {
   const length = Number(request.headers['content-length'] ?? 0);
-  return length > 0 && length <= MAX_KEPT_BODY ? request.body : undefined;
+  return length > 0 && length <= MAX_KEPT_BODY ? (jsonBodyTextOf(request) ?? request.body) : undefined;
 }
 
 /**
@@ -257,21 +287,22 @@ export class RequestLogController extends LogController {
   observer?: (request: FastifyRequest, reply: FastifyReply, route: string | undefined) => void;
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    // A request no route matched has no template: it is always logged. Read once for the observer too:
-    // Fastify builds the routeOptions object anew at each read.
-    const route = request.is404 ? undefined : request.routeOptions.url;
+    // A request no route matched has no template: it is always logged. Read once for the observer too.
+    const route = routeConfigOf(request)?.url;
     this.observer?.(request, reply, route);
     if ((route !== undefined && HEALTH_PATHS.has(route)) || dashboardRead(request, route)) return;
     const r = request as Recorded;
     const who = credentialOf(r.principal);
     const body = keptBody(request);
-    const model = body && typeof body === 'object' && 'model' in body && typeof body.model === 'string' ? body.model : null;
+    // The model from the parsed body (the kept body may be its text).
+    const parsed = body === undefined ? undefined : request.body;
+    const model = parsed && typeof parsed === 'object' && 'model' in parsed && typeof parsed.model === 'string' ? parsed.model : null;
     this.requestLog.add({
       id: request.id,
       method: request.method,
       url: request.url,
       status: reply.statusCode,
-      duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+      duration: Math.round(reply.elapsedTime * 100),
       at: this.clock.nowSeconds(),
       credential_id: who.credential,
       project_id: who.project,
@@ -279,7 +310,7 @@ export class RequestLogController extends LogController {
       route: routeTemplate(route),
       reqHeaders: request.headers,
       reqBody: body,
-      resHeaders: reply.getHeaders(),
+      resHeaders: sentHeadersOf(reply),
       resBody: r.loggedPayload ?? null,
     });
   }

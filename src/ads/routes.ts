@@ -26,9 +26,26 @@ import {
  */
 function answer(reply: FastifyReply, json: Promise<string>): void {
   json.then(
-    (text) => void reply.type('application/json; charset=utf-8').send(text),
+    (text) => void send(reply, text),
     (err) => void reply.send(err),
   );
+}
+
+const send = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
+
+/**
+ * `answer` for a read that may come back at once (SQLite's read connection): the text is sent within the
+ * handler, with no turn of the microtask queue; a refusal it throws goes to the error handler as any.
+ */
+function answerNow(reply: FastifyReply, read: () => string | Promise<string>): void {
+  let json: string | Promise<string>;
+  try {
+    json = read();
+  } catch (err) {
+    return void reply.send(err);
+  }
+  if (typeof json === 'string') send(reply, json);
+  else answer(reply, json);
 }
 
 /**
@@ -46,14 +63,14 @@ export function adsRoutes(app: App, ctx: Ctx) {
     { schema: { tags, querystring: ListAdGroupsQuery, response: { 200: ListOf(AdGroupObject) } } },
     (req, reply) => {
       const { campaign_id, ...page } = req.query;
-      answer(reply, svc.listAdGroups(ctx, account(req), campaign_id, page));
+      answerNow(reply, () => svc.listAdGroups(ctx, account(req), campaign_id, page));
     },
   );
   app.post('/ads/v1/ad_groups', { schema: { tags, body: CreateAdGroupBody, response: adGroup } }, (req, reply) =>
     answer(reply, svc.createAdGroup(ctx, account(req), req.body)),
   );
   app.get('/ads/v1/ad_groups/:ad_group_id', { schema: { tags, params: IdParams, response: adGroup } }, (req, reply) =>
-    answer(reply, svc.getAdGroup(ctx, account(req), req.params.ad_group_id)),
+    answerNow(reply, () => svc.getAdGroup(ctx, account(req), req.params.ad_group_id)),
   );
   app.post(
     '/ads/v1/ad_groups/:ad_group_id',

@@ -42,7 +42,22 @@ export function createAdsService(ctx: Ctx): AdsService {
 /** The billing event each campaign bidding type bills on; conversion (oCPC) campaigns bill clicks with a CPA bid. */
 const BILLING_EVENT: Record<BiddingType, 'impression' | 'click'> = { impressions: 'impression', clicks: 'click', conversions: 'click' };
 
-const characters = (s: string) => [...s].length;
+/** The characters of `s` as the spec counts them (code points: a surrogate pair is one), without an array of them. */
+function characters(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
 
 function checkName(name: string) {
   const n = characters(name);
@@ -50,7 +65,14 @@ function checkName(name: string) {
   if (!/\S/u.test(name)) throw invalid("'name' must contain a non-space character.", 'name', 'invalid_name');
 }
 
-async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign: store.CampaignWithCurrency, bc: BiddingConfigT) {
+/** The bid rules; a promise only when audiences must be read (bid multipliers), so the common create waits for nothing here. */
+function checkBidding(
+  exec: Exec,
+  ctx: Ctx,
+  adAccountId: string,
+  campaign: store.CampaignWithCurrency,
+  bc: BiddingConfigT,
+): Promise<void> | undefined {
   const type = campaign.bidding_type as BiddingType;
   const currency = campaign.currency;
   const expected = BILLING_EVENT[type];
@@ -69,8 +91,17 @@ async function checkBidding(exec: Exec, ctx: Ctx, adAccountId: string, campaign:
       'max_bid_out_of_range',
     );
   }
+  const multipliers = bc.custom_audience_bid_multipliers;
+  return multipliers?.length ? checkMultipliers(exec, adAccountId, multipliers) : undefined;
+}
+
+async function checkMultipliers(
+  exec: Exec,
+  adAccountId: string,
+  multipliers: NonNullable<BiddingConfigT['custom_audience_bid_multipliers']>,
+) {
   const seen = new Set<string>();
-  for (const [i, m] of (bc.custom_audience_bid_multipliers ?? []).entries()) {
+  for (const [i, m] of multipliers.entries()) {
     const path = `bidding_config.custom_audience_bid_multipliers[${i}]`;
     if (m.bid_multiplier_micros < 100_000 || m.bid_multiplier_micros > 10_000_000) {
       throw invalid(
@@ -153,14 +184,18 @@ async function loadCampaign(exec: Exec, adAccountId: string, campaignId: string,
 /** Creates an ad group after checking every rule of the spec; answers with its JSON text. */
 export async function createAdGroup(ctx: Ctx, adAccountId: string, input: CreateAdGroupInput): Promise<string> {
   const db = ctx.store.db;
-  const campaign = await loadCampaign(db, adAccountId, input.campaign_id, 'campaign_id');
+  // Read at once where the store reads synchronously (SQLite): no promise to wait for before the checks.
+  const found = store.getCampaignNow(db, adAccountId, input.campaign_id);
+  const campaign = found instanceof Promise ? await found : found;
+  if (!campaign) throw notFound('campaign', input.campaign_id, 'campaign_id');
   checkName(input.name);
-  await checkBidding(db, ctx, adAccountId, campaign, input.bidding_config);
+  const audiences = checkBidding(db, ctx, adAccountId, campaign, input.bidding_config);
+  if (audiences) await audiences;
   let productSet: ProductSetT | undefined = input.product_set;
   if (productSet) checkProductSet(campaign, productSet);
   else if (campaign.product_feed_id) productSet = { product_feed_id: campaign.product_feed_id, filters: [] };
   const now = ctx.clock.nowSeconds();
-  const row = withJson({
+  const row: store.AdGroupRow = {
     id: newId('adgrp', ctx.clock),
     ad_account_id: adAccountId,
     campaign_id: campaign.id,
@@ -172,15 +207,22 @@ export async function createAdGroup(ctx: Ctx, adAccountId: string, input: Create
     product_set: toJson(productSet),
     created_at: now,
     updated_at: now,
-  });
+    json: '',
+  };
+  // The document written into the row itself (withJson would copy the row).
+  row.json = adGroupJson(row);
   await ctx.services.ads.inserts(row);
   return row.json;
 }
 
-export async function getAdGroup(ctx: Ctx, adAccountId: string, id: string): Promise<string> {
-  const json = await store.getAdGroupJson(ctx.store.db, adAccountId, id);
-  if (json === undefined) throw notFound('ad group', id);
-  return json;
+/** The ad group's JSON text; without a promise where the store reads synchronously (then it may throw). */
+export function getAdGroup(ctx: Ctx, adAccountId: string, id: string): string | Promise<string> {
+  const found = (json: string | undefined): string => {
+    if (json === undefined) throw notFound('ad group', id);
+    return json;
+  };
+  const json = store.getAdGroupJson(ctx.store.db, adAccountId, id);
+  return json instanceof Promise ? json.then(found) : found(json);
 }
 
 async function loadAdGroup(exec: Exec, adAccountId: string, id: string) {
@@ -247,8 +289,9 @@ export async function transition(ctx: Ctx, adAccountId: string, id: string, to: 
 }
 
 /** A page of a campaign's ad groups as JSON text; an unknown campaign is a 404 (checked only when the page is empty). */
-export async function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams): Promise<string> {
-  const page = await store.listAdGroupsJson(ctx.store.db, adAccountId, campaignId, params);
-  if (page.size === 0) await loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id');
-  return page.json;
+export function listAdGroups(ctx: Ctx, adAccountId: string, campaignId: string, params: ListParams): string | Promise<string> {
+  const written = (page: { json: string; size: number }): string | Promise<string> =>
+    page.size === 0 ? loadCampaign(ctx.store.db, adAccountId, campaignId, 'campaign_id').then(() => page.json) : page.json;
+  const page = store.listAdGroupsJson(ctx.store.db, adAccountId, campaignId, params);
+  return page instanceof Promise ? page.then(written) : written(page);
 }

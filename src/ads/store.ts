@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { paginate, precompiledPage, type ListParams } from '../core/pagination.js';
 import type { DB } from '../store/schema.js';
-import { precompiled, precompiledColumn, precompiledRows, type Exec } from '../store/db.js';
+import { precompiled, precompiledColumnNow, precompiledNow, precompiledRows, type Exec } from '../store/db.js';
 
 export type AdGroupRow = Selectable<DB['ad_groups']>;
 export type CampaignRow = Selectable<DB['campaigns']>;
@@ -11,7 +11,7 @@ export type AdAccountRow = Selectable<DB['ad_accounts']>;
 export type AdsKeyRow = Selectable<DB['ads_api_keys']>;
 
 /** A campaign of the ad account, with the account's currency (what the bid rules need). */
-const campaignById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
+const campaignById = precompiledNow(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
   db
     .selectFrom('campaigns')
     .innerJoin('ad_accounts', 'ad_accounts.id', 'campaigns.ad_account_id')
@@ -23,6 +23,16 @@ const campaignById = precompiled(['id', 'adAccountId'], (db, a: { id: string; ad
 export type CampaignWithCurrency = CampaignRow & { currency: string };
 export const getCampaign = async (exec: Exec, adAccountId: string, id: string): Promise<CampaignWithCurrency | undefined> =>
   (await campaignById(exec, { id, adAccountId }))[0];
+const firstCampaign = (rows: CampaignWithCurrency[]): CampaignWithCurrency | undefined => rows[0];
+/** `getCampaign` without a promise where the store reads synchronously (SQLite); then it may throw. */
+export const getCampaignNow = (
+  exec: Exec,
+  adAccountId: string,
+  id: string,
+): CampaignWithCurrency | undefined | Promise<CampaignWithCurrency | undefined> => {
+  const rows = campaignById(exec, { id, adAccountId });
+  return rows instanceof Promise ? rows.then(firstCampaign) : firstCampaign(rows);
+};
 
 export const getAudience = (exec: Exec, adAccountId: string, id: string) =>
   exec.selectFrom('custom_audiences').selectAll().where('id', '=', id).where('ad_account_id', '=', adAccountId).executeTakeFirst();
@@ -32,12 +42,18 @@ const adGroupById = precompiled(['id', 'adAccountId'], (db, a: { id: string; adA
 );
 export const getAdGroup = async (exec: Exec, adAccountId: string, id: string) => (await adGroupById(exec, { id, adAccountId }))[0];
 
-const adGroupJsonById = precompiledColumn(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
+const adGroupJsonById = precompiledColumnNow(['id', 'adAccountId'], (db, a: { id: string; adAccountId: string }) =>
   db.selectFrom('ad_groups').select('json').where('id', '=', a.id).where('ad_account_id', '=', a.adAccountId),
 );
-/** The ad group as the API's JSON text (its stored document). */
-export const getAdGroupJson = async (exec: Exec, adAccountId: string, id: string): Promise<string | undefined> =>
-  (await adGroupJsonById(exec, { id, adAccountId }))[0];
+const first = (rows: readonly string[]): string | undefined => rows[0];
+/**
+ * The ad group as the API's JSON text (its stored document); without a promise where the store reads
+ * synchronously (SQLite), and then it may throw.
+ */
+export const getAdGroupJson = (exec: Exec, adAccountId: string, id: string): string | undefined | Promise<string | undefined> => {
+  const rows = adGroupJsonById(exec, { id, adAccountId });
+  return rows instanceof Promise ? rows.then(first) : first(rows as readonly string[]);
+};
 
 export const insertAdGroups = async (exec: Exec, rows: AdGroupRow[]) => void (await exec.insertInto('ad_groups').values(rows).execute());
 /** Every column of an ad group row: the insert names each (precompiledRows). */
@@ -83,7 +99,7 @@ const adGroupPage = precompiledPage(
     db.selectFrom('ad_groups').select('json').where('ad_account_id', '=', a.adAccountId).where('campaign_id', '=', a.campaignId),
   { defaultLimit: 20, maxLimit: 500 },
 );
-/** A page of a campaign's ad groups, as the list's JSON text. */
+/** A page of a campaign's ad groups, as the list's JSON text; without a promise where the store reads synchronously. */
 export const listAdGroupsJson = (exec: Exec, adAccountId: string, campaignId: string, params: ListParams) =>
   adGroupPage(exec, { adAccountId, campaignId }, params);
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, forbidden, invalid, unauthorized } from './errors.js';
-import { lenientPath, routerPath } from './route-path.js';
+import { lenientPath, routeConfigOf, routerPath } from './route-path.js';
 import { sameSecret } from './secrets.js';
 
 export type Access = 'read' | 'write';
@@ -271,8 +271,8 @@ export function createAuth(): Auth {
       route.config = { ...route.config, protection: protectionOf(route.url) };
     },
     gate(request, done) {
-      // One read of the route's options (a getter that builds an object) gives both the protection and the need.
-      const config = request.is404 ? undefined : request.routeOptions.config;
+      // The route's config (undefined when no route matched) gives both the protection and the need.
+      const config = routeConfigOf(request);
       const kind = config?.protection ?? (config ? protectionOf(config.url ?? '') : unmatchedProtection(request.url));
       if (kind === 'open') return done();
       if (kind === 'admin') {

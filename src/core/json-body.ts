@@ -20,6 +20,8 @@ type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | nu
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error') as unknown as JsonParser;
+  // The text of a JSON body that was accepted (`jsonBodyTextOf`): the request log keeps it rather than the parsed objects.
+  app.decorateRequest('jsonBodyText', null);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
@@ -31,14 +33,25 @@ export function installJsonBodyParser(app: FastifyInstance): void {
         }),
       );
     }
-    const body = text as string;
-    parse(request, body.charCodeAt(0) === 0xfeff ? body.slice(1) : body, (err, value) => {
+    const raw = text as string;
+    const body = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    parse(request, body, (err, value) => {
       if (err) return done(err);
-      const refused = (mayNestTooDeep(body) && tooDeep(value)) || (body.includes('\\u0000') && nulField(value));
+      const refused = (mayNestTooDeep(raw) && tooDeep(value)) || (raw.includes('\\u0000') && nulField(value));
+      if (!refused) (request as TextFields).jsonBodyText = body;
       done(refused || null, value);
     });
   });
 }
+
+type TextFields = FastifyRequest & { jsonBodyText: string | null };
+
+/**
+ * The text of the request's JSON body, as it came (without a BOM), once the parser accepted it; null for a
+ * request without one (no body, another content type). It reads as the parsed body does (one flat string
+ * to keep, not a tree of objects).
+ */
+export const jsonBodyTextOf = (request: FastifyRequest): string | null => (request as TextFields).jsonBodyText ?? null;
 
 /** Whether the text has enough brackets to nest past MAX_JSON_DEPTH (a scan of the text, no objects walked). */
 function mayNestTooDeep(text: string): boolean {

@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalid } from './errors.js';
-import { precompiledColumn, type Db, type Exec } from '../store/db.js';
+import { precompiledColumnNow, type Db, type Exec } from '../store/db.js';
 
 /** Cursor list parameters of every list endpoint: `limit`, `after`, `before`, `order`. */
 export interface ListParams {
@@ -93,27 +93,48 @@ export function precompiledPage<A extends Record<string, unknown>>(
   opts: PageOptions,
 ) {
   type Args = A & { after?: string; before?: string };
-  const shapes = new Map<string, (exec: Exec, args: Args) => Promise<readonly string[]>>();
-  return async (exec: Exec, args: A, params: ListParams): Promise<{ json: string; size: number }> => {
+  type Shape = {
+    run: (exec: Exec, args: Args) => readonly string[] | Promise<readonly string[]>;
+    /** Pages already written, by the rows they were cut from (rows the store remembers are shared while the data is unchanged). */
+    pages: WeakMap<readonly string[], { json: string; size: number }>;
+  };
+  const shapes = new Map<string, Shape>();
+  type Written = { json: string; size: number };
+  // Answers without a promise where the store reads synchronously (precompiledColumnNow); may throw.
+  return (exec: Exec, args: A, params: ListParams): Written | Promise<Written> => {
     const { limit, order, backwards, dir } = pageShape(params, opts);
     // The limit is written into the statement (SQLite plans a literal LIMIT better); it is a checked
     // integer, and clients use few distinct ones.
     const key = `${order}${dir}${params.after !== undefined ? 'a' : ''}${params.before !== undefined ? 'b' : ''}${limit}`;
-    let run = shapes.get(key);
-    if (!run) {
-      run = precompiledColumn<Args, string>([...names, 'after', 'before'], (db, a) => {
+    let shape = shapes.get(key);
+    if (!shape) {
+      const run = precompiledColumnNow<Args, string>([...names, 'after', 'before'], (db, a) => {
         let q = build(db, a);
         if (params.after !== undefined) q = q.where('id', order === 'desc' ? '<' : '>', a.after!);
         if (params.before !== undefined) q = q.where('id', order === 'desc' ? '>' : '<', a.before!);
         return q.orderBy('id', dir).limit(sql.lit(limit + 1));
       });
-      shapes.set(key, run);
+      shapes.set(key, (shape = { run, pages: new WeakMap() }));
     }
-    const { page, hasMore } = cut(await run(exec, { ...args, after: params.after, before: params.before }), limit, backwards);
-    const ids = (i: number) => (page.length ? idOf(page[i]) : 'null');
-    const json = `{"object":"list","data":[${page.join(',')}],"first_id":${ids(0)},"last_id":${ids(page.length - 1)},"has_more":${hasMore}}`;
-    return { json, size: page.length };
+    const { pages } = shape;
+    // The page depends only on the rows and the shape: rows read again while the data is unchanged (the
+    // same array, store/reader.ts) give the page written before, not one more copy of its text.
+    const page = (rows: readonly string[]): Written => {
+      let written = pages.get(rows);
+      if (!written) pages.set(rows, (written = pageJson(rows, limit, backwards)));
+      return written;
+    };
+    const rows = shape.run(exec, { ...args, after: params.after, before: params.before });
+    return rows instanceof Promise ? rows.then(page) : page(rows as readonly string[]);
   };
+}
+
+/** A list's JSON text from `limit + 1` items' JSON text read in the page's direction, with its number of items. */
+function pageJson(rows: readonly string[], limit: number, backwards: boolean): { json: string; size: number } {
+  const { page, hasMore } = cut(rows, limit, backwards);
+  const ids = (i: number) => (page.length ? idOf(page[i]) : 'null');
+  const json = `{"object":"list","data":[${page.join(',')}],"first_id":${ids(0)},"last_id":${ids(page.length - 1)},"has_more":${hasMore}}`;
+  return { json, size: page.length };
 }
 
 /** The id of an item's JSON text, as JSON: the text starts with `{"id":"`, and ids hold no quote. */

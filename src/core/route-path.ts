@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyRequest } from 'fastify';
 
 /**
  * The path of a request URL as Fastify's router (find-my-way, with the app's `routerOptions`) reads it:
@@ -66,5 +66,26 @@ function pathOfAbsolute(url: string): string | null {
  * matched (the 404 handler, the router's own refusals) its path as the router reads it (`routerPath`).
  */
 export function routePathOf(request: FastifyRequest): string | null {
-  return request.is404 ? routerPath(request.url) : (request.routeOptions.url ?? null);
+  return request.is404 ? routerPath(request.url) : (routeConfigOf(request)?.url ?? null);
+}
+
+/** A route's config as Fastify keeps it: the route's own `config`, with its `url` (the template) and `method`. */
+export type RouteConfig = FastifyContextConfig & { url?: string; method?: string };
+
+/** The property under which Fastify's request holds its route's context; null: not found, read `routeOptions`. */
+let contextKey: symbol | null | undefined;
+
+/**
+ * The config of the route a request runs (undefined for a request no route matched): what
+ * `request.routeOptions.config` reads, without the object that getter builds at each read (a dozen fields;
+ * the front door and the request log each read it on every request). Fastify's route context is found once,
+ * by the name of its symbol; without it (another Fastify), the getter is read.
+ */
+export function routeConfigOf(request: FastifyRequest): RouteConfig | undefined {
+  if (contextKey === undefined) contextKey = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null;
+  const config = contextKey
+    ? (request as unknown as Record<symbol, { config?: RouteConfig } | undefined>)[contextKey]?.config
+    : (request.routeOptions.config as RouteConfig | undefined);
+  // The 404 handler's context has a config without a url (Fastify's own `is404`).
+  return config?.url === undefined ? undefined : config;
 }

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry } from './prom.js';
 import { SeriesCounter, SeriesHistogram, type Observer } from './series.js';
 import { wallNow } from '../core/clock.js';
+import { routeConfigOf } from '../core/route-path.js';
 import type { Ctx } from '../core/module.js';
 
 /** The metrics of one Standin: its own registry (several Standins share a test process), fed by one hook. */
@@ -95,7 +96,7 @@ export function createMetrics(ctx: Ctx): Metrics {
   const seriesOf = seriesCache(requests, decisions);
   return {
     registry,
-    observe(request, reply, route = request.routeOptions.url ?? UNMATCHED) {
+    observe(request, reply, route = routeConfigOf(request)?.url ?? UNMATCHED) {
       const status = reply.statusCode;
       const series = seriesOf(route, request.method, status);
       series.request.observe(reply.elapsedTime / 1000);

@@ -13,7 +13,7 @@ function logWith(
       method: 'POST',
       url: e.path,
       status: e.status,
-      duration_ms: 1,
+      duration: 100,
       at: e.at,
       credential_id: 'key_x',
       project_id: 'proj_x',

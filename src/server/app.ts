@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, {
@@ -25,7 +25,7 @@ import { healthRoutes, holdsAdminKey, publicReason } from '../core/health.js';
 import { logDestination, logFormatOf } from '../core/log.js';
 import type { InstanceEvent } from '../core/instance-events.js';
 import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
-import { routePathOf } from '../core/route-path.js';
+import { routeConfigOf, routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
 import { endV8StartTuning } from '../core/v8-start.js';
 import type { Settings } from '../core/settings.js';
@@ -303,15 +303,26 @@ function trackInFlight(app: App) {
   let closing = false;
   const open = new Set<ServerResponse>();
   const waiters = new Set<() => void>();
-  app.server.on('request', (_req, res: ServerResponse) => {
+  // One listener for every response (a response closes once): no closure or once-wrapper per request.
+  function closed(this: ServerResponse): void {
+    open.delete(this);
+    if (--count === 0) for (const w of waiters) w();
+  }
+  const track = (res: ServerResponse): void => {
     count++;
     open.add(res);
     if (closing) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      open.delete(res);
-      if (--count === 0) for (const w of waiters) w();
+    res.on('close', closed);
+  };
+  // Run by Fastify's own listener rather than a second one: an event with two listeners copies their list at each emit.
+  const [handle, ...others] = app.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  if (handle && others.length === 0) {
+    app.server.removeListener('request', handle);
+    app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      handle.call(app.server, req, res);
+      track(res);
     });
-  });
+  } else app.server.on('request', (_req, res: ServerResponse) => track(res));
   return {
     /**
      * Closes the listener but not the connections (http.Server's close would cut the idle ones); from now
@@ -428,8 +439,13 @@ function installBodyRules(route: RouteOptions): void {
   const routeTemplate = route.url;
   route.preParsing = hooks(route.preParsing, emptyBodyIsNoBody);
   const body = route.schema?.body as { type?: unknown } | undefined;
-  if (body?.type === 'object') route.preValidation = hooks(route.preValidation, absentBodyIsEmpty);
-  else if (body === undefined && API_PREFIXES.some((p) => routeTemplate.startsWith(p)))
+  // A route with an object body takes no body as `{}`: in Standin's validator (core/validation.ts), with no
+  // hook of its own; a route with a validator of its own (uploads) has the hook.
+  if (body?.type === 'object') {
+    if (route.validatorCompiler) route.preValidation = hooks(route.preValidation, absentBodyIsEmpty);
+    return;
+  }
+  if (body === undefined && API_PREFIXES.some((p) => routeTemplate.startsWith(p)))
     route.preValidation = hooks(route.preValidation, refuseBody);
 }
 
@@ -485,7 +501,7 @@ const REFUSED_BEFORE_ADMISSION = new Set([400, 404, 409, 413, 415, 422]);
  */
 function refusedRequestCounter(ctx: Ctx) {
   return (request: FastifyRequest, error: ApiError): Promise<void> | undefined => {
-    if (request.routeOptions?.config?.rateLimit !== 'model' || !REFUSED_BEFORE_ADMISSION.has(error.status)) return undefined;
+    if (routeConfigOf(request)?.rateLimit !== 'model' || !REFUSED_BEFORE_ADMISSION.has(error.status)) return undefined;
     const limiter = ctx.services.ratelimit;
     if (!limiter || queuedHeadersOf(request)) return undefined;
     const principal = (request as FastifyRequest & { principal?: Principal | null }).principal;

@@ -228,6 +228,41 @@ export function precompiledColumn<A extends Record<string, unknown>, V>(
   };
 }
 
+/**
+ * Like `precompiled`, answering without a promise where the store reads synchronously (a SELECT on SQLite's
+ * read connection, outside a transaction). It may throw synchronously.
+ */
+export function precompiledNow<A extends Record<string, unknown>, R>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<R>,
+) {
+  const prepare = compiledOnce(names, build);
+  return (exec: Exec, args: A): R[] | Promise<R[]> => {
+    const { compiled, parameters, reader, pipe } = prepare(exec, args);
+    if (reader) return reader.all<R>(compiled.sql, parameters);
+    if (pipe) return pipe.rows<R>(compiled.sql, parameters);
+    return exec.executeQuery<R>({ ...compiled, parameters }).then((r) => r.rows);
+  };
+}
+
+/**
+ * Like `precompiledColumn`, answering without a promise where the store reads synchronously (a SELECT on
+ * SQLite's read connection, outside a transaction): the hot reads of a small request then wait for no
+ * turn of the microtask queue. It may throw synchronously.
+ */
+export function precompiledColumnNow<A extends Record<string, unknown>, V>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<Record<string, V>>,
+) {
+  const prepare = compiledOnce(names, build);
+  return (exec: Exec, args: A): readonly V[] | Promise<readonly V[]> => {
+    const { compiled, parameters, reader, pipe } = prepare(exec, args);
+    if (reader) return reader.column<V>(compiled.sql, parameters);
+    if (pipe) return pipe.column<V>(compiled.sql, parameters);
+    return exec.executeQuery<Record<string, V>>({ ...compiled, parameters }).then((r) => r.rows.map((row) => Object.values(row)[0]));
+  };
+}
+
 /** Builds and compiles a query once per store; per call, its parameters and, for a SELECT on SQLite's database itself, the read connection. */
 function compiledOnce<A extends Record<string, unknown>, R>(
   names: readonly (keyof A & string)[],
