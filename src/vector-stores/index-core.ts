@@ -81,7 +81,22 @@ interface Posting {
   minLen: number;
 }
 
-const newPosting = (): Posting => ({ docs: new Int32Array(4), tfs: new Uint16Array(4), len: 0, df: 0, maxTf: 0, minLen: Infinity });
+const newPosting = (): Posting => ({ docs: new Int32Array(0), tfs: new Uint16Array(0), len: 0, df: 0, maxTf: 0, minLen: Infinity });
+
+/** Gives a posting room for `need` entries: `spare` more when it grows (none for a posting built in one go). */
+function reserve(p: Posting, need: number, spare: number): void {
+  if (need <= p.docs.length) return;
+  const cap = need + Math.floor(spare);
+  const docs = new Int32Array(cap);
+  docs.set(p.docs.subarray(0, p.len));
+  const tfs = new Uint16Array(cap);
+  tfs.set(p.tfs.subarray(0, p.len));
+  p.docs = docs;
+  p.tfs = tfs;
+}
+
+/** Pending chunks from which the postings are built in one go (each sized once) rather than grown. */
+const BULK = 1024;
 
 /** A query word's idf and postings (none when no live chunk holds it). */
 interface QueryTerm {
@@ -124,6 +139,14 @@ export class StoreIndex {
   private vectorCount = 0;
   /** The lexical candidates' scratch (approximate): a partial score per slot, 0 when not a candidate. */
   private acc = new Float64Array(0);
+  /**
+   * Slots below this are in the postings; those from it on have their words (and the document
+   * frequencies count them) but join the postings at the next `flush` (before a search), all at once.
+   */
+  private posted = 0;
+  /** Per term, its count in the chunk being added (0 between chunks); the chunk's distinct terms in order. */
+  private seen = new Int32Array(0);
+  private order = new Int32Array(0);
 
   /** Chunks held (live). */
   get size(): number {
@@ -142,6 +165,8 @@ export class StoreIndex {
       this.seqs.byteLength +
       this.lengths.byteLength +
       this.termStart.byteLength +
+      // Entries not yet in the postings, as they will be there.
+      (this.termStart[this.n] - this.termStart[this.posted]) * 6 +
       this.slotTerms.byteLength +
       this.slotTfs.byteLength +
       this.norms.byteLength +
@@ -229,40 +254,72 @@ export class StoreIndex {
         this.vectorCount++;
       } else this.hasVector[s] = 0;
       const ws = words(page.texts[i]);
-      this.lengths[s] = ws.length;
-      this.totalLength += ws.length;
-      const counts = new Map<string, number>();
-      for (const w of ws) counts.set(w, (counts.get(w) ?? 0) + 1);
-      const start = this.termStart[s];
-      this.slotTerms = grow(this.slotTerms, start + counts.size);
-      this.slotTfs = grow(this.slotTfs, start + counts.size);
-      let j = start;
-      for (const [w, tf] of counts) {
+      const len = ws.length;
+      this.lengths[s] = len;
+      this.totalLength += len;
+      // The chunk's distinct words as term ids with their counts, in order of first appearance.
+      if (this.order.length < len) this.order = new Int32Array(Math.max(len, this.order.length * 2));
+      const order = this.order;
+      let distinct = 0;
+      for (const w of ws) {
         let t = this.termIds.get(w);
         if (t === undefined) {
           t = this.postings.length;
           this.termIds.set(w, t);
           this.postings.push(newPosting());
+          if (t >= this.seen.length) this.seen = grow(this.seen, t + 1);
         }
-        this.post(t, s, Math.min(tf, 65_535), ws.length);
-        this.slotTerms[j] = t;
-        this.slotTfs[j++] = Math.min(tf, 65_535);
+        if (this.seen[t]++ === 0) order[distinct++] = t;
       }
-      this.termStart[s + 1] = j;
+      const start = this.termStart[s];
+      this.slotTerms = grow(this.slotTerms, start + distinct);
+      this.slotTfs = grow(this.slotTfs, start + distinct);
+      const seen = this.seen;
+      for (let k = 0; k < distinct; k++) {
+        const t = order[k];
+        const tf = Math.min(seen[t], 65_535);
+        seen[t] = 0;
+        this.slotTerms[start + k] = t;
+        this.slotTfs[start + k] = tf;
+        const p = this.postings[t];
+        p.df++;
+        if (tf > p.maxTf) p.maxTf = tf;
+        if (len < p.minLen) p.minLen = len;
+      }
+      this.termStart[s + 1] = start + distinct;
     }
     if (!this.approximate && this.live >= this.approximateFrom) this.goApproximate();
-    if (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM) this.train();
   }
 
-  private post(t: number, s: number, tf: number, len: number): void {
-    const p = this.postings[t];
-    p.docs = grow(p.docs, p.len + 1);
-    p.tfs = grow(p.tfs, p.len + 1);
-    p.docs[p.len] = s;
-    p.tfs[p.len++] = tf;
-    p.df++;
-    if (tf > p.maxTf) p.maxTf = tf;
-    if (len < p.minLen) p.minLen = len;
+  /**
+   * Puts the chunks added since the last flush into the postings (in slot order, which the lexical
+   * search's binary search needs) and trains an approximate store's quantizer once it has the vectors
+   * for it. Searches flush first; a load flushes at its end. Many chunks at once (a store's load) are
+   * posted in one go, each posting sized once.
+   */
+  flush(): void {
+    const from = this.posted;
+    const to = this.n;
+    const { slotTerms, slotTfs, termStart, alive, postings } = this;
+    if (to - from >= BULK) {
+      const add = new Int32Array(postings.length);
+      for (let s = from; s < to; s++) if (alive[s]) for (let j = termStart[s]; j < termStart[s + 1]; j++) add[slotTerms[j]]++;
+      for (let t = 0; t < add.length; t++) {
+        const p = postings[t];
+        if (add[t]) reserve(p, p.len + add[t], p.len / 4);
+      }
+    }
+    for (let s = from; s < to; s++) {
+      if (!alive[s]) continue;
+      for (let j = termStart[s]; j < termStart[s + 1]; j++) {
+        const p = postings[slotTerms[j]];
+        if (p.len === p.docs.length) reserve(p, p.len + 1, Math.max(4, p.len / 2));
+        p.docs[p.len] = s;
+        p.tfs[p.len++] = slotTfs[j];
+      }
+    }
+    this.posted = to;
+    if (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM) this.train();
   }
 
   /** From exact to approximate: the vectors become int8 rows (the floats are let go). */
@@ -330,7 +387,8 @@ export class StoreIndex {
       this.hasVector[i] = old.hasVector[s];
       this.fileOf[i] = old.fileList[old.fileOf[s]]!.num;
       this.seqs[i] = old.seqs[s];
-      this.lengths[i] = old.lengths[s];
+      const len = old.lengths[s];
+      this.lengths[i] = len;
       this.termStart[i] = j;
       for (let k = old.termStart[s]; k < old.termStart[s + 1]; k++) {
         const w = oldWords[old.slotTerms[k]];
@@ -340,17 +398,24 @@ export class StoreIndex {
           newIds.set(w, t);
           this.postings.push(newPosting());
         }
-        this.post(t, i, old.slotTfs[k], old.lengths[s]);
+        const tf = old.slotTfs[k];
+        const p = this.postings[t];
+        p.df++;
+        if (tf > p.maxTf) p.maxTf = tf;
+        if (len < p.minLen) p.minLen = len;
         this.slotTerms[j] = t;
-        this.slotTfs[j++] = old.slotTfs[k];
+        this.slotTfs[j++] = tf;
       }
     });
     this.termStart[m] = j;
     for (const f of files) f.slots = f.slots.map((s) => remap[s]);
     this.ivf?.remap(remap);
     this.acc = new Float64Array(0);
+    this.seen = new Int32Array(this.postings.length);
     this.n = m;
+    this.posted = 0;
     this.normsFor = -1;
+    this.flush();
   }
 
   /** BM25's per-chunk length normalization, recomputed when the average length moved. */
@@ -409,6 +474,7 @@ export class StoreIndex {
    * vector of the current embedder, BM25 alone.
    */
   score(queries: readonly Query[], ranker: string, filter: Filter | undefined): Float32Array {
+    this.flush();
     const n = this.n;
     const best = new Float32Array(n);
     const one = new Float32Array(n);
@@ -479,6 +545,7 @@ export class StoreIndex {
    * union is scored as `score` would (with the int8 vectors), best over the queries.
    */
   candidates(queries: readonly Query[], ranker: string, filter: Filter | undefined, k: number): { slots: number[]; scores: number[] } {
+    this.flush();
     const vectorWeight = !this.vectorCount ? 0 : ranker === 'none' ? 1 : 0.5;
     const lexicalWeight = 1 - vectorWeight;
     const allowed = this.allowed(filter);
