@@ -194,6 +194,8 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
         return;
       }
     }
+    // The worker started first: the index lives in this generation of it.
+    worker ??= start();
     if (!ctx.store.location) await call({ op: 'reset', store: row.id });
     const fresh: Held = { version: row.index_version, embedder: embedder.id, dimensions: 0, bytes: 0, generation };
     held.set(row.id, fresh);

@@ -20,12 +20,7 @@ export interface Source {
   /** The completed files of a store (of some files only, when given). */
   files(storeId: string, fileIds?: readonly string[]): Promise<FileRow[]>;
   /** A page of a store's chunks after a key, in file and chunk order (of some files only, when given). */
-  chunks(
-    storeId: string,
-    after: { fileId: string; seq: number } | null,
-    limit: number,
-    fileIds?: readonly string[],
-  ): Promise<ChunkRow[]>;
+  chunks(storeId: string, after: { fileId: string; seq: number } | null, limit: number, fileIds?: readonly string[]): Promise<ChunkRow[]>;
   close(): Promise<void>;
 }
 
