@@ -35,6 +35,8 @@ const QUERIES = Number(arg('--queries') ?? 100);
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BASELINE = process.env.BENCH_RETRIEVAL_BASELINE ?? '33be4d3';
 const EXACT = arg('--compare') === 'exact';
+// --compare none: no third reader (the after reader and the bare scan only).
+const NONE = arg('--compare') === 'none';
 const SCAN_QUERIES = Number(arg('--scan-queries') ?? QUERIES);
 const INGEST = !process.argv.includes('--no-ingest');
 const FILL_THREADS = Math.max(1, Number(arg('--fill-threads') ?? 2));
@@ -219,7 +221,7 @@ function partial(stage, result) {
 async function main() {
   const embedderFile = await bundleOf('HEAD', 'src/vector-stores/embedder.ts', 'embedder.mjs');
   const { embedBuiltin } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
-  const beforeScript = EXACT ? 'dist/main.js' : await bundleOf(BASELINE, 'src/main.ts', 'main.js');
+  const beforeScript = EXACT || NONE ? 'dist/main.js' : await bundleOf(BASELINE, 'src/main.ts', 'main.js');
   const schema = `bench_retrieval_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -267,14 +269,10 @@ async function main() {
 
     const b = await start('ingest', 'dist/main.js', url.href, true);
     running.push(b);
-    const c = await start(
-      EXACT ? 'exact' : 'before',
-      beforeScript,
-      url.href,
-      false,
-      EXACT ? [...MEMORY, '--search-approximate-from', '0'] : [],
-    );
-    running.push(c);
+    const c = NONE
+      ? null
+      : await start(EXACT ? 'exact' : 'before', beforeScript, url.href, false, EXACT ? [...MEMORY, '--search-approximate-from', '0'] : []);
+    if (c) running.push(c);
 
     // Queries: three words of a chunk picked at random (its chunk is the one to find).
     const r = rng(42);
@@ -313,7 +311,7 @@ async function main() {
     };
     partial('bare scan', result);
     // The new build first: at a million chunks the run may be cut short.
-    for (const inst of [a, c]) {
+    for (const inst of [a, c].filter(Boolean)) {
       const from = Date.now();
       const t = performance.now();
       const firstCpu = cpuMs(inst.child.pid);
@@ -360,7 +358,7 @@ async function main() {
     const completedAt = performance.now();
     const wallAt = Date.now();
     await Promise.all(
-      [c, a].map(async (inst) => {
+      [c, a].filter(Boolean).map(async (inst) => {
         for (;;) {
           const res = await api(inst, `/v1/vector_stores/${store.id}/search`, {
             query: 'zeppelin quartermaster Ostrova',
@@ -417,7 +415,7 @@ async function main() {
     const line = (what, bare, before, after, goal) =>
       rows.push({ what, 'bare scan': fmt(bare), [EXACT ? 'exact' : 'before']: fmt(before), after: fmt(after), goal });
     const { bare, after } = result;
-    const before = result[c.name];
+    const before = (c && result[c.name]) ?? {};
     line('first search (index load), ms', undefined, before.first, after.first, '');
     line("reader's CPU during it (all threads), ms", undefined, before.firstCpu, after.firstCpu, '');
     line("… of it on the server's thread, ms", undefined, before.firstMainCpu, after.firstMainCpu, '');
