@@ -62,10 +62,13 @@ export interface Candidate {
   score: number;
 }
 
-/** Grows a typed array to at least `need` elements (doubling). */
+/**
+ * Grows a typed array to at least `need` elements, by a quarter at a time (doubling would leave a large
+ * store's arrays up to half empty after its first change).
+ */
 function grow<T extends Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array | Int8Array>(a: T, need: number): T {
   if (need <= a.length) return a;
-  const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, 16));
+  const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length + (a.length >> 2), 16));
   b.set(a);
   return b;
 }
@@ -363,6 +366,8 @@ export class StoreIndex {
     for (const l of ivf.lists) for (let j = 0; j < l.len; j++) if (this.alive[l.slots[j]]) order.push(l.slots[j]);
     for (let s = 0; s < this.n; s++) if (this.alive[s] && !this.hasVector[s]) order.push(s);
     const m = order.length;
+    // Room for a sixteenth more, so the changes that follow a load do not copy every array at once.
+    const cap = m + (m >> 4) + 16;
     const remap = new Int32Array(this.n).fill(-1);
     order.forEach((s, i) => (remap[s] = i));
     const old = {
@@ -376,18 +381,18 @@ export class StoreIndex {
       slotTerms: this.slotTerms,
       slotTfs: this.slotTfs,
     };
-    this.q8 = new Int8Array(m * d);
-    this.qscale = new Float32Array(m);
-    this.hasVector = new Uint8Array(m);
-    this.alive = new Uint8Array(m).fill(1);
-    this.fileOf = new Int32Array(m);
-    this.seqs = new Uint32Array(m);
-    this.lengths = new Uint32Array(m);
-    this.termStart = new Uint32Array(m + 1);
+    this.q8 = new Int8Array(cap * d);
+    this.qscale = new Float32Array(cap);
+    this.hasVector = new Uint8Array(cap);
+    this.alive = new Uint8Array(cap).fill(1, 0, m);
+    this.fileOf = new Int32Array(cap);
+    this.seqs = new Uint32Array(cap);
+    this.lengths = new Uint32Array(cap);
+    this.termStart = new Uint32Array(cap + 1);
     let terms = 0;
     for (const s of order) terms += old.termStart[s + 1] - old.termStart[s];
-    this.slotTerms = new Int32Array(terms);
-    this.slotTfs = new Uint16Array(terms);
+    this.slotTerms = new Int32Array(terms + (terms >> 4) + 16);
+    this.slotTfs = new Uint16Array(terms + (terms >> 4) + 16);
     let j = 0;
     order.forEach((s, i) => {
       this.q8.set(old.q8.subarray(s * d, (s + 1) * d), i * d);
