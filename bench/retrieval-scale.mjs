@@ -7,13 +7,19 @@
 // --compare exact: the third instance is this build searching exactly (--search-approximate-from 0) instead
 // of the commit before (whose whole rebuild per change is impractical at a million chunks).
 // --memory-mb: the readers' --search-memory-mb (default 4096, enough for the exact index of a million chunks).
+// --scan-queries: queries of the bare scan (default all; each reads every vector in this process).
+// --no-ingest: leaves out the HTTP ingestion on B (its MB/s and stalls).
+// --fill-threads: threads filling the store (default 2; each embeds and inserts its own files).
+// Each stage's figures are printed as it ends and kept in bench/results/retrieval-scale-<N>.partial.json,
+// so a run cut short still reports what it reached.
 // Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000] [--compare exact]
 //      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the schema is dropped after)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { build } from 'esbuild';
 import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
@@ -29,6 +35,11 @@ const QUERIES = Number(arg('--queries') ?? 100);
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BASELINE = process.env.BENCH_RETRIEVAL_BASELINE ?? '33be4d3';
 const EXACT = arg('--compare') === 'exact';
+// --compare none: no third reader (the after reader and the bare scan only).
+const NONE = arg('--compare') === 'none';
+const SCAN_QUERIES = Number(arg('--scan-queries') ?? QUERIES);
+const INGEST = !process.argv.includes('--no-ingest');
+const FILL_THREADS = Math.max(1, Number(arg('--fill-threads') ?? 2));
 const MEMORY = ['--search-memory-mb', arg('--memory-mb') ?? '4096'];
 const ADMIN = 'sk-admin-bench-retrieval-key-0000000000';
 const PER_FILE = 100;
@@ -38,14 +49,15 @@ const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // A store's first search loads it whole: minutes at a million chunks, past fetch's default 300 s for headers.
-setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0 }));
-const work = mkdtempSync(join(tmpdir(), 'standin-bench-retrieval-'));
+if (isMainThread) setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0 }));
+const work = isMainThread ? mkdtempSync(join(tmpdir(), 'standin-bench-retrieval-')) : '';
 
 // Every instance records its worst event-loop delay each 100 ms, with the time, into its own file.
 const ELD = join(work, 'eld.mjs');
-writeFileSync(
-  ELD,
-  `import { monitorEventLoopDelay } from 'node:perf_hooks';
+if (isMainThread)
+  writeFileSync(
+    ELD,
+    `import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { appendFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 // Workers inherit the preload: only the server's own thread counts.
@@ -53,7 +65,7 @@ const h = isMainThread && monitorEventLoopDelay({ resolution: 5 });
 if (h) h.enable();
 if (h) setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
 `,
-);
+  );
 /** The worst stall an instance recorded between two wall-clock times (ms). */
 const stallOf = (inst, from, to) =>
   readFileSync(inst.eld, 'utf8')
@@ -62,6 +74,11 @@ const stallOf = (inst, from, to) =>
     .map((l) => l.split(' ').map(Number))
     .filter(([t]) => t >= from && t <= to + 200)
     .reduce((m, [, d]) => Math.max(m, d), 0);
+/** CPU time of a process's main thread (the server's event loop) alone, ms. */
+const mainCpuMs = (pid) => {
+  const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
 const rssMb = (inst) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${inst.child.pid}/status`, 'utf8'))[1]) / 1024);
 
 /** A bundle of a commit's server (or a module of this tree) into node_modules/.cache, where packages resolve. */
@@ -146,10 +163,65 @@ const chunkText = (i) => {
   return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
 };
 
+/** A fill thread: files [from, to) of the store, embedded and inserted 10 files a statement. */
+async function fill({ url, storeId, embedderFile, shared, from, to, N }) {
+  const { embedBuiltin, toBlob, BUILTIN_ID } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
+  const vectors = new Float32Array(shared);
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const FILES_PER_INSERT = 10;
+  for (let f0 = from; f0 < to; f0 += FILES_PER_INSERT) {
+    const fileValues = [];
+    const fileParams = [];
+    const values = [];
+    const params = [];
+    for (let f = f0; f < Math.min(to, f0 + FILES_PER_INSERT) && f * PER_FILE < N; f++) {
+      const fileId = `file-bench${String(f).padStart(8, '0')}`;
+      const k = fileParams.length;
+      fileValues.push(`($${k + 1}, $${k + 2}, 'proj_demo', $${k + 3}, 'completed', 0, 0, '{}', 'ingest_bench')`);
+      fileParams.push(storeId, fileId, `${fileId}.txt`);
+      for (let s = 0; s < PER_FILE && f * PER_FILE + s < N; s++) {
+        const i = f * PER_FILE + s;
+        const text = chunkText(i);
+        const v = embedBuiltin(text);
+        vectors.set(v, i * DIM);
+        const k = params.length;
+        values.push(`($${k + 1}, $${k + 2}, $${k + 3}, $${k + 4}, 100, $${k + 5}, $${k + 6})`);
+        params.push(storeId, fileId, s, text, toBlob(v), BUILTIN_ID);
+      }
+    }
+    await db.query(
+      `INSERT INTO vector_store_files (vector_store_id, file_id, project_id, filename, status, usage_bytes, created_at, chunking, ingest_id)
+       VALUES ${fileValues.join(',')}`,
+      fileParams,
+    );
+    await db.query(
+      `INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, tokens, embedding, embedder) VALUES ${values.join(',')}`,
+      params,
+    );
+    if (((f0 - from) * PER_FILE) % 100_000 === 0) parentPort.postMessage((f0 - from) * PER_FILE);
+  }
+  await db.end();
+}
+
+/** Figures so far, printed and kept, for a run cut short. */
+function partial(stage, result) {
+  console.log(
+    `[${new Date().toISOString()}] ${stage}: ${JSON.stringify(result)} load ${loadavg()
+      .map((x) => round(x))
+      .join(', ')}`,
+  );
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(
+    `bench/results/retrieval-scale-${N}.partial.json`,
+    JSON.stringify({ stage, at: new Date().toISOString(), loadavg: loadavg(), result }, null, 2),
+  );
+}
+
 async function main() {
   const embedderFile = await bundleOf('HEAD', 'src/vector-stores/embedder.ts', 'embedder.mjs');
-  const { embedBuiltin, toBlob, BUILTIN_ID } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
-  const beforeScript = EXACT ? 'dist/main.js' : await bundleOf(BASELINE, 'src/main.ts', 'main.js');
+  const { embedBuiltin } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
+  const beforeScript = EXACT || NONE ? 'dist/main.js' : await bundleOf(BASELINE, 'src/main.ts', 'main.js');
   const schema = `bench_retrieval_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -170,54 +242,37 @@ async function main() {
     KEY = a.key;
     const store = await api(a, '/v1/vector_stores', { name: 'scale' });
 
-    // The store's chunks, written straight into the tables (HTTP ingestion is measured on its own below).
+    // The store's chunks, written straight into the tables (HTTP ingestion is measured on its own below),
+    // by FILL_THREADS threads, each its own files; the vectors land in one shared array for the bare scan.
     const t0 = performance.now();
-    const vectors = new Float32Array(N * DIM);
-    const FILES_PER_INSERT = 10;
-    for (let f0 = 0; f0 * PER_FILE < N; f0 += FILES_PER_INSERT) {
-      const fileValues = [];
-      const fileParams = [];
-      const values = [];
-      const params = [];
-      for (let f = f0; f < f0 + FILES_PER_INSERT && f * PER_FILE < N; f++) {
-        const fileId = `file-bench${String(f).padStart(8, '0')}`;
-        const k = fileParams.length;
-        fileValues.push(`($${k + 1}, $${k + 2}, 'proj_demo', $${k + 3}, 'completed', 0, 0, '{}', 'ingest_bench')`);
-        fileParams.push(store.id, fileId, `${fileId}.txt`);
-        for (let s = 0; s < PER_FILE && f * PER_FILE + s < N; s++) {
-          const i = f * PER_FILE + s;
-          const text = chunkText(i);
-          const v = embedBuiltin(text);
-          vectors.set(v, i * DIM);
-          const k = params.length;
-          values.push(`($${k + 1}, $${k + 2}, $${k + 3}, $${k + 4}, 100, $${k + 5}, $${k + 6})`);
-          params.push(store.id, fileId, s, text, toBlob(v), BUILTIN_ID);
-        }
-      }
-      await db.query(
-        `INSERT INTO vector_store_files (vector_store_id, file_id, project_id, filename, status, usage_bytes, created_at, chunking, ingest_id)
-         VALUES ${fileValues.join(',')}`,
-        fileParams,
-      );
-      await db.query(
-        `INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, tokens, embedding, embedder) VALUES ${values.join(',')}`,
-        params,
-      );
-      if ((f0 * PER_FILE) % 100_000 === 0) console.log(`filled ${f0 * PER_FILE} chunks (${round((performance.now() - t0) / 1000)} s)`);
-    }
+    const shared = new SharedArrayBuffer(N * DIM * 4);
+    const vectors = new Float32Array(shared);
+    const files = Math.ceil(N / PER_FILE);
+    await Promise.all(
+      Array.from({ length: FILL_THREADS }, (_, w) => {
+        const from = Math.floor((files * w) / FILL_THREADS);
+        const to = Math.floor((files * (w + 1)) / FILL_THREADS);
+        const worker = new Worker(fileURLToPath(import.meta.url), {
+          workerData: { fill: true, url: url.href, storeId: store.id, embedderFile, shared, from, to, N },
+          argv: process.argv.slice(2),
+        });
+        worker.on('message', (m) => console.log(`filled ${m} chunks (thread ${w}, ${round((performance.now() - t0) / 1000)} s)`));
+        return new Promise((resolve, reject) => {
+          worker.on('error', reject);
+          worker.on('exit', (code) => (code ? reject(new Error(`fill thread exited ${code}`)) : resolve()));
+        });
+      }),
+    );
     await db.query('UPDATE vector_stores SET index_version = index_version + 1 WHERE id = $1', [store.id]);
-    console.log(`filled ${N} chunks in ${round((performance.now() - t0) / 1000)} s`);
+    const fillS = (performance.now() - t0) / 1000;
+    console.log(`filled ${N} chunks in ${round(fillS)} s`);
 
     const b = await start('ingest', 'dist/main.js', url.href, true);
     running.push(b);
-    const c = await start(
-      EXACT ? 'exact' : 'before',
-      beforeScript,
-      url.href,
-      false,
-      EXACT ? [...MEMORY, '--search-approximate-from', '0'] : [],
-    );
-    running.push(c);
+    const c = NONE
+      ? null
+      : await start(EXACT ? 'exact' : 'before', beforeScript, url.href, false, EXACT ? [...MEMORY, '--search-approximate-from', '0'] : []);
+    if (c) running.push(c);
 
     // Queries: three words of a chunk picked at random (its chunk is the one to find).
     const r = rng(42);
@@ -231,7 +286,7 @@ async function main() {
     const scan = [];
     let scanFound = 0;
     const fileOf = (i) => Math.floor(i / PER_FILE);
-    for (const q of queries) {
+    for (const q of queries.slice(0, SCAN_QUERIES)) {
       const t = performance.now();
       const qv = embedBuiltin(q.text);
       const top = [];
@@ -250,13 +305,21 @@ async function main() {
     console.log(`bare scan done, p50 ${round(pct(scan, 50))} ms`);
 
     const rows = [];
-    const result = { bare: { p50: round(pct(scan, 50)), p99: round(pct(scan, 99)), hit5: round((100 * scanFound) / QUERIES) } };
+    const result = {
+      fill: { s: round(fillS) },
+      bare: { p50: round(pct(scan, 50)), p99: round(pct(scan, 99)), hit5: round((100 * scanFound) / scan.length), queries: scan.length },
+    };
+    partial('bare scan', result);
     // The new build first: at a million chunks the run may be cut short.
-    for (const inst of [a, c]) {
+    for (const inst of [a, c].filter(Boolean)) {
       const from = Date.now();
       const t = performance.now();
+      const firstCpu = cpuMs(inst.child.pid);
+      const firstMain = mainCpuMs(inst.child.pid);
       await api(inst, `/v1/vector_stores/${store.id}/search`, { query: 'warm up' });
       const first = performance.now() - t;
+      const firstCpuMs = cpuMs(inst.child.pid) - firstCpu;
+      const firstMainMs = mainCpuMs(inst.child.pid) - firstMain;
       const firstStall = stallOf(inst, from, Date.now());
       const lat = [];
       let found = 0;
@@ -270,6 +333,8 @@ async function main() {
       }
       result[inst.name] = {
         first: round(first),
+        firstCpu: round(firstCpuMs),
+        firstMainCpu: round(firstMainMs),
         firstStall,
         p50: round(pct(lat, 50)),
         p99: round(pct(lat, 99)),
@@ -278,7 +343,7 @@ async function main() {
         cpu: round((cpuMs(inst.child.pid) - cpu0) / QUERIES),
         rss: rssMb(inst),
       };
-      console.log(inst.name, JSON.stringify(result[inst.name]), 'load', loadavg()[0]);
+      partial(`searches on ${inst.name}`, result);
     }
 
     // A change on B; how long after its `completed` each reader finds it.
@@ -293,7 +358,7 @@ async function main() {
     const completedAt = performance.now();
     const wallAt = Date.now();
     await Promise.all(
-      [c, a].map(async (inst) => {
+      [c, a].filter(Boolean).map(async (inst) => {
         for (;;) {
           const res = await api(inst, `/v1/vector_stores/${store.id}/search`, {
             query: 'zeppelin quartermaster Ostrova',
@@ -307,46 +372,53 @@ async function main() {
         result[inst.name].rssAfter = rssMb(inst);
       }),
     );
+    partial('completed → found', result);
 
-    // HTTP ingestion on B: 16 files of about 640 KB of prose, one batch; searches on A meanwhile.
-    const texts = Array.from({ length: 16 }, (_, f) =>
-      Array.from({ length: 64 }, (_, p) => `${chunkText(10_000_000 + f * 100 + p)}.\n\n`)
-        .join('')
-        .repeat(10),
-    );
-    const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
-    const ids = [];
-    for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${i}.txt`, t));
-    const ingestFrom = Date.now();
-    const ti = performance.now();
-    const batch = await api(b, `/v1/vector_stores/${store.id}/file_batches`, { file_ids: ids });
-    let searching = true;
-    const during = (async () => {
-      while (searching) {
-        await api(a, `/v1/vector_stores/${store.id}/search`, { query: queries[0].text });
+    if (INGEST) {
+      // HTTP ingestion on B: 16 files of about 640 KB of prose, one batch; searches on A meanwhile.
+      const texts = Array.from({ length: 16 }, (_, f) =>
+        Array.from({ length: 64 }, (_, p) => `${chunkText(10_000_000 + f * 100 + p)}.\n\n`)
+          .join('')
+          .repeat(10),
+      );
+      const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
+      const ids = [];
+      for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${i}.txt`, t));
+      const ingestFrom = Date.now();
+      const ti = performance.now();
+      const batch = await api(b, `/v1/vector_stores/${store.id}/file_batches`, { file_ids: ids });
+      let searching = true;
+      const during = (async () => {
+        while (searching) {
+          await api(a, `/v1/vector_stores/${store.id}/search`, { query: queries[0].text });
+          await sleep(50);
+        }
+      })();
+      for (;;) {
+        const bt = await api(b, `/v1/vector_stores/${store.id}/file_batches/${batch.id}`);
+        if (bt.status !== 'in_progress') break;
         await sleep(50);
       }
-    })();
-    for (;;) {
-      const bt = await api(b, `/v1/vector_stores/${store.id}/file_batches/${batch.id}`);
-      if (bt.status !== 'in_progress') break;
-      await sleep(50);
+      const ingestS = (performance.now() - ti) / 1000;
+      searching = false;
+      await during;
+      result.ingest = {
+        mbps: round(bytes / 1048576 / ingestS, 2),
+        stall: stallOf(b, ingestFrom, Date.now()),
+        readerStall: stallOf(a, ingestFrom, Date.now()),
+      };
+
+      partial('ingestion', result);
     }
-    const ingestS = (performance.now() - ti) / 1000;
-    searching = false;
-    await during;
-    result.ingest = {
-      mbps: round(bytes / 1048576 / ingestS, 2),
-      stall: stallOf(b, ingestFrom, Date.now()),
-      readerStall: stallOf(a, ingestFrom, Date.now()),
-    };
 
     const fmt = (x) => (x === undefined ? '–' : String(x));
     const line = (what, bare, before, after, goal) =>
       rows.push({ what, 'bare scan': fmt(bare), [EXACT ? 'exact' : 'before']: fmt(before), after: fmt(after), goal });
     const { bare, after } = result;
-    const before = result[c.name];
+    const before = (c && result[c.name]) ?? {};
     line('first search (index load), ms', undefined, before.first, after.first, '');
+    line("reader's CPU during it (all threads), ms", undefined, before.firstCpu, after.firstCpu, '');
+    line("… of it on the server's thread, ms", undefined, before.firstMainCpu, after.firstMainCpu, '');
     line('worst stall during it, ms', undefined, before.firstStall, after.firstStall, '< 50');
     line('search p50, ms', bare.p50, before.p50, after.p50, '< 20 at 1M');
     line('search p99, ms', bare.p99, before.p99, after.p99, '');
@@ -362,20 +434,24 @@ async function main() {
       `${after.rss} / ${after.rssAfter}`,
       'bounded',
     );
-    line('HTTP ingestion on B, MB/s', undefined, undefined, result.ingest.mbps, '≥ 20');
-    line(
-      "worst stall on B while ingesting / on A's searches meanwhile, ms",
-      undefined,
-      undefined,
-      `${result.ingest.stall} / ${result.ingest.readerStall}`,
-      '< 50',
-    );
+    if (result.ingest) {
+      line('HTTP ingestion on B, MB/s', undefined, undefined, result.ingest.mbps, '≥ 20');
+      line(
+        "worst stall on B while ingesting / on A's searches meanwhile, ms",
+        undefined,
+        undefined,
+        `${result.ingest.stall} / ${result.ingest.readerStall}`,
+        '< 50',
+      );
+    }
     report(`retrieval-scale-${N}`, rows, [
-      `${N} chunks of 100 made-up words in one store (PostgreSQL), ${QUERIES} queries of 3 words of a random chunk; ${EXACT ? 'exact = this build with --search-approximate-from 0' : `before = ${BASELINE}`}; readers ${MEMORY.join(' ')}.`,
+      `${N} chunks of 100 made-up words in one store (PostgreSQL, filled in ${result.fill.s} s by ${FILL_THREADS} threads), ${QUERIES} queries (${SCAN_QUERIES} for the bare scan) of 3 words of a random chunk; ${EXACT ? 'exact = this build with --search-approximate-from 0' : `before = ${BASELINE}`}; readers ${MEMORY.join(' ')}.`,
       `Load average of this shared machine at the end: ${loadavg()
         .map((x) => round(x))
         .join(', ')} (stalls are wall time: a starved process stalls too).`,
-      `Ingestion: ${texts.length} files, ${round(bytes / 1048576)} MB, one batch, --ingest-processes default. RSS of B: ${rssMb(b)} MB.`,
+      INGEST
+        ? `Ingestion: 16 files of about 640 KB, one batch, --ingest-processes default. RSS of B: ${rssMb(b)} MB.`
+        : 'No ingestion (--no-ingest).',
     ]);
   } finally {
     for (const inst of running) {
@@ -389,4 +465,5 @@ async function main() {
   }
 }
 
-await main();
+if (isMainThread) await main();
+else if (workerData?.fill) await fill(workerData);

@@ -23,6 +23,11 @@ export interface Store {
   pgPool?: pg.Pool;
   /** With PostgreSQL, the pipelined connections of statements that need no transaction (store/pipeline.ts). */
   pipeline?: Pipeline;
+  /**
+   * Where another thread may open a connection of its own (the search worker reads chunks this way):
+   * the PostgreSQL URL, or the SQLite file on disk; undefined for an in-memory SQLite store.
+   */
+  location?: { databaseUrl: string } | { sqliteFile: string };
   /** SQLite on disk: moves WAL checkpoints to a worker thread (store/checkpointer.ts) until close. */
   checkpointInBackground?(log: { warn(o: unknown, msg: string): void }): void;
   /** SQLite on disk: claims the folder for this process's workers until close (store/folder.ts). */
@@ -58,6 +63,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
       dialect: 'postgres',
       pgPool: pool,
       pipeline,
+      location: { databaseUrl: opts.databaseUrl },
       async close() {
         await pipeline.close();
         await db.destroy();
@@ -91,6 +97,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     db,
     dialect: 'sqlite',
     createFresh,
+    location: { sqliteFile: file },
     checkpointInBackground(log) {
       checkpointer ??= startCheckpointer(sqlite, file, log);
     },

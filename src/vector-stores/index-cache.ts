@@ -10,11 +10,14 @@ import * as store from './store.js';
 
 /**
  * This instance's search indexes (docs/files.md, "Retrieval"): held in a worker thread (search-worker.ts),
- * which tokenizes, indexes and scores, so the server's thread only reads rows and passes them on. A store's
- * index follows its `index_version`: an index at version v applies only the files `vector_store_changes`
- * logs after v (their rows read again, a page at a time); it is loaded whole only when first searched here,
- * after the embedder changed, or when it fell further behind than the log keeps. Indexes of all stores
- * together hold at most `memoryBytes` between searches, the least recently searched leaving first.
+ * which reads the chunks over a connection of its own, tokenizes, indexes and scores, so the server's
+ * thread only reads a store's version and its change log (an in-memory SQLite store, which no other
+ * thread can open, is read here and handed over a page at a time). A store's index follows its
+ * `index_version`: an index at version v applies only the files `vector_store_changes` logs after v; it
+ * is loaded whole only when first searched here, after the embedder changed, or when it fell further
+ * behind than the log keeps. Indexes of all stores together hold at most `memoryBytes` between searches,
+ * the least recently searched leaving first; the most recently searched store stays even when it alone
+ * is larger than the budget (else each of its searches would load it again).
  */
 export interface IndexCache {
   /** The best chunks of the stores for the queries, each store's index brought up to date first. */
@@ -36,7 +39,7 @@ export interface IndexCache {
 export interface IndexStats {
   stores: number;
   bytes: number;
-  /** Stores loaded whole, deltas applied, chunk pages the worker indexed. */
+  /** Stores loaded whole, deltas applied, chunk pages the worker indexed (read by it or handed to it). */
   fullLoads: number;
   deltas: number;
   pages: number;
@@ -129,8 +132,10 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
   function evict(): void {
     let total = 0;
     for (const h of held.values()) total += h.bytes;
+    let left = held.size;
     for (const [id, h] of held) {
-      if (total <= opts.memoryBytes) break;
+      // The most recently searched store (last in the map) stays.
+      if (total <= opts.memoryBytes || --left === 0) break;
       if (inUse.get(id)) continue;
       held.delete(id);
       total -= h.bytes;
@@ -139,6 +144,13 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
   }
 
   async function load(ctx: Ctx, storeId: string, embedder: string, h: Held, fileIds?: string[]): Promise<void> {
+    const source = ctx.store.location;
+    if (source) {
+      const reply = await call({ op: 'load', store: storeId, source, embedder, full: !fileIds, fileIds });
+      h.bytes = reply.bytes;
+      stats.pages += reply.pages ?? 0;
+      return;
+    }
     const db = ctx.store.db;
     const metasOf = (rows: Awaited<ReturnType<typeof store.readIndexedFiles>>) =>
       rows.map((f) => ({ id: f.file_id, filename: f.filename, attributes: fromJson<Attributes>(f.attributes) }));
@@ -182,7 +194,9 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
         return;
       }
     }
-    await call({ op: 'reset', store: row.id });
+    // The worker started first: the index lives in this generation of it.
+    worker ??= start();
+    if (!ctx.store.location) await call({ op: 'reset', store: row.id });
     const fresh: Held = { version: row.index_version, embedder: embedder.id, dimensions: 0, bytes: 0, generation };
     held.set(row.id, fresh);
     await load(ctx, row.id, embedder.id, fresh);

@@ -62,10 +62,13 @@ export interface Candidate {
   score: number;
 }
 
-/** Grows a typed array to at least `need` elements (doubling). */
+/**
+ * Grows a typed array to at least `need` elements, by a quarter at a time (doubling would leave a large
+ * store's arrays up to half empty after its first change).
+ */
 function grow<T extends Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array | Int8Array>(a: T, need: number): T {
   if (need <= a.length) return a;
-  const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, 16));
+  const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length + (a.length >> 2), 16));
   b.set(a);
   return b;
 }
@@ -81,7 +84,22 @@ interface Posting {
   minLen: number;
 }
 
-const newPosting = (): Posting => ({ docs: new Int32Array(4), tfs: new Uint16Array(4), len: 0, df: 0, maxTf: 0, minLen: Infinity });
+const newPosting = (): Posting => ({ docs: new Int32Array(0), tfs: new Uint16Array(0), len: 0, df: 0, maxTf: 0, minLen: Infinity });
+
+/** Gives a posting room for `need` entries: `spare` more when it grows (none for a posting built in one go). */
+function reserve(p: Posting, need: number, spare: number): void {
+  if (need <= p.docs.length) return;
+  const cap = need + Math.floor(spare);
+  const docs = new Int32Array(cap);
+  docs.set(p.docs.subarray(0, p.len));
+  const tfs = new Uint16Array(cap);
+  tfs.set(p.tfs.subarray(0, p.len));
+  p.docs = docs;
+  p.tfs = tfs;
+}
+
+/** Pending chunks from which the postings are built in one go (each sized once) rather than grown. */
+const BULK = 1024;
 
 /** A query word's idf and postings (none when no live chunk holds it). */
 interface QueryTerm {
@@ -124,6 +142,14 @@ export class StoreIndex {
   private vectorCount = 0;
   /** The lexical candidates' scratch (approximate): a partial score per slot, 0 when not a candidate. */
   private acc = new Float64Array(0);
+  /**
+   * Slots below this are in the postings; those from it on have their words (and the document
+   * frequencies count them) but join the postings at the next `flush` (before a search), all at once.
+   */
+  private posted = 0;
+  /** Per term, its count in the chunk being added (0 between chunks); the chunk's distinct terms in order. */
+  private seen = new Int32Array(0);
+  private order = new Int32Array(0);
 
   /** Chunks held (live). */
   get size(): number {
@@ -142,6 +168,8 @@ export class StoreIndex {
       this.seqs.byteLength +
       this.lengths.byteLength +
       this.termStart.byteLength +
+      // Entries not yet in the postings, as they will be there.
+      (this.termStart[this.n] - this.termStart[this.posted]) * 6 +
       this.slotTerms.byteLength +
       this.slotTfs.byteLength +
       this.norms.byteLength +
@@ -229,40 +257,75 @@ export class StoreIndex {
         this.vectorCount++;
       } else this.hasVector[s] = 0;
       const ws = words(page.texts[i]);
-      this.lengths[s] = ws.length;
-      this.totalLength += ws.length;
-      const counts = new Map<string, number>();
-      for (const w of ws) counts.set(w, (counts.get(w) ?? 0) + 1);
-      const start = this.termStart[s];
-      this.slotTerms = grow(this.slotTerms, start + counts.size);
-      this.slotTfs = grow(this.slotTfs, start + counts.size);
-      let j = start;
-      for (const [w, tf] of counts) {
+      const len = ws.length;
+      this.lengths[s] = len;
+      this.totalLength += len;
+      // The chunk's distinct words as term ids with their counts, in order of first appearance.
+      if (this.order.length < len) this.order = new Int32Array(Math.max(len, this.order.length * 2));
+      const order = this.order;
+      let distinct = 0;
+      for (const w of ws) {
         let t = this.termIds.get(w);
         if (t === undefined) {
           t = this.postings.length;
           this.termIds.set(w, t);
           this.postings.push(newPosting());
+          if (t >= this.seen.length) this.seen = grow(this.seen, t + 1);
         }
-        this.post(t, s, Math.min(tf, 65_535), ws.length);
-        this.slotTerms[j] = t;
-        this.slotTfs[j++] = Math.min(tf, 65_535);
+        if (this.seen[t]++ === 0) order[distinct++] = t;
       }
-      this.termStart[s + 1] = j;
+      const start = this.termStart[s];
+      this.slotTerms = grow(this.slotTerms, start + distinct);
+      this.slotTfs = grow(this.slotTfs, start + distinct);
+      const seen = this.seen;
+      for (let k = 0; k < distinct; k++) {
+        const t = order[k];
+        const tf = Math.min(seen[t], 65_535);
+        seen[t] = 0;
+        this.slotTerms[start + k] = t;
+        this.slotTfs[start + k] = tf;
+        const p = this.postings[t];
+        p.df++;
+        if (tf > p.maxTf) p.maxTf = tf;
+        if (len < p.minLen) p.minLen = len;
+      }
+      this.termStart[s + 1] = start + distinct;
     }
     if (!this.approximate && this.live >= this.approximateFrom) this.goApproximate();
-    if (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM) this.train();
   }
 
-  private post(t: number, s: number, tf: number, len: number): void {
-    const p = this.postings[t];
-    p.docs = grow(p.docs, p.len + 1);
-    p.tfs = grow(p.tfs, p.len + 1);
-    p.docs[p.len] = s;
-    p.tfs[p.len++] = tf;
-    p.df++;
-    if (tf > p.maxTf) p.maxTf = tf;
-    if (len < p.minLen) p.minLen = len;
+  /**
+   * Puts the chunks added since the last flush into the postings (in slot order, which the lexical
+   * search's binary search needs) and trains an approximate store's quantizer once it has the vectors
+   * for it. Searches flush first; a load flushes at its end. Many chunks at once (a store's load) are
+   * posted in one go, each posting sized once.
+   */
+  flush(): void {
+    if (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM) {
+      this.train();
+      this.inListOrder();
+    }
+    const from = this.posted;
+    const to = this.n;
+    const { slotTerms, slotTfs, termStart, alive, postings } = this;
+    if (to - from >= BULK) {
+      const add = new Int32Array(postings.length);
+      for (let s = from; s < to; s++) if (alive[s]) for (let j = termStart[s]; j < termStart[s + 1]; j++) add[slotTerms[j]]++;
+      for (let t = 0; t < add.length; t++) {
+        const p = postings[t];
+        if (add[t]) reserve(p, p.len + add[t], p.len / 4);
+      }
+    }
+    for (let s = from; s < to; s++) {
+      if (!alive[s]) continue;
+      for (let j = termStart[s]; j < termStart[s + 1]; j++) {
+        const p = postings[slotTerms[j]];
+        if (p.len === p.docs.length) reserve(p, p.len + 1, Math.max(4, p.len / 2));
+        p.docs[p.len] = s;
+        p.tfs[p.len++] = slotTfs[j];
+      }
+    }
+    this.posted = to;
   }
 
   /** From exact to approximate: the vectors become int8 rows (the floats are let go). */
@@ -288,6 +351,71 @@ export class StoreIndex {
     });
     this.ivf = CoarseQuantizer.train(rows, sample.length, d);
     for (const s of live) this.ivf.add(s, this.q8, s * d);
+  }
+
+  /**
+   * Renumbers the live slots in the order of the quantizer's lists (each list's slots then follow one
+   * another), so a query reads each list's int8 rows from one stretch of memory instead of scattered over
+   * the store's array: the vector half's time was memory latency. Dead slots leave; term ids stay, and the
+   * postings are filled again (in their arrays, which hold enough) by the flush that follows.
+   */
+  private inListOrder(): void {
+    const ivf = this.ivf!;
+    const d = this.dimensions;
+    const order: number[] = [];
+    for (const l of ivf.lists) for (let j = 0; j < l.len; j++) if (this.alive[l.slots[j]]) order.push(l.slots[j]);
+    for (let s = 0; s < this.n; s++) if (this.alive[s] && !this.hasVector[s]) order.push(s);
+    const m = order.length;
+    // Room for a sixteenth more, so the changes that follow a load do not copy every array at once.
+    const cap = m + (m >> 4) + 16;
+    const remap = new Int32Array(this.n).fill(-1);
+    order.forEach((s, i) => (remap[s] = i));
+    const old = {
+      q8: this.q8,
+      qscale: this.qscale,
+      hasVector: this.hasVector,
+      fileOf: this.fileOf,
+      seqs: this.seqs,
+      lengths: this.lengths,
+      termStart: this.termStart,
+      slotTerms: this.slotTerms,
+      slotTfs: this.slotTfs,
+    };
+    this.q8 = new Int8Array(cap * d);
+    this.qscale = new Float32Array(cap);
+    this.hasVector = new Uint8Array(cap);
+    this.alive = new Uint8Array(cap).fill(1, 0, m);
+    this.fileOf = new Int32Array(cap);
+    this.seqs = new Uint32Array(cap);
+    this.lengths = new Uint32Array(cap);
+    this.termStart = new Uint32Array(cap + 1);
+    let terms = 0;
+    for (const s of order) terms += old.termStart[s + 1] - old.termStart[s];
+    this.slotTerms = new Int32Array(terms + (terms >> 4) + 16);
+    this.slotTfs = new Uint16Array(terms + (terms >> 4) + 16);
+    let j = 0;
+    order.forEach((s, i) => {
+      this.q8.set(old.q8.subarray(s * d, (s + 1) * d), i * d);
+      this.qscale[i] = old.qscale[s];
+      this.hasVector[i] = old.hasVector[s];
+      this.fileOf[i] = old.fileOf[s];
+      this.seqs[i] = old.seqs[s];
+      this.lengths[i] = old.lengths[s];
+      this.termStart[i] = j;
+      const from = old.termStart[s];
+      const to = old.termStart[s + 1];
+      this.slotTerms.set(old.slotTerms.subarray(from, to), j);
+      this.slotTfs.set(old.slotTfs.subarray(from, to), j);
+      j += to - from;
+    });
+    this.termStart[m] = j;
+    for (const f of this.files.values()) f.slots = f.slots.map((s) => remap[s]).filter((s) => s >= 0);
+    ivf.remap(remap);
+    for (const p of this.postings) p.len = 0;
+    this.posted = 0;
+    this.n = m;
+    this.acc = new Float64Array(0);
+    this.normsFor = -1;
   }
 
   /** Rebuilds the arrays with live slots only (words unused by any live chunk leave). */
@@ -330,7 +458,8 @@ export class StoreIndex {
       this.hasVector[i] = old.hasVector[s];
       this.fileOf[i] = old.fileList[old.fileOf[s]]!.num;
       this.seqs[i] = old.seqs[s];
-      this.lengths[i] = old.lengths[s];
+      const len = old.lengths[s];
+      this.lengths[i] = len;
       this.termStart[i] = j;
       for (let k = old.termStart[s]; k < old.termStart[s + 1]; k++) {
         const w = oldWords[old.slotTerms[k]];
@@ -340,17 +469,24 @@ export class StoreIndex {
           newIds.set(w, t);
           this.postings.push(newPosting());
         }
-        this.post(t, i, old.slotTfs[k], old.lengths[s]);
+        const tf = old.slotTfs[k];
+        const p = this.postings[t];
+        p.df++;
+        if (tf > p.maxTf) p.maxTf = tf;
+        if (len < p.minLen) p.minLen = len;
         this.slotTerms[j] = t;
-        this.slotTfs[j++] = old.slotTfs[k];
+        this.slotTfs[j++] = tf;
       }
     });
     this.termStart[m] = j;
     for (const f of files) f.slots = f.slots.map((s) => remap[s]);
     this.ivf?.remap(remap);
     this.acc = new Float64Array(0);
+    this.seen = new Int32Array(this.postings.length);
     this.n = m;
+    this.posted = 0;
     this.normsFor = -1;
+    this.flush();
   }
 
   /** BM25's per-chunk length normalization, recomputed when the average length moved. */
@@ -409,6 +545,7 @@ export class StoreIndex {
    * vector of the current embedder, BM25 alone.
    */
   score(queries: readonly Query[], ranker: string, filter: Filter | undefined): Float32Array {
+    this.flush();
     const n = this.n;
     const best = new Float32Array(n);
     const one = new Float32Array(n);
@@ -479,6 +616,7 @@ export class StoreIndex {
    * union is scored as `score` would (with the int8 vectors), best over the queries.
    */
   candidates(queries: readonly Query[], ranker: string, filter: Filter | undefined, k: number): { slots: number[]; scores: number[] } {
+    this.flush();
     const vectorWeight = !this.vectorCount ? 0 : ranker === 'none' ? 1 : 0.5;
     const lexicalWeight = 1 - vectorWeight;
     const allowed = this.allowed(filter);

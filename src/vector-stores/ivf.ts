@@ -19,7 +19,7 @@ export interface List {
 }
 
 /** Dot products of row `off` of `rows` with each of `count` centroids. */
-function dots(c: Float32Array, count: number, d: number, rows: ArrayLike<number>, off: number, out: Float64Array): void {
+function dots(c: Float32Array, count: number, d: number, rows: Float32Array, off: number, out: Float64Array): void {
   for (let j = 0; j < count; j++) {
     const o = j * d;
     let a = 0;
@@ -75,12 +75,16 @@ export class CoarseQuantizer {
   readonly lists: List[] = Array.from({ length: TOP * SUB }, () => ({ slots: new Int32Array(8), len: 0 }));
   private readonly scratchTop = new Float64Array(TOP);
   private readonly scratchSub = new Float64Array(SUB);
+  /** The row being filed, as floats (the dot products then read one kind of array only). */
+  private readonly row: Float32Array;
 
   private constructor(
     private readonly d: number,
     private readonly top: Float32Array,
     private readonly sub: Float32Array,
-  ) {}
+  ) {
+    this.row = new Float32Array(d);
+  }
 
   /** Trains on `m` sample rows of `d` floats. */
   static train(sample: Float32Array, m: number, d: number): CoarseQuantizer {
@@ -104,9 +108,11 @@ export class CoarseQuantizer {
   /** Files slot `slot`, whose vector is row `off` of `rows`. */
   add(slot: number, rows: ArrayLike<number>, off: number): void {
     const d = this.d;
-    dots(this.top, TOP, d, rows, off, this.scratchTop);
+    const row = this.row;
+    for (let x = 0; x < d; x++) row[x] = rows[off + x];
+    dots(this.top, TOP, d, row, 0, this.scratchTop);
     const t = argmax(this.scratchTop, TOP);
-    dots(this.sub.subarray(t * SUB * d, (t + 1) * SUB * d), SUB, d, rows, off, this.scratchSub);
+    dots(this.sub.subarray(t * SUB * d, (t + 1) * SUB * d), SUB, d, row, 0, this.scratchSub);
     const list = this.lists[t * SUB + argmax(this.scratchSub, SUB)];
     if (list.len === list.slots.length) {
       const grown = new Int32Array(list.len * 2);

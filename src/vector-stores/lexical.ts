@@ -15,10 +15,10 @@ const STOPWORDS = new Set(
 
 /** The words of a text that count for retrieval, in order. */
 export function words(text: string): string[] {
+  // match() with the global flag gives the runs themselves, without a match object each.
+  const runs = text.toLowerCase().match(WORD);
+  if (!runs) return [];
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(WORD)) {
-    const w = m[0];
-    if (w.length <= LONGEST && !STOPWORDS.has(w)) out.push(w);
-  }
+  for (const w of runs) if (w.length <= LONGEST && !STOPWORDS.has(w)) out.push(w);
   return out;
 }

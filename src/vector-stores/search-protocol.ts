@@ -1,5 +1,6 @@
 import type { Filter } from './filters.js';
 import type { Candidate, ChunkPage, FileMeta } from './index-core.js';
+import type { SourceLocation } from './search-source.js';
 
 /** The messages between the server's thread (index-cache.ts) and the search worker (search-worker.ts). */
 export type WorkerRequest = { id: number } & (
@@ -8,6 +9,18 @@ export type WorkerRequest = { id: number } & (
   | { op: 'files'; store: string; remove: string[]; set: FileMeta[] }
   | { op: 'chunks'; store: string; page: ChunkPage }
   | {
+      /**
+       * The worker reads the rows itself, over its own connection to `source`: the store whole (`full`,
+       * its index made anew), or the files changed (`fileIds`: removed, then read again if still completed).
+       */
+      op: 'load';
+      store: string;
+      source: SourceLocation;
+      embedder: string;
+      full: boolean;
+      fileIds?: string[];
+    }
+  | {
       op: 'search';
       stores: string[];
       queries: { vector: Float32Array | null; text: string }[];
@@ -15,10 +28,11 @@ export type WorkerRequest = { id: number } & (
     }
 );
 
-/** `bytes`: what the store's index holds after the change. */
+/** `bytes`: what the store's index holds after the change; `pages`: chunk pages a load read. */
 export interface WorkerReply {
   id: number;
   bytes: number;
+  pages?: number;
   hits?: (Candidate & { store: number })[];
   error?: string;
 }

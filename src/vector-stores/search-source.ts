@@ -1,0 +1,129 @@
+import type SQLiteType from 'better-sqlite3';
+import type pgType from 'pg';
+import { lazy } from '../store/lazy.js';
+
+/**
+ * The search worker's own reads of a store's files and chunks (search-worker.ts): a connection of its
+ * own to the database the server uses, so loading an index reads and decodes no row on the server's
+ * thread. SQLite: a read-only connection to the file (WAL readers do not block the writer); PostgreSQL:
+ * one client. An in-memory SQLite store has no location another thread can open: the server's thread
+ * reads for it (index-cache.ts).
+ */
+export type SourceLocation = { databaseUrl: string } | { sqliteFile: string };
+
+/** A completed file of a store: id, name, attributes (JSON text). */
+export type FileRow = [fileId: string, filename: string, attributes: string | null];
+/** A chunk: file id, seq, text, embedding (float32 little-endian), embedder. */
+export type ChunkRow = [fileId: string, seq: number, text: string, embedding: Uint8Array, embedder: string];
+
+export interface Source {
+  /** The completed files of a store (of some files only, when given). */
+  files(storeId: string, fileIds?: readonly string[]): Promise<FileRow[]>;
+  /** A page of a store's chunks after a key, in file and chunk order (of some files only, when given). */
+  chunks(storeId: string, after: { fileId: string; seq: number } | null, limit: number, fileIds?: readonly string[]): Promise<ChunkRow[]>;
+  close(): Promise<void>;
+}
+
+const sqliteLib = lazy<typeof SQLiteType>('better-sqlite3');
+const pgLib = lazy<typeof pgType>('pg');
+
+const FILES = 'SELECT file_id, filename, attributes FROM vector_store_files WHERE vector_store_id = $1 AND status = $2';
+const CHUNKS = 'SELECT file_id, seq, text, embedding, embedder FROM vector_store_chunks WHERE vector_store_id = $1';
+
+export function openSource(at: SourceLocation): Source {
+  return 'sqliteFile' in at ? sqliteSource(at.sqliteFile) : postgresSource(at.databaseUrl);
+}
+
+function sqliteSource(file: string): Source {
+  const SQLite = sqliteLib();
+  const db = new SQLite(file, { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  const statements = new Map<string, SQLiteType.Statement>();
+  const prepare = (sql: string) => {
+    let st = statements.get(sql);
+    if (!st) {
+      // A file list is a JSON array read by json_each; $n placeholders (each used once, in order) become ?.
+      const text = sql.replace(/= ANY\(\$\d+\)/g, () => 'IN (SELECT value FROM json_each(?))').replace(/\$\d+/g, () => '?');
+      st = db.prepare(text).raw(true);
+      statements.set(sql, st);
+    }
+    return st;
+  };
+  return {
+    files(storeId, fileIds) {
+      const sql = FILES + (fileIds ? ' AND file_id = ANY($3)' : '');
+      const args: unknown[] = [storeId, 'completed'];
+      if (fileIds) args.push(JSON.stringify(fileIds));
+      return Promise.resolve(prepare(sql).all(...args) as FileRow[]);
+    },
+    chunks(storeId, after, limit, fileIds) {
+      const { sql, args } = chunkQuery(storeId, after, limit, fileIds ? JSON.stringify(fileIds) : undefined);
+      return Promise.resolve(prepare(sql).all(...args) as ChunkRow[]);
+    },
+    close() {
+      db.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+function postgresSource(url: string): Source {
+  const pg = pgLib();
+  let client: Promise<pgType.Client> | undefined;
+  const connect = () =>
+    (client ??= (async () => {
+      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 120_000 });
+      // A connection the server ends fails the query running on it; the next read opens a new one.
+      c.on('error', () => {
+        client = undefined;
+      });
+      await c.connect().catch((err: Error) => {
+        client = undefined;
+        throw err;
+      });
+      return c;
+    })());
+  const query = async <R>(text: string, values: unknown[]): Promise<R[]> => {
+    const c = await connect();
+    try {
+      return (await c.query<R & unknown[]>({ text, values, rowMode: 'array' })).rows;
+    } catch (err) {
+      // A broken connection is not used again.
+      if (client && !(err as { code?: string }).code) {
+        client = undefined;
+        void c.end().catch(() => {});
+      }
+      throw err;
+    }
+  };
+  return {
+    files: (storeId, fileIds) =>
+      query<FileRow>(FILES + (fileIds ? ' AND file_id = ANY($3)' : ''), fileIds ? [storeId, 'completed', fileIds] : [storeId, 'completed']),
+    chunks(storeId, after, limit, fileIds) {
+      const { sql, args } = chunkQuery(storeId, after, limit, fileIds);
+      return query<ChunkRow>(sql, args);
+    },
+    async close() {
+      const c = client;
+      client = undefined;
+      await (await c?.catch(() => undefined))?.end().catch(() => {});
+    },
+  };
+}
+
+/** The chunk page's SQL: a row comparison after the key, which both databases answer from the primary key's order. */
+function chunkQuery(storeId: string, after: { fileId: string; seq: number } | null, limit: number, files: unknown) {
+  let sql = CHUNKS;
+  const args: unknown[] = [storeId];
+  if (files !== undefined) {
+    args.push(files);
+    sql += ` AND file_id = ANY($${args.length})`;
+  }
+  if (after) {
+    args.push(after.fileId, after.seq);
+    sql += ` AND (file_id, seq) > ($${args.length - 1}, $${args.length})`;
+  }
+  args.push(limit);
+  sql += ` ORDER BY file_id, seq LIMIT $${args.length}`;
+  return { sql, args };
+}

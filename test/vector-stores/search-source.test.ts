@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinEmbedder, embedBuiltin, toBlob } from '../../src/vector-stores/embedder.js';
+import { openSource, type Source } from '../../src/vector-stores/search-source.js';
+import { createVectorStore } from '../../src/vector-stores/service.js';
+import * as store from '../../src/vector-stores/store.js';
+import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
+
+/**
+ * The search worker's own reads (search-source.ts), on a connection of their own to the server's database:
+ * a store's completed files, and its chunks a page at a time after a key, of some files only when asked —
+ * the same rows the server's own queries (store.ts) give.
+ */
+describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
+  let s: TestStandin;
+  let source: Source;
+  let storeId: string;
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect });
+    source = openSource(s.ctx.store.location!);
+    storeId = (await createVectorStore(s.ctx, 'proj_demo', { name: 'source' })).id;
+    await s.ctx.store.db.transaction().execute(async (tx) => {
+      for (const [f, status] of [
+        [0, 'completed'],
+        [1, 'completed'],
+        [2, 'in_progress'],
+      ] as const) {
+        const fileId = `file-src${f}`;
+        await store.upsertStoreFile(tx, {
+          vector_store_id: storeId,
+          file_id: fileId,
+          project_id: 'proj_demo',
+          filename: `${fileId}.txt`,
+          status,
+          usage_bytes: 1,
+          created_at: 0,
+          last_error: null,
+          chunking: '{}',
+          attributes: f === 1 ? JSON.stringify({ team: 'harbour' }) : null,
+          batch_id: null,
+          ingest_id: 'ingest_src',
+        });
+        const rows: store.ChunkRow[] = [];
+        for (let seq = 0; seq < 5; seq++) {
+          const text = `chunk ${seq} of file ${f}`;
+          rows.push({
+            vector_store_id: storeId,
+            file_id: fileId,
+            seq,
+            text,
+            tokens: 5,
+            embedding: toBlob(embedBuiltin(text)),
+            embedder: builtinEmbedder.id,
+          });
+        }
+        await store.insertChunks(tx, rows);
+      }
+    });
+  });
+  afterAll(async () => {
+    await source?.close();
+    await s?.close();
+  });
+
+  it('reads the completed files, of some files only when asked', async () => {
+    expect((await source.files(storeId)).sort()).toEqual([
+      ['file-src0', 'file-src0.txt', null],
+      ['file-src1', 'file-src1.txt', '{"team":"harbour"}'],
+    ]);
+    expect(await source.files(storeId, ['file-src1', 'file-src2', 'file-none'])).toEqual([
+      ['file-src1', 'file-src1.txt', '{"team":"harbour"}'],
+    ]);
+  });
+
+  it('reads chunks a page at a time after a key, in file and chunk order, as the server reads them', async () => {
+    const all: string[] = [];
+    let after: { fileId: string; seq: number } | null = null;
+    for (;;) {
+      const page = await source.chunks(storeId, after, 4);
+      for (const [fileId, seq, text, embedding, embedder] of page) {
+        all.push(`${fileId}/${seq}`);
+        expect(text).toBe(`chunk ${seq} of file ${fileId.slice(-1)}`);
+        expect(Buffer.from(embedding)).toEqual(toBlob(embedBuiltin(text)));
+        expect(embedder).toBe(builtinEmbedder.id);
+      }
+      if (page.length < 4) break;
+      const last = page[page.length - 1];
+      after = { fileId: last[0], seq: last[1] };
+    }
+    const server = await store.readChunkPage(s.ctx.store.db, storeId, null, 100);
+    expect(all).toEqual(server.map((r) => `${r.file_id}/${r.seq}`));
+    expect(all).toHaveLength(15);
+
+    const some = await source.chunks(storeId, { fileId: 'file-src0', seq: 3 }, 100, ['file-src0', 'file-src2']);
+    expect(some.map((r) => `${r[0]}/${r[1]}`)).toEqual([
+      'file-src0/4',
+      'file-src2/0',
+      'file-src2/1',
+      'file-src2/2',
+      'file-src2/3',
+      'file-src2/4',
+    ]);
+  });
+});
