@@ -11,14 +11,23 @@ import { root } from '../process.js';
  * each from node_modules on first use. Bundled with the same options, a Fastify app that makes those
  * calls still works, and the bundle does not carry them.
  */
+/** `source` written as an entry in a scratch folder of `name` and bundled with the server's options. */
+async function bundleOf(name: string, source: string): Promise<{ dir: string; entry: string; outfile: string; bundle: string }> {
+  const dir = join(root, `node_modules/.cache/${name}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const entry = join(dir, 'entry.mjs');
+  writeFileSync(entry, source);
+  const { serverBundle } = (await import(join(root, 'scripts/bundle-options.mjs'))) as { serverBundle: BuildOptions };
+  const outfile = join(dir, 'out.js');
+  await build({ entryPoints: [entry], outfile, ...serverBundle, logLevel: 'error' });
+  return { dir, entry, outfile, bundle: readFileSync(outfile, 'utf8') };
+}
+
 describe('the server bundle', () => {
   it("loads Fastify's on-demand packages from node_modules when they are called", async () => {
-    const dir = join(root, 'node_modules/.cache/standin-bundle-test');
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    const entry = join(dir, 'entry.mjs');
-    writeFileSync(
-      entry,
+    const { dir, outfile, bundle } = await bundleOf(
+      'standin-bundle-test',
       `import Fastify from 'fastify';
 const app = Fastify();
 const n = { type: 'object', properties: { n: { type: 'integer' } } };
@@ -27,11 +36,6 @@ const res = await app.inject('/?n=3');
 console.log(res.statusCode, res.body);
 `,
     );
-    const options = join(root, 'scripts/bundle-options.mjs');
-    const { serverBundle } = (await import(options)) as { serverBundle: BuildOptions };
-    const outfile = join(dir, 'out.js');
-    await build({ entryPoints: [entry], outfile, ...serverBundle, logLevel: 'error' });
-    const bundle = readFileSync(outfile, 'utf8');
     for (const name of ['fast-json-stringify/index.js', 'ajv-compiler/index.js', 'light-my-request/lib/request.js'])
       expect(bundle).not.toContain(name);
     // ajv coerced the query (the default validator compiler), fast-json-stringify dropped what the
@@ -41,14 +45,10 @@ console.log(res.statusCode, res.body);
   });
 
   it("routes as Fastify's own router does, with its matchers compiled on first use", async () => {
-    const dir = join(root, 'node_modules/.cache/standin-bundle-router-test');
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    const entry = join(dir, 'entry.mjs');
     // Prefixes that split nodes as routes are added, parameters (more than four: the params builder's
     // extra array), a wildcard, a trailing slash, constraints (version, host), an unknown URL, a HEAD.
-    writeFileSync(
-      entry,
+    const { dir, entry, outfile, bundle } = await bundleOf(
+      'standin-bundle-router-test',
       `import Fastify from 'fastify';
 const app = Fastify({ routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 } });
 const echo = async (r) => ({ url: r.routeOptions.url, params: r.params });
@@ -73,11 +73,7 @@ for (const [method, url, headers] of asks) {
 console.log(JSON.stringify(out));
 `,
     );
-    const options = join(root, 'scripts/bundle-options.mjs');
-    const { serverBundle } = (await import(options)) as { serverBundle: BuildOptions };
-    const outfile = join(dir, 'out.js');
-    await build({ entryPoints: [entry], outfile, ...serverBundle, logLevel: 'error' });
-    expect(readFileSync(outfile, 'utf8')).toContain('prefixMatchOnFirstUse');
+    expect(bundle).toContain('prefixMatchOnFirstUse');
     const bundled = execFileSync(process.execPath, [outfile], { encoding: 'utf8' });
     const direct = execFileSync(process.execPath, [entry], { encoding: 'utf8' });
     expect(JSON.parse(bundled)).toEqual(JSON.parse(direct));
