@@ -18,11 +18,14 @@ const unopened = new WeakSet<object>();
  * write (one read for the client rather than one a frame).
  */
 export async function writeFrame(
-  raw: Pick<Writable, 'write' | 'once' | 'off'> & Partial<Pick<Writable, 'uncork'>>,
+  raw: Pick<Writable, 'write' | 'once' | 'off'> & { socket?: Pick<Writable, 'uncork'> | null },
   frame: string,
 ): Promise<void> {
   const ok = raw.write(frame);
-  if (unopened.delete(raw)) raw.uncork?.();
+  // The socket's uncork, not the response's: ServerResponse.uncork() without a cork of its own leaves the
+  // response counting itself corked on Node 22 and later, and buffers every later chunk (a broken stream).
+  // Node's own uncork at the next tick then finds the socket uncorked already, and does nothing.
+  if (unopened.delete(raw)) raw.socket?.uncork();
   if (ok) return;
   // Whichever comes first; the other listener goes too, or a long stream gathers one per slow write.
   await new Promise<void>((resolve) => {
