@@ -132,6 +132,11 @@ export interface JobQueue {
   drain(timeoutMs?: number): Promise<void>;
   /** Claim statements sent so far (for tests and benches). */
   readonly claims: number;
+  /**
+   * Claim statements sent so far for one kind (for tests: on PostgreSQL another deployment's NOTIFY in the
+   * same database may wake other kinds).
+   */
+  claimsOf(kind: string): number;
 }
 
 const POLL_MS = 1000;
@@ -276,8 +281,10 @@ export function createJobQueue(
   );
 
   let claims = 0;
+  const claimsByKind = new Map<string, number>();
   async function claim(def: Definition, n: number) {
     claims++;
+    claimsByKind.set(def.kind, (claimsByKind.get(def.kind) ?? 0) + 1);
     const wall = wallNow();
     // One statement, no transaction around it: on PostgreSQL it joins the turn's pipelined round trip.
     return queryAlone(
@@ -573,6 +580,9 @@ export function createJobQueue(
   return {
     get claims() {
       return claims;
+    },
+    claimsOf(kind) {
+      return claimsByKind.get(kind) ?? 0;
     },
     register(def) {
       // An option left undefined takes its default (a kind's catalog may spell out what it does not set).
