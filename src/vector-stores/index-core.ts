@@ -381,18 +381,9 @@ export class StoreIndex {
       slotTerms: this.slotTerms,
       slotTfs: this.slotTfs,
     };
-    this.q8 = new Int8Array(cap * d);
-    this.qscale = new Float32Array(cap);
-    this.hasVector = new Uint8Array(cap);
-    this.alive = new Uint8Array(cap).fill(1, 0, m);
-    this.fileOf = new Int32Array(cap);
-    this.seqs = new Uint32Array(cap);
-    this.lengths = new Uint32Array(cap);
-    this.termStart = new Uint32Array(cap + 1);
     let terms = 0;
     for (const s of order) terms += old.termStart[s + 1] - old.termStart[s];
-    this.slotTerms = new Int32Array(terms + (terms >> 4) + 16);
-    this.slotTfs = new Uint16Array(terms + (terms >> 4) + 16);
+    this.allocateSlots(cap, m, terms + (terms >> 4) + 16);
     let j = 0;
     order.forEach((s, i) => {
       this.q8.set(old.q8.subarray(s * d, (s + 1) * d), i * d);
@@ -418,6 +409,26 @@ export class StoreIndex {
     this.normsFor = -1;
   }
 
+  /**
+   * New per-slot arrays for `cap` slots, the first `live` of them alive, with room for `terms` words
+   * (the vectors as int8 rows in an approximate store, floats otherwise): what a renumbering fills.
+   */
+  private allocateSlots(cap: number, live: number, terms: number): void {
+    const d = this.dimensions;
+    if (this.approximate) {
+      this.q8 = new Int8Array(cap * d);
+      this.qscale = new Float32Array(cap);
+    } else this.vectors = new Float32Array(cap * d);
+    this.hasVector = new Uint8Array(cap);
+    this.alive = new Uint8Array(cap).fill(1, 0, live);
+    this.fileOf = new Int32Array(cap);
+    this.seqs = new Uint32Array(cap);
+    this.lengths = new Uint32Array(cap);
+    this.termStart = new Uint32Array(cap + 1);
+    this.slotTerms = new Int32Array(terms);
+    this.slotTfs = new Uint16Array(terms);
+  }
+
   /** Rebuilds the arrays with live slots only (words unused by any live chunk leave). */
   private compact(): void {
     const keep: number[] = [];
@@ -430,20 +441,9 @@ export class StoreIndex {
     const remap = new Int32Array(this.n).fill(-1);
     keep.forEach((s, i) => (remap[s] = i));
     const m = keep.length;
-    if (this.approximate) {
-      this.q8 = new Int8Array(m * d);
-      this.qscale = new Float32Array(m);
-    } else this.vectors = new Float32Array(m * d);
-    this.hasVector = new Uint8Array(m);
-    this.alive = new Uint8Array(m).fill(1);
-    this.fileOf = new Int32Array(m);
-    this.seqs = new Uint32Array(m);
-    this.lengths = new Uint32Array(m);
-    this.termStart = new Uint32Array(m + 1);
     let terms = 0;
     for (const s of keep) terms += old.termStart[s + 1] - old.termStart[s];
-    this.slotTerms = new Int32Array(terms);
-    this.slotTfs = new Uint16Array(terms);
+    this.allocateSlots(m, m, terms);
     const newIds = new Map<string, number>();
     const oldWords: string[] = new Array(old.postings.length);
     for (const [w, t] of old.termIds) oldWords[t] = w;
