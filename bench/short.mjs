@@ -5,7 +5,7 @@
 // "Where a request's time goes") and names every figure more than MARGIN worse. A report, never a failure:
 // timing on a shared CI machine is not a test. CPU figures are each process's own (/proc), the steadier.
 // Run: npm run build && node bench/short.mjs   (BENCH_SHORT_SECONDS=1, BENCH_SHORT_ROUNDS=2, BENCH_SHORT_RUNS=40,
-// BENCH_SHORT_WARMUP=1.5)
+// BENCH_SHORT_WARMUP=1.5, BENCH_SHORT_ONLY=ads,runs,start)
 import { readFileSync } from 'node:fs';
 import { AD_GROUP_BODY, bareAdsTargets, cpuMs, cpuPerRequest, load, startBaseline, startStandin } from './lib.mjs';
 
@@ -18,6 +18,8 @@ const RUNS = Number(process.env.BENCH_SHORT_RUNS ?? 40);
  * request path is counted per request: a tenth of its CPU in the first seconds, a hundredth after).
  */
 const WARMUP = Number(process.env.BENCH_SHORT_WARMUP ?? 1.5);
+/** The areas to measure (BENCH_SHORT_ONLY=ads,runs,start; all by default), to look again at one. */
+const ONLY = new Set((process.env.BENCH_SHORT_ONLY ?? 'ads,runs,start').split(','));
 /** How much worse than the committed figure a figure may be before the report names it. */
 export const MARGIN = 0.25;
 const connections = 20;
@@ -162,12 +164,12 @@ export async function shortBench() {
   const s = await startStandin({ env: { STANDIN_ADMIN_KEY: ADMIN_KEY } });
   const now = {};
   try {
-    Object.assign(now, Object.fromEntries(Object.entries(await ads(s)).map(([op, f]) => [`ads ${op}`, f])));
-    now.runs = await runs(s);
+    if (ONLY.has('ads')) Object.assign(now, Object.fromEntries(Object.entries(await ads(s)).map(([op, f]) => [`ads ${op}`, f])));
+    if (ONLY.has('runs')) now.runs = await runs(s);
   } finally {
     await s.stop();
   }
-  now['cold start'] = await coldStart();
+  if (ONLY.has('start')) now['cold start'] = await coldStart();
   return now;
 }
 

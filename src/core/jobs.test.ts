@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
-import { ClaimLost, createJobQueue, HandedBack } from './jobs.js';
+import { ClaimLost, createJobQueue, dueWaitsQuery, HandedBack } from './jobs.js';
 import { wallNow } from './clock.js';
 import type { Store } from '../store/db.js';
 
@@ -165,6 +165,50 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     // Its kind's claim (and, once the job ends, the claim that refills its slot): not one for every kind.
     await new Promise((r) => setTimeout(r, 50));
     expect(claims() - before).toBeLessThanOrEqual(2);
+  });
+
+  it('the timed look for due work finds a due job behind many claimed ones, and reads by index, not every job', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const ran: string[] = [];
+    s.ctx.jobs.register({ kind: 'test.crowded', handler: async (_p, job) => void ran.push(job.id) });
+    const now = s.ctx.clock.now();
+    const job = (id: string, runAt: number, lockedUntil: number | null) => ({
+      id,
+      kind: 'test.crowded',
+      payload: '{}',
+      run_at: runAt,
+      attempts: lockedUntil === null ? 0 : 1,
+      open_claims: lockedUntil === null ? 0 : 1,
+      rechecks: 0,
+      locked_by: lockedUntil === null ? null : 'another-instance',
+      locked_until: lockedUntil,
+      created_at: now,
+    });
+    // A start on SQLite takes back every claim (it owns the queue): the claims below are made after it.
+    s.ctx.jobs.start();
+    await new Promise((r) => setTimeout(r, 50));
+    // Written behind the queue's back, so that only the timed look finds them: 300 jobs held by live claims
+    // of another worker, all due before the one job nobody holds.
+    const held = Array.from({ length: 300 }, (_, i) => job(`job_held_${i}`, now - 10_000 + i, wallNow() + 3_600_000));
+    for (let i = 0; i < held.length; i += 100)
+      await s.ctx.store.db
+        .insertInto('jobs')
+        .values(held.slice(i, i + 100))
+        .execute();
+    await s.ctx.store.db
+      .insertInto('jobs')
+      .values(job('job_free', now, null))
+      .execute();
+    for (let t = 0; ran.length === 0 && t < 300; t++) await new Promise((r) => setTimeout(r, 10));
+    expect(ran).toEqual(['job_free']);
+    if (dialect === 'sqlite') {
+      const { sql: text, parameters } = dueWaitsQuery(s.ctx.store.db, ['test.crowded', 'test.other'], { now, wall: wallNow() }).compile();
+      const plan = await s.ctx.store.db.executeQuery(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+      const details = (plan.rows as { detail: string }[]).map((r) => r.detail);
+      expect(parameters.length).toBeGreaterThan(0);
+      expect(details.filter((d) => /\bjobs\b/.test(d))).not.toHaveLength(0);
+      expect(details.filter((d) => /^SCAN jobs/.test(d))).toEqual([]);
+    }
   });
 
   it('a start with its first poll later claims nothing until then; work enqueued meanwhile runs at once', async () => {

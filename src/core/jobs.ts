@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Compilable, type CompiledQuery } from 'kysely';
+import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import { wallNow, type Clock } from './clock.js';
 import { newId } from './ids.js';
 import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
+import type { DB } from '../store/schema.js';
 import { groupStatement } from '../store/group-commit.js';
 import { keepListening, type Listening } from '../store/listen.js';
 import { logWorkTakenOver } from './instance-events.js';
@@ -174,6 +175,47 @@ function compiledOnce<A extends Record<string, unknown>, R>(names: readonly (key
     const parameters = order.map((slot) => ('name' in slot ? args[slot.name] : slot.value));
     return { compile: () => ({ ...compiled, parameters }) };
   };
+}
+
+/** Per kind, when its soonest job can be claimed: its first unclaimed job's run_at, and the soonest wait of its claimed ones. */
+export type DueWaits = { kind: string; next_run: number | string | null; held: number | string | null };
+
+/**
+ * When each kind's next job can be claimed. A job is due when its run_at has come (Standin clock) and its
+ * claim, if any, has lapsed (wall clock): a kind's wait is its soonest job's (a running job is not due, or
+ * the loop would spin while it runs). Read per kind by its indexes rather than over every job (the loop
+ * looks every second; a scan of 100,000 jobs held SQLite's thread 40 ms): the first job in run_at order
+ * that no live claim holds, and the jobs a live claim holds (a job never waits less than until its run_at,
+ * so none after that first one is sooner).
+ */
+export function dueWaitsQuery(
+  db: Kysely<DB>,
+  kinds: readonly string[],
+  a: { now: number | string; wall: number | string },
+): Compilable<DueWaits> {
+  const untilRun = sql<number>`run_at - ${a.now}`;
+  const untilLapse = sql<number>`locked_until - ${a.wall}`;
+  // Kinds are the queue's own names (code, not input): written into the statement as literals.
+  const ofKind = (kind: string) =>
+    db.selectNoFrom((eb) => [
+      sql.lit(kind).as('kind'),
+      eb
+        .selectFrom('jobs')
+        .select('run_at')
+        .where('kind', '=', sql.lit(kind))
+        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', a.wall as number)]))
+        .orderBy('run_at')
+        .limit(1)
+        .as('next_run'),
+      eb
+        .selectFrom('jobs')
+        .select(sql<number>`min(case when ${untilLapse} > ${untilRun} then ${untilLapse} else ${untilRun} end)`.as('held'))
+        .where('kind', '=', sql.lit(kind))
+        .where('locked_until', '>', a.wall as number)
+        .as('held'),
+    ]);
+  const [first, ...rest] = kinds.map(ofKind);
+  return rest.reduce((q, k) => q.unionAll(k), first) as unknown as Compilable<DueWaits>;
 }
 
 /** One claim of a job: `attempts` counts claims, so it is the claim's fencing token. */
@@ -450,24 +492,27 @@ export function createJobQueue(
     return claimedAny;
   }
 
-  // Each job is due when its run_at has come (Standin clock) and its claim, if any, has lapsed (wall clock):
-  // a kind's wait is its soonest job's (a running job is not due, or the loop would spin while it runs).
-  const waitsStatement = compiledOnce<{ now: number; wall: number }, { kind: string; wait: number | string | null }>(
-    ['now', 'wall'],
-    (a) => {
-      const untilRun = sql<number>`run_at - ${a.now}`;
-      const untilLapse = sql<number>`locked_until - ${a.wall}`;
-      return store.db
-        .selectFrom('jobs')
-        .select(['kind', sql<number | null>`min(case when ${untilLapse} > ${untilRun} then ${untilLapse} else ${untilRun} end)`.as('wait')])
-        .groupBy('kind');
-    },
-  );
+  const waitsStatements = new Map<string, (a: { now: number; wall: number }) => Compilable<DueWaits>>();
+  function waitsStatement(kinds: readonly string[]) {
+    const key = kinds.join('\n');
+    let statement = waitsStatements.get(key);
+    if (!statement) waitsStatements.set(key, (statement = compiledOnce(['now', 'wall'], (a) => dueWaitsQuery(store.db, kinds, a))));
+    return statement;
+  }
 
   /** How long (ms) until each kind with jobs has one to claim (0 or less: now); undefined when the store fails. */
   async function dueWaits(): Promise<Map<string, number> | undefined> {
-    const rows = await queryAlone(store.db, waitsStatement({ now: clock.now(), wall: wallNow() })).catch(() => undefined);
-    return rows && new Map(rows.filter((r) => r.wait != null).map((r) => [r.kind, Number(r.wait)]));
+    const kinds = [...defs.keys()];
+    if (!kinds.length) return new Map();
+    const now = clock.now();
+    const rows = await queryAlone(store.db, waitsStatement(kinds)({ now, wall: wallNow() })).catch(() => undefined);
+    if (!rows) return undefined;
+    const waits = new Map<string, number>();
+    for (const r of rows) {
+      const wait = Math.min(r.next_run == null ? Infinity : Number(r.next_run) - now, r.held == null ? Infinity : Number(r.held));
+      if (Number.isFinite(wait)) waits.set(r.kind, wait);
+    }
+    return waits;
   }
 
   /**

@@ -105,6 +105,12 @@ export const coreMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // The loop's look for its next due job reads each kind's claimed jobs by this index rather than every job.
+  '202611291200_core_jobs_claimed': {
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('jobs_claimed').on('jobs').columns(['kind', 'locked_until']).execute();
+    },
+  },
 };
 
 declare module '../store/schema.js' {
