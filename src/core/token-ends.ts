@@ -87,6 +87,12 @@ class TextPieces {
   count = 0;
 
   clear() {
+    // A large text's table is let go rather than kept for the next ones.
+    if (this.slots.length > 3 << 18 || this.pool.length > 1 << 20) {
+      this.slots = new Int32Array(3 << 12);
+      this.pool = new Uint16Array(1 << 15);
+      this.used.length = 0;
+    }
     for (const slot of this.used) this.slots[3 * slot + 1] = 0;
     this.used.length = 0;
     this.poolUsed = 0;

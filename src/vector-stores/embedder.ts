@@ -26,6 +26,9 @@ const weightOf = (count: number) => (count >= 1 ? 1 + Math.log(count) : count);
 const HALVES = 512;
 const WEIGHT_OF_HALVES = Float64Array.from({ length: HALVES }, (_, i) => weightOf(i / 2));
 
+/** TextFeatures' arrays past this many entries are let go after their text. */
+const LARGE = 1 << 18;
+
 /** Numbers per slot of TextFeatures' table of the runs met in a text. */
 const MET = 4;
 
@@ -58,6 +61,11 @@ class TextFeatures {
   /** Numbers in the order the current piece first met them. */
   order = new Int32Array(1 << 12);
   size = 0;
+
+  /** Back to the starting sizes, when one large text grew the arrays past LARGE numbers (memory is not held by the largest file seen). */
+  trim() {
+    if (this.keys.length > LARGE || this.words.length > LARGE || this.met.length > MET * LARGE) Object.assign(this, new TextFeatures());
+  }
 
   beginText() {
     for (let i = 0; i < this.count; i++) this.slots[this.slotOf[i]] = 0;
@@ -392,6 +400,7 @@ export function embedChunks(text: string, chunks: readonly { text: string }[], s
   }
   // After the rest: embedInto starts a text of its own.
   for (const c of alone) embedInto(chunks[c].text, at(c));
+  features.trim();
   return out;
 }
 
