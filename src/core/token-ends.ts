@@ -72,92 +72,6 @@ class PieceCache {
     this.slots[at + 2] = (length << 16) | lengths.length;
   }
 }
-/**
- * The pre-tokens met in one text, in front of the cache: a file of natural text has a few thousand
- * distinct pre-tokens among a hundred thousand and more, and the cache (200,000 of them, over megabytes)
- * costs a miss of the processor's caches a look-up where this table (kilobytes) is read from them. Per
- * slot: the pre-token's hash, its length and token count (0: empty), and where its units, then its
- * tokens' byte lengths, start in `pool`. Emptied for each text.
- */
-class TextPieces {
-  private slots = new Int32Array(3 << 12);
-  private used: number[] = [];
-  pool = new Uint16Array(1 << 15);
-  private poolUsed = 0;
-  count = 0;
-
-  clear() {
-    // A large text's table is let go rather than kept for the next ones.
-    if (this.slots.length > 3 << 18 || this.pool.length > 1 << 20) {
-      this.slots = new Int32Array(3 << 12);
-      this.pool = new Uint16Array(1 << 15);
-      this.used.length = 0;
-    }
-    for (const slot of this.used) this.slots[3 * slot + 1] = 0;
-    this.used.length = 0;
-    this.poolUsed = 0;
-  }
-
-  /** Where `text[from, to)`'s token lengths start in `pool` (and how many, in `count`), or -1. */
-  find(text: string, from: number, to: number, h: number): number {
-    const slots = this.slots;
-    const pool = this.pool;
-    const length = to - from;
-    const mask = slots.length / 3 - 1;
-    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
-      const at = 3 * slot;
-      const sizes = slots[at + 1];
-      if (sizes === 0) return -1;
-      if (slots[at] !== h || sizes >>> 16 !== length) continue;
-      const start = slots[at + 2];
-      let i = 0;
-      while (i < length && pool[start + i] === text.charCodeAt(from + i)) i++;
-      if (i === length) {
-        this.count = sizes & 0xffff;
-        return start + length;
-      }
-    }
-  }
-
-  /** Remembers `n` token lengths (`values[at…]`) for `text[from, to)`, not in the table. */
-  add(text: string, from: number, to: number, h: number, values: ArrayLike<number>, at: number, n: number): void {
-    const length = to - from;
-    if (this.poolUsed + length + n > this.pool.length) {
-      const grown = new Uint16Array(Math.max(2 * this.pool.length, this.poolUsed + length + n));
-      grown.set(this.pool.subarray(0, this.poolUsed));
-      this.pool = grown;
-    }
-    const start = this.poolUsed;
-    for (let i = 0; i < length; i++) this.pool[start + i] = text.charCodeAt(from + i);
-    for (let i = 0; i < n; i++) this.pool[start + length + i] = values[at + i];
-    this.poolUsed += length + n;
-    // At most half full.
-    if (2 * (this.used.length + 1) > this.slots.length / 3) this.grow();
-    const mask = this.slots.length / 3 - 1;
-    let slot = h & mask;
-    while (this.slots[3 * slot + 1] !== 0) slot = (slot + 1) & mask;
-    this.slots[3 * slot] = h;
-    this.slots[3 * slot + 1] = (length << 16) | n;
-    this.slots[3 * slot + 2] = start;
-    this.used.push(slot);
-  }
-
-  private grow() {
-    const old = this.slots;
-    this.slots = new Int32Array(2 * old.length);
-    const mask = this.slots.length / 3 - 1;
-    const used: number[] = [];
-    for (const s of this.used) {
-      let slot = old[3 * s] & mask;
-      while (this.slots[3 * slot + 1] !== 0) slot = (slot + 1) & mask;
-      this.slots.set(old.subarray(3 * s, 3 * s + 3), 3 * slot);
-      used.push(slot);
-    }
-    this.used = used;
-  }
-}
-const pieces = new TextPieces();
-
 /** Pre-tokens remembered at most, and slots (twice as many, a power of two). */
 const CAPACITY = 200_000;
 const SLOTS = 1 << 19;
@@ -183,7 +97,6 @@ export function tokenEnds(text: string, max: number): { ends: Uint32Array; count
     ends[count++] = at += length;
   };
   const k = classesOf(text);
-  pieces.clear();
   for (let p = 0; p < text.length;) {
     const e = pretokenEnd(text, k, p);
     if (e - p > LONG) {
@@ -197,22 +110,15 @@ export function tokenEnds(text: string, max: number): { ends: Uint32Array; count
       let h = 0x811c9dc5;
       for (let i = p; i < e; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
       h ^= h >>> 15;
-      let at = pieces.find(text, p, e, h);
-      let n = pieces.count;
-      let values: ArrayLike<number> = pieces.pool;
+      let at = cache.find(text, p, e, h);
+      let n = cache.count;
+      let values: ArrayLike<number> = cache.values();
       if (at < 0) {
-        at = cache.find(text, p, e, h);
-        n = cache.count;
-        values = cache.values();
-        if (at < 0) {
-          const lengths = lengthsOf(text.slice(p, e));
-          cache.add(text, p, e, h, at, lengths);
-          values = lengths;
-          at = 0;
-          n = lengths.length;
-        }
-        // The lengths' place in `values` is read before `add` may grow the pool (a new array).
-        pieces.add(text, p, e, h, values, at, n);
+        const lengths = lengthsOf(text.slice(p, e));
+        cache.add(text, p, e, h, at, lengths);
+        values = lengths;
+        at = 0;
+        n = lengths.length;
       }
       for (let i = 0; i < n; i++) {
         if (count > max - 1) return undefined;
