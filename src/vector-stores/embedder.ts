@@ -292,6 +292,8 @@ const CONTEXTUAL_CASE = /[\u0130\u03a3]/;
 
 /** Per run of letters and digits in embedChunks: start, end, word record (-1: no word), pair feature number and the run before it that is a word (-1: none). */
 const RUN = 5;
+/** embedChunks' runs, kept from text to text (1 MB of prose has about 150,000; more than LARGE are let go). */
+let runsOfText = new Int32Array(RUN * 1024);
 
 /**
  * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
@@ -312,7 +314,7 @@ export function embedChunks(text: string, chunks: readonly { text: string }[], s
   // The text's runs of letters and digits, each with its word's record and its pair's feature.
   const k = classesOf(lower);
   features.beginText();
-  let runs = new Int32Array(RUN * 1024);
+  let runs = runsOfText;
   let n = 0;
   let kept = -1;
   let previous = 0;
@@ -325,7 +327,7 @@ export function embedChunks(text: string, chunks: readonly { text: string }[], s
     if (RUN * (n + 1) > runs.length) {
       const grown = new Int32Array(runs.length * 2);
       grown.set(runs);
-      runs = grown;
+      runs = runsOfText = grown;
     }
     const base = features.word(lower, i, e);
     const r = RUN * n;
@@ -401,6 +403,7 @@ export function embedChunks(text: string, chunks: readonly { text: string }[], s
   // After the rest: embedInto starts a text of its own.
   for (const c of alone) embedInto(chunks[c].text, at(c));
   features.trim();
+  if (runsOfText.length > RUN * LARGE) runsOfText = new Int32Array(RUN * 1024);
   return out;
 }
 
