@@ -283,7 +283,9 @@ function embedInto(text: string, into: Float32Array): Float32Array {
     first = false;
     previous = hash;
   }
-  return features.finish(into);
+  features.finish(into);
+  features.trim();
+  return into;
 }
 
 // Lowercasing that is not one unit for one unit, or depends on what follows (a final sigma): a text
