@@ -2,9 +2,9 @@ import { Type, type Static } from 'typebox';
 import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
-import { RegionCache } from '../core/region-cache.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
-import { words } from './lexical.js';
+import { LONGEST } from './lexical.js';
+import { keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
 /**
  * Embeddings of chunks and queries. Built in: a hashed bag of features, offline and deterministic
@@ -20,141 +20,228 @@ export interface Embedder {
 export const BUILTIN_DIMENSIONS = 256;
 export const BUILTIN_ID = `builtin:hashed-ngrams-${BUILTIN_DIMENSIONS}-v1`;
 
-/** 32-bit FNV-1a over UTF-16 code units of `s[from, to)`, starting from `seed`. */
-function fnv(s: string, from: number, to: number, seed: number): number {
-  let h = seed;
-  for (let i = from; i < to; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h;
-}
+/** A feature's weight in a vector from its summed weights: sublinear, 1 + ln 1 = 1 (most are met once). */
+const weightOf = (count: number) => (count >= 1 ? 1 + Math.log(count) : count);
+/** weightOf(i / 2) for i < HALVES. */
+const HALVES = 512;
+const WEIGHT_OF_HALVES = Float64Array.from({ length: HALVES }, (_, i) => weightOf(i / 2));
 
-/** murmur3's finalizer: every bit of the result depends on every bit of the input. */
-function mix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+/** TextFeatures' arrays past this many entries are let go after their text. */
+const LARGE = 1 << 18;
 
-// Different starting points keep words, word pairs and trigrams apart.
-const WORD_SEED = 0x811c9dc5;
-const PAIR_SEED = 0x2545f491;
-const GRAM_SEED = 0x9e3779b9;
-
-/** What one word adds, remembered per word: its hash, its feature, its trigrams' features and their weight. */
-interface WordFeatures {
-  hash: number;
-  feature: number;
-  grams: Uint32Array;
-  gramWeight: number;
-}
+/** Numbers per slot of TextFeatures' table of the runs met in a text. */
+const MET = 4;
 
 /**
- * Runs of letters and digits remembered (natural text repeats its words), each with its features, or
- * null for a run that is no word of lexical.ts's (a function word, one too long).
+ * The features of one text, numbered in the order first met (a feature is a 32-bit value: words,
+ * pairs and trigrams that hash alike are one feature, as they were in a Map keyed by the value), and the
+ * sums of one piece of it at a time. Each word met gets its record once per text (its hash, its trigram
+ * count, the numbers of its feature and its trigrams' features), so the sums of a chunk (auto chunking
+ * has every token in two) index arrays instead of probing a table of features per addition.
  */
-const wordCache = new RegionCache<WordFeatures | null>(100_000);
+class TextFeatures {
+  /** Per slot (open addressing on the feature's value): its number + 1, 0 when empty. */
+  private slots = new Int32Array(1 << 13);
+  /** Per number: its feature and its slot. */
+  keys = new Uint32Array(1 << 12);
+  private slotOf = new Int32Array(1 << 12);
+  private count = 0;
+  /** Per word met in this text: hash, trigram count, feature number, trigram feature numbers. */
+  words = new Int32Array(1 << 12);
+  private wordsUsed = 0;
+  /** The runs of letters and digits met in this text: per slot their hash, length (0: empty), record and key's start in `metChars`. */
+  private met = new Int32Array(MET << 12);
+  private metChars = new Uint16Array(1 << 14);
+  private metCharsUsed = 0;
+  /** The slots used in `met`, to empty them for the next text. */
+  private metSlots: number[] = [];
 
-/** The features of a lowercased run of letters and digits, or null if lexical.ts's `words` leaves it out. */
-function featuresOf(w: string): WordFeatures | null {
-  const kept = words(w);
-  if (kept.length !== 1 || kept[0] !== w) return null;
-  const hash = fnv(w, 0, w.length, WORD_SEED);
-  const marked = `#${w}#`;
-  const grams = new Uint32Array(marked.length - 2);
-  for (let j = 0; j < grams.length; j++) grams[j] = mix(fnv(marked, j, j + 3, GRAM_SEED));
-  return { hash, feature: mix(hash), grams, gramWeight: 0.5 / grams.length };
-}
-
-/**
- * The features of one text and their weights, in the order each was first met (the order the vector's
- * sums are made in, so the result is the same to the bit as with a Map): an open-addressed table on the
- * features' hashes (already mixed), reused from text to text.
- */
-class FeatureSums {
-  private keys = new Uint32Array(1 << 12);
-  private sums = new Float64Array(1 << 12);
-  /** The text each slot was last used for: a slot of an earlier text is free. */
-  private stamps = new Uint32Array(1 << 12);
-  private stamp = 0;
-  /** Slots in the order their features were first met. */
-  order = new Int32Array(1 << 11);
+  /** Per number: its sum in the current piece, 0 when the piece has not met it (every weight is above 0). */
+  sums = new Float64Array(1 << 12);
+  /** Numbers in the order the current piece first met them. */
+  order = new Int32Array(1 << 12);
   size = 0;
 
-  reset() {
-    this.size = 0;
-    if (++this.stamp === 0xffffffff) {
-      this.stamps.fill(0);
-      this.stamp = 1;
-    }
+  /** Back to the starting sizes, when one large text grew the arrays past LARGE numbers (memory is not held by the largest file seen). */
+  trim() {
+    if (this.keys.length > LARGE || this.words.length > LARGE || this.met.length > MET * LARGE) Object.assign(this, new TextFeatures());
   }
 
-  add(h: number, w: number) {
-    // At most half full: grow before the insert that would pass it.
-    if (this.size * 2 >= this.keys.length) this.grow();
-    const mask = this.keys.length - 1;
-    let slot = h & mask;
+  beginText() {
+    for (let i = 0; i < this.count; i++) this.slots[this.slotOf[i]] = 0;
+    this.count = 0;
+    this.wordsUsed = 0;
+    for (const slot of this.metSlots) this.met[MET * slot + 1] = 0;
+    this.metSlots.length = 0;
+    this.metCharsUsed = 0;
+  }
+
+  /** The number of feature `h` in this text. */
+  id(h: number): number {
     for (;;) {
-      if (this.stamps[slot] !== this.stamp) {
-        this.stamps[slot] = this.stamp;
-        this.keys[slot] = h;
-        this.sums[slot] = w;
-        if (this.size === this.order.length) {
-          const grown = new Int32Array(this.order.length * 2);
-          grown.set(this.order);
-          this.order = grown;
+      const mask = this.slots.length - 1;
+      for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+        const n = this.slots[slot] - 1;
+        if (n < 0) {
+          // At most half full: grow and probe again before the insert that would pass it.
+          if (2 * (this.count + 1) > this.slots.length) break;
+          if (this.count === this.keys.length) this.growNumbers();
+          this.keys[this.count] = h;
+          this.slotOf[this.count] = slot;
+          this.slots[slot] = ++this.count;
+          return this.count - 1;
         }
-        this.order[this.size++] = slot;
-        return;
+        if (this.keys[n] === h >>> 0) return n;
       }
-      if (this.keys[slot] === h) {
-        this.sums[slot] += w;
-        return;
-      }
-      slot = (slot + 1) & mask;
+      this.growSlots();
     }
   }
 
-  key = (i: number) => this.keys[this.order[i]];
-  sum = (i: number) => this.sums[this.order[i]];
+  /**
+   * Where the record of the word `lower[from, to)` starts in `words`, or -1 when it is no word: looked up
+   * in this text's words first (a few thousand in a file, where the word cache holds a hundred thousand
+   * spread over megabytes), then in the word cache.
+   */
+  word(lower: string, from: number, to: number): number {
+    const length = to - from;
+    if (length > LONGEST) return -1;
+    const h = keyHash(lower, from, to);
+    const met = this.met;
+    const mask = met.length / MET - 1;
+    let slot = h & mask;
+    for (; ; slot = (slot + 1) & mask) {
+      const at = MET * slot;
+      if (met[at + 1] === 0) break;
+      if (met[at] !== h || met[at + 1] !== length) continue;
+      const start = met[at + 3];
+      let i = 0;
+      while (i < length && this.metChars[start + i] === lower.charCodeAt(from + i)) i++;
+      if (i === length) return met[at + 2];
+    }
+    const entry = wordCache.find(lower, from, to, h);
+    const base = entry < 0 ? -1 : this.record(entry);
+    if (this.metChars.length < this.metCharsUsed + length) {
+      const grown = new Uint16Array(Math.max(2 * this.metChars.length, this.metCharsUsed + length));
+      grown.set(this.metChars);
+      this.metChars = grown;
+    }
+    for (let i = 0; i < length; i++) this.metChars[this.metCharsUsed + i] = lower.charCodeAt(from + i);
+    const at = MET * slot;
+    met[at] = h;
+    met[at + 1] = length;
+    met[at + 2] = base;
+    met[at + 3] = this.metCharsUsed;
+    this.metCharsUsed += length;
+    this.metSlots.push(slot);
+    // At most half full.
+    if (2 * this.metSlots.length > met.length / MET) this.growMet();
+    return base;
+  }
 
-  private grow() {
-    const n = this.size;
-    const keys = Array.from({ length: n }, (_, i) => this.key(i));
-    const sums = Array.from({ length: n }, (_, i) => this.sum(i));
-    const length = this.keys.length * 2;
-    this.keys = new Uint32Array(length);
-    this.sums = new Float64Array(length);
-    this.stamps = new Uint32Array(length);
-    this.stamp = 1;
+  /** The record of the word cache's `entry` in `words` (made now: the entry's index lasts until the cache's next miss). */
+  private record(entry: number): number {
+    const grams = wordCache.grams(entry);
+    if (this.wordsUsed + 3 + grams > this.words.length) {
+      const grown = new Int32Array(Math.max(2 * this.words.length, this.wordsUsed + 3 + grams));
+      grown.set(this.words);
+      this.words = grown;
+    }
+    const base = this.wordsUsed;
+    const start = wordCache.start(entry);
+    const values = wordCache.values();
+    this.words[base] = values[start];
+    this.words[base + 1] = grams;
+    // id() grows this object's arrays, not the cache's: `values` stays valid.
+    this.words[base + 2] = this.id(values[start + 1]);
+    for (let j = 0; j < grams; j++) this.words[base + 3 + j] = this.id(values[start + 2 + j]);
+    this.wordsUsed += 3 + grams;
+    return base;
+  }
+
+  private growMet() {
+    const old = this.met;
+    const met = new Int32Array(2 * old.length);
+    const mask = met.length / MET - 1;
+    const slots: number[] = [];
+    for (const s of this.metSlots) {
+      let slot = old[MET * s] & mask;
+      while (met[MET * slot + 1] !== 0) slot = (slot + 1) & mask;
+      met.set(old.subarray(MET * s, MET * s + MET), MET * slot);
+      slots.push(slot);
+    }
+    this.met = met;
+    this.metSlots = slots;
+  }
+
+  /** Starts a piece: the sums of the one before were emptied by `finish`. */
+  beginPiece() {
     this.size = 0;
-    for (let i = 0; i < n; i++) this.add(keys[i], sums[i]);
+  }
+
+  add(n: number, w: number) {
+    const sum = this.sums[n];
+    if (sum === 0) this.order[this.size++] = n;
+    this.sums[n] = sum + w;
+  }
+
+  /** Adds the word whose record starts at `base`: its feature, its pair (feature number `pair`, -1: none) and its trigrams. */
+  addWord(base: number, pair: number) {
+    const words = this.words;
+    this.add(words[base + 2], 1);
+    if (pair >= 0) this.add(pair, 0.5);
+    const grams = words[base + 1];
+    const weight = 0.5 / grams;
+    for (let j = 0; j < grams; j++) this.add(words[base + 3 + j], weight);
+  }
+
+  /** The vector of the piece's features, into `v` (zeroed, BUILTIN_DIMENSIONS long), normalized. */
+  finish(v: Float32Array): Float32Array {
+    const { order, keys, sums } = this;
+    for (let i = 0; i < this.size; i++) {
+      const n = order[i];
+      const h = keys[n];
+      const count = sums[n];
+      sums[n] = 0;
+      // Whole and half counts (words and pairs, most trigrams) from a table of the same values.
+      const halves = 2 * count;
+      const weight = halves < HALVES && halves === Math.floor(halves) ? WEIGHT_OF_HALVES[halves] : weightOf(count);
+      v[h & (BUILTIN_DIMENSIONS - 1)] += h & 0x80000000 ? -weight : weight;
+    }
+    return normalize(v);
+  }
+
+  private growNumbers() {
+    const length = 2 * this.keys.length;
+    const keys = new Uint32Array(length);
+    keys.set(this.keys);
+    this.keys = keys;
+    const slotOf = new Int32Array(length);
+    slotOf.set(this.slotOf);
+    this.slotOf = slotOf;
+    const sums = new Float64Array(length);
+    sums.set(this.sums);
+    this.sums = sums;
+    const order = new Int32Array(length);
+    order.set(this.order);
+    this.order = order;
+  }
+
+  private growSlots() {
+    this.slots = new Int32Array(2 * this.slots.length);
+    const mask = this.slots.length - 1;
+    for (let n = 0; n < this.count; n++) {
+      let slot = this.keys[n] & mask;
+      while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+      this.slots[slot] = n + 1;
+      this.slotOf[n] = slot;
+    }
   }
 }
-const table = new FeatureSums();
+const wordCache = new WordFeatureCache();
+const features = new TextFeatures();
 
-/** Adds one word's features (and its pair with the word before, if any) to the table. */
-function addWord(f: WordFeatures, previous: number, first: boolean) {
-  table.add(f.feature, 1);
-  if (!first) table.add(mix(Math.imul(previous, 31) ^ f.hash ^ PAIR_SEED), 0.5);
-  for (let j = 0; j < f.grams.length; j++) table.add(f.grams[j], f.gramWeight);
-}
-
-/** The vector of the table's features, into `v` (zeroed, BUILTIN_DIMENSIONS long), normalized. */
-function finish(v: Float32Array): Float32Array {
-  for (let i = 0; i < table.size; i++) {
-    const h = table.key(i);
-    const count = table.sum(i);
-    // 1 + ln 1 is 1 exactly: most features are met once.
-    const weight = count === 1 ? 1 : count > 1 ? 1 + Math.log(count) : count;
-    v[h & (BUILTIN_DIMENSIONS - 1)] += h & 0x80000000 ? -weight : weight;
-  }
-  return normalize(v);
-}
+/** The pair feature of a word (hash `hash`) after the word `previous`. */
+const pairOf = (previous: number, hash: number) => mix(Math.imul(previous, 31) ^ hash ^ PAIR_SEED);
 
 /** The end of the run of letters and digits starting at `i` (classes `k`), bounded by `to`. */
 function runEnd(k: Uint8Array, i: number, to: number): number {
@@ -174,11 +261,12 @@ export const embedBuiltin = (text: string): Float32Array => embedInto(text, new 
 
 /** embedBuiltin into `into` (zeroed, BUILTIN_DIMENSIONS long). */
 function embedInto(text: string, into: Float32Array): Float32Array {
-  table.reset();
   // The words of lexical.ts's `words` (runs of letters and digits of the lowercased text, some left out),
   // found with the pre-tokenizer's class table rather than its regex.
   const lower = text.toLowerCase();
   const k = classesOf(lower);
+  features.beginText();
+  features.beginPiece();
   let previous = 0;
   let first = true;
   for (let i = 0; i < k.length;) {
@@ -187,26 +275,35 @@ function embedInto(text: string, into: Float32Array): Float32Array {
       continue;
     }
     const e = runEnd(k, i, k.length);
-    const f = wordCache.get(lower, i, e, featuresOf);
+    const base = features.word(lower, i, e);
     i = e;
-    if (!f) continue;
-    addWord(f, previous, first);
+    if (base < 0) continue;
+    const hash = features.words[base];
+    features.addWord(base, first ? -1 : features.id(pairOf(previous, hash)));
     first = false;
-    previous = f.hash;
+    previous = hash;
   }
-  return finish(into);
+  features.finish(into);
+  features.trim();
+  return into;
 }
 
 // Lowercasing that is not one unit for one unit, or depends on what follows (a final sigma): a text
 // holding one is embedded chunk by chunk.
 const CONTEXTUAL_CASE = /[\u0130\u03a3]/;
 
+/** Per run of letters and digits in embedChunks: start, end, word record (-1: no word), pair feature number and the run before it that is a word (-1: none). */
+const RUN = 5;
+/** embedChunks' runs, kept from text to text (1 MB of prose has about 150,000; more than LARGE are let go). */
+let runsOfText = new Int32Array(RUN * 1024);
+
 /**
  * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
- * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes and
- * the word look-ups made once for the whole text instead of once per chunk (auto chunking has every
- * token in two chunks). `starts[i]` is where chunk i's text begins in `text` (UTF-16 units); a chunk
- * whose text is not found there (a window that cut a character) is embedded on its own.
+ * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
+ * word look-ups and the numbering of features made once for the whole text instead of once per chunk
+ * (auto chunking has every token in two chunks). `starts[i]` is where chunk i's text begins in `text`
+ * (UTF-16 units); a chunk whose text is not found there (a window that cut a character) is embedded on
+ * its own.
  */
 export function embedChunks(text: string, chunks: readonly { text: string }[], starts: readonly number[]): Float32Array {
   const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
@@ -216,52 +313,99 @@ export function embedChunks(text: string, chunks: readonly { text: string }[], s
     chunks.forEach((c, i) => embedInto(c.text, at(i)));
     return out;
   }
-  // The text's runs of letters and digits, each with its features (null: no word of lexical.ts's).
+  // The text's runs of letters and digits, each with its word's record and its pair's feature.
   const k = classesOf(lower);
-  let runs = new Int32Array(1024);
-  const features: (WordFeatures | null)[] = [];
+  features.beginText();
+  let runs = runsOfText;
   let n = 0;
+  let kept = -1;
+  let previous = 0;
   for (let i = 0; i < k.length;) {
     if (!(k[i] & (LETTER | NUMBER))) {
       i++;
       continue;
     }
     const e = runEnd(k, i, k.length);
-    if (2 * n + 2 > runs.length) {
+    if (RUN * (n + 1) > runs.length) {
       const grown = new Int32Array(runs.length * 2);
       grown.set(runs);
-      runs = grown;
+      runs = runsOfText = grown;
     }
-    runs[2 * n] = i;
-    runs[2 * n + 1] = e;
-    features[n++] = wordCache.get(lower, i, e, featuresOf);
+    const base = features.word(lower, i, e);
+    const r = RUN * n;
+    runs[r] = i;
+    runs[r + 1] = e;
+    runs[r + 2] = base;
+    runs[r + 3] = -1;
+    runs[r + 4] = kept;
+    if (base >= 0) {
+      const hash = features.words[base];
+      if (kept >= 0) runs[r + 3] = features.id(pairOf(previous, hash));
+      kept = n;
+      previous = hash;
+    }
+    n++;
     i = e;
   }
+  const alone: number[] = [];
   let r0 = 0;
   for (let c = 0; c < chunks.length; c++) {
     const piece = chunks[c].text;
     const s = starts[c];
     if (!(s >= 0) || !text.startsWith(piece, s)) {
-      embedInto(piece, at(c));
+      alone.push(c);
       continue;
     }
     const e = s + piece.length;
     // The runs the chunk holds: whole ones as found, those its edges cut as the cut words they are.
-    while (r0 < n && runs[2 * r0 + 1] <= s) r0++;
-    table.reset();
-    let previous = 0;
-    let first = true;
-    for (let r = r0; r < n && runs[2 * r] < e; r++) {
-      const a = runs[2 * r];
-      const b = runs[2 * r + 1];
-      const f = a >= s && b <= e ? features[r] : wordCache.get(lower, Math.max(a, s), Math.min(b, e), featuresOf);
-      if (!f) continue;
-      addWord(f, previous, first);
-      first = false;
-      previous = f.hash;
+    while (r0 < n && runs[RUN * r0 + 1] <= s) r0++;
+    // The sums made here rather than by addWord (the hot loop, with the arrays in locals): the same additions in the same order.
+    let { words, sums, order } = features;
+    let size = 0;
+    let last = -1;
+    let lastBase = -1;
+    let lastWhole = false;
+    for (let r = r0; r < n && runs[RUN * r] < e; r++) {
+      const a = runs[RUN * r];
+      const b = runs[RUN * r + 1];
+      const whole = a >= s && b <= e;
+      let base = runs[RUN * r + 2];
+      // The pair found for the whole text holds when the word before it here is the one before it there.
+      let pair = runs[RUN * r + 3];
+      if (!whole || !lastWhole || runs[RUN * r + 4] !== last) {
+        if (!whole) base = features.word(lower, Math.max(a, s), Math.min(b, e));
+        if (base < 0) continue;
+        pair = last < 0 ? -1 : features.id(pairOf(features.words[lastBase], features.words[base]));
+        ({ words, sums, order } = features);
+      } else if (base < 0) continue;
+      let f = words[base + 2];
+      let sum = sums[f];
+      if (sum === 0) order[size++] = f;
+      sums[f] = sum + 1;
+      if (pair >= 0) {
+        sum = sums[pair];
+        if (sum === 0) order[size++] = pair;
+        sums[pair] = sum + 0.5;
+      }
+      const grams = words[base + 1];
+      const weight = 0.5 / grams;
+      for (let j = base + 3; j < base + 3 + grams; j++) {
+        f = words[j];
+        sum = sums[f];
+        if (sum === 0) order[size++] = f;
+        sums[f] = sum + weight;
+      }
+      last = r;
+      lastBase = base;
+      lastWhole = whole;
     }
-    finish(at(c));
+    features.size = size;
+    features.finish(at(c));
   }
+  // After the rest: embedInto starts a text of its own.
+  for (const c of alone) embedInto(chunks[c].text, at(c));
+  features.trim();
+  if (runsOfText.length > RUN * LARGE) runsOfText = new Int32Array(RUN * 1024);
   return out;
 }
 

@@ -144,4 +144,29 @@ describe('chunks and vectors identical to the reference', () => {
       }
     }
   });
+
+  it('embeds the chunks of a text with more distinct words than the word cache holds as the reference does, to the bit', () => {
+    // 120,000 distinct words (the cache holds 100,000: it starts over within the text), among repeated ones,
+    // in mixed case, with runs of digits and runs too long to be words that chunk edges cut.
+    const r = random(11);
+    const parts: string[] = [];
+    for (let i = 0; i < 120_000; i++) {
+      let w = '';
+      for (let j = 2 + Math.floor(r() * 7); j > 0; j--) w += String.fromCharCode(97 + Math.floor(r() * 26));
+      parts.push(r() < 0.1 ? w.toUpperCase() : w, r() < 0.3 ? ' the ' : r() < 0.05 ? ` ${'z'.repeat(60)}${i} ` : ' ');
+      if (i % 9 === 0) parts.push('quick brown fox ');
+    }
+    const text = parts.join('');
+    const starts: number[] = [];
+    const chunks = [...chunkText(text, { max_chunk_size_tokens: 400, chunk_overlap_tokens: 150 }, starts)];
+    const all = embedChunks(text, chunks, starts);
+    chunks.forEach((c, i) => {
+      const want = referenceEmbedding(c.text);
+      expect(Buffer.from(all.buffer, i * BUILTIN_DIMENSIONS * 4, BUILTIN_DIMENSIONS * 4).equals(Buffer.from(want.buffer))).toBe(true);
+    });
+    // After a text that large the embedder's arrays start small again: the next texts embed as before.
+    for (const small of ['The quick brown fox.', varied(4, 20)]) {
+      expect(Buffer.from(embedBuiltin(small).buffer).equals(Buffer.from(referenceEmbedding(small).buffer))).toBe(true);
+    }
+  });
 });

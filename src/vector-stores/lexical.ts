@@ -3,7 +3,8 @@
  * (Unicode-aware), minus a short list of English function words that carry no meaning for retrieval.
  */
 const WORD = /[\p{L}\p{N}]+/gu;
-const LONGEST = 48;
+/** The longest word kept (in UTF-16 units): a longer run is an identifier, a hash or base64, not a word. */
+export const LONGEST = 48;
 
 const STOPWORDS = new Set(
   (

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { LONGEST, words } from './lexical.js';
+import { fnv, keyHash, mix, WordFeatureCache } from './word-features.js';
+
+/** What the cache should hold for a word: its hash, its feature, the features of the trigrams of `#w#`. */
+function expected(w: string): number[] {
+  const hash = fnv(w, 0, w.length, 0x811c9dc5) >>> 0;
+  const marked = `#${w}#`;
+  return [hash, mix(hash), ...Array.from({ length: w.length }, (_, j) => mix(fnv(marked, j, j + 3, 0x9e3779b9)))];
+}
+
+function valuesOf(cache: WordFeatureCache, entry: number): number[] {
+  const start = cache.start(entry);
+  return Array.from(cache.values().subarray(start, start + 2 + cache.grams(entry)));
+}
+
+const find = (cache: WordFeatureCache, text: string, from: number, to: number) => cache.find(text, from, to, keyHash(text, from, to));
+
+describe('the word cache of the built-in embedder', () => {
+  it('finds a word from any text holding it, with its features, and no features for what is no word', () => {
+    const cache = new WordFeatureCache();
+    const a = find(cache, 'capital city', 0, 7);
+    expect(a).toBeGreaterThanOrEqual(0);
+    expect(valuesOf(cache, a)).toEqual(expected('capital'));
+    expect(find(cache, 'the capital', 4, 11)).toBe(a);
+    expect(valuesOf(cache, find(cache, 'x1', 0, 2))).toEqual(expected('x1'));
+    // Function words and runs longer than lexical.ts keeps are no words, as `words` has it.
+    expect(words('the')).toEqual([]);
+    expect(find(cache, 'the', 0, 3)).toBe(-1);
+    expect(find(cache, 'the', 0, 3)).toBe(-1);
+    expect(find(cache, 'q'.repeat(LONGEST + 1), 0, LONGEST + 1)).toBe(-1);
+    expect(valuesOf(cache, find(cache, 'q'.repeat(LONGEST), 0, LONGEST))).toEqual(expected('q'.repeat(LONGEST)));
+  });
+
+  it('starts over when full and gives the same features after', () => {
+    const cache = new WordFeatureCache();
+    const ws = Array.from({ length: 230_000 }, (_, i) => `w${i.toString(36)}`);
+    for (const pass of [0, 1]) {
+      for (let i = pass; i < ws.length; i += 997) {
+        const w = ws[i];
+        const e = find(cache, w, 0, w.length);
+        expect(valuesOf(cache, e)).toEqual(expected(w));
+      }
+      // Fill it past its capacity (100,000 words) between the passes.
+      for (const w of ws) find(cache, w, 0, w.length);
+    }
+  });
+});
