@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Exec, Store } from '../store/db.js';
+import { notify } from '../store/listen.js';
 
 /** The PostgreSQL channel every instance LISTENs on; the payload names the concern that changed. */
 export const CHANNEL = 'standin_changes';
@@ -11,7 +12,7 @@ export async function bumpGeneration(store: Pick<Store, 'dialect'>, exec: Exec, 
     .values({ concern, generation: 1 })
     .onConflict((oc) => oc.column('concern').doUpdateSet({ generation: sql`change_signals.generation + 1` }))
     .execute();
-  if (store.dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, ${concern})`.execute(exec);
+  if (store.dialect === 'postgres') await notify(exec, CHANNEL, concern);
 }
 
 /** Marks every concern ever signalled changed (after an admin reset). */
@@ -20,7 +21,7 @@ export async function bumpAll(store: Pick<Store, 'dialect'>, exec: Exec): Promis
     .updateTable('change_signals')
     .set({ generation: sql`generation + 1` })
     .execute();
-  if (store.dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, '*')`.execute(exec);
+  if (store.dialect === 'postgres') await notify(exec, CHANNEL, '*');
 }
 
 /** Every concern's generation. */

@@ -5,7 +5,7 @@ import { newId } from './ids.js';
 import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import type { DB } from '../store/schema.js';
 import { groupStatement } from '../store/group-commit.js';
-import { keepListening, type Listening } from '../store/listen.js';
+import { keepListening, notify, type Listening } from '../store/listen.js';
 import { logWorkTakenOver } from './instance-events.js';
 import { outageLog } from './outage-log.js';
 
@@ -610,7 +610,7 @@ export function createJobQueue(
         .where((eb) => eb.or(held.map(({ job }) => eb.and({ id: job.id, attempts: job.attempts }))))
         .execute();
       const kinds = [...new Set(held.map((h) => h.kind))];
-      if (store.dialect === 'postgres') for (const kind of kinds) await sql`select pg_notify('standin_jobs', ${kind})`.execute(store.db);
+      if (store.dialect === 'postgres') for (const kind of kinds) await notify(store.db, 'standin_jobs', kind);
       log.info({ jobs: held.length, kinds }, 'stopping: handed running jobs back to the queue');
     } catch (err) {
       log.error({ err }, 'handing jobs back failed; their claims lapse after their visibility timeout');
@@ -663,7 +663,7 @@ export function createJobQueue(
       // A job due later (a run's watchdog, its expiry) costs no claim now: the loop's timer comes forward
       // to it (two claims and a read a run, bench/runs.mjs).
       const inMs = (opts.runAt ?? now) - now;
-      if (store.dialect === 'postgres') await sql`select pg_notify('standin_jobs', ${kind})`.execute(exec);
+      if (store.dialect === 'postgres') await notify(exec, 'standin_jobs', kind);
       else setImmediate(() => (inMs > 0 ? wakeIn(kind, inMs) : wakeKind(kind)));
       return id;
     },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Ctx } from '../core/module.js';
 import type { Exec } from '../store/db.js';
+import { notify } from '../store/listen.js';
 
 /** SQL of the stored stream events of background responses, and of the instance's reasoning key. */
 
@@ -20,7 +20,7 @@ export async function appendEvents(
     .insertInto('response_events')
     .values(events.map((e) => ({ response_id: responseId, seq: e.sequence_number, data: JSON.stringify(e), created_at: now })))
     .execute();
-  if (ctx.store.dialect === 'postgres') await sql`select pg_notify(${RESPONSES_CHANNEL}, ${responseId})`.execute(exec);
+  if (ctx.store.dialect === 'postgres') await notify(exec, RESPONSES_CHANNEL, responseId);
 }
 
 /** The events after `after`, in order, at most `limit`. */

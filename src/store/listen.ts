@@ -1,4 +1,22 @@
+import { sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
+import type { Exec } from './db.js';
+
+/**
+ * The channel of a deployment's notifications named `name`, as SQL the session evaluates: one per PostgreSQL
+ * schema, since deployments on different schemas of one database would otherwise wake each other (a
+ * notification reaches every session of the database that listens on its channel). On `public` it is the
+ * name itself, as instances of the version before this one name it during a rolling upgrade.
+ */
+const CHANNEL_SQL = "case when current_schema() = 'public' then $1::text else $1::text || '_' || left(md5(current_schema()), 12) end";
+
+const channelOf = (name: string): RawBuilder<string> =>
+  sql<string>`(case when current_schema() = 'public' then ${name}::text else ${name}::text || '_' || left(md5(current_schema()), 12) end)`;
+
+/** PostgreSQL: notifies this deployment's listeners of `name` (core/bus.ts, jobs, change signals), at the commit of `exec`'s transaction. */
+export async function notify(exec: Exec, name: string, payload: string): Promise<void> {
+  await sql`select pg_notify(${channelOf(name)}, ${payload})`.execute(exec);
+}
 
 export interface Listening {
   /** Settles once the first attempt to listen has ended, listening or not (a failure is retried). */
@@ -7,7 +25,8 @@ export interface Listening {
 }
 
 /**
- * PostgreSQL: keeps a connection of `pool` LISTENing on `channel`, calling `notified` with each payload.
+ * PostgreSQL: keeps a connection of `pool` LISTENing on this deployment's channel `channel` (its schema's,
+ * as `notify` sends to), calling `notified` with each payload.
  * A connection the server ends is dropped from the pool and a new one listens `retryMs` later, as
  * does a failed attempt (one at a time: a stalled database does not collect attempts). While it is down the
  * caller follows by its own poll; `onListen` runs each time listening starts, to catch up on what it missed.
@@ -62,7 +81,8 @@ export function keepListening(
     };
     client.on('error', lost);
     try {
-      await client.query(`LISTEN ${channel}`);
+      const named = (await client.query<{ channel: string }>(`select ${CHANNEL_SQL} as channel`, [channel])).rows[0].channel;
+      await client.query(`LISTEN ${client.escapeIdentifier(named)}`);
     } catch (err) {
       return lost(err as Error);
     }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Ctx, Services } from '../../core/module.js';
 import type { Exec } from '../../store/db.js';
+import { notify } from '../../store/listen.js';
 import type { RunStatus } from '../runs/states.js';
 
 /** One frame of a run's stream: the event name and its data (an API object or a delta). */
@@ -65,7 +66,7 @@ export async function insertEvents(
   // The run metrics count status events as written (src/metrics): a transaction that rolls back is rare.
   ctx.services?.metrics?.runEvents(events);
   // Other instances follow the run's stream through this notification (bus.ts).
-  if (ctx.store.dialect === 'postgres') await sql`select pg_notify('standin_runs', ${runId})`.execute(tx);
+  if (ctx.store.dialect === 'postgres') await notify(tx, 'standin_runs', runId);
   return stored;
 }
 
