@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiled, type Exec } from '../store/db.js';
+import { precompiled, precompiledRows, type Exec } from '../store/db.js';
 import type { VectorStoreTables as T } from './tables.js';
 
 /** The SQL of vector stores, their files, batches, texts and chunks. Reads are scoped to a project. */
@@ -203,13 +203,31 @@ export async function endIngestion(
   return Number(res.numUpdatedRows) > 0;
 }
 
+/** Every column of a chunk row: the insert names each (precompiledRows). */
+const CHUNK_COLUMNS = [
+  'vector_store_id',
+  'file_id',
+  'seq',
+  'text',
+  'tokens',
+  'embedding',
+  'embedder',
+] as const satisfies readonly (keyof ChunkRow)[];
+/** Rows a statement: 7 values a row, 700 parameters, well inside both databases' limits. */
+const CHUNK_ROWS = 100;
+/**
+ * The insert of a file's chunks, compiled once per number of rows: building and compiling a 100-row
+ * insert with Kysely cost half as much as SQLite's writing of the rows (a CPU profile of ingestion).
+ */
+const insertChunksStatement = precompiledRows<ChunkRow>(
+  CHUNK_COLUMNS,
+  (db, rows) => db.insertInto('vector_store_chunks').values(rows),
+  CHUNK_ROWS,
+);
+
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
-  // 7 values a row: 100 rows stay well inside both databases' parameter limits.
-  for (let i = 0; i < rows.length; i += 100)
-    await exec
-      .insertInto('vector_store_chunks')
-      .values(rows.slice(i, i + 100))
-      .execute();
+  for (let i = 0; i < rows.length; i += CHUNK_ROWS)
+    await exec.executeQuery(insertChunksStatement(exec, rows.slice(i, i + CHUNK_ROWS)).compile());
 }
 
 export async function insertText(exec: Exec, storeId: string, fileId: string, text: string): Promise<void> {
