@@ -213,8 +213,8 @@ const CHUNK_COLUMNS = [
   'embedding',
   'embedder',
 ] as const satisfies readonly (keyof ChunkRow)[];
-/** Rows a statement: 7 values a row, 700 parameters, well inside both databases' limits. */
-const CHUNK_ROWS = 100;
+/** Rows a statement: 7 values a row, 896 parameters, well inside both databases' limits. */
+const CHUNK_ROWS = 128;
 /**
  * The insert of a file's chunks, compiled once per number of rows: building and compiling a 100-row
  * insert with Kysely cost half as much as SQLite's writing of the rows (a CPU profile of ingestion).
@@ -225,9 +225,19 @@ const insertChunksStatement = precompiledRows<ChunkRow>(
   CHUNK_ROWS,
 );
 
+/**
+ * Inserts chunks CHUNK_ROWS a statement, and the rest in statements of powers of two (a tail of 100: 64,
+ * 32 and 4): eight sizes of statement in all, each compiled and prepared once. A statement the size of
+ * each file's tail had a new size prepared for most files (0.2–0.7 ms for 100 rows on SQLite) and kept
+ * up to a hundred of them.
+ */
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK_ROWS)
-    await exec.executeQuery(insertChunksStatement(exec, rows.slice(i, i + CHUNK_ROWS)).compile());
+  for (let i = 0; i < rows.length;) {
+    let n = CHUNK_ROWS;
+    while (n > rows.length - i) n >>= 1;
+    await exec.executeQuery(insertChunksStatement(exec, rows.slice(i, i + n)).compile());
+    i += n;
+  }
 }
 
 export async function insertText(exec: Exec, storeId: string, fileId: string, text: string): Promise<void> {
