@@ -1,6 +1,7 @@
 import { serialize, deserialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { chunkText, type Chunking } from './chunk.js';
+import { BUILTIN_DIMENSIONS } from './embedder.js';
 import { fromWire, toWire, type WirePrepared } from './ingest-protocol.js';
 
 /** Through the pipe as the processes send it ('advanced' serialization is V8's structured clone). */
@@ -46,7 +47,7 @@ describe('the ingestion reply on the wire', () => {
     const text = 'words and more words '.repeat(50);
     const starts: number[] = [];
     const chunks = [...chunkText(text, SMALL, starts)];
-    const vectors = Float32Array.from({ length: chunks.length * 4 }, (_, i) => i / 7);
+    const vectors = Float32Array.from({ length: chunks.length * BUILTIN_DIMENSIONS }, (_, i) => i / 7);
     const back = fromWire(deserialize(serialize(toWire({ text, chunks, vectors }, starts))) as WirePrepared);
     expect([...back.vectors!]).toEqual([...vectors]);
     expect(fromWire(toWire({ text, chunks }, starts)).vectors).toBeUndefined();
@@ -62,7 +63,10 @@ describe('the ingestion reply on the wire', () => {
       { ...wire, spans: Int32Array.of(0, 3) },
       { ...wire, spans: [0, 3, 1] as unknown as Int32Array },
       { ...wire, text: 5 as unknown as string },
+      { ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS - 1) },
+      { ...wire, vectors: new Float64Array(BUILTIN_DIMENSIONS) as unknown as Float32Array },
     ];
+    expect(fromWire({ ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS) }).vectors).toHaveLength(BUILTIN_DIMENSIONS);
     for (const w of bad) expect(() => fromWire(w)).toThrow('malformed reply');
   });
 });

@@ -1,3 +1,4 @@
+import { BUILTIN_DIMENSIONS } from './embedder.js';
 import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
 
 /** The messages between the server (ingest-pool.ts) and an ingestion process (ingest-child.ts). */
@@ -50,7 +51,9 @@ export function toWire(p: Prepared, starts: readonly number[]): WirePrepared {
  */
 export function fromWire(w: WirePrepared): Prepared {
   const { text, spans } = w;
-  if (typeof text !== 'string' || !(spans instanceof Int32Array) || spans.length % 3 !== 0 || !Array.isArray(w.odd))
+  const vectorsOk =
+    w.vectors === undefined || (w.vectors instanceof Float32Array && w.vectors.length === (spans?.length / 3) * BUILTIN_DIMENSIONS);
+  if (typeof text !== 'string' || !(spans instanceof Int32Array) || spans.length % 3 !== 0 || !Array.isArray(w.odd) || !vectorsOk)
     throw new Error('the ingestion process sent a malformed reply');
   const odd = new Map(w.odd);
   const chunks: Prepared['chunks'] = new Array(spans.length / 3);
