@@ -65,7 +65,9 @@ async function measure(tree) {
       `export { tokenEnds } from ${src('core/token-ends.ts')};`,
       `export { classesOf, pretokenEnd } from ${src('core/pretokens.ts')};`,
       // The reply as chunk spans (ingest-protocol.ts toWire/fromWire), in trees that have them.
-      `export * as wire from ${src('vector-stores/ingest-protocol.ts')};`,
+      existsSync(join(tree, 'src/vector-stores/ingest-protocol.ts'))
+        ? `export * as wire from ${src('vector-stores/ingest-protocol.ts')};`
+        : 'export const wire = {};',
     ].join('\n'),
   );
   const out = join(folder, 'bundle.mjs');
