@@ -1,8 +1,9 @@
 // The CPU an ingestion process spends per MB of text, by stage (extract, pre-tokenize, token counts, chunk,
-// embed, encode the reply, decode it on the server's side), in one process, for one or more source trees
-// alternating: the same 32 files of 512 KB of Debian changelogs as bench/ingest-throughput.mjs. Three
-// sets: 16 files never seen (caches empty), the same 16 again (every pre-token and word cached), then 16
-// other files (caches warm from the first, the text new: what a long-lived ingestion process meets).
+// embed, encode the reply, decode it on the server's side, with the chunks as spans of the text where the
+// tree sends them so), in one process, for one or more source trees alternating: the same 32 files of
+// 512 KB of Debian changelogs as bench/ingest-throughput.mjs. Three sets: 16 files never seen (caches
+// empty), the same 16 again (every pre-token and word cached), then 16 other files (caches warm from the
+// first, the text new: what a long-lived ingestion process meets).
 // Run: node bench/ingest-stages.mjs [tree ...]   (default: this tree; e.g. /work/wt-base .)
 // The figures are CPU time (process.cpuUsage), so a busy machine inflates them less than wall time.
 import { execFileSync } from 'node:child_process';
@@ -63,6 +64,10 @@ async function measure(tree) {
       `export { DEFAULT_LIMITS } from ${src('vector-stores/limits.ts')};`,
       `export { tokenEnds } from ${src('core/token-ends.ts')};`,
       `export { classesOf, pretokenEnd } from ${src('core/pretokens.ts')};`,
+      // The reply as chunk spans (ingest-protocol.ts toWire/fromWire), in trees that have them.
+      existsSync(join(tree, 'src/vector-stores/ingest-protocol.ts'))
+        ? `export * as wire from ${src('vector-stores/ingest-protocol.ts')};`
+        : 'export const wire = {};',
     ].join('\n'),
   );
   const out = join(folder, 'bundle.mjs');
@@ -135,12 +140,14 @@ async function measure(tree) {
         chunks.forEach((c, i) => vectors.set(m.emb.embedBuiltin(c.text), i * 256));
       }
       T.embed += cpu() - a;
-      // What goes over IPC ('advanced' serialization: the structured clone).
+      // What goes over IPC ('advanced' serialization: the structured clone), and the server's chunks made of it.
       a = cpu();
-      const wire = serialize({ id: 1, ok: true, prepared: { text, chunks, vectors }, rss: 0 });
+      const prepared = m.wire.toWire ? m.wire.toWire({ text, chunks, vectors }, starts) : { text, chunks, vectors };
+      const wire = serialize({ id: 1, ok: true, prepared, rss: 0 });
       T['encode reply'] += cpu() - a;
       a = cpu();
-      deserialize(wire);
+      const back = deserialize(wire).prepared;
+      if (m.wire.fromWire) m.wire.fromWire(back);
       T['decode reply'] += cpu() - a;
     }
     results[name] = Object.fromEntries(Object.entries(T).map(([k, v]) => [k, Math.round((10 * v) / mb) / 10]));

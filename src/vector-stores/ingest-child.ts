@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { MEMORY_MARK, type ChildReply, type ChildRequest } from './ingest-protocol.js';
+import { MEMORY_MARK, toWire, type ChildReply, type ChildRequest } from './ingest-protocol.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
 import { prepareFile, refusalOf } from './prepare.js';
 
@@ -30,7 +30,7 @@ const send = (reply: ChildReply) => process.send?.(reply);
 process.on('disconnect', () => process.exit(0));
 process.on('message', (req: ChildRequest) => {
   prepareFile(req).then(
-    (prepared) => send({ id: req.id, ok: true, prepared, rss: process.memoryUsage.rss() }),
+    ({ prepared, starts }) => send({ id: req.id, ok: true, prepared: toWire(prepared, starts), rss: process.memoryUsage.rss() }),
     (err: unknown) => send({ id: req.id, ok: false, refusal: refusalOf(err, req.filename), rss: process.memoryUsage.rss() }),
   );
 });

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { getPriority, setPriority } from 'node:os';
 import { entryScript } from './entry-script.js';
-import { MEMORY_MARK, type ChildReply, type ChildRequest } from './ingest-protocol.js';
+import { fromWire, MEMORY_MARK, type ChildReply, type ChildRequest } from './ingest-protocol.js';
 import { beyond, type IngestLimits } from './limits.js';
 import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
 
@@ -132,7 +132,7 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
     if (reply.rss > limits.memoryBytes * RETIRE_AT) child.proc.kill('SIGKILL');
     else release(child);
     if (!reply.ok) throw new FileRefused(reply.refusal);
-    return reply.prepared;
+    return fromWire(reply.prepared);
   }
 
   /** Why a process ended mid-file: a limit (the file fails), or the pool closing (tried again). */

@@ -34,15 +34,15 @@ export interface Refusal {
 // hold the same text, and a NUL carries nothing worth finding.
 const NUL = '\u0000';
 
-/** Extracts, chunks and (with `embed`) embeds one file. */
-export async function prepareFile(req: PrepareRequest): Promise<Prepared> {
+/** Extracts, chunks and (with `embed`) embeds one file; `starts`: where each chunk's text begins in the text (chunk.ts). */
+export async function prepareFile(req: PrepareRequest): Promise<{ prepared: Prepared; starts: number[] }> {
   const data = Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength);
   const text = (await extractText(req.filename, data, req.limits)).replaceAll(NUL, '');
   if (!text.trim()) throw new ExtractError('invalid_file', `The file ${req.filename} holds no text to index.`);
   const starts: number[] = [];
   const chunks = [...chunkText(text, req.chunking, starts)];
-  if (!req.embed) return { text, chunks };
-  return { text, chunks, vectors: embedChunks(text, chunks, starts) };
+  if (!req.embed) return { prepared: { text, chunks }, starts };
+  return { prepared: { text, chunks, vectors: embedChunks(text, chunks, starts) }, starts };
 }
 
 /** The `last_error` of a failure in `prepareFile`: every error there comes of the file's content. */

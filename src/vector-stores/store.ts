@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiled, type Exec } from '../store/db.js';
+import { precompiled, precompiledRows, type Exec } from '../store/db.js';
 import type { VectorStoreTables as T } from './tables.js';
 
 /** The SQL of vector stores, their files, batches, texts and chunks. Reads are scoped to a project. */
@@ -203,13 +203,41 @@ export async function endIngestion(
   return Number(res.numUpdatedRows) > 0;
 }
 
+/** Every column of a chunk row: the insert names each (precompiledRows). */
+const CHUNK_COLUMNS = [
+  'vector_store_id',
+  'file_id',
+  'seq',
+  'text',
+  'tokens',
+  'embedding',
+  'embedder',
+] as const satisfies readonly (keyof ChunkRow)[];
+/** Rows a statement: 7 values a row, 896 parameters, well inside both databases' limits. */
+const CHUNK_ROWS = 128;
+/**
+ * The insert of a file's chunks, compiled once per number of rows: building and compiling a 100-row
+ * insert with Kysely cost half as much as SQLite's writing of the rows (a CPU profile of ingestion).
+ */
+const insertChunksStatement = precompiledRows<ChunkRow>(
+  CHUNK_COLUMNS,
+  (db, rows) => db.insertInto('vector_store_chunks').values(rows),
+  CHUNK_ROWS,
+);
+
+/**
+ * Inserts chunks CHUNK_ROWS a statement, and the rest in statements of powers of two (a tail of 100: 64,
+ * 32 and 4): eight sizes of statement in all, each compiled and prepared once. A statement the size of
+ * each file's tail had a new size prepared for most files (0.2–0.7 ms for 100 rows on SQLite) and kept
+ * up to a hundred of them.
+ */
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
-  // 7 values a row: 100 rows stay well inside both databases' parameter limits.
-  for (let i = 0; i < rows.length; i += 100)
-    await exec
-      .insertInto('vector_store_chunks')
-      .values(rows.slice(i, i + 100))
-      .execute();
+  for (let i = 0; i < rows.length;) {
+    let n = CHUNK_ROWS;
+    while (n > rows.length - i) n >>= 1;
+    await exec.executeQuery(insertChunksStatement(exec, rows.slice(i, i + n)).compile());
+    i += n;
+  }
 }
 
 export async function insertText(exec: Exec, storeId: string, fileId: string, text: string): Promise<void> {
