@@ -506,8 +506,20 @@ async function main() {
     line('first search (index load), ms', undefined, before.first, after.first, '');
     if (fromSaved) {
       line('… from the saved index (a new reader), ms', undefined, undefined, fromSaved.first, 'seconds');
-      line("… its CPU (all threads) / on the server's thread, ms", undefined, undefined, `${fromSaved.firstCpu} / ${fromSaved.firstMainCpu}`, '');
-      line('… worst stall during it (in the 5 idle s after its start), ms', undefined, undefined, `${fromSaved.firstStall} (${fromSaved.idleStall})`, '< 50');
+      line(
+        "… its CPU (all threads) / on the server's thread, ms",
+        undefined,
+        undefined,
+        `${fromSaved.firstCpu} / ${fromSaved.firstMainCpu}`,
+        '',
+      );
+      line(
+        '… worst stall during it (in the 5 idle s after its start), ms',
+        undefined,
+        undefined,
+        `${fromSaved.firstStall} (${fromSaved.idleStall})`,
+        '< 50',
+      );
       line('… its answers the same as the loaded reader', undefined, undefined, fromSaved.sameAnswers, 'all');
       line('… its search p50 / p99, RSS, MB', undefined, undefined, `${fromSaved.p50} / ${fromSaved.p99}, ${fromSaved.rss}`, '');
       line('… index saved by the first reader, s after its first search began', undefined, undefined, after.savedS, '');

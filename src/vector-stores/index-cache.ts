@@ -266,7 +266,7 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
   /** Now and then (the first search, then hourly), removes saved indexes of stores deleted on any instance. */
   function sweep(ctx: Ctx): void {
     const at = ctx.store.location;
-    const now = Date.now();
+    const now = performance.now();
     if (!opts.saved || !at || now - sweptAt < SWEEP_EVERY_MS) return;
     sweptAt = now;
     void call({ op: 'sweep', dir: opts.saved.dir, sourceLocation: at, source: sourceKey(at) }).catch(() => {});

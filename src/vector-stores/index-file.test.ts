@@ -195,8 +195,7 @@ describe('saved search indexes (index-file.ts)', () => {
     });
 
     it('arrays that point outside each other, with checksums made right', async () => {
-      const int32 = (name: string, value: number) =>
-        forged((h, body) => body.writeInt32LE(value, sectionAt(h, name) + 4 * 3));
+      const int32 = (name: string, value: number) => forged((h, body) => body.writeInt32LE(value, sectionAt(h, name) + 4 * 3));
       expect(await refusal(int32('slotTerms', 1 << 30))).toMatch(/words of chunk/);
       expect(await refusal(int32('slotTerms', -5))).toMatch(/words of chunk/);
       expect(await refusal(int32('fileOf', 99_999))).toMatch(/chunk 3/);

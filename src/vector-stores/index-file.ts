@@ -4,6 +4,7 @@ import { endianness, homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
+import { wallNow } from '../core/clock.js';
 import { idPattern } from '../core/ids.js';
 import { insideRoot } from '../core/paths.js';
 import { StoreIndex, type FileMeta, type IndexParts } from './index-core.js';
@@ -309,9 +310,15 @@ export async function restoreIndex(path: string, who: SavedIdentity, maxBytes: n
     let crc = 0;
     for (const [name, section] of list) {
       const count = room[name] ?? section.count;
-      const a = new ({ i8: Int8Array, u8: Uint8Array, u16: Uint16Array, i32: Int32Array, u32: Uint32Array, f32: Float32Array, f64: Float64Array }[
-        section.kind
-      ])(count);
+      const a = new {
+        i8: Int8Array,
+        u8: Uint8Array,
+        u16: Uint16Array,
+        i32: Int32Array,
+        u32: Uint32Array,
+        f32: Float32Array,
+        f64: Float64Array,
+      }[section.kind](count);
       const bytes = bytesOf(a).subarray(0, section.bytes);
       for (let off = 0; off < bytes.length; off += SLICE) {
         const slice = bytes.subarray(off, Math.min(bytes.length, off + SLICE));
@@ -383,7 +390,7 @@ export async function removeSaved(dir: string, source: string, store: string): P
  */
 export async function sweepSaved(dir: string, source: string, keep: (stores: string[]) => Promise<Set<string>>): Promise<number> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  const now = Date.now();
+  const now = wallNow();
   for (const name of names)
     if (name.endsWith('.part')) {
       const st = await stat(join(dir, name)).catch(() => undefined);

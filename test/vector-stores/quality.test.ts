@@ -53,7 +53,9 @@ describe.runIf(pages.length >= 50).each([
   const fileOf = new Map<string, string>();
   beforeAll(async () => {
     // Every store's index is saved (--search-index-save-from 1): the second pass reads it back.
-    s = await startTestStandin({ settings: { searchIndexSaveFrom: 1, ...(searchApproximateFrom === undefined ? {} : { searchApproximateFrom }) } });
+    s = await startTestStandin({
+      settings: { searchIndexSaveFrom: 1, ...(searchApproximateFrom === undefined ? {} : { searchApproximateFrom }) },
+    });
   });
   afterAll(async () => {
     await s?.close();
@@ -87,7 +89,8 @@ describe.runIf(pages.length >= 50).each([
 
     // The store's saved index, read by a new search worker, answers every question exactly as before.
     const dir = join(s.ctx.settings.data, 'search-indexes');
-    for (let i = 0; i < 200 && !readdirSync(dir).some((f) => f.endsWith(`${storeId}.idx`)); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && !readdirSync(dir).some((f) => f.endsWith(`${storeId}.idx`)); i++)
+      await new Promise((r) => setTimeout(r, 50));
     const indexes = s.ctx.services.vectorStores.indexes;
     await indexes.close();
     const again = [];

@@ -166,7 +166,11 @@ describe.each(dialects())('saved search indexes (%s)', (dialect) => {
     const vs = await createVectorStore(s.ctx, 'proj_demo', { name: 'deleted' });
     await addFiles(s.ctx, vs.id, 2, 20, 5);
     const own = s.ctx.services.vectorStores.indexes;
-    await own.search(s.ctx, [await rowOf(vs.id)], builtinEmbedder, [{ vector: null, text: 'ferry' }], { ranker: 'auto', max: 5, threshold: 0 });
+    await own.search(s.ctx, [await rowOf(vs.id)], builtinEmbedder, [{ vector: null, text: 'ferry' }], {
+      ranker: 'auto',
+      max: 5,
+      threshold: 0,
+    });
     await saved(vs.id);
     await deleteVectorStore(s.ctx, 'proj_demo', vs.id);
     expect(existsSync(fileOf(vs.id))).toBe(false);
@@ -175,11 +179,19 @@ describe.each(dialects())('saved search indexes (%s)', (dialect) => {
     const kept = await createVectorStore(s.ctx, 'proj_demo', { name: 'kept' });
     await addFiles(s.ctx, kept.id, 2, 20, 6);
     const sweeper = cache();
-    await sweeper.search(s.ctx, [await rowOf(kept.id)], builtinEmbedder, [{ vector: null, text: 'ferry' }], { ranker: 'auto', max: 5, threshold: 0 });
+    await sweeper.search(s.ctx, [await rowOf(kept.id)], builtinEmbedder, [{ vector: null, text: 'ferry' }], {
+      ranker: 'auto',
+      max: 5,
+      threshold: 0,
+    });
     await saved(kept.id);
     copyFileSync(fileOf(kept.id), fileOf('vs_gone0000000000'));
     const next = cache();
-    await next.search(s.ctx, [await rowOf(kept.id)], builtinEmbedder, [{ vector: null, text: 'ferry' }], { ranker: 'auto', max: 5, threshold: 0 });
+    await next.search(s.ctx, [await rowOf(kept.id)], builtinEmbedder, [{ vector: null, text: 'ferry' }], {
+      ranker: 'auto',
+      max: 5,
+      threshold: 0,
+    });
     for (let i = 0; i < 100 && existsSync(fileOf('vs_gone0000000000')); i++) await sleep(50);
     expect(existsSync(fileOf('vs_gone0000000000'))).toBe(false);
     expect(existsSync(fileOf(kept.id))).toBe(true);
