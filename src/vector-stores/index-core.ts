@@ -318,13 +318,19 @@ export class StoreIndex {
       x.postings.push({ ...newPosting(), maxTf: parts.maxTf[t], minLen });
     }
     const files = x.fileList.length;
+    // One pass checks every chunk and counts each word's live chunks (its posting's exact size); a second
+    // fills the postings, in slot order as a flush would.
+    const df = new Int32Array(terms);
+    const { maxTf, minLen } = parts;
     for (let s = 0; s < n; s++) {
       const from = termStart[s];
       const to = termStart[s + 1];
       if (to < from || to > entries) fail('the word offsets');
       if (alive[s] > 1 || hasVector[s] > 1 || fileOf[s] < 0 || fileOf[s] >= files) fail(`chunk ${s}`);
-      for (let j = from; j < to; j++) if (slotTerms[j] < 0 || slotTerms[j] >= terms || slotTfs[j] === 0) fail(`the words of chunk ${s}`);
-      if (!alive[s]) continue;
+      if (!alive[s]) {
+        for (let j = from; j < to; j++) if (slotTerms[j] < 0 || slotTerms[j] >= terms || slotTfs[j] === 0) fail(`the words of chunk ${s}`);
+        continue;
+      }
       const file = x.fileList[fileOf[s]] ?? fail(`chunk ${s} is of a removed file`);
       file.slots.push(s);
       x.live++;
@@ -335,9 +341,28 @@ export class StoreIndex {
         x.vectorCount++;
       }
       for (let j = from; j < to; j++) {
-        const p = x.postings[slotTerms[j]];
-        p.df++;
-        if (slotTfs[j] > p.maxTf || len < p.minLen) fail(`a word of chunk ${s} is past its bound`);
+        const t = slotTerms[j];
+        const tf = slotTfs[j];
+        if (t < 0 || t >= terms || tf === 0) fail(`the words of chunk ${s}`);
+        if (tf > maxTf[t] || len < minLen[t]) fail(`a word of chunk ${s} is past its bound`);
+        df[t]++;
+      }
+    }
+    const docs: Int32Array[] = new Array<Int32Array>(terms);
+    const tfs: Uint16Array[] = new Array<Uint16Array>(terms);
+    x.postings.forEach((p, t) => {
+      p.df = p.len = df[t];
+      docs[t] = p.docs = new Int32Array(df[t]);
+      tfs[t] = p.tfs = new Uint16Array(df[t]);
+    });
+    const at = new Int32Array(terms);
+    for (let s = 0; s < n; s++) {
+      if (!alive[s]) continue;
+      for (let j = termStart[s]; j < termStart[s + 1]; j++) {
+        const t = slotTerms[j];
+        const k = at[t]++;
+        docs[t][k] = s;
+        tfs[t][k] = slotTfs[j];
       }
     }
     if (approximate !== x.live >= approximateFrom) fail('it was saved under another --search-approximate-from');
@@ -359,7 +384,9 @@ export class StoreIndex {
     x.slotTerms = slotTerms;
     x.slotTfs = slotTfs;
     x.n = n;
+    x.posted = n;
     x.seen = new Int32Array(terms);
+    // Trains the quantizer if a load's flush would have (it was not yet when saved).
     x.flush();
     return x;
   }
