@@ -200,4 +200,30 @@ describe.each(dialects())('saved search indexes (%s)', (dialect) => {
     await own.clear(s.ctx);
     expect(existsSync(fileOf(kept.id))).toBe(false);
   }, 120_000);
+
+  it('saves nothing with --search-index-dir off', async () => {
+    const off = await startTestStandin({ dialect, settings: { searchIndexDir: 'off', searchIndexSaveFrom: 1 } });
+    try {
+      const vs = await createVectorStore(off.ctx, 'proj_demo', { name: 'unsaved' });
+      await addFiles(off.ctx, vs.id, 2, 20, 7);
+      const row = (await store.getStore(off.ctx.store.db, 'proj_demo', vs.id))!;
+      const hits = await off.ctx.services.vectorStores.indexes.search(
+        off.ctx,
+        [row],
+        builtinEmbedder,
+        [{ vector: null, text: 'marker7x1x3' }],
+        {
+          ranker: 'auto',
+          max: 1,
+          threshold: 0,
+        },
+      );
+      expect(hits[0]).toMatchObject({ fileId: 'file-saved7x0001', seq: 3 });
+      await sleep(500);
+      expect(existsSync(join(off.ctx.settings.data, 'search-indexes'))).toBe(false);
+      expect(existsSync(savedPath(dir, sourceKey(off.ctx.store.location!), vs.id))).toBe(false);
+    } finally {
+      await off.close();
+    }
+  });
 });
