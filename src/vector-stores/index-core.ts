@@ -259,9 +259,14 @@ export class StoreIndex {
    * a term id, file number or list slot out of range, a count over its word's bound, a chunk of a removed
    * file, or a store saved under another `approximateFrom` is refused with an error, never indexed). The
    * arrays are taken as they are (they may be longer than the slots in use: room for the changes that
-   * follow); the postings are built from the chunks' words, as a load builds them.
+   * follow); the postings are built from the chunks' words, as a load builds them. Every 65,536 chunks it
+   * lets other work in (`pause`: the worker's searches of other stores), as a load does between pages.
    */
-  static restore(parts: IndexParts, approximateFrom = Infinity): StoreIndex {
+  static async restore(
+    parts: IndexParts,
+    approximateFrom = Infinity,
+    pause = () => new Promise<void>((r) => setImmediate(r)),
+  ): Promise<StoreIndex> {
     const fail = (why: string): never => {
       throw new Error(`the saved index is not valid: ${why}`);
     };
@@ -323,6 +328,7 @@ export class StoreIndex {
     const df = new Int32Array(terms);
     const { maxTf, minLen } = parts;
     for (let s = 0; s < n; s++) {
+      if ((s & 0xffff) === 0xffff) await pause();
       const from = termStart[s];
       const to = termStart[s + 1];
       if (to < from || to > entries) fail('the word offsets');
@@ -357,6 +363,7 @@ export class StoreIndex {
     });
     const at = new Int32Array(terms);
     for (let s = 0; s < n; s++) {
+      if ((s & 0xffff) === 0xffff) await pause();
       if (!alive[s]) continue;
       for (let j = termStart[s]; j < termStart[s + 1]; j++) {
         const t = slotTerms[j];

@@ -368,7 +368,7 @@ export async function restoreIndex(path: string, who: SavedIdentity, maxBytes: n
           : null,
     } satisfies IndexParts;
     try {
-      return { index: StoreIndex.restore(parts, approximateFrom), version: h.version, fingerprint: h.fingerprint };
+      return { index: await StoreIndex.restore(parts, approximateFrom), version: h.version, fingerprint: h.fingerprint };
     } catch (err) {
       return { refused: (err as Error).message };
     }
