@@ -10,12 +10,14 @@
 // --scan-queries: queries of the bare scan (default all; each reads every vector in this process).
 // --no-ingest: leaves out the HTTP ingestion on B (its MB/s and stalls).
 // --fill-threads: threads filling the store (default 2; each embeds and inserts its own files).
+// --no-saved: leaves out the reader started after the first has saved the store's index (--search-index-dir),
+// whose first search loads that file instead of the rows (its first load, stall and answers, held equal).
 // Each stage's figures are printed as it ends and kept in bench/results/retrieval-scale-<N>.partial.json,
 // so a run cut short still reports what it reached.
 // Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000] [--compare exact]
 //      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the schema is dropped after)
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -39,6 +41,7 @@ const EXACT = arg('--compare') === 'exact';
 const NONE = arg('--compare') === 'none';
 const SCAN_QUERIES = Number(arg('--scan-queries') ?? QUERIES);
 const INGEST = !process.argv.includes('--no-ingest');
+const SAVED = !process.argv.includes('--no-saved');
 const FILL_THREADS = Math.max(1, Number(arg('--fill-threads') ?? 2));
 const MEMORY = ['--search-memory-mb', arg('--memory-mb') ?? '4096'];
 const ADMIN = 'sk-admin-bench-retrieval-key-0000000000';
@@ -234,8 +237,12 @@ async function main() {
   try {
     // A: reads (now), B: ingests (now), C: reads (before).
     // BENCH_RETRIEVAL_ARGS: settings of the reading instance (e.g. --search-approximate-from 50000).
+    // The after reader saves the store's index here; the saved reader (started later) loads it.
+    const indexDir = join(work, 'indexes');
     const a = await start('after', 'dist/main.js', url.href, false, [
       ...MEMORY,
+      '--search-index-dir',
+      indexDir,
       ...(process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean),
     ]);
     running.push(a);
@@ -271,7 +278,13 @@ async function main() {
     running.push(b);
     const c = NONE
       ? null
-      : await start(EXACT ? 'exact' : 'before', beforeScript, url.href, false, EXACT ? [...MEMORY, '--search-approximate-from', '0'] : []);
+      : await start(
+          EXACT ? 'exact' : 'before',
+          beforeScript,
+          url.href,
+          false,
+          EXACT ? [...MEMORY, '--search-approximate-from', '0', '--search-index-dir', join(work, 'indexes-exact')] : [],
+        );
     if (c) running.push(c);
 
     // Queries: three words of a chunk picked at random (its chunk is the one to find).
@@ -304,6 +317,37 @@ async function main() {
     }
     console.log(`bare scan done, p50 ${round(pct(scan, 50))} ms`);
 
+    const answersOf = new Map();
+    /** Every query on a reader: latencies, hits, its CPU from the start; its answers kept for comparison. */
+    const searchAll = async (inst) => {
+      const lat = [];
+      const answers = [];
+      let found = 0;
+      const qFrom = Date.now();
+      const cpu0 = cpuMs(inst.child.pid);
+      for (const q of queries) {
+        const t1 = performance.now();
+        const res = await api(inst, `/v1/vector_stores/${store.id}/search`, { query: q.text, max_num_results: 5 });
+        lat.push(performance.now() - t1);
+        answers.push(JSON.stringify(res.data.map((h) => [h.file_id, h.score, h.text])));
+        if (res.data.some((h) => h.file_id === `file-bench${String(Math.floor(q.target / PER_FILE)).padStart(8, '0')}`)) found++;
+      }
+      answersOf.set(inst, answers);
+      return { lat, found, qFrom, cpu0, answers };
+    };
+    /** Waits until a reader's saved index is in place (a .idx file, no .part being written); ms waited. */
+    const savedIndex = async (dir) => {
+      const t = performance.now();
+      for (;;) {
+        const names = existsSync(dir) ? readdirSync(dir) : [];
+        if (names.some((f) => f.endsWith('.idx')) && !names.some((f) => f.endsWith('.part'))) {
+          console.log(`saved index: ${names.map((f) => `${f} ${round(statSync(join(dir, f)).size / 1048576)} MB`).join(', ')}`);
+          return performance.now() - t;
+        }
+        if (performance.now() - t > 1_800_000) throw new Error('the index was not saved within 30 minutes');
+        await sleep(200);
+      }
+    };
     const rows = [];
     const result = {
       fill: { s: round(fillS) },
@@ -321,17 +365,16 @@ async function main() {
       const firstCpuMs = cpuMs(inst.child.pid) - firstCpu;
       const firstMainMs = mainCpuMs(inst.child.pid) - firstMain;
       const firstStall = stallOf(inst, from, Date.now());
-      const lat = [];
-      let found = 0;
-      const qFrom = Date.now();
-      const cpu0 = cpuMs(inst.child.pid);
-      for (const q of queries) {
-        const t1 = performance.now();
-        const res = await api(inst, `/v1/vector_stores/${store.id}/search`, { query: q.text, max_num_results: 5 });
-        lat.push(performance.now() - t1);
-        if (res.data.some((h) => h.file_id === `file-bench${String(Math.floor(q.target / PER_FILE)).padStart(8, '0')}`)) found++;
+      // The after reader saves the store's index in the background: wait for it, so searches are measured alone.
+      let savedS;
+      if (inst === a && SAVED) {
+        const t2 = performance.now();
+        savedS = round((first + (await savedIndex(indexDir))) / 1000);
+        console.log(`index saved ${round((performance.now() - t2) / 1000)} s after the first search`);
       }
+      const { lat, found, qFrom, cpu0 } = await searchAll(inst);
       result[inst.name] = {
+        savedS,
         first: round(first),
         firstCpu: round(firstCpuMs),
         firstMainCpu: round(firstMainMs),
@@ -346,6 +389,49 @@ async function main() {
       partial(`searches on ${inst.name}`, result);
     }
 
+    // A reader started after the store's index was saved: its first search reads the file, not the rows.
+    let saved;
+    if (SAVED) {
+      saved = await start('saved', 'dist/main.js', url.href, false, [
+        ...MEMORY,
+        '--search-index-dir',
+        indexDir,
+        ...(process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean),
+      ]);
+      running.push(saved);
+      // As long idle as the after reader was before its first search (it waited for the fill): the stall
+      // measured is the load's, not the start's (the idle seconds' own worst is kept beside it).
+      const idleFrom = Date.now();
+      await sleep(5000);
+      const idleStall = stallOf(saved, idleFrom, Date.now());
+      const from = Date.now();
+      const t = performance.now();
+      const firstCpu = cpuMs(saved.child.pid);
+      const firstMain = mainCpuMs(saved.child.pid);
+      await api(saved, `/v1/vector_stores/${store.id}/search`, { query: 'warm up' });
+      const first = performance.now() - t;
+      const firstCpuMs = cpuMs(saved.child.pid) - firstCpu;
+      const firstMainMs = mainCpuMs(saved.child.pid) - firstMain;
+      const firstStall = stallOf(saved, from, Date.now());
+      const { lat, found, qFrom, cpu0, answers: theirs } = await searchAll(saved);
+      const same = theirs.filter((x, i) => x === answersOf.get(a)[i]).length;
+      result.saved = {
+        first: round(first),
+        firstCpu: round(firstCpuMs),
+        firstMainCpu: round(firstMainMs),
+        firstStall,
+        idleStall,
+        p50: round(pct(lat, 50)),
+        p99: round(pct(lat, 99)),
+        searchStall: stallOf(saved, qFrom, Date.now()),
+        hit5: round((100 * found) / QUERIES),
+        cpu: round((cpuMs(saved.child.pid) - cpu0) / QUERIES),
+        rss: rssMb(saved),
+        sameAnswers: `${same}/${QUERIES}`,
+      };
+      partial('searches on the reader of the saved index', result);
+    }
+
     // A change on B; how long after its `completed` each reader finds it.
     const fileId = await upload(b, 'late.txt', 'The zeppelin quartermaster counts brass lanterns at the Ostrova depot.');
     await api(b, `/v1/vector_stores/${store.id}/files`, { file_id: fileId });
@@ -358,7 +444,7 @@ async function main() {
     const completedAt = performance.now();
     const wallAt = Date.now();
     await Promise.all(
-      [c, a].filter(Boolean).map(async (inst) => {
+      [c, a, saved].filter(Boolean).map(async (inst) => {
         for (;;) {
           const res = await api(inst, `/v1/vector_stores/${store.id}/search`, {
             query: 'zeppelin quartermaster Ostrova',
@@ -416,7 +502,28 @@ async function main() {
       rows.push({ what, 'bare scan': fmt(bare), [EXACT ? 'exact' : 'before']: fmt(before), after: fmt(after), goal });
     const { bare, after } = result;
     const before = (c && result[c.name]) ?? {};
+    const fromSaved = result.saved;
     line('first search (index load), ms', undefined, before.first, after.first, '');
+    if (fromSaved) {
+      line('… from the saved index (a new reader), ms', undefined, undefined, fromSaved.first, 'seconds');
+      line(
+        "… its CPU (all threads) / on the server's thread, ms",
+        undefined,
+        undefined,
+        `${fromSaved.firstCpu} / ${fromSaved.firstMainCpu}`,
+        '',
+      );
+      line(
+        '… worst stall during it (in the 5 idle s after its start), ms',
+        undefined,
+        undefined,
+        `${fromSaved.firstStall} (${fromSaved.idleStall})`,
+        '< 50',
+      );
+      line('… its answers the same as the loaded reader', undefined, undefined, fromSaved.sameAnswers, 'all');
+      line('… its search p50 / p99, RSS, MB', undefined, undefined, `${fromSaved.p50} / ${fromSaved.p99}, ${fromSaved.rss}`, '');
+      line('… index saved by the first reader, s after its first search began', undefined, undefined, after.savedS, '');
+    }
     line("reader's CPU during it (all threads), ms", undefined, before.firstCpu, after.firstCpu, '');
     line("… of it on the server's thread, ms", undefined, before.firstMainCpu, after.firstMainCpu, '');
     line('worst stall during it, ms', undefined, before.firstStall, after.firstStall, '< 50');

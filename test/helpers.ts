@@ -71,7 +71,17 @@ export async function startTestStandin(
   const { settings } = readSettings([], {});
   Object.assign(
     settings,
-    { data: dir, port: 0, logLevel: 'silent', adminKey: TEST_KEYS.admin, databaseUrl: pgdb?.url, workers: false, checkResponses: true },
+    {
+      data: dir,
+      port: 0,
+      logLevel: 'silent',
+      adminKey: TEST_KEYS.admin,
+      databaseUrl: pgdb?.url,
+      workers: false,
+      checkResponses: true,
+      // Saved search indexes in the test's own folder on PostgreSQL too (not the user's cache folder).
+      searchIndexDir: join(dir, 'search-indexes'),
+    },
     opts.settings,
   );
   // Every reply of an operation the platform's official document also has is held against it (test/conformance).

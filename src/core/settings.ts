@@ -97,6 +97,12 @@ export const OPTIONS = {
     50_000,
     'search a store approximately from this many chunks on: int8 vectors through a coarse quantizer, the best chunks by words without scoring every one, both rescored exactly (0: never; docs/files.md)',
   ),
+  searchIndexDir: opt(
+    'string',
+    undefined,
+    "folder of saved search indexes, so a large store's first search on an instance reads its index instead of every chunk ('off': none; default: search-indexes in --data for SQLite, else ~/.cache/standin/search-indexes; docs/files.md)",
+  ),
+  searchIndexSaveFrom: opt('int', 10_000, "live chunks from which a store's search index is saved to --search-index-dir (0: never)"),
   ingestMaxPages: opt('int', 10_000, 'most pages of an attached PDF, parts of an attached DOCX'),
   workers: opt('bool', true, 'run background workers (webhook deliveries, runs) in this process'),
   leaseMs: opt(

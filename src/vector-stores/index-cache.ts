@@ -5,7 +5,8 @@ import type { Embedder } from './embedder.js';
 import { entryScript } from './entry-script.js';
 import type { Attributes, Filter } from './filters.js';
 import type { Candidate, ChunkPage } from './index-core.js';
-import type { WorkerReply, WorkerRequest } from './search-protocol.js';
+import { clearSaved, fingerprintOf, removeSaved, sourceKey } from './index-file.js';
+import type { SaveTo, WorkerReply, WorkerRequest } from './search-protocol.js';
 import * as store from './store.js';
 
 /**
@@ -28,8 +29,10 @@ export interface IndexCache {
     queries: { vector: Float32Array | null; text: string }[],
     options: { ranker: string; filter?: Filter; max: number; threshold: number },
   ): Promise<(Candidate & { store: number })[]>;
-  /** Forgets every index (the worker keeps running). */
-  clear(): Promise<void>;
+  /** Forgets every index (the worker keeps running), and removes the saved indexes of `ctx`'s database. */
+  clear(ctx?: Ctx): Promise<void>;
+  /** Forgets a deleted store's index and removes its saved file. */
+  forget(ctx: Ctx, storeId: string): Promise<void>;
   /** Ends the worker. */
   close(): Promise<void>;
   /** What is held and what was done (tests, the bench). */
@@ -41,6 +44,8 @@ export interface IndexStats {
   bytes: number;
   /** Stores loaded whole, deltas applied, chunk pages the worker indexed (read by it or handed to it). */
   fullLoads: number;
+  /** Stores loaded from their saved index (then brought up to date by a delta). */
+  restores: number;
   deltas: number;
   pages: number;
   /** The worker thread's id (0 before it started). */
@@ -61,7 +66,16 @@ interface Held {
   generation: number;
 }
 
-export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: number }): IndexCache {
+/** Saved indexes (index-file.ts): the folder, and the live chunks from which a store's index is saved. */
+export interface SavedIndexes {
+  dir: string;
+  from: number;
+}
+
+/** Searches between two sweeps of saved indexes whose stores were deleted (on any instance). */
+const SWEEP_EVERY_MS = 3_600_000;
+
+export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: number; saved?: SavedIndexes }): IndexCache {
   let worker: Worker | undefined;
   let generation = 0;
   let nextId = 1;
@@ -70,7 +84,22 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
   const held = new Map<string, Held>();
   const locks = new Map<string, Promise<void>>();
   const inUse = new Map<string, number>();
-  const stats = { fullLoads: 0, deltas: 0, pages: 0, workerThreadId: 0 };
+  const stats = { fullLoads: 0, restores: 0, deltas: 0, pages: 0, workerThreadId: 0 };
+  let sweptAt = -Infinity;
+
+  /** Where this store's index is saved, and as what (none for an in-memory store, or when switched off). */
+  function saveTo(ctx: Ctx, row: store.StoreRow, embedder: string, fingerprint: string): SaveTo | undefined {
+    const at = ctx.store.location;
+    if (!opts.saved || !at || !opts.memoryBytes) return undefined;
+    return {
+      dir: opts.saved.dir,
+      who: { store: row.id, createdAt: Number(row.created_at), source: sourceKey(at), embedder },
+      version: row.index_version,
+      fingerprint,
+      from: opts.saved.from,
+      maxBytes: opts.memoryBytes,
+    };
+  }
 
   function start(): Worker {
     const w = new Worker(entryScript('search-worker'), { workerData: { approximateFrom: opts.approximateFrom ?? 0 } });
@@ -143,10 +172,10 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
     }
   }
 
-  async function load(ctx: Ctx, storeId: string, embedder: string, h: Held, fileIds?: string[]): Promise<void> {
+  async function load(ctx: Ctx, storeId: string, embedder: string, h: Held, fileIds?: string[], save?: SaveTo): Promise<void> {
     const source = ctx.store.location;
     if (source) {
-      const reply = await call({ op: 'load', store: storeId, source, embedder, full: !fileIds, fileIds });
+      const reply = await call({ op: 'load', store: storeId, source, embedder, full: !fileIds, fileIds, save });
       h.bytes = reply.bytes;
       stats.pages += reply.pages ?? 0;
       return;
@@ -188,7 +217,8 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
       if (h.version >= row.index_version) return;
       const changes = await store.readChanges(ctx.store.db, row.id, h.version, row.index_version);
       if (new Set(changes.map((c) => c.version)).size === row.index_version - h.version) {
-        await load(ctx, row.id, embedder.id, h, [...new Set(changes.map((c) => c.file_id))]);
+        const last = fingerprintOf(changes.filter((c) => c.version === row.index_version).map((c) => c.file_id));
+        await load(ctx, row.id, embedder.id, h, [...new Set(changes.map((c) => c.file_id))], saveTo(ctx, row, embedder.id, last));
         h.version = row.index_version;
         stats.deltas++;
         return;
@@ -199,13 +229,53 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
     if (!ctx.store.location) await call({ op: 'reset', store: row.id });
     const fresh: Held = { version: row.index_version, embedder: embedder.id, dimensions: 0, bytes: 0, generation };
     held.set(row.id, fresh);
-    await load(ctx, row.id, embedder.id, fresh);
+    const save = saveTo(ctx, row, embedder.id, '');
+    if (save && (await restore(ctx, row, embedder, fresh, save))) return;
+    if (save) {
+      const logged = await store.readChanges(ctx.store.db, row.id, row.index_version - 1, row.index_version);
+      save.fingerprint = fingerprintOf(logged.map((c) => c.file_id));
+    }
+    await load(ctx, row.id, embedder.id, fresh, undefined, save);
     stats.fullLoads++;
+  }
+
+  /**
+   * Loads a store from its saved index, if the worker finds one that passes its checks, the change log
+   * still reaches back to its version, and what that version logged is what the file says (a store whose
+   * history diverged, a backup restored, does not match); then applies the changes since as a delta.
+   * False: nothing usable, the store is to be loaded whole (which replaces whatever the worker read).
+   */
+  async function restore(ctx: Ctx, row: store.StoreRow, embedder: Embedder, h: Held, save: SaveTo): Promise<boolean> {
+    const reply = await call({ op: 'restore', store: row.id, dir: save.dir, who: save.who, maxBytes: save.maxBytes });
+    const r = reply.restored;
+    if (!r || 'refused' in r || r.version > row.index_version) return false;
+    const changes = await store.readChanges(ctx.store.db, row.id, r.version - 1, row.index_version);
+    const at = changes.filter((c) => c.version === r.version).map((c) => c.file_id);
+    const later = changes.filter((c) => c.version > r.version);
+    if (fingerprintOf(at) !== r.fingerprint || new Set(later.map((c) => c.version)).size !== row.index_version - r.version) return false;
+    h.bytes = reply.bytes;
+    stats.restores++;
+    if (later.length) {
+      const last = fingerprintOf(changes.filter((c) => c.version === row.index_version).map((c) => c.file_id));
+      await load(ctx, row.id, embedder.id, h, [...new Set(later.map((c) => c.file_id))], { ...save, fingerprint: last });
+      stats.deltas++;
+    }
+    return true;
+  }
+
+  /** Now and then (the first search, then hourly), removes saved indexes of stores deleted on any instance. */
+  function sweep(ctx: Ctx): void {
+    const at = ctx.store.location;
+    const now = performance.now();
+    if (!opts.saved || !at || now - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = now;
+    void call({ op: 'sweep', dir: opts.saved.dir, sourceLocation: at, source: sourceKey(at) }).catch(() => {});
   }
 
   return {
     async search(ctx, rows, embedder, queries, options) {
       const ids = rows.map((r) => r.id);
+      sweep(ctx);
       for (const id of ids) inUse.set(id, (inUse.get(id) ?? 0) + 1);
       try {
         return await locked(ids, async () => {
@@ -231,9 +301,18 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
         evict();
       }
     },
-    async clear() {
+    async clear(ctx) {
       held.clear();
+      // The worker first: a save it has begun is not renamed into place after the files are removed.
       if (worker) await call({ op: 'clear' });
+      const at = ctx?.store.location;
+      if (opts.saved && at) await clearSaved(opts.saved.dir, sourceKey(at));
+    },
+    async forget(ctx, storeId) {
+      held.delete(storeId);
+      if (worker) await call({ op: 'drop', store: storeId });
+      const at = ctx.store.location;
+      if (opts.saved && at) await removeSaved(opts.saved.dir, sourceKey(at), storeId);
     },
     async close() {
       const w = worker;

@@ -1,5 +1,5 @@
 import { matches, type Attributes, type Filter } from './filters.js';
-import { CoarseQuantizer } from './ivf.js';
+import { CoarseQuantizer, type QuantizerParts } from './ivf.js';
 import { words } from './lexical.js';
 import { kthLargest, TopK } from './topk.js';
 
@@ -35,6 +35,35 @@ export interface ChunkPage {
   vectors: Float32Array;
   hasVector: Uint8Array;
   dimensions: number;
+}
+
+/** A store index as saved (StoreIndex.parts, StoreIndex.restore; the file: index-file.ts). */
+export interface IndexParts {
+  dimensions: number;
+  approximate: boolean;
+  /** Slots (chunks, live or dead). */
+  n: number;
+  /** Exact: `dimensions` floats per slot; approximate: empty. */
+  vectors: Float32Array<ArrayBuffer>;
+  /** Approximate: int8 rows and their scales; exact: empty. */
+  q8: Int8Array<ArrayBuffer>;
+  qscale: Float32Array<ArrayBuffer>;
+  hasVector: Uint8Array<ArrayBuffer>;
+  alive: Uint8Array<ArrayBuffer>;
+  fileOf: Int32Array<ArrayBuffer>;
+  seqs: Uint32Array<ArrayBuffer>;
+  lengths: Uint32Array<ArrayBuffer>;
+  termStart: Uint32Array<ArrayBuffer>;
+  slotTerms: Int32Array<ArrayBuffer>;
+  slotTfs: Uint16Array<ArrayBuffer>;
+  /** The words by term id. */
+  words: string[];
+  maxTf: Uint16Array<ArrayBuffer>;
+  /** Infinity for a word no chunk holds. */
+  minLen: Float64Array<ArrayBuffer>;
+  /** By file number; null where a file was removed. */
+  files: (FileMeta | null)[];
+  ivf: QuantizerParts | null;
 }
 
 export interface FileMeta {
@@ -151,6 +180,12 @@ export class StoreIndex {
   private seen = new Int32Array(0);
   private order = new Int32Array(0);
 
+  /**
+   * Grows with every change of what the index holds (files, chunks, postings, the quantizer): a save
+   * written a slice at a time (index-file.ts) is given up when it moved meanwhile.
+   */
+  changes = 0;
+
   /** Chunks held (live). */
   get size(): number {
     return this.live;
@@ -179,8 +214,193 @@ export class StoreIndex {
     return b + this.termIds.size * 64 + this.files.size * 256;
   }
 
+  /**
+   * What a saved index keeps (index-file.ts), flushed first: views of the arrays over the slots in use
+   * (nothing copied), the words in term id order with each word's BM25 bound, the file table in number
+   * order (a removed file's number holds null) and the quantizer. The rest (live counts, total length,
+   * document frequencies, each file's slots, the postings) follows from these and is made again by `restore`.
+   */
+  parts(): IndexParts {
+    this.flush();
+    const { n, dimensions: d } = this;
+    const words = new Array<string>(this.postings.length);
+    for (const [w, t] of this.termIds) words[t] = w;
+    const maxTf = new Uint16Array(this.postings.length);
+    const minLen = new Float64Array(this.postings.length);
+    this.postings.forEach((p, t) => {
+      maxTf[t] = p.maxTf;
+      minLen[t] = p.minLen;
+    });
+    return {
+      dimensions: d,
+      approximate: this.approximate,
+      n,
+      vectors: this.approximate ? new Float32Array(0) : this.vectors.subarray(0, n * d),
+      q8: this.approximate ? this.q8.subarray(0, n * d) : new Int8Array(0),
+      qscale: this.approximate ? this.qscale.subarray(0, n) : new Float32Array(0),
+      hasVector: this.hasVector.subarray(0, n),
+      alive: this.alive.subarray(0, n),
+      fileOf: this.fileOf.subarray(0, n),
+      seqs: this.seqs.subarray(0, n),
+      lengths: this.lengths.subarray(0, n),
+      termStart: this.termStart.subarray(0, n + 1),
+      slotTerms: this.slotTerms.subarray(0, this.termStart[n]),
+      slotTfs: this.slotTfs.subarray(0, this.termStart[n]),
+      words,
+      maxTf,
+      minLen,
+      files: this.fileList.map((f) => (f ? { id: f.id, filename: f.filename, attributes: f.attributes } : null)),
+      ivf: this.ivf?.parts() ?? null,
+    };
+  }
+
+  /**
+   * An index from saved parts, every one checked against the others first (a saved file is outside input:
+   * a term id, file number or list slot out of range, a count over its word's bound, a chunk of a removed
+   * file, or a store saved under another `approximateFrom` is refused with an error, never indexed). The
+   * arrays are taken as they are (they may be longer than the slots in use: room for the changes that
+   * follow); the postings are built from the chunks' words, as a load builds them. Every 65,536 chunks it
+   * lets other work in (`pause`: the worker's searches of other stores), as a load does between pages.
+   */
+  static async restore(
+    parts: IndexParts,
+    approximateFrom = Infinity,
+    pause = () => new Promise<void>((r) => setImmediate(r)),
+  ): Promise<StoreIndex> {
+    const fail = (why: string): never => {
+      throw new Error(`the saved index is not valid: ${why}`);
+    };
+    const { n, dimensions: d, approximate, termStart, slotTerms, slotTfs, alive, hasVector, fileOf, lengths } = parts;
+    if (!Number.isSafeInteger(n) || n < 0 || !Number.isSafeInteger(d) || d < 0 || d > 65_536) fail('its sizes');
+    const atLeast = (a: { length: number }, len: number, what: string) => {
+      if (a.length < len) fail(`${what} is shorter than its chunks`);
+    };
+    if (approximate) {
+      atLeast(parts.q8, n * d, 'the int8 vectors');
+      atLeast(parts.qscale, n, 'the scales');
+    } else atLeast(parts.vectors, n * d, 'the vectors');
+    for (const [a, what] of [
+      [hasVector, 'hasVector'],
+      [alive, 'alive'],
+      [fileOf, 'the file numbers'],
+      [parts.seqs, 'the chunk numbers'],
+      [lengths, 'the lengths'],
+    ] as const)
+      atLeast(a, n, what);
+    atLeast(termStart, n + 1, 'the word offsets');
+    if (termStart[0] !== 0) fail('the word offsets');
+    const entries = termStart[n];
+    atLeast(slotTerms, entries, "the chunks' words");
+    atLeast(slotTfs, entries, "the chunks' word counts");
+    const terms = parts.words.length;
+    atLeast(parts.maxTf, terms, "the words' bounds");
+    atLeast(parts.minLen, terms, "the words' bounds");
+
+    const x = new StoreIndex(approximateFrom);
+    for (const m of parts.files) {
+      if (m === null) {
+        x.fileList.push(undefined);
+        continue;
+      }
+      const attributes = m?.attributes;
+      if (
+        typeof m?.id !== 'string' ||
+        typeof m.filename !== 'string' ||
+        (attributes !== null && (typeof attributes !== 'object' || Array.isArray(attributes))) ||
+        x.files.has(m.id)
+      )
+        fail('its file table');
+      const entry: FileEntry = { id: m.id, filename: m.filename, attributes, num: x.fileList.length, slots: [] };
+      x.files.set(m.id, entry);
+      x.fileList.push(entry);
+    }
+    for (let t = 0; t < terms; t++) {
+      const w = parts.words[t];
+      if (typeof w !== 'string' || !w || x.termIds.has(w)) fail('its word table');
+      const minLen = parts.minLen[t];
+      if (!(minLen === Infinity || (Number.isInteger(minLen) && minLen >= 0))) fail("a word's bound");
+      x.termIds.set(w, t);
+      x.postings.push({ ...newPosting(), maxTf: parts.maxTf[t], minLen });
+    }
+    const files = x.fileList.length;
+    // One pass checks every chunk and counts each word's live chunks (its posting's exact size); a second
+    // fills the postings, in slot order as a flush would.
+    const df = new Int32Array(terms);
+    const { maxTf, minLen } = parts;
+    for (let s = 0; s < n; s++) {
+      if ((s & 0xffff) === 0xffff) await pause();
+      const from = termStart[s];
+      const to = termStart[s + 1];
+      if (to < from || to > entries) fail('the word offsets');
+      if (alive[s] > 1 || hasVector[s] > 1 || fileOf[s] < 0 || fileOf[s] >= files) fail(`chunk ${s}`);
+      if (!alive[s]) {
+        for (let j = from; j < to; j++) if (slotTerms[j] < 0 || slotTerms[j] >= terms || slotTfs[j] === 0) fail(`the words of chunk ${s}`);
+        continue;
+      }
+      const file = x.fileList[fileOf[s]] ?? fail(`chunk ${s} is of a removed file`);
+      file.slots.push(s);
+      x.live++;
+      const len = lengths[s];
+      x.totalLength += len;
+      if (hasVector[s]) {
+        if (approximate && !Number.isFinite(parts.qscale[s])) fail(`the scale of chunk ${s}`);
+        x.vectorCount++;
+      }
+      for (let j = from; j < to; j++) {
+        const t = slotTerms[j];
+        const tf = slotTfs[j];
+        if (t < 0 || t >= terms || tf === 0) fail(`the words of chunk ${s}`);
+        if (tf > maxTf[t] || len < minLen[t]) fail(`a word of chunk ${s} is past its bound`);
+        df[t]++;
+      }
+    }
+    const docs: Int32Array[] = new Array<Int32Array>(terms);
+    const tfs: Uint16Array[] = new Array<Uint16Array>(terms);
+    x.postings.forEach((p, t) => {
+      p.df = p.len = df[t];
+      docs[t] = p.docs = new Int32Array(df[t]);
+      tfs[t] = p.tfs = new Uint16Array(df[t]);
+    });
+    const at = new Int32Array(terms);
+    for (let s = 0; s < n; s++) {
+      if ((s & 0xffff) === 0xffff) await pause();
+      if (!alive[s]) continue;
+      for (let j = termStart[s]; j < termStart[s + 1]; j++) {
+        const t = slotTerms[j];
+        const k = at[t]++;
+        docs[t][k] = s;
+        tfs[t][k] = slotTfs[j];
+      }
+    }
+    if (approximate !== x.live >= approximateFrom) fail('it was saved under another --search-approximate-from');
+    if (parts.ivf) {
+      if (!approximate || !d) fail('a quantizer in an exact index');
+      x.ivf = CoarseQuantizer.restore(parts.ivf, d, n);
+    }
+    x.dimensions = d;
+    x.approximate = approximate;
+    x.vectors = parts.vectors;
+    x.q8 = parts.q8;
+    x.qscale = parts.qscale;
+    x.hasVector = hasVector;
+    x.alive = alive;
+    x.fileOf = fileOf;
+    x.seqs = parts.seqs;
+    x.lengths = lengths;
+    x.termStart = termStart;
+    x.slotTerms = slotTerms;
+    x.slotTfs = slotTfs;
+    x.n = n;
+    x.posted = n;
+    x.seen = new Int32Array(terms);
+    // Trains the quantizer if a load's flush would have (it was not yet when saved).
+    x.flush();
+    return x;
+  }
+
   /** Sets (or replaces the name and attributes of) files; their chunks come with `addChunks`. */
   setFiles(metas: readonly FileMeta[]): void {
+    this.changes++;
     for (const m of metas) {
       const had = this.files.get(m.id);
       if (had) Object.assign(had, { filename: m.filename, attributes: m.attributes });
@@ -194,6 +414,7 @@ export class StoreIndex {
 
   /** Removes files and their chunks. */
   removeFiles(ids: readonly string[]): void {
+    this.changes++;
     for (const id of ids) {
       const f = this.files.get(id);
       if (!f) continue;
@@ -225,6 +446,7 @@ export class StoreIndex {
 
   /** Adds chunks of files given to `setFiles` (chunks of a file not there are ignored). */
   addChunks(page: ChunkPage): void {
+    this.changes++;
     const count = page.texts.length;
     if (!this.dimensions && page.dimensions) this.dimensions = page.dimensions;
     const d = this.dimensions;
@@ -301,6 +523,7 @@ export class StoreIndex {
    * posted in one go, each posting sized once.
    */
   flush(): void {
+    if (this.posted < this.n || (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM)) this.changes++;
     if (this.approximate && !this.ivf && this.vectorCount >= TRAIN_FROM) {
       this.train();
       this.inListOrder();

@@ -45,7 +45,7 @@ function argmax(a: Float64Array, count: number): number {
 }
 
 /** Spherical k-means of `points` (m rows of d, unit or not) into k centroids, deterministic. */
-export function kmeans(points: Float32Array, m: number, d: number, k: number, rounds = ROUNDS): Float32Array {
+export function kmeans(points: Float32Array, m: number, d: number, k: number, rounds = ROUNDS): Float32Array<ArrayBuffer> {
   const c = new Float32Array(k * d);
   if (!m) return c;
   for (let j = 0; j < k; j++) {
@@ -71,6 +71,14 @@ export function kmeans(points: Float32Array, m: number, d: number, k: number, ro
   return c;
 }
 
+/** A quantizer as saved: `top` and `sub` centroids, each list's length, and the lists' slots in list order. */
+export interface QuantizerParts {
+  top: Float32Array<ArrayBuffer>;
+  sub: Float32Array<ArrayBuffer>;
+  lens: Uint32Array<ArrayBuffer>;
+  slots: Int32Array<ArrayBuffer>;
+}
+
 export class CoarseQuantizer {
   readonly lists: List[] = Array.from({ length: TOP * SUB }, () => ({ slots: new Int32Array(8), len: 0 }));
   private readonly scratchTop = new Float64Array(TOP);
@@ -80,8 +88,8 @@ export class CoarseQuantizer {
 
   private constructor(
     private readonly d: number,
-    private readonly top: Float32Array,
-    private readonly sub: Float32Array,
+    private readonly top: Float32Array<ArrayBuffer>,
+    private readonly sub: Float32Array<ArrayBuffer>,
   ) {
     this.row = new Float32Array(d);
   }
@@ -103,6 +111,47 @@ export class CoarseQuantizer {
       sub.set(kmeans(pts, Math.max(1, rows.length), d, SUB), t * SUB * d);
     });
     return new CoarseQuantizer(d, top, sub);
+  }
+
+  /** What a saved index keeps of it (index-file.ts): the centroids, and each list's slots one after another. */
+  parts(): QuantizerParts {
+    const lens = new Uint32Array(this.lists.length);
+    let total = 0;
+    this.lists.forEach((l, i) => (total += lens[i] = l.len));
+    const slots = new Int32Array(total);
+    let at = 0;
+    for (const l of this.lists) {
+      slots.set(l.slots.subarray(0, l.len), at);
+      at += l.len;
+    }
+    return { top: this.top, sub: this.sub, lens, slots };
+  }
+
+  /**
+   * The quantizer of a saved index, its parts checked: the centroids' sizes for `d`, one length per list
+   * adding up to the slots given, and every slot below `n` (a list read by a query indexes the store's rows).
+   */
+  static restore(parts: QuantizerParts, d: number, n: number): CoarseQuantizer {
+    const { top, sub, lens, slots } = parts;
+    if (top.length !== TOP * d || sub.length !== TOP * SUB * d || lens.length !== TOP * SUB)
+      throw new Error('the quantizer does not match its dimensions');
+    let total = 0;
+    for (const len of lens) total += len;
+    if (total !== slots.length) throw new Error("the quantizer's lists do not add up");
+    for (const s of slots) if (s < 0 || s >= n) throw new Error("a quantizer's list names a chunk the index does not hold");
+    const q = new CoarseQuantizer(d, top, sub);
+    let at = 0;
+    q.lists.forEach((l, i) => {
+      l.slots = slots.slice(at, at + lens[i]);
+      if (l.slots.length < 8) {
+        const room = new Int32Array(8);
+        room.set(l.slots);
+        l.slots = room;
+      }
+      l.len = lens[i];
+      at += lens[i];
+    });
+    return q;
   }
 
   /** Files slot `slot`, whose vector is row `off` of `rows`. */

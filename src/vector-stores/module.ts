@@ -67,6 +67,6 @@ export const vectorStoresModule: Module = {
     await ctx.services.vectorStores.indexes.close();
   },
   async reset(ctx) {
-    await ctx.services.vectorStores.indexes.clear();
+    await ctx.services.vectorStores.indexes.clear(ctx);
   },
 };

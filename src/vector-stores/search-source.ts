@@ -21,6 +21,8 @@ export interface Source {
   files(storeId: string, fileIds?: readonly string[]): Promise<FileRow[]>;
   /** A page of a store's chunks after a key, in file and chunk order (of some files only, when given). */
   chunks(storeId: string, after: { fileId: string; seq: number } | null, limit: number, fileIds?: readonly string[]): Promise<ChunkRow[]>;
+  /** Which of these stores still exist (the sweep of saved indexes, index-file.ts). */
+  existing(storeIds: readonly string[]): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ const sqliteLib = lazy<typeof SQLiteType>('better-sqlite3');
 const pgLib = lazy<typeof pgType>('pg');
 
 const FILES = 'SELECT file_id, filename, attributes FROM vector_store_files WHERE vector_store_id = $1 AND status = $2';
+const EXISTING = 'SELECT id FROM vector_stores WHERE id = ANY($1)';
 const CHUNKS = 'SELECT file_id, seq, text, embedding, embedder FROM vector_store_chunks WHERE vector_store_id = $1';
 
 export function openSource(at: SourceLocation): Source {
@@ -59,6 +62,9 @@ function sqliteSource(file: string): Source {
     chunks(storeId, after, limit, fileIds) {
       const { sql, args } = chunkQuery(storeId, after, limit, fileIds ? JSON.stringify(fileIds) : undefined);
       return Promise.resolve(prepare(sql).all(...args) as ChunkRow[]);
+    },
+    existing(storeIds) {
+      return Promise.resolve(new Set((prepare(EXISTING).all(JSON.stringify(storeIds)) as [string][]).map((r) => r[0])));
     },
     close() {
       db.close();
@@ -102,6 +108,9 @@ function postgresSource(url: string): Source {
     chunks(storeId, after, limit, fileIds) {
       const { sql, args } = chunkQuery(storeId, after, limit, fileIds);
       return query<ChunkRow>(sql, args);
+    },
+    async existing(storeIds) {
+      return new Set((await query<[string]>(EXISTING, [storeIds])).map((r) => r[0]));
     },
     async close() {
       const c = client;

@@ -2,7 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Attributes } from './filters.js';
 import { words } from './lexical.js';
 import { searchIndexes, StoreIndex, type ChunkPage } from './index-core.js';
-import type { WorkerReply, WorkerRequest } from './search-protocol.js';
+import { prepareDir, restoreIndex, saveIndex, savedPath, sweepSaved } from './index-file.js';
+import type { SaveTo, WorkerReply, WorkerRequest } from './search-protocol.js';
 import { openSource, type ChunkRow, type Source, type SourceLocation } from './search-source.js';
 
 /**
@@ -26,16 +27,115 @@ function sourceOf(at: SourceLocation): Source {
   return s;
 }
 
-function handle(req: Exclude<WorkerRequest, { op: 'load' }>): WorkerReply {
+/**
+ * Saved indexes (index-file.ts): per store, where and as what version to save it, the version of its file
+ * (null: none written by this worker, or a refused one) and the chunks changed since. A store is saved
+ * after a whole load, and after deltas once RESAVE_VERSIONS versions or a tenth of its chunks changed
+ * since its file (so a first load elsewhere applies few changes), one store at a time, in the background.
+ */
+interface SaveState {
+  to: SaveTo;
+  savedVersion: number | null;
+  changed: number;
+}
+const RESAVE_VERSIONS = 100;
+const saveStates = new Map<string, SaveState>();
+const wanted = new Set<string>();
+let saving = false;
+/** Grows with every `clear`: a save begun before one is not renamed into place after it. */
+let epoch = 0;
+const dirs = new Map<string, Promise<string | null>>();
+const dirReady = (dir: string) => {
+  let p = dirs.get(dir);
+  if (!p) dirs.set(dir, (p = prepareDir(dir)));
+  return p;
+};
+
+/** After a load with a place to save: whether the store's file is due, and if so, queues it. */
+function noteLoad(store: string, index: StoreIndex, to: SaveTo, full: boolean, changed: number): void {
+  const state = (!full && saveStates.get(store)) || { to, savedVersion: null, changed: 0 };
+  state.to = to;
+  state.changed += changed;
+  saveStates.set(store, state);
+  if (index.size < Math.max(1, to.from)) return;
+  if (state.savedVersion === null || to.version - state.savedVersion >= RESAVE_VERSIONS || state.changed >= index.size / 10) {
+    wanted.add(store);
+    void runSaves();
+  }
+}
+
+async function runSaves(): Promise<void> {
+  if (saving) return;
+  saving = true;
+  try {
+    for (const store of wanted) {
+      wanted.delete(store);
+      const index = indexes.get(store);
+      const state = saveStates.get(store);
+      if (!index || !state || index.size < Math.max(1, state.to.from)) continue;
+      const to = state.to;
+      if (await dirReady(to.dir)) continue;
+      const at = epoch;
+      const ok = await saveIndex(
+        savedPath(to.dir, to.who.source, store),
+        to.who,
+        { version: to.version, fingerprint: to.fingerprint },
+        index,
+        to.maxBytes,
+        () => indexes.get(store) === index && epoch === at && saveStates.get(store) === state,
+      );
+      if (ok) {
+        state.savedVersion = to.version;
+        state.changed = 0;
+      }
+    }
+  } finally {
+    saving = false;
+  }
+}
+
+function forget(store: string): void {
+  indexes.delete(store);
+  saveStates.delete(store);
+  wanted.delete(store);
+}
+
+/** The requests that wait on the disk or the database. */
+async function handleAsync(req: Extract<WorkerRequest, { op: 'restore' | 'sweep' | 'clear' }>): Promise<WorkerReply> {
+  switch (req.op) {
+    case 'restore': {
+      const problem = await dirReady(req.dir);
+      if (problem) return { id: req.id, bytes: 0, restored: { refused: problem } };
+      const r = await restoreIndex(savedPath(req.dir, req.who.source, req.store), req.who, req.maxBytes, approximateFrom);
+      if ('refused' in r) return { id: req.id, bytes: 0, restored: r };
+      indexes.set(req.store, r.index);
+      const to: SaveTo = { dir: req.dir, who: req.who, version: r.version, fingerprint: r.fingerprint, from: 0, maxBytes: req.maxBytes };
+      saveStates.set(req.store, { to, savedVersion: r.version, changed: 0 });
+      return { id: req.id, bytes: r.index.bytes(), restored: { version: r.version, fingerprint: r.fingerprint } };
+    }
+    case 'sweep': {
+      if (await dirReady(req.dir)) return { id: req.id, bytes: 0 };
+      const source = sourceOf(req.sourceLocation);
+      await sweepSaved(req.dir, req.source, (ids) => source.existing(ids));
+      return { id: req.id, bytes: 0 };
+    }
+    case 'clear':
+      indexes.clear();
+      saveStates.clear();
+      wanted.clear();
+      epoch++;
+      return { id: req.id, bytes: 0 };
+  }
+}
+
+function handle(req: Exclude<WorkerRequest, { op: 'load' | 'restore' | 'sweep' | 'clear' }>): WorkerReply {
   switch (req.op) {
     case 'reset':
+      forget(req.store);
       indexes.set(req.store, new StoreIndex(approximateFrom));
       return { id: req.id, bytes: 0 };
     case 'drop':
-      indexes.delete(req.store);
-      return { id: req.id, bytes: 0 };
-    case 'clear':
-      indexes.clear();
+      forget(req.store);
       return { id: req.id, bytes: 0 };
     case 'files': {
       const index = indexes.get(req.store);
@@ -68,6 +168,8 @@ async function load(req: Extract<WorkerRequest, { op: 'load' }>): Promise<Worker
   let index = indexes.get(req.store);
   if (req.full || !index) indexes.set(req.store, (index = new StoreIndex(approximateFrom)));
   let pages = 0;
+  let added = 0;
+  const liveBefore = index.size;
   const groups: (string[] | undefined)[] = [];
   if (req.fileIds) for (let i = 0; i < req.fileIds.length; i += FILES_PAGE) groups.push(req.fileIds.slice(i, i + FILES_PAGE));
   else groups.push(undefined);
@@ -89,6 +191,7 @@ async function load(req: Extract<WorkerRequest, { op: 'load' }>): Promise<Worker
       if (!rows.length) break;
       index.addChunks(pageOf(rows, req.embedder, index.dimensions));
       pages++;
+      added += rows.length;
       const last = rows[rows.length - 1];
       after = { fileId: last[0], seq: last[1] };
       if (rows.length < PAGE) break;
@@ -97,6 +200,8 @@ async function load(req: Extract<WorkerRequest, { op: 'load' }>): Promise<Worker
     }
   }
   index.flush();
+  // Chunks added, and those removed (the live count fell by them less the ones added).
+  if (req.save) noteLoad(req.store, index, req.save, req.full, added + Math.max(0, liveBefore + added - index.size));
   return { id: req.id, bytes: index.bytes(), pages };
 }
 
@@ -132,6 +237,10 @@ parentPort!.on('message', (req: WorkerRequest) => {
     parentPort!.postMessage({ id: req.id, bytes: 0, error: (err as Error)?.stack ?? String(err) } satisfies WorkerReply);
   if (req.op === 'load') {
     load(req).then((reply) => parentPort!.postMessage(reply), fail);
+    return;
+  }
+  if (req.op === 'restore' || req.op === 'sweep' || req.op === 'clear') {
+    handleAsync(req).then((reply) => parentPort!.postMessage(reply), fail);
     return;
   }
   try {

@@ -264,6 +264,8 @@ export async function deleteVectorStore(ctx: Ctx, projectId: string, id: string)
     await storeOf(tx, projectId, id);
     await store.deleteStore(tx, id);
   });
+  // Its saved index goes with it here; other instances' sweeps remove theirs (index-cache.ts).
+  await ctx.services.vectorStores.indexes.forget(ctx, id);
   return { id, object: 'vector_store.deleted' as const, deleted: true };
 }
 

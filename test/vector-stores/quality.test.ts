@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStandin, type TestStandin } from '../helpers.js';
@@ -51,7 +52,10 @@ describe.runIf(pages.length >= 50).each([
   const docs = pages.map(manText).filter((d): d is NonNullable<typeof d> => !!d);
   const fileOf = new Map<string, string>();
   beforeAll(async () => {
-    s = await startTestStandin(searchApproximateFrom === undefined ? {} : { settings: { searchApproximateFrom } });
+    // Every store's index is saved (--search-index-save-from 1): the second pass reads it back.
+    s = await startTestStandin({
+      settings: { searchIndexSaveFrom: 1, ...(searchApproximateFrom === undefined ? {} : { searchApproximateFrom }) },
+    });
   });
   afterAll(async () => {
     await s?.close();
@@ -63,11 +67,13 @@ describe.runIf(pages.length >= 50).each([
     await s.ctx.jobs.drain(300_000);
     let found5 = 0;
     let rr = 0;
+    const storeId = (store.body as { id: string }).id;
+    const ask = (question: string) =>
+      s.req('POST', `/v1/vector_stores/${storeId}/search`, { key: 'platform', body: { query: question, max_num_results: 10 } });
+    const answers: unknown[] = [];
     for (const d of docs) {
-      const res = await s.req('POST', `/v1/vector_stores/${(store.body as { id: string }).id}/search`, {
-        key: 'platform',
-        body: { query: d.question, max_num_results: 10 },
-      });
+      const res = await ask(d.question);
+      answers.push(res.body);
       const names = (res.body as { data: { file_id: string }[] }).data.map((h) => fileOf.get(h.file_id));
       const rank = names.indexOf(d.name) + 1;
       if (rank >= 1 && rank <= 5) found5++;
@@ -80,5 +86,16 @@ describe.runIf(pages.length >= 50).each([
     );
     expect(recall5).toBeGreaterThanOrEqual(RECALL5_FLOOR);
     expect(mrr).toBeGreaterThanOrEqual(MRR_FLOOR);
+
+    // The store's saved index, read by a new search worker, answers every question exactly as before.
+    const dir = join(s.ctx.settings.data, 'search-indexes');
+    for (let i = 0; i < 200 && !readdirSync(dir).some((f) => f.endsWith(`${storeId}.idx`)); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const indexes = s.ctx.services.vectorStores.indexes;
+    await indexes.close();
+    const again = [];
+    for (const d of docs) again.push((await ask(d.question)).body);
+    expect(indexes.stats()).toMatchObject({ restores: 1, fullLoads: 1 });
+    expect(again).toEqual(answers);
   }, 600_000);
 });
