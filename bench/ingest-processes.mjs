@@ -10,10 +10,9 @@
 // BENCH_PROCESSES_ROUNDS (2) rounds alternate the trees.
 import { execFileSync, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { report } from './lib.mjs';
+import { changelogTexts, report } from './lib.mjs';
 
 const trees = process.argv.length > 2 ? process.argv.slice(2).map((t) => resolve(t)) : [resolve('.')];
 const ROUNDS = Number(process.env.BENCH_PROCESSES_ROUNDS ?? 2);
@@ -28,28 +27,8 @@ const cpuOf = (pid) => {
   return (Number(f[11]) + Number(f[12])) * 10;
 };
 
-/** The changelogs, cut at a line end into 32 texts of about 512 KB (as bench/ingest-throughput.mjs). */
-function corpus() {
-  const FILE_BYTES = 512 * 1024;
-  const parts = [];
-  let total = 0;
-  for (const pkg of readdirSync('/usr/share/doc').sort()) {
-    const f = join('/usr/share/doc', pkg, 'changelog.Debian.gz');
-    if (!existsSync(f)) continue;
-    parts.push(new TextDecoder().decode(gunzipSync(readFileSync(f))));
-    total += parts.at(-1).length;
-    if (total > 34 * FILE_BYTES * 1.1) break;
-  }
-  const all = parts.join('\n');
-  const files = [];
-  for (let at = 0; files.length < 32 && at < all.length;) {
-    let end = all.indexOf('\n', at + FILE_BYTES);
-    if (end < 0) end = all.length;
-    files.push(Buffer.from(all.slice(at, end + 1)));
-    at = end + 1;
-  }
-  return files;
-}
+/** The changelogs, cut at a line end into 32 texts of about 512 KB (as bench/ingest-throughput.mjs), as bytes. */
+const corpus = () => changelogTexts().map((t) => Buffer.from(t));
 
 /**
  * The tree's ingestion code bundled into a folder of its own: the pool, and its ingestion process as

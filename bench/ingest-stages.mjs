@@ -8,9 +8,9 @@
 // The figures are CPU time (process.cpuUsage), so a busy machine inflates them less than wall time.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { changelogTexts } from './lib.mjs';
 
 const trees = process.argv.length > 2 ? process.argv.slice(2).map((t) => resolve(t)) : [resolve('.')];
 const ROUNDS = Number(process.env.BENCH_STAGES_ROUNDS ?? 1);
@@ -81,24 +81,7 @@ async function measure(tree) {
     logLevel: 'error',
   });
   const m = await import(out);
-  const FILE_BYTES = 512 * 1024;
-  const parts = [];
-  let total = 0;
-  for (const pkg of readdirSync('/usr/share/doc').sort()) {
-    const f = join('/usr/share/doc', pkg, 'changelog.Debian.gz');
-    if (!existsSync(f)) continue;
-    parts.push(new TextDecoder().decode(gunzipSync(readFileSync(f))));
-    total += parts.at(-1).length;
-    if (total > 34 * FILE_BYTES * 1.1) break;
-  }
-  const all = parts.join('\n');
-  const files = [];
-  for (let at = 0; files.length < 32 && at < all.length;) {
-    let end = all.indexOf('\n', at + FILE_BYTES);
-    if (end < 0) end = all.length;
-    files.push(all.slice(at, end + 1));
-    at = end + 1;
-  }
+  const files = changelogTexts();
   const cpu = () => {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1000;

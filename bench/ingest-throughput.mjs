@@ -11,13 +11,12 @@
 // BENCH_INGEST_ROUNDS (2) rounds alternate. The server's CPU is given less its cost of the bench's requests
 // (the probe and the status reads, each costed after the batch with nothing being ingested).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { cpuMs, report } from './lib.mjs';
+import { changelogTexts, cpuMs, report } from './lib.mjs';
 
 const BASELINE = process.env.BENCH_INGEST_BASELINE ?? 'f48ba84';
 const FILES = Number(process.env.BENCH_INGEST_FILES ?? 32);
@@ -40,28 +39,7 @@ async function baselineScript() {
 }
 
 /** The files: Debian changelogs, concatenated and cut at a line end into FILES texts of about FILE_BYTES. */
-function corpus() {
-  const docs = '/usr/share/doc';
-  const parts = [];
-  let total = 0;
-  for (const pkg of readdirSync(docs).sort()) {
-    const file = join(docs, pkg, 'changelog.Debian.gz');
-    if (!existsSync(file)) continue;
-    parts.push(new TextDecoder().decode(gunzipSync(readFileSync(file))));
-    total += parts.at(-1).length;
-    if (total > FILES * FILE_BYTES * 1.1) break;
-  }
-  const all = parts.join('\n');
-  const files = [];
-  for (let at = 0; files.length < FILES && at < all.length;) {
-    let end = all.indexOf('\n', at + FILE_BYTES);
-    if (end < 0) end = all.length;
-    files.push(all.slice(at, end + 1));
-    at = end + 1;
-  }
-  if (files.length < FILES) throw new Error(`only ${files.length} files of changelogs found in ${docs}`);
-  return files;
-}
+const corpus = () => changelogTexts(FILES, FILE_BYTES);
 
 /** CPU ms of the server's child processes (ingestion processes, search worker), by pid. */
 function childrenCpu(pid) {

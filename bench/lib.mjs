@@ -1,8 +1,20 @@
 // Shared helpers of the benchmarks: start processes, run autocannon, print a table, write JSON.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 
 /** The body the benchmarks create ad groups with (in the seeded demo campaign). */
@@ -210,4 +222,31 @@ export async function cpuPerRequest(pid, target, { connections, duration }) {
   const c0 = cpuMs(pid);
   const r = await load({ ...target, connections, duration });
   return { rps: r.rps, cpu: ((cpuMs(pid) - c0) * 1000) / r.total, errors: r.errors };
+}
+
+/**
+ * Text nobody here wrote, for the ingestion benches: the Debian changelogs of the packages installed,
+ * concatenated and cut at a line end into `count` texts of about `bytes` each.
+ */
+export function changelogTexts(count = 32, bytes = 512 * 1024) {
+  const docs = '/usr/share/doc';
+  const parts = [];
+  let total = 0;
+  for (const pkg of readdirSync(docs).sort()) {
+    const file = join(docs, pkg, 'changelog.Debian.gz');
+    if (!existsSync(file)) continue;
+    parts.push(new TextDecoder().decode(gunzipSync(readFileSync(file))));
+    total += parts.at(-1).length;
+    if (total > count * bytes * 1.1) break;
+  }
+  const all = parts.join('\n');
+  const texts = [];
+  for (let at = 0; texts.length < count && at < all.length;) {
+    let end = all.indexOf('\n', at + bytes);
+    if (end < 0) end = all.length;
+    texts.push(all.slice(at, end + 1));
+    at = end + 1;
+  }
+  if (texts.length < count) throw new Error(`only ${texts.length} texts of changelogs found in ${docs}`);
+  return texts;
 }
