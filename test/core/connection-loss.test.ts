@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +21,14 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('losing every PostgreSQL c
   let child: ChildProcess;
   let base: string;
   let admin: pg.Client;
+  let schema: string;
 
   beforeAll(async () => {
     ensureBuilt();
     // Its own application_name, so the test ends this process's connections and no one else's.
     const url = new URL(await freshDatabaseUrl('connloss'));
     url.searchParams.set('application_name', name);
+    schema = /search_path=(\S+)/.exec(url.searchParams.get('options') ?? '')?.[1] ?? 'public';
     const port = await freePort();
     child = await serve({
       STANDIN_DATA: dir,
@@ -52,25 +55,29 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('losing every PostgreSQL c
     );
     return rows.map((r) => r.query);
   };
-  const CHANNELS = ['LISTEN standin_changes', 'LISTEN standin_jobs', 'LISTEN standin_responses', 'LISTEN standin_runs'];
+  // The channels of its schema (store/listen.ts: a deployment on a schema other than public has its own).
+  const channels = () =>
+    ['standin_changes', 'standin_jobs', 'standin_responses', 'standin_runs'].map(
+      (c) => `LISTEN "${c}_${createHash('md5').update(schema).digest('hex').slice(0, 12)}"`,
+    );
   const answers = async () => {
     const res = await fetch(`${base}/admin/v1/clock`, { headers: { authorization: `Bearer ${ADMIN}` } }).catch(() => undefined);
     return res?.status === 200;
   };
 
   it('lives on, answers again and listens again on every channel', async () => {
-    await until(async () => (await listening()).length === CHANNELS.length, 10_000);
-    expect(await listening()).toEqual(CHANNELS);
+    await until(async () => (await listening()).length === channels().length, 10_000);
+    expect(await listening()).toEqual(channels());
 
     const { rowCount } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [name]);
-    expect(rowCount).toBeGreaterThanOrEqual(CHANNELS.length);
+    expect(rowCount).toBeGreaterThanOrEqual(channels().length);
 
     // Idle pooled connections, the pipelined one and the listeners all ended at once.
     await new Promise((r) => setTimeout(r, 500));
     expect(child.exitCode).toBeNull();
     await until(answers, 10_000);
-    await until(async () => (await listening()).length === CHANNELS.length, 10_000);
-    expect(await listening()).toEqual(CHANNELS);
+    await until(async () => (await listening()).length === channels().length, 10_000);
+    expect(await listening()).toEqual(channels());
     expect(child.exitCode).toBeNull();
   }, 60_000);
 });
