@@ -42,7 +42,15 @@ try {
     for (const [name, i] of Object.entries(instances)) all[name] = { pid: i.s.child.pid, target: i.targets[op] };
     for (const x of Object.values(all)) await load({ ...x.target, connections, duration: 0.5 });
     const m = Object.fromEntries(Object.keys(all).map((k) => [k, []]));
-    for (let r = 0; r < ROUNDS; r++) for (const [k, x] of Object.entries(all)) m[k].push(await measured(x.pid, x.target));
+    // Each round starts one further along the list: whatever a measure leaves running (a collection after its
+    // load) falls on the next one, and a fixed order made the second build measure 10–20 % worse than the
+    // first, the same build in both places (load average 1.5).
+    const entries = Object.entries(all);
+    for (let r = 0; r < ROUNDS; r++)
+      for (let j = 0; j < entries.length; j++) {
+        const [k, x] = entries[(r + j) % entries.length];
+        m[k].push(await measured(x.pid, x.target));
+      }
     const row = { operation: op, 'bare CPU µs': Math.round(median(m.bare.map((r) => r.cpu))) };
     for (const k of Object.keys(instances)) {
       row[`${k} CPU µs`] = Math.round(median(m[k].map((r) => r.cpu)));
@@ -60,5 +68,5 @@ const named = Object.entries(builds)
   .map(([k, main]) => `${k}: ${main}`)
   .join(', ');
 report('ads-ab', rows, [
-  `${named}. autocannon, ${connections} connections; ${ROUNDS} rounds of ${DURATION} s alternating the bare route and the builds; medians (ratios: median of the rounds' ratios).`,
+  `${named}. autocannon, ${connections} connections; ${ROUNDS} rounds of ${DURATION} s of the bare route and each build, each round starting one further along; medians (ratios: median of the rounds' ratios).`,
 ]);
