@@ -8,10 +8,11 @@ import type { Exec } from './db.js';
  * notification reaches every session of the database that listens on its channel). On `public` it is the
  * name itself, as instances of the version before this one name it during a rolling upgrade.
  */
-const CHANNEL_SQL = "case when current_schema() = 'public' then $1::text else $1::text || '_' || left(md5(current_schema()), 12) end";
+const channelSql = (name: string) =>
+  `case when current_schema() = 'public' then ${name} else ${name} || '_' || left(md5(current_schema()), 12) end`;
 
-const channelOf = (name: string): RawBuilder<string> =>
-  sql<string>`(case when current_schema() = 'public' then ${name}::text else ${name}::text || '_' || left(md5(current_schema()), 12) end)`;
+/** The channel named `name` (a name of Standin's own, not input) as an SQL expression. */
+const channelOf = (name: string): RawBuilder<string> => sql.raw(`(${channelSql(`'${name.replace(/'/g, "''")}'::text`)})`);
 
 /** PostgreSQL: notifies this deployment's listeners of `name` (core/bus.ts, jobs, change signals), at the commit of `exec`'s transaction. */
 export async function notify(exec: Exec, name: string, payload: string): Promise<void> {
@@ -81,7 +82,7 @@ export function keepListening(
     };
     client.on('error', lost);
     try {
-      const named = (await client.query<{ channel: string }>(`select ${CHANNEL_SQL} as channel`, [channel])).rows[0].channel;
+      const named = (await client.query<{ channel: string }>(`select ${channelSql('$1::text')} as channel`, [channel])).rows[0].channel;
       await client.query(`LISTEN ${client.escapeIdentifier(named)}`);
     } catch (err) {
       return lost(err as Error);
