@@ -1,3 +1,6 @@
+import type { Ctx } from '../../src/core/module.js';
+import { builtinEmbedder, embedBuiltin, toBlob } from '../../src/vector-stores/embedder.js';
+import * as store from '../../src/vector-stores/store.js';
 import { zipEntries, zipEntry } from '../zip.js';
 
 /** Small documents made in the test, so no binary fixture needs to be trusted: a one-page PDF and a DOCX. */
@@ -76,4 +79,63 @@ export function filler(paragraphs: number, seed = 1): string {
     );
   }
   return out.join('\n\n');
+}
+
+/** How `putChunks` names and marks what it puts. */
+export interface PutChunks {
+  files: number;
+  perFile: number;
+  /** Seeds the words; the same seed puts the same text. */
+  seed: number;
+  /** Words of each chunk, before its marker. */
+  words: number;
+  fileId: (file: number) => string;
+  marker: (file: number, seq: number) => string;
+  attributes?: (file: number) => string | null;
+}
+
+/**
+ * Puts `files × perFile` chunks of generated prose (a few words repeated, and a marker each) straight into
+ * a store, embedded by the built-in embedder, with no ingestion, logged as one change.
+ */
+export async function putChunks(ctx: Ctx, storeId: string, o: PutChunks): Promise<void> {
+  const vocab = 'ferry harbour copper mine railway signal ledger bread oven valley river bridge tower lamp clock'.split(' ');
+  let x = o.seed;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
+  const fileIds: string[] = [];
+  await ctx.store.db.transaction().execute(async (tx) => {
+    for (let f = 0; f < o.files; f++) {
+      const fileId = o.fileId(f);
+      fileIds.push(fileId);
+      await store.upsertStoreFile(tx, {
+        vector_store_id: storeId,
+        file_id: fileId,
+        project_id: 'proj_demo',
+        filename: `${fileId}.txt`,
+        status: 'completed',
+        usage_bytes: 1,
+        created_at: 0,
+        last_error: null,
+        chunking: '{}',
+        attributes: o.attributes?.(f) ?? null,
+        batch_id: null,
+        ingest_id: 'ingest_fill',
+      });
+      const rows: store.ChunkRow[] = [];
+      for (let seq = 0; seq < o.perFile; seq++) {
+        const text = Array.from({ length: o.words }, () => vocab[next() % vocab.length]).join(' ') + ` ${o.marker(f, seq)}`;
+        rows.push({
+          vector_store_id: storeId,
+          file_id: fileId,
+          seq,
+          text,
+          tokens: o.words + 1,
+          embedding: toBlob(embedBuiltin(text)),
+          embedder: builtinEmbedder.id,
+        });
+      }
+      await store.insertChunks(tx, rows);
+    }
+    await store.bumpVersion(tx, storeId, fileIds);
+  });
 }

@@ -1,53 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadId } from 'node:worker_threads';
 import type { Ctx } from '../../src/core/module.js';
-import { builtinEmbedder, embedBuiltin, toBlob } from '../../src/vector-stores/embedder.js';
+import { builtinEmbedder, embedBuiltin } from '../../src/vector-stores/embedder.js';
 import { createIndexCache } from '../../src/vector-stores/index-cache.js';
 import { createVectorStore } from '../../src/vector-stores/service.js';
 import * as store from '../../src/vector-stores/store.js';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
+import { putChunks } from './fixtures.js';
 
 /** Puts `files × perFile` chunks of generated prose straight into a new store (no ingestion); its id. */
 async function fill(ctx: Ctx, files: number, perFile: number, seed: number): Promise<string> {
   const vs = await createVectorStore(ctx, 'proj_demo', { name: `filled ${seed}` });
-  const vocab = 'ferry harbour copper mine railway signal ledger bread oven valley river bridge tower lamp clock'.split(' ');
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
-  const fileIds: string[] = [];
-  await ctx.store.db.transaction().execute(async (tx) => {
-    for (let f = 0; f < files; f++) {
-      const fileId = `file-fill${seed}x${String(f).padStart(5, '0')}`;
-      fileIds.push(fileId);
-      await store.upsertStoreFile(tx, {
-        vector_store_id: vs.id,
-        file_id: fileId,
-        project_id: 'proj_demo',
-        filename: `${fileId}.txt`,
-        status: 'completed',
-        usage_bytes: 1,
-        created_at: 0,
-        last_error: null,
-        chunking: '{}',
-        attributes: null,
-        batch_id: null,
-        ingest_id: 'ingest_fill',
-      });
-      const rows: store.ChunkRow[] = [];
-      for (let seq = 0; seq < perFile; seq++) {
-        const text = Array.from({ length: 60 }, () => vocab[next() % vocab.length]).join(' ') + ` marker${f}x${seq}`;
-        rows.push({
-          vector_store_id: vs.id,
-          file_id: fileId,
-          seq,
-          text,
-          tokens: 61,
-          embedding: toBlob(embedBuiltin(text)),
-          embedder: builtinEmbedder.id,
-        });
-      }
-      await store.insertChunks(tx, rows);
-    }
-    await store.bumpVersion(tx, vs.id, fileIds);
+  await putChunks(ctx, vs.id, {
+    files,
+    perFile,
+    seed,
+    words: 60,
+    fileId: (f) => `file-fill${seed}x${String(f).padStart(5, '0')}`,
+    marker: (f, seq) => `marker${f}x${seq}`,
   });
   return vs.id;
 }

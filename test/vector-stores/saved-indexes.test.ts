@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ctx } from '../../src/core/module.js';
-import { builtinEmbedder, embedBuiltin, toBlob } from '../../src/vector-stores/embedder.js';
+import { builtinEmbedder, embedBuiltin } from '../../src/vector-stores/embedder.js';
 import { createIndexCache, type IndexCache } from '../../src/vector-stores/index-cache.js';
 import { savedPath, sourceKey } from '../../src/vector-stores/index-file.js';
 import { createVectorStore, deleteVectorStore } from '../../src/vector-stores/service.js';
 import * as store from '../../src/vector-stores/store.js';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
+import { putChunks } from './fixtures.js';
 
 /**
  * Saved search indexes end to end (docs/files.md, "Saved indexes"): a store's first load on a new worker
@@ -16,49 +17,18 @@ import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
  * store loaded from its rows; a file that is corrupt, or whose version the change log no longer reaches,
  * is passed over; files leave with their store, at a reset, and by the sweep.
  */
-const vocab = 'ferry harbour copper mine railway signal ledger bread oven valley river bridge tower lamp clock'.split(' ');
 
 /** Adds `files × perFile` chunks of generated prose to a store (no ingestion), logged as one change. */
-async function addFiles(ctx: Ctx, storeId: string, files: number, perFile: number, seed: number): Promise<void> {
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
-  const fileIds: string[] = [];
-  await ctx.store.db.transaction().execute(async (tx) => {
-    for (let f = 0; f < files; f++) {
-      const fileId = `file-saved${seed}x${String(f).padStart(4, '0')}`;
-      fileIds.push(fileId);
-      await store.upsertStoreFile(tx, {
-        vector_store_id: storeId,
-        file_id: fileId,
-        project_id: 'proj_demo',
-        filename: `${fileId}.txt`,
-        status: 'completed',
-        usage_bytes: 1,
-        created_at: 0,
-        last_error: null,
-        chunking: '{}',
-        attributes: f % 2 ? JSON.stringify({ team: 'odd' }) : null,
-        batch_id: null,
-        ingest_id: 'ingest_fill',
-      });
-      const rows: store.ChunkRow[] = [];
-      for (let seq = 0; seq < perFile; seq++) {
-        const text = Array.from({ length: 40 }, () => vocab[next() % vocab.length]).join(' ') + ` marker${seed}x${f}x${seq}`;
-        rows.push({
-          vector_store_id: storeId,
-          file_id: fileId,
-          seq,
-          text,
-          tokens: 41,
-          embedding: toBlob(embedBuiltin(text)),
-          embedder: builtinEmbedder.id,
-        });
-      }
-      await store.insertChunks(tx, rows);
-    }
-    await store.bumpVersion(tx, storeId, fileIds);
+const addFiles = (ctx: Ctx, storeId: string, files: number, perFile: number, seed: number) =>
+  putChunks(ctx, storeId, {
+    files,
+    perFile,
+    seed,
+    words: 40,
+    fileId: (f) => `file-saved${seed}x${String(f).padStart(4, '0')}`,
+    marker: (f, seq) => `marker${seed}x${f}x${seq}`,
+    attributes: (f) => (f % 2 ? JSON.stringify({ team: 'odd' }) : null),
   });
-}
 
 const QUERIES = ['copper ferry', 'clock tower lamp', 'marker1x3x7', 'marker2x1x4 bridge', 'ledger oven signal harbour'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
