@@ -16,6 +16,20 @@ const lapseClaims = (store: Store) =>
     .where('locked_by', 'is not', null)
     .execute();
 
+/** A job row as another instance would have written it, behind this queue's back; held by `lockedUntil` if given. */
+const jobRow = (o: { id: string; kind: string; runAt: number; createdAt: number; lockedUntil?: number }) => ({
+  id: o.id,
+  kind: o.kind,
+  payload: '{}',
+  run_at: o.runAt,
+  attempts: o.lockedUntil === undefined ? 0 : 1,
+  open_claims: o.lockedUntil === undefined ? 0 : 1,
+  rechecks: 0,
+  locked_by: o.lockedUntil === undefined ? null : 'another-instance',
+  locked_until: o.lockedUntil ?? null,
+  created_at: o.createdAt,
+});
+
 describe.each(dialects())('job queue (%s)', (dialect) => {
   let s: TestStandin | undefined;
   afterEach(async () => {
@@ -147,18 +161,7 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     const now = s.ctx.clock.now();
     await s.ctx.store.db
       .insertInto('jobs')
-      .values({
-        id: 'job_unwoken',
-        kind: 'test.unwoken',
-        payload: '{}',
-        run_at: now,
-        attempts: 0,
-        open_claims: 0,
-        rechecks: 0,
-        locked_by: null,
-        locked_until: null,
-        created_at: now,
-      })
+      .values(jobRow({ id: 'job_unwoken', kind: 'test.unwoken', runAt: now, createdAt: now }))
       .execute();
     for (let t = 0; ran === 0 && t < 300; t++) await new Promise((r) => setTimeout(r, 10));
     expect(ran).toBe(1);
@@ -172,18 +175,8 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     const ran: string[] = [];
     s.ctx.jobs.register({ kind: 'test.crowded', handler: async (_p, job) => void ran.push(job.id) });
     const now = s.ctx.clock.now();
-    const job = (id: string, runAt: number, lockedUntil: number | null) => ({
-      id,
-      kind: 'test.crowded',
-      payload: '{}',
-      run_at: runAt,
-      attempts: lockedUntil === null ? 0 : 1,
-      open_claims: lockedUntil === null ? 0 : 1,
-      rechecks: 0,
-      locked_by: lockedUntil === null ? null : 'another-instance',
-      locked_until: lockedUntil,
-      created_at: now,
-    });
+    const job = (id: string, runAt: number, lockedUntil?: number) =>
+      jobRow({ id, kind: 'test.crowded', runAt, createdAt: now, lockedUntil });
     // A start on SQLite takes back every claim (it owns the queue): the claims below are made after it.
     s.ctx.jobs.start();
     await new Promise((r) => setTimeout(r, 50));
@@ -195,10 +188,7 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
         .insertInto('jobs')
         .values(held.slice(i, i + 100))
         .execute();
-    await s.ctx.store.db
-      .insertInto('jobs')
-      .values(job('job_free', now, null))
-      .execute();
+    await s.ctx.store.db.insertInto('jobs').values(job('job_free', now)).execute();
     for (let t = 0; ran.length === 0 && t < 300; t++) await new Promise((r) => setTimeout(r, 10));
     expect(ran).toEqual(['job_free']);
     if (dialect === 'sqlite') {
