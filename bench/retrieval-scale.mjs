@@ -84,6 +84,21 @@ const mainCpuMs = (pid) => {
 };
 const rssMb = (inst) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${inst.child.pid}/status`, 'utf8'))[1]) / 1024);
 
+/** A store's first search on an instance (its load): wall ms, CPU ms in all and on the main thread, the worst stall. */
+async function firstSearch(inst, storeId) {
+  const from = Date.now();
+  const t = performance.now();
+  const cpu = cpuMs(inst.child.pid);
+  const main = mainCpuMs(inst.child.pid);
+  await api(inst, `/v1/vector_stores/${storeId}/search`, { query: 'warm up' });
+  return {
+    first: performance.now() - t,
+    firstCpuMs: cpuMs(inst.child.pid) - cpu,
+    firstMainMs: mainCpuMs(inst.child.pid) - main,
+    firstStall: stallOf(inst, from, Date.now()),
+  };
+}
+
 /** A bundle of a commit's server (or a module of this tree) into node_modules/.cache, where packages resolve. */
 async function bundleOf(commit, entry, out) {
   const root = join('node_modules/.cache/standin-bench-retrieval', commit);
@@ -356,15 +371,7 @@ async function main() {
     partial('bare scan', result);
     // The new build first: at a million chunks the run may be cut short.
     for (const inst of [a, c].filter(Boolean)) {
-      const from = Date.now();
-      const t = performance.now();
-      const firstCpu = cpuMs(inst.child.pid);
-      const firstMain = mainCpuMs(inst.child.pid);
-      await api(inst, `/v1/vector_stores/${store.id}/search`, { query: 'warm up' });
-      const first = performance.now() - t;
-      const firstCpuMs = cpuMs(inst.child.pid) - firstCpu;
-      const firstMainMs = mainCpuMs(inst.child.pid) - firstMain;
-      const firstStall = stallOf(inst, from, Date.now());
+      const { first, firstCpuMs, firstMainMs, firstStall } = await firstSearch(inst, store.id);
       // The after reader saves the store's index in the background: wait for it, so searches are measured alone.
       let savedS;
       if (inst === a && SAVED) {
@@ -404,15 +411,7 @@ async function main() {
       const idleFrom = Date.now();
       await sleep(5000);
       const idleStall = stallOf(saved, idleFrom, Date.now());
-      const from = Date.now();
-      const t = performance.now();
-      const firstCpu = cpuMs(saved.child.pid);
-      const firstMain = mainCpuMs(saved.child.pid);
-      await api(saved, `/v1/vector_stores/${store.id}/search`, { query: 'warm up' });
-      const first = performance.now() - t;
-      const firstCpuMs = cpuMs(saved.child.pid) - firstCpu;
-      const firstMainMs = mainCpuMs(saved.child.pid) - firstMain;
-      const firstStall = stallOf(saved, from, Date.now());
+      const { first, firstCpuMs, firstMainMs, firstStall } = await firstSearch(saved, store.id);
       const { lat, found, qFrom, cpu0, answers: theirs } = await searchAll(saved);
       const same = theirs.filter((x, i) => x === answersOf.get(a)[i]).length;
       result.saved = {

@@ -4,7 +4,7 @@ import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { LONGEST } from './lexical.js';
-import { keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
+import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
 /**
  * Embeddings of chunks and queries. Built in: a hashed bag of features, offline and deterministic
@@ -212,18 +212,10 @@ class TextFeatures {
 
   private growNumbers() {
     const length = 2 * this.keys.length;
-    const keys = new Uint32Array(length);
-    keys.set(this.keys);
-    this.keys = keys;
-    const slotOf = new Int32Array(length);
-    slotOf.set(this.slotOf);
-    this.slotOf = slotOf;
-    const sums = new Float64Array(length);
-    sums.set(this.sums);
-    this.sums = sums;
-    const order = new Int32Array(length);
-    order.set(this.order);
-    this.order = order;
+    this.keys = grown(this.keys, length);
+    this.slotOf = grown(this.slotOf, length);
+    this.sums = grown(this.sums, length);
+    this.order = grown(this.order, length);
   }
 
   private growSlots() {

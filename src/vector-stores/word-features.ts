@@ -129,8 +129,11 @@ export class WordFeatureCache {
   }
 }
 
-/** `a` in a new array of at least `need` (twice its length, or more): the pools grow to CAPACITY × lexical.ts LONGEST at most. */
-function grown<A extends Uint16Array | Uint32Array>(a: A, need: number): A {
+/**
+ * `a` in a new array of at least `need` (twice its length, or more): the pools here grow to CAPACITY ×
+ * lexical.ts LONGEST at most; the embedder's sums grow with a text's distinct features.
+ */
+export function grown<A extends Uint16Array | Uint32Array | Int32Array | Float64Array>(a: A, need: number): A {
   const b = new (a.constructor as new (n: number) => A)(Math.max(need, 2 * a.length));
   b.set(a);
   return b;
