@@ -1,7 +1,8 @@
-// Instructions a request, counted: the ads API's retrieve and list of 20 (and the create) in Standin and in
-// the bare Fastify route of bench/ads.mjs answering the same bodies, each process run under valgrind's
-// callgrind. Instruction counts do not move with the machine's load as CPU time does, so one run on a busy
-// shared machine compares two builds, or Standin and the bare route, to a few per cent.
+// Instructions a request, counted: the ads API's retrieve and list of 20 (BENCH_INSTR_OPS=…,create adds
+// the create, not run for docs/operations.md) in Standin and in the bare Fastify route of bench/ads.mjs
+// answering the same bodies, each process run under valgrind's callgrind. Instruction counts do not move
+// with the machine's load as CPU time does, so one run on a busy shared machine compares two builds, or
+// Standin and the bare route, to a few per cent.
 //
 // Each process serves WARMUP requests of every operation first (V8 optimizes what turns hot), then per
 // operation: a window of no requests (IDLE_MS), then WINDOWS windows of N requests at C connections, each
