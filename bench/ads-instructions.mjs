@@ -365,7 +365,11 @@ async function run() {
     );
   }
   if (process.env.BENCH_INSTR_KEEP) console.log(`\ncallgrind files: ${outDir}`);
-  else rmSync(outDir, { recursive: true, force: true });
+  else {
+    rmSync(outDir, { recursive: true, force: true });
+    // V8's code maps (--perf-basic-prof), read above.
+    for (const p of processes) rmSync(`/tmp/perf-${p.child.pid}.map`, { force: true });
+  }
 }
 
 if (main) await run();
