@@ -55,6 +55,7 @@ export function startStandin({
   data = mkdtempSync(join(tmpdir(), 'standin-bench-')),
   output = 'reader',
   main = 'dist/main.js',
+  wrap = [],
 } = {}) {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
@@ -70,7 +71,9 @@ export function startStandin({
       reader = spawn(process.execPath, ['-e', DRAIN], { stdio: ['pipe', 'pipe', 'inherit'] });
       stdout = reader.stdin;
     }
-    const child = spawn(process.execPath, [...nodeArgs(env), main, 'serve', '--port', '0', '--data', data, ...args], {
+    // `wrap`: a command Node runs under (valgrind and its options), its pid the process's own.
+    const [command, ...wrapArgs] = [...wrap, process.execPath];
+    const child = spawn(command, [...wrapArgs, ...nodeArgs(env), main, 'serve', '--port', '0', '--data', data, ...args], {
       env: { ...process.env, STANDIN_LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', stdout, 'inherit'],
     });
@@ -120,7 +123,7 @@ export function startStandin({
  * Starts bare Fastify JSON routes (the baseline) in their own process: GET /<name> answers `bodies[name]`,
  * POST /<name> answers it merged with the parsed request body.
  */
-export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail running shoes', status: 'active' } }, args = []) {
+export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail running shoes', status: 'active' } }, args = [], wrap = []) {
   const code = `
     const fastify = require('fastify')({ logger: false });
     const bodies = ${JSON.stringify(bodies)};
@@ -133,7 +136,8 @@ export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail ru
     fastify.listen({ port: 0, host: '127.0.0.1' }).then((a) => console.log('LISTEN ' + a));
   `;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...args, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [command, ...wrapArgs] = [...wrap, process.execPath];
+    const child = spawn(command, [...wrapArgs, ...args, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout.on('data', (d) => {
       const m = /LISTEN (\S+)/.exec(String(d));
       if (m) resolve({ child, url: m[1], stop: () => stop(child) });

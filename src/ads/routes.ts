@@ -62,8 +62,10 @@ export function adsRoutes(app: App, ctx: Ctx) {
     '/ads/v1/ad_groups',
     { schema: { tags, querystring: ListAdGroupsQuery, response: { 200: ListOf(AdGroupObject) } } },
     (req, reply) => {
-      const { campaign_id, ...page } = req.query;
-      answerNow(reply, () => svc.listAdGroups(ctx, account(req), campaign_id, page));
+      // The query is the page's parameters as it is (the page reads only its own): a copy without
+      // campaign_id (`...rest`) went through V8's slow path at every request.
+      const query = req.query;
+      answerNow(reply, () => svc.listAdGroups(ctx, account(req), query.campaign_id, query));
     },
   );
   app.post('/ads/v1/ad_groups', { schema: { tags, body: CreateAdGroupBody, response: adGroup } }, (req, reply) =>

@@ -101,7 +101,7 @@ const adGroupPage = precompiledPage(
 );
 /** A page of a campaign's ad groups, as the list's JSON text; without a promise where the store reads synchronously. */
 export const listAdGroupsJson = (exec: Exec, adAccountId: string, campaignId: string, params: ListParams) =>
-  adGroupPage(exec, { adAccountId, campaignId }, params);
+  adGroupPage(exec, { adAccountId, campaignId, after: params.after, before: params.before }, params);
 
 export function listCampaigns<T>(exec: Exec, adAccountId: string, params: ListParams, map: (r: CampaignRow) => T) {
   return paginate(exec.selectFrom('campaigns').selectAll().where('ad_account_id', '=', adAccountId), 'id', params, {

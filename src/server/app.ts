@@ -73,6 +73,11 @@ export async function createStandin(
     },
     logStream,
   );
+  // No child logger per request (its allocation is a measurable share of a small read); the few
+  // request-level log lines carry the request id themselves. The logger is its own child, rather than a
+  // `childLoggerFactory` that answers it: Fastify checks the logger a factory of the app's own returns at
+  // every request (seven methods looked up by name), and not its own factory's (which calls `child`).
+  logger.child = (() => logger) as unknown as typeof logger.child;
   const store = openStore({
     databaseUrl: settings.databaseUrl,
     dataDir: settings.data,
@@ -111,9 +116,6 @@ export async function createStandin(
     requestIdHeader: false,
     // Requests are recorded in the request log of the control plane, not logged line by line.
     logController,
-    // No child logger per request (its allocation is a measurable share of a small read); the few
-    // request-level log lines carry the request id themselves.
-    childLoggerFactory: (logger) => logger,
     forceCloseConnections: 'idle',
     // A request that arrives while the instance closes (on a connection opened before) is served, with
     // `Connection: close` (trackInFlight), rather than refused with a 503 a balancer passes on to a client.

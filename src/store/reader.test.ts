@@ -97,5 +97,43 @@ describe('snapshot reader (SQLite)', () => {
       expect(await byKey(store.db, { k: null })).toEqual([]);
       expect(await byKey(store.db, { k: '1' })).toEqual(['text']);
     });
+
+    it('are kept by each parameter in turn: no two lists of parameters share a result', async () => {
+      await open();
+      await (store.db as any)
+        .insertInto('kv')
+        .values([
+          { k: 'a', v: 'b' },
+          { k: 'ab', v: '' },
+        ])
+        .execute();
+      const byPair = precompiledColumn(['k', 'v'] as const, (db, a: { k: string; v: string }) =>
+        (db as any).selectFrom('kv').select('k').where('k', '=', a.k).where('v', '=', a.v),
+      );
+      expect(await byPair(store.db, { k: 'a', v: 'b' })).toEqual(['a']);
+      await nextTurn(); // results are kept from a version's second snapshot on
+      const ab = await byPair(store.db, { k: 'a', v: 'b' });
+      expect(ab).toEqual(['a']);
+      expect(await byPair(store.db, { k: 'ab', v: '' })).toEqual(['ab']);
+      expect(await byPair(store.db, { k: 'a', v: '' })).toEqual([]);
+      expect(await byPair(store.db, { k: 'a', v: 'b' })).toBe(ab); // remembered
+    });
+
+    it('read a Buffer parameter by its content, each time', async () => {
+      await open();
+      await sql`insert into kv (k, v) values (cast(x'01' as text), 'one'), (cast(x'02' as text), 'two')`.execute(store.db);
+      const byBytes = precompiledColumn(['k'] as const, (db, a: { k: Buffer }) =>
+        (db as any)
+          .selectFrom('kv')
+          .select('v')
+          .where(sql`cast(k as blob)`, '=', a.k),
+      );
+      await nextTurn();
+      const key = Buffer.from([1]);
+      expect(await byBytes(store.db, { k: key })).toEqual(['one']);
+      key[0] = 2; // the same object, another content
+      expect(await byBytes(store.db, { k: key })).toEqual(['two']);
+      expect(await byBytes(store.db, { k: Buffer.from([1]) })).toEqual(['one']);
+    });
   });
 });

@@ -29,8 +29,11 @@ export class SnapshotReader {
   private version: unknown = null;
   /** Whether the database is unchanged since the previous snapshot. */
   private steady = false;
-  /** Results of column reads at `version`, by statement and JSON of the parameters. */
-  private readonly results = new Map<string, Map<string, readonly unknown[]>>();
+  /**
+   * Results of column reads at `version`, by statement, then by each parameter in turn (a tree of maps: a
+   * key made of the parameters, JSON text, was a string built and hashed at every read).
+   */
+  private readonly results = new Map<string, Remembered>();
   /** Characters held in `results`. */
   private remembered = 0;
 
@@ -53,22 +56,38 @@ export class SnapshotReader {
     // While commits keep coming, remembering would only cost: results are kept from the second snapshot
     // of one version of the database on.
     if (!this.steady) return stmt.all(params) as V[];
-    let bySql = this.results.get(sql);
-    if (!bySql) this.results.set(sql, (bySql = new Map()));
-    const key = JSON.stringify(params);
-    let rows = bySql.get(key);
+    let node = this.nodeOf(sql, params);
+    // A parameter that is an object (a Buffer) would be told apart by identity, not content: not remembered.
+    if (!node) return stmt.all(params) as V[];
+    let rows = node.rows;
     if (!rows) {
-      rows = stmt.all(params);
-      let size = key.length;
+      rows = stmt.all(params) as readonly unknown[];
+      let size = 0;
+      for (const p of params) size += typeof p === 'string' ? p.length + 3 : 8;
       for (const v of rows) size += typeof v === 'string' ? v.length : 8;
       if (this.remembered + size > MAX_REMEMBERED) {
         this.forget();
-        this.results.set(sql, (bySql = new Map()));
+        node = this.nodeOf(sql, params)!;
       }
       this.remembered += size;
-      bySql.set(key, rows);
+      node.rows = rows;
     }
     return rows as readonly V[];
+  }
+
+  /** The node of this statement and these parameters in `results`, made if new; undefined for an object parameter. */
+  private nodeOf(sql: string, params: readonly unknown[]): Remembered | undefined {
+    let node = this.results.get(sql);
+    if (!node) this.results.set(sql, (node = { rows: undefined, next: undefined }));
+    for (let i = 0; i < params.length; i++) {
+      const p = params[i];
+      if (typeof p === 'object' && p !== null) return undefined;
+      node.next ??= new Map();
+      let child = node.next.get(p);
+      if (!child) node.next.set(p, (child = { rows: undefined, next: undefined }));
+      node = child;
+    }
+    return node;
   }
 
   private forget(): void {
@@ -107,4 +126,10 @@ export class SnapshotReader {
     this.end();
     this.db.close();
   }
+}
+
+/** Remembered column results: those of the parameters that lead here, and the next parameter's nodes. */
+interface Remembered {
+  rows: readonly unknown[] | undefined;
+  next: Map<unknown, Remembered> | undefined;
 }

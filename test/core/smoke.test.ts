@@ -15,6 +15,11 @@ describe.each(dialects())('core conventions (%s)', (dialect) => {
     expect(Object.keys(doc.body.paths)).toContain('/ads/v1/ad_groups');
   });
 
+  it('has no child logger per request: the logger is its own child (a request logs with its id itself)', async () => {
+    expect(s.app.log.child({ reqId: 'req_x' })).toBe(s.app.log);
+    expect((await s.req('GET', '/ads/v1/campaigns', { key: 'ads' })).status).toBe(200);
+  });
+
   it('sets x-request-id on every response and answers unknown URLs with the error envelope', async () => {
     const r = await s.req('GET', '/v1/nope', { key: 'platform' });
     expect(r.status).toBe(404);
