@@ -74,10 +74,14 @@ export async function createStandin(
     logStream,
   );
   // No child logger per request (its allocation is a measurable share of a small read); the few
-  // request-level log lines carry the request id themselves. The logger is its own child, rather than a
-  // `childLoggerFactory` that answers it: Fastify checks the logger a factory of the app's own returns at
-  // every request (seven methods looked up by name), and not its own factory's (which calls `child`).
-  logger.child = (() => logger) as unknown as typeof logger.child;
+  // request-level log lines carry the request id themselves. The logger is its own child for Fastify's
+  // per-request bindings (`reqId`), rather than a `childLoggerFactory` that answers it: Fastify checks the
+  // logger a factory of the app's own returns at every request (seven methods looked up by name), and not
+  // its own factory's (which calls `child`). Any other child keeps its bindings.
+  const child = logger.child as (this: unknown, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => unknown;
+  logger.child = function (this: unknown, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) {
+    return 'reqId' in bindings ? this : child.call(this, bindings, options);
+  } as typeof logger.child;
   const store = openStore({
     databaseUrl: settings.databaseUrl,
     dataDir: settings.data,

@@ -17,6 +17,10 @@ describe.each(dialects())('core conventions (%s)', (dialect) => {
 
   it('has no child logger per request: the logger is its own child (a request logs with its id itself)', async () => {
     expect(s.app.log.child({ reqId: 'req_x' })).toBe(s.app.log);
+    // Any other child is one, with its bindings.
+    const area = s.app.log.child({ area: 'ads' });
+    expect(area).not.toBe(s.app.log);
+    expect((area as unknown as { bindings(): object }).bindings()).toEqual({ area: 'ads' });
     expect((await s.req('GET', '/ads/v1/campaigns', { key: 'ads' })).status).toBe(200);
   });
 
