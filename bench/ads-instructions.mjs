@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { AD_GROUP_BODY, bareAdsTargets, report, startBaseline, startStandin } from './lib.mjs';
+import { bareAdsTargets, report, seedAdsTargets, startBaseline, startStandin } from './lib.mjs';
 import { stageOf } from './profile.mjs';
 
 const N = Number(process.env.BENCH_INSTR_N ?? 1000);
@@ -302,19 +302,8 @@ async function run() {
       const name = mains.length > 1 ? `standin ${String.fromCharCode(65 + i)}` : 'standin';
       const s = await startStandin({ main: resolve(main), wrap: wrap(`standin${i}`), env: { BENCH_NODE_ARGS: NODE_FLAGS.join(' ') } });
       processes.push(s);
-      const headers = { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' };
-      let id;
-      for (let k = 0; k < 20; k++)
-        id ??= (await (await fetch(`${s.url}/ads/v1/ad_groups`, { method: 'POST', headers, body: AD_GROUP_BODY })).json()).id;
-      const targets = {
-        retrieve: { url: `${s.url}/ads/v1/ad_groups/${id}`, headers },
-        list: { url: `${s.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers },
-        create: { url: `${s.url}/ads/v1/ad_groups`, method: 'POST', headers, body: AD_GROUP_BODY },
-      };
-      seeded ??= {
-        one: await (await fetch(targets.retrieve.url, { headers })).json(),
-        page: await (await fetch(targets.list.url, { headers })).json(),
-      };
+      const { targets, bodies } = await seedAdsTargets(s);
+      seeded ??= bodies;
       columns[name] = await measureProcess(s.child.pid, targets);
       await s.stop();
     }

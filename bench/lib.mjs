@@ -214,6 +214,26 @@ export async function apiBench({ adminKey, config, onStop = async () => {} }) {
   return { standin, headers, post };
 }
 
+/**
+ * A Standin's ads targets (bench/short.mjs, bench/ads-instructions.mjs): 20 ad groups created in the demo
+ * campaign (so the list answers a full page), then the retrieve of the first, the list of 20 and the create;
+ * with the bodies the retrieve and the list answer, for the bare route to answer the same.
+ */
+export async function seedAdsTargets(s) {
+  const headers = { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' };
+  let id;
+  for (let i = 0; i < 20; i++)
+    id ??= (await (await fetch(`${s.url}/ads/v1/ad_groups`, { method: 'POST', headers, body: AD_GROUP_BODY })).json()).id;
+  const targets = {
+    retrieve: { url: `${s.url}/ads/v1/ad_groups/${id}`, headers },
+    list: { url: `${s.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers },
+    create: { url: `${s.url}/ads/v1/ad_groups`, method: 'POST', headers, body: AD_GROUP_BODY },
+  };
+  const one = await (await fetch(targets.retrieve.url, { headers })).json();
+  const page = await (await fetch(targets.list.url, { headers })).json();
+  return { targets, bodies: { one, page } };
+}
+
 /** The bare route's ads targets (bench/ads-ab.mjs, bench/short.mjs): the same bodies Standin answers. */
 export const bareAdsTargets = (baseUrl) => ({
   retrieve: { url: `${baseUrl}/one` },

@@ -7,7 +7,7 @@
 // Run: npm run build && node bench/short.mjs   (BENCH_SHORT_SECONDS=1, BENCH_SHORT_ROUNDS=2, BENCH_SHORT_RUNS=40,
 // BENCH_SHORT_WARMUP=1.5, BENCH_SHORT_ONLY=ads,runs,start)
 import { readFileSync } from 'node:fs';
-import { AD_GROUP_BODY, bareAdsTargets, cpuMs, cpuPerRequest, load, startBaseline, startStandin } from './lib.mjs';
+import { bareAdsTargets, cpuMs, cpuPerRequest, load, seedAdsTargets, startBaseline, startStandin } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SHORT_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_SHORT_ROUNDS ?? 2);
@@ -30,18 +30,8 @@ const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** Ads: CPU µs a request in Standin and in the bare route, the ratio, and the share of the bare route's req/s. */
 async function ads(s) {
-  const headers = { authorization: `Bearer ${s.keys.ads}`, 'content-type': 'application/json' };
-  let id;
-  for (let i = 0; i < 20; i++)
-    id ??= (await (await fetch(`${s.url}/ads/v1/ad_groups`, { method: 'POST', headers, body: AD_GROUP_BODY })).json()).id;
-  const targets = {
-    retrieve: { url: `${s.url}/ads/v1/ad_groups/${id}`, headers },
-    list: { url: `${s.url}/ads/v1/ad_groups?campaign_id=cmp_demo_clicks&limit=20`, headers },
-    create: { url: `${s.url}/ads/v1/ad_groups`, method: 'POST', headers, body: AD_GROUP_BODY },
-  };
-  const one = await (await fetch(targets.retrieve.url, { headers })).json();
-  const page = await (await fetch(targets.list.url, { headers })).json();
-  const b = await startBaseline({ one, page });
+  const { targets, bodies } = await seedAdsTargets(s);
+  const b = await startBaseline(bodies);
   const bare = bareAdsTargets(b.url);
   const measured = (pid, target) => cpuPerRequest(pid, target, { connections, duration: SECONDS });
   const out = {};
