@@ -51,4 +51,36 @@ describe.each(dialects())('migrate on %s', (dialect) => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  // SQLite's catalog is the store's own; a PostgreSQL database holds other schemas (a shared one, the tests').
+  it.runIf(dialect === 'postgres')(
+    "looks up its bookkeeping in its own schema, never through Kysely's catalog of the whole database",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'standin-migrate-'));
+      const store = openStore({ dataDir: dir, databaseUrl: (await pgSchema()).url });
+      // A neighbour schema in the same database, with Kysely's bookkeeping of its own.
+      const other = openStore({ dataDir: dir, databaseUrl: (await pgSchema()).url });
+      try {
+        await migrate(other, [{ migrations: { '202601010000_n': table('mig_n') } }]);
+        // Kysely's introspection reads every table and column of every schema: it may not be called.
+        const introspection = store.db.introspection;
+        Object.defineProperty(store.db, 'introspection', {
+          get: () => ({
+            ...introspection,
+            getSchemas: () => introspection.getSchemas(),
+            getTables: () => Promise.reject(new Error('whole catalog read')),
+          }),
+        });
+        const mine = { migrations: { '202601010000_a': table('mig_a'), '202601020000_b': table('mig_b') } };
+        expect(await migrate(store, [mine])).toEqual(['202601010000_a', '202601020000_b']);
+        expect(await migrate(store, [mine, { migrations: { '202601030000_c': table('mig_c') } }])).toEqual(['202601030000_c']);
+        const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(store.db);
+        expect(rows.map((r) => r.name)).toEqual(['202601010000_a', '202601020000_b', '202601030000_c']);
+      } finally {
+        await store.close();
+        await other.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
