@@ -1,27 +1,27 @@
-// Bundles Standin and its pure-JS dependencies into one file in dist/: resolving and reading a few thousand
-// module files was half of the cold start. Native addons stay external, and packages loaded on first use
+// Bundles Standin and its pure-JS dependencies into dist/: resolving and reading a few thousand module files
+// was half of the cold start. Native addons stay external, and packages loaded on first use
 // (src/core/lazy.ts: pg, ioredis, yaml, pkijs, the tokenizer) are required from node_modules at run time.
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { serverBundle, serverSplitting } from './bundle-options.mjs';
+import { serverBundle, serverScript, serverSplitting } from './bundle-options.mjs';
 
-// The ingestion process (src/vector-stores/ingest-pool.ts forks it) and the search worker (index-cache.ts
-// starts it) are entries of their own: dist/ingest-child.js, dist/search-worker.js.
+// The entry (src/start.ts, dist/main.js), the ingestion process (src/vector-stores/ingest-pool.ts forks it)
+// and the search worker (index-cache.ts starts it): modules of their own, sharing chunks. The entry runs the
+// server's script, dist/standin.cjs, with the code cache made below (src/core/code-cache.ts).
 const entryPoints = {
   main: 'src/start.ts',
   'ingest-child': 'src/vector-stores/ingest-child.ts',
   'search-worker': 'src/vector-stores/search-worker.ts',
 };
-// What a start does not run (code behind a dynamic import(): the MCP SDK, the X.509 libraries, the CLI
-// commands) goes to chunks beside it, loaded on first use: the bundle is read, decoded and compiled whole
-// at every start. Chunks sit in dist/ itself, where code that finds files beside the bundle looks.
-for (const f of existsSync('dist') ? readdirSync('dist') : []) if (/^chunk-.*\.js(\.map)?$/.test(f)) rmSync(`dist/${f}`);
+for (const f of existsSync('dist') ? readdirSync('dist') : []) if (/^chunk-.*\.js(\.map)?$|^standin\.cjs/.test(f)) rmSync(`dist/${f}`);
+await build({ entryPoints, outdir: 'dist', ...serverBundle, ...serverSplitting, sourcemap: true, logLevel: 'warning' });
+// The server: one script, read, decoded and (without its code cache) compiled whole at every start.
 await build({
-  entryPoints,
+  entryPoints: { standin: 'src/main.ts' },
   outdir: 'dist',
-  ...serverBundle,
-  ...serverSplitting,
+  outExtension: { '.js': '.cjs' },
+  ...serverScript,
   sourcemap: true,
   logLevel: 'warning',
 });
@@ -62,3 +62,5 @@ if (!existsSync('dist/testing.d.ts')) throw new Error('build: the declarations o
 for (const step of ['scripts/build-web.mjs', 'scripts/build-dashboard.mjs']) {
   if (existsSync(step)) await import(new URL(`../${step}`, import.meta.url).href);
 }
+// Last, once everything a start reads is in dist/: the server's code cache, made by a start of it.
+await import('./code-cache.mjs');

@@ -106,3 +106,18 @@ export const serverBundle = {
 
 /** Code splitting of the server bundle (an `outdir` build): dynamic imports become chunks loaded on first use. */
 export const serverSplitting = { splitting: true, chunkNames: 'chunk-[hash]' };
+
+/**
+ * The server as one CommonJS script (dist/standin.cjs), which dist/main.js compiles with V8's code cache
+ * (src/core/code-cache.ts): a script, unlike a module, can be compiled with one on every Node line. What
+ * was a chunk loaded on first use is a function of the script, compiled on its first call. `import.meta.url`
+ * is the script's own file; `require` is the one Node's loader would give it.
+ */
+export const serverScript = {
+  ...serverBundle,
+  format: 'cjs',
+  banner: { js: "const __standinImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  define: { 'import.meta.url': '__standinImportMetaUrl' },
+  // fastifyOnDemand's modules resolve Fastify at run time, on purpose (require.resolve of a bundled package).
+  logOverride: { 'require-resolve-not-external': 'silent' },
+};

@@ -16,20 +16,43 @@ import v8 from 'node:v8';
  * `--semi-space-growth-factor`, …).
  */
 export function tuneV8ForStart(fallbackMs = 10_000, nodeFlags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ')): void {
-  if (tuned.length) return;
-  if (!/--(no-)?(opt|turbofan|always-turbofan)\b/.test(nodeFlags)) tuned.push(['--no-turbofan', '--turbofan']);
-  if (!/--semi-space-growth-factor\b/.test(nodeFlags)) tuned.push(['--semi-space-growth-factor=8', '--semi-space-growth-factor=2']);
-  if (!tuned.length) return;
-  for (const [during] of tuned) v8.setFlagsFromString(during);
+  if (state.on) return;
+  const chosen: [during: string, after: string][] = [];
+  if (!/--(no-)?(opt|turbofan|always-turbofan)\b/.test(nodeFlags)) chosen.push(['--no-turbofan', '--turbofan']);
+  if (!/--semi-space-growth-factor\b/.test(nodeFlags)) chosen.push(['--semi-space-growth-factor=8', '--semi-space-growth-factor=2']);
+  if (!chosen.length) return;
+  for (const [during] of chosen) v8.setFlagsFromString(during);
+  Object.assign(state, { chosen, on: true });
   setTimeout(endV8StartTuning, fallbackMs).unref();
 }
 
 /** Node's defaults again (the start is over). Does nothing unless `tuneV8ForStart` changed them. */
 export function endV8StartTuning(): void {
-  for (const [, after] of tuned.splice(0)) v8.setFlagsFromString(after);
+  if (!state.on) return;
+  state.on = false;
+  for (const [, after] of state.chosen) v8.setFlagsFromString(after);
 }
 
 /** The flags tuned for the start now (none once it is over). */
-export const v8StartTuning = (): string[] => tuned.map(([during]) => during);
+export const v8StartTuning = (): string[] => (state.on ? state.chosen.map(([during]) => during) : []);
 
-const tuned: [during: string, after: string][] = [];
+/** `fn` under the start's flags (again, if the start is over): for a code cache the next start can use (core/code-cache.ts). */
+export function underStartTuning<T>(fn: () => T): T {
+  if (state.on) return fn();
+  for (const [during] of state.chosen) v8.setFlagsFromString(during);
+  try {
+    return fn();
+  } finally {
+    for (const [, after] of state.chosen) v8.setFlagsFromString(after);
+  }
+}
+
+/**
+ * The flags chosen for the last start (each with Node's default to go back to), and whether they are in force.
+ * On the global object: the entry (dist/main.js) tunes, the server's script (dist/standin.cjs, another
+ * bundle with its own copy of this module) ends the tuning once it listens.
+ */
+const state = ((globalThis as Record<symbol, unknown>)[Symbol.for('standin.v8StartTuning')] ??= {
+  chosen: [],
+  on: false,
+}) as { chosen: [during: string, after: string][]; on: boolean };

@@ -28,6 +28,7 @@ import { createProxyTrust, splitTrustProxy } from '../core/proxy-trust.js';
 import { routeConfigOf, routePathOf } from '../core/route-path.js';
 import { outboundFor } from '../core/outbound.js';
 import { endV8StartTuning } from '../core/v8-start.js';
+import { codeCacheOutcome } from '../core/code-cache.js';
 import type { Settings } from '../core/settings.js';
 import { absentBodyIsEmpty, refuseBody, serializerCompiler, toApiError, validatorCompiler } from '../core/validation.js';
 import { openStore } from '../store/db.js';
@@ -253,7 +254,12 @@ export async function createStandin(
       }
       for (const m of modules) await m.start?.(ctx);
       log.info(
-        { event: 'instance.listening' satisfies InstanceEvent, listeners: ctx.listeners, public_url: settings.publicUrl ?? null },
+        {
+          event: 'instance.listening' satisfies InstanceEvent,
+          listeners: ctx.listeners,
+          public_url: settings.publicUrl ?? null,
+          code_cache: codeCacheOutcome(),
+        },
         `listening on ${address}`,
       );
       // Logs instance.ready (or not_ready, with the reasons) now and each change after.

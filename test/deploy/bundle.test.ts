@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { root } from '../process.js';
+import { ensureBuilt, root } from '../process.js';
 
 /**
  * scripts/bundle-options.mjs leaves out of the server bundle what Fastify requires only on a call Standin
@@ -11,16 +12,19 @@ import { root } from '../process.js';
  * each from node_modules on first use. Bundled with the same options, a Fastify app that makes those
  * calls still works, and the bundle does not carry them.
  */
-/** `source` written as an entry in a scratch folder of `name` and bundled with the server's options. */
+/**
+ * `source` written as an entry in a scratch folder of `name` and bundled as the server is: one CommonJS
+ * script (`serverScript`: no top-level await).
+ */
 async function bundleOf(name: string, source: string): Promise<{ dir: string; entry: string; outfile: string; bundle: string }> {
   const dir = join(root, `node_modules/.cache/${name}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const entry = join(dir, 'entry.mjs');
   writeFileSync(entry, source);
-  const { serverBundle } = (await import(join(root, 'scripts/bundle-options.mjs'))) as { serverBundle: BuildOptions };
-  const outfile = join(dir, 'out.js');
-  await build({ entryPoints: [entry], outfile, ...serverBundle, logLevel: 'error' });
+  const { serverScript } = (await import(join(root, 'scripts/bundle-options.mjs'))) as { serverScript: BuildOptions };
+  const outfile = join(dir, 'out.cjs');
+  await build({ entryPoints: [entry], outfile, ...serverScript, logLevel: 'error' });
   return { dir, entry, outfile, bundle: readFileSync(outfile, 'utf8') };
 }
 
@@ -32,8 +36,7 @@ describe('the server bundle', () => {
 const app = Fastify();
 const n = { type: 'object', properties: { n: { type: 'integer' } } };
 app.get('/', { schema: { querystring: n, response: { 200: n } } }, async (r) => ({ n: r.query.n, dropped: true }));
-const res = await app.inject('/?n=3');
-console.log(res.statusCode, res.body);
+app.inject('/?n=3').then((res) => console.log(res.statusCode, res.body));
 `,
     );
     for (const name of ['fast-json-stringify/index.js', 'ajv-compiler/index.js', 'light-my-request/lib/request.js'])
@@ -65,12 +68,14 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
   ['GET', '/static/x/y.js'], ['GET', '/v1/vector_stores/search'], ['GET', '/v1/vector_stores/vs_1/files/f%2F1/content'], ['GET', '/healthz'],
   ['GET', '/h'], ['HEAD', '/h'], ['GET', '/nope'], ['GET', '/versioned'], ['GET', '/versioned', { 'accept-version': '1.x' }],
   ['GET', '/hosted', { host: 'a.example' }], ['GET', '/hosted', { host: 'b.example' }]];
-const out = [];
-for (const [method, url, headers] of asks) {
-  const res = await app.inject({ method, url, headers });
-  out.push([method, url, res.statusCode, res.body]);
-}
-console.log(JSON.stringify(out));
+(async () => {
+  const out = [];
+  for (const [method, url, headers] of asks) {
+    const res = await app.inject({ method, url, headers });
+    out.push([method, url, res.statusCode, res.body]);
+  }
+  console.log(JSON.stringify(out));
+})();
 `,
     );
     expect(bundle).toContain('prefixMatchOnFirstUse');
@@ -86,5 +91,31 @@ console.log(JSON.stringify(out));
     expect(JSON.parse(bundled)).toContainEqual(['GET', '/versioned', 200, '{"v":"none"}']);
     expect(JSON.parse(bundled)).toContainEqual(['GET', '/hosted', 200, '{"host":"a"}']);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("starts from the build's code cache: the instance says so as it listens (src/core/code-cache.ts)", async () => {
+    ensureBuilt();
+    const data = mkdtempSync(join(tmpdir(), 'standin-code-cache-'));
+    const child = spawn(process.execPath, ['dist/main.js', 'serve', '--port', '0'], {
+      cwd: root,
+      env: { ...process.env, STANDIN_DATA: data },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    try {
+      const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n').find((l) => l.includes('"event":"instance.listening"'));
+          if (line) resolve(JSON.parse(line) as Record<string, unknown>);
+        });
+        child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
+      });
+      expect(listening.code_cache, out).toBe('used');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.on('close', r));
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cacheFileOf, compileScript, runScript, writeCodeCache } from './code-cache.js';
+
+describe('the server script and its code cache', () => {
+  const dirs: string[] = [];
+  afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const scriptFile = (source: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'standin-code-cache-'));
+    dirs.push(dir);
+    const file = join(dir, 'script.cjs');
+    writeFileSync(file, source);
+    return file;
+  };
+  const seen = () => (globalThis as { codeCacheTest?: unknown }).codeCacheTest;
+
+  it('runs a script as Node loads CommonJS: module, require, __filename and __dirname of its own file', () => {
+    const file = scriptFile(
+      `globalThis.codeCacheTest = { file: __filename, dir: __dirname, path: require('node:path').sep, module: typeof module.exports };`,
+    );
+    expect(runScript(file, { writeOnExit: false })).toBe('none');
+    expect(seen()).toEqual({ file, dir: join(file, '..'), path: '/', module: 'object' });
+  });
+
+  it('uses the cache it wrote; compiles afresh a script newer than its cache, or a cache V8 refuses', () => {
+    const file = scriptFile(`globalThis.codeCacheTest = (function twice(x) { return 2 * x; })(21);`);
+    const first = compileScript(file);
+    expect(first.outcome).toBe('none');
+    first.script.runInThisContext();
+    writeCodeCache(file, first.script);
+    expect(compileScript(file).outcome).toBe('used');
+
+    // An edit after the cache was made (the same length: V8 alone would take the old code for it).
+    writeFileSync(file, `globalThis.codeCacheTest = (function twice(x) { return 3 * x; })(21);`);
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    expect(compileScript(file).outcome).toBe('none');
+    expect(runScript(file, { writeOnExit: false })).toBe('none');
+    expect(seen()).toBe(63);
+
+    // Another V8's cache, or a damaged one: refused by V8, and the script runs all the same. (A source this
+    // process compiled before would come from V8's memory, the cache unread: this one is new.)
+    writeFileSync(file, `globalThis.codeCacheTest = (function twice(x) { return 4 * x; })(21);`);
+    writeFileSync(cacheFileOf(file), Buffer.alloc(4096, 7));
+    utimesSync(cacheFileOf(file), new Date(), new Date(Date.now() + 10_000));
+    expect(runScript(file, { writeOnExit: false })).toBe('rejected');
+    expect(seen()).toBe(84);
+  });
+});
