@@ -9,6 +9,8 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     reporters: ['default', './test/summary-reporter.ts'],
+    // Each file's CPU, which the summary's last lines list (test/cpu-setup.ts).
+    setupFiles: ['./test/cpu-setup.ts'],
     globalSetup: ['./test/global-setup.ts'],
   },
 });

@@ -1,4 +1,5 @@
 import type { Reporter, SerializedError, TestModule } from 'vitest/node';
+import type { FileCpu } from './cpu-setup.js';
 
 /** How many of the slowest files the summary names, so a run that grew slower shows where. */
 const SLOWEST = 15;
@@ -24,6 +25,8 @@ export default class SummaryReporter implements Reporter {
     // An error no test caught (an unheard 'error' event, a rejection after a test ended) fails the run too.
     count.failed += unhandledErrors.length;
     process.stdout.write(`\nslowest files:\n${slowest(testModules)}`);
+    const cpu = mostCpu(testModules);
+    if (cpu) process.stdout.write(`\nfiles that took most CPU (seconds: all, its worker, the processes it started):\n${cpu}`);
     process.stdout.write(`\n${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped\n`);
   }
 }
@@ -35,4 +38,22 @@ function slowest(testModules: ReadonlyArray<TestModule>): string {
     .slice(0, SLOWEST)
     .map(({ file, ms }) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(process.cwd() + '/', '')}\n`)
     .join('');
+}
+
+/** The files that took most CPU (test/cpu-setup.ts), with the run's total; empty when none was measured. */
+function mostCpu(testModules: ReadonlyArray<TestModule>): string {
+  const files = testModules
+    .map((m) => ({ file: m.moduleId, cpu: (m.meta() as { cpu?: FileCpu }).cpu }))
+    .filter((f): f is { file: string; cpu: FileCpu } => f.cpu !== undefined)
+    .map((f) => ({ ...f, all: f.cpu.self + f.cpu.children }));
+  if (!files.length) return '';
+  const s = (n: number) => n.toFixed(1).padStart(7);
+  const total = files.reduce((t, f) => ({ self: t.self + f.cpu.self, children: t.children + f.cpu.children }), { self: 0, children: 0 });
+  return (
+    files
+      .sort((a, b) => b.all - a.all)
+      .slice(0, SLOWEST)
+      .map((f) => `  ${s(f.all)} ${s(f.cpu.self)} ${s(f.cpu.children)}  ${f.file.replace(process.cwd() + '/', '')}\n`)
+      .join('') + `  ${s(total.self + total.children)} ${s(total.self)} ${s(total.children)}  all ${files.length} files\n`
+  );
 }
