@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,11 @@ describe('the server script and its code cache', () => {
     return file;
   };
   const seen = () => (globalThis as { codeCacheTest?: unknown }).codeCacheTest;
+  /** Sets `path`'s times `seconds` after `than`'s modification. */
+  const after = (path: string, than: string, seconds: number) => {
+    const t = statSync(than).mtimeMs / 1000 + seconds;
+    utimesSync(path, t, t);
+  };
 
   it('runs a script as Node loads CommonJS: module, require, __filename and __dirname of its own file', () => {
     const file = scriptFile(
@@ -34,7 +39,7 @@ describe('the server script and its code cache', () => {
 
     // An edit after the cache was made (the same length: V8 alone would take the old code for it).
     writeFileSync(file, `globalThis.codeCacheTest = (function twice(x) { return 3 * x; })(21);`);
-    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    after(file, cacheFileOf(file), 5);
     expect(compileScript(file).outcome).toBe('none');
     expect(runScript(file, { writeOnExit: false })).toBe('none');
     expect(seen()).toBe(63);
@@ -43,7 +48,7 @@ describe('the server script and its code cache', () => {
     // process compiled before would come from V8's memory, the cache unread: this one is new.)
     writeFileSync(file, `globalThis.codeCacheTest = (function twice(x) { return 4 * x; })(21);`);
     writeFileSync(cacheFileOf(file), Buffer.alloc(4096, 7));
-    utimesSync(cacheFileOf(file), new Date(), new Date(Date.now() + 10_000));
+    after(cacheFileOf(file), file, 5);
     expect(runScript(file, { writeOnExit: false })).toBe('rejected');
     expect(seen()).toBe(84);
   });
