@@ -1,6 +1,6 @@
-// One cold start taken apart, for bench/cold-start.mjs: bundled like dist/main.js (same dependencies
-// inlined), it times each step of what `standin serve` does and prints one JSON line. Usage (after
-// bundling): node parts.js <data folder>
+// One cold start taken apart, for bench/cold-start.mjs: bundled with the server's dependencies inlined (as an
+// ES module, without the code cache dist/main.js starts with), it times each step of what `standin serve`
+// does and prints one JSON line. Usage (after bundling): node parts.js <data folder>
 import { get } from 'node:http';
 import { tuneV8ForStart } from '../src/core/v8-start.js';
 

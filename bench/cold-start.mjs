@@ -11,8 +11,9 @@ import { report, startBaseline, startStandin } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-// The parts probe is bundled the way scripts/build.mjs bundles dist/main.js (split, its chunks beside it),
-// beside the repository's node_modules (the native addons stay external).
+// The parts probe is an ES module bundle (split, its chunks beside it), beside the repository's node_modules
+// (the native addons stay external). It has no code cache: its first stage is the parse and compile a start
+// pays without dist/standin.cjs.cache (src/core/code-cache.ts); the end-to-end figures below run dist/main.js.
 const probeDir = 'bench/results/cold-start-parts';
 rmSync(probeDir, { recursive: true, force: true });
 mkdirSync(probeDir, { recursive: true });
