@@ -33,7 +33,7 @@ const A = instances.A;
 const one = await (await fetch(A.targets.retrieve.url, { headers: A.targets.retrieve.headers })).json();
 const page = await (await fetch(A.targets.list.url, { headers: A.targets.list.headers })).json();
 const b = await startBaseline({ one, page });
-const bare = bareAdsTargets(b.url);
+const bare = bareAdsTargets(b.url, A.targets);
 const measured = (pid, target) => cpuPerRequest(pid, target, { connections, duration: DURATION });
 const rows = [];
 try {

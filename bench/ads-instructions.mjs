@@ -298,18 +298,20 @@ async function run() {
   const processes = [];
   try {
     let seeded;
+    let seededTargets;
     for (const [i, main] of mains.entries()) {
       const name = mains.length > 1 ? `standin ${String.fromCharCode(65 + i)}` : 'standin';
       const s = await startStandin({ main: resolve(main), wrap: wrap(`standin${i}`), env: { BENCH_NODE_ARGS: NODE_FLAGS.join(' ') } });
       processes.push(s);
       const { targets, bodies } = await seedAdsTargets(s);
       seeded ??= bodies;
+      seededTargets ??= targets;
       columns[name] = await measureProcess(s.child.pid, targets);
       await s.stop();
     }
     const b = await startBaseline(seeded, NODE_FLAGS, wrap('bare'));
     processes.push(b);
-    columns.bare = await measureProcess(b.child.pid, bareAdsTargets(b.url));
+    columns.bare = await measureProcess(b.child.pid, bareAdsTargets(b.url, seededTargets));
     await b.stop();
   } finally {
     for (const p of processes) await p.stop();

@@ -120,8 +120,8 @@ export function startStandin({
 }
 
 /**
- * Starts bare Fastify JSON routes (the baseline) in their own process: GET /<name> answers `bodies[name]`,
- * POST /<name> answers it merged with the parsed request body.
+ * Starts bare Fastify JSON routes (the baseline) in their own process: GET /<name> and GET /<name>/:id answer
+ * `bodies[name]`, POST /<name> answers it merged with the parsed request body.
  */
 export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail running shoes', status: 'active' } }, args = [], wrap = []) {
   const code = `
@@ -129,6 +129,7 @@ export function startBaseline(bodies = { item: { id: 'baseline', name: 'Trail ru
     const bodies = ${JSON.stringify(bodies)};
     for (const [name, body] of Object.entries(bodies)) {
       fastify.get('/' + name, async () => body);
+      fastify.get('/' + name + '/:id', async () => body);
       fastify.post('/' + name, async (req) => ({ ...body, ...req.body }));
     }
     // An exit of its own on SIGTERM, so a profiled baseline (--cpu-prof) writes its profile.
@@ -234,12 +235,20 @@ export async function seedAdsTargets(s) {
   return { targets, bodies: { one, page } };
 }
 
-/** The bare route's ads targets (bench/ads-ab.mjs, bench/short.mjs): the same bodies Standin answers. */
-export const bareAdsTargets = (baseUrl) => ({
-  retrieve: { url: `${baseUrl}/one` },
-  list: { url: `${baseUrl}/page` },
-  create: { url: `${baseUrl}/one`, method: 'POST', headers: { 'content-type': 'application/json' }, body: AD_GROUP_BODY },
-});
+/**
+ * The bare route's ads targets (bench/ads-ab.mjs, bench/short.mjs, bench/ads-instructions.mjs), given
+ * Standin's: the same request (its headers, its query string, an id in its path) to a route answering the
+ * same body, so the HTTP parser, the headers and the query's parse are the baseline's work as well, and
+ * what Standin costs above it is its own.
+ */
+export const bareAdsTargets = (baseUrl, targets) => {
+  const same = (target, path) => ({ ...target, url: `${baseUrl}${path}${new URL(target.url).search}` });
+  return {
+    retrieve: same(targets.retrieve, `/one/${new URL(targets.retrieve.url).pathname.split('/').pop()}`),
+    list: same(targets.list, '/page'),
+    create: same(targets.create, '/one'),
+  };
+};
 
 /** One round of load on `target`: req/s, CPU µs a request of the process `pid`, and the errors. */
 export async function cpuPerRequest(pid, target, { connections, duration }) {

@@ -1,5 +1,5 @@
 // The short form of the request-path benches, for CI (test/bench/short.test.ts runs it): ads retrieve, list
-// and create against a bare Fastify route answering the same bodies, runs create → completed polling and
+// and create against a bare Fastify route answering the same bodies to the same requests, runs create → completed polling and
 // streaming, the first streamed event, and a cold start against a bare Fastify start, all in one run. It
 // prints its figures beside the ones committed in bench/expected.json (the table of docs/operations.md,
 // "Where a request's time goes") and names every figure more than MARGIN worse. A report, never a failure:
@@ -32,7 +32,7 @@ const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 async function ads(s) {
   const { targets, bodies } = await seedAdsTargets(s);
   const b = await startBaseline(bodies);
-  const bare = bareAdsTargets(b.url);
+  const bare = bareAdsTargets(b.url, targets);
   const measured = (pid, target) => cpuPerRequest(pid, target, { connections, duration: SECONDS });
   const out = {};
   try {

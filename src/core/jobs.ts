@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import { wallNow, type Clock } from './clock.js';
 import { newId } from './ids.js';
-import { queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
+import { precompiledRows, precompiledWrite, queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import type { DB } from '../store/schema.js';
 import { groupStatement } from '../store/group-commit.js';
 import { keepListening, notify, type Listening } from '../store/listen.js';
@@ -217,6 +217,13 @@ export function dueWaitsQuery(
   const [first, ...rest] = kinds.map(ofKind);
   return rest.reduce((q, k) => q.unionAll(k), first) as unknown as Compilable<DueWaits>;
 }
+
+/** The insert of one job, and the delete of one: compiled once (a run queues its watchdog and drops it). */
+const insertJobStatement = precompiledRows<DB['jobs']>(
+  ['id', 'kind', 'payload', 'run_at', 'attempts', 'open_claims', 'rechecks', 'locked_by', 'locked_until', 'created_at'],
+  (db, rows) => db.insertInto('jobs').values(rows),
+);
+const removeJob = precompiledWrite(['id'], (db, a: { id: string }) => db.deleteFrom('jobs').where('id', '=', a.id));
 
 /** One claim of a job: `attempts` counts claims, so it is the claim's fencing token. */
 interface Claimed {
@@ -643,21 +650,19 @@ export function createJobQueue(
     async enqueue(exec, kind, payload, opts = {}) {
       const id = opts.id ?? newId('job', clock);
       const now = clock.now();
-      await exec
-        .insertInto('jobs')
-        .values({
-          id,
-          kind,
-          payload: JSON.stringify(payload),
-          run_at: opts.runAt ?? now,
-          attempts: 0,
-          open_claims: 0,
-          rechecks: 0,
-          locked_by: null,
-          locked_until: null,
-          created_at: now,
-        })
-        .execute();
+      const row = {
+        id,
+        kind,
+        payload: JSON.stringify(payload),
+        run_at: opts.runAt ?? now,
+        attempts: 0,
+        open_claims: 0,
+        rechecks: 0,
+        locked_by: null,
+        locked_until: null,
+        created_at: now,
+      };
+      await exec.executeQuery(insertJobStatement(exec, [row]).compile());
       // PostgreSQL delivers the NOTIFY at commit. SQLite has one connection: a claim queued now runs after
       // the enqueuing transaction ends, so waking at once is safe (a rolled-back job is simply not there).
       // A job due later (a run's watchdog, its expiry) costs no claim now: the loop's timer comes forward
@@ -668,7 +673,7 @@ export function createJobQueue(
       return id;
     },
     async remove(exec, id) {
-      await exec.deleteFrom('jobs').where('id', '=', id).execute();
+      await removeJob(exec, { id });
     },
     wake(kind) {
       wakeKind(kind);

@@ -270,6 +270,18 @@ export function precompiledColumnNow<A extends Record<string, unknown>, V>(
   };
 }
 
+/** Like `precompiled`, for a write whose rows the caller does not need: the number of rows it changed. */
+export function precompiledWrite<A extends Record<string, unknown>>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<unknown>,
+) {
+  const prepare = compiledOnce(names, build);
+  return async (exec: Exec, args: A): Promise<number> => {
+    const { compiled, parameters } = prepare(exec, args);
+    return Number((await exec.executeQuery({ ...compiled, parameters })).numAffectedRows ?? 0);
+  };
+}
+
 /** Builds and compiles a query once per store; per call, its parameters and, for a SELECT on SQLite's database itself, the read connection. */
 function compiledOnce<A extends Record<string, unknown>, R>(
   names: readonly (keyof A & string)[],
@@ -334,6 +346,9 @@ export function precompiledRows<T extends Record<string, unknown>>(
     if (!sizes) cache.set(adapter, (sizes = new Map()));
     let entry = sizes.get(rows.length);
     if (!entry) {
+      // A column the list leaves out would be dropped from every insert without a word: told at the first.
+      const left = rows.length ? Object.keys(rows[0]).filter((k) => !columns.includes(k as keyof T & string)) : [];
+      if (left.length) throw new Error(`precompiledRows: the row's ${left.join(', ')} is not among the statement's columns`);
       entry = compile(db, rows.length);
       if (rows.length <= maxRows) sizes.set(rows.length, entry);
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dialects, startTestStandin } from '../../test/helpers.js';
-import { precompiled, precompiledColumn, precompiledRows, runAlone } from './db.js';
+import { precompiled, precompiledColumn, precompiledRows, precompiledWrite, runAlone } from './db.js';
 
 describe.each(dialects())('precompiled queries (%s)', (dialect) => {
   it('run with fresh parameters each time, in or out of a transaction', async () => {
@@ -125,6 +125,29 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
         { value: '7' },
         { value: '6' },
       ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a batch statement refuses a row with a column it does not name, and a write tells the rows it changed', async () => {
+    const s = await startTestStandin({ dialect, seed: false });
+    try {
+      const db = s.ctx.store.db;
+      const insert = precompiledRows<{ key: string; value: string }>(['key'], (k, rows) =>
+        k.insertInto('settings').values(rows.map((r) => ({ key: r.key, value: 'default' }))),
+      );
+      // The value would be dropped without a word: refused before anything is written.
+      expect(() => insert(db, [{ key: 'x', value: 'lost' }])).toThrow(/value is not among the statement's columns/);
+      expect(await db.selectFrom('settings').select('key').where('key', '=', 'x').execute()).toEqual([]);
+      await db.insertInto('settings').values({ key: 'w', value: '1' }).execute();
+      const set = precompiledWrite(['key', 'from', 'to'] as const, (k, a: { key: string; from: string; to: string }) =>
+        k.updateTable('settings').set({ value: a.to }).where('key', '=', a.key).where('value', '=', a.from),
+      );
+      expect(await set(db, { key: 'w', from: '1', to: '2' })).toBe(1);
+      expect(await db.transaction().execute((tx) => set(tx, { key: 'w', from: '1', to: '3' }))).toBe(0);
+      expect(await set(db, { key: 'w', from: '2', to: '3' })).toBe(1);
+      expect(await db.selectFrom('settings').select('value').where('key', '=', 'w').execute()).toEqual([{ value: '3' }]);
     } finally {
       await s.close();
     }

@@ -15,8 +15,8 @@ export interface Effects {
 }
 
 /**
- * Runs `fn` in a transaction, then wakes the followers of the runs it touched and starts the runs it
- * queued. The job loop is not woken: the jobs queued here are watchdogs due later (or, in a process
+ * Runs `fn` in a transaction, then wakes the followers of the runs it touched and, once the caller has
+ * answered, starts the runs it queued. The job loop is not woken: the jobs queued here are watchdogs due later (or, in a process
  * without workers, another instance's business, which PostgreSQL's NOTIFY reaches).
  */
 export async function write<T>(ctx: Ctx, fn: (tx: Tx, fx: Effects) => Promise<T>): Promise<T> {
@@ -29,7 +29,9 @@ export async function write<T>(ctx: Ctx, fn: (tx: Tx, fx: Effects) => Promise<T>
     rt.engine.interrupt(id);
     await settleTicket(ctx, id);
   }
-  for (const id of fx.kick) rt.engine.kick(id);
+  // Started once the caller has answered (its reply, a stream's first events, goes out in this turn's
+  // microtasks): a run started at once interleaved its execution with them, and the create's answer waited.
+  if (fx.kick.size) setImmediate(() => fx.kick.forEach((id) => rt.engine.kick(id)));
   return out;
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Ctx, Services } from '../../core/module.js';
-import type { Exec } from '../../store/db.js';
+import { precompiled, precompiledRows, type Exec } from '../../store/db.js';
 import { notify } from '../../store/listen.js';
 import type { RunStatus } from '../runs/states.js';
 
@@ -17,16 +17,27 @@ export interface StoredEvent {
   data: string;
 }
 
-/** A run's events after `seq`, in order. */
-export const eventsAfter = (db: Exec, runId: string, seq: number, limit = 500) =>
+const eventsAfterQuery = precompiled(['runId', 'seq', 'limit'], (db, a: { runId: string; seq: number; limit: number }) =>
   db
     .selectFrom('run_events')
     .select(['seq', 'event', 'data'])
-    .where('run_id', '=', runId)
-    .where('seq', '>', seq)
+    .where('run_id', '=', a.runId)
+    .where('seq', '>', a.seq)
     .orderBy('seq', 'asc')
-    .limit(limit)
-    .execute();
+    .limit(a.limit),
+);
+
+/** A run's events after `seq`, in order (compiled once: a stream reads them at every wake-up). */
+export const eventsAfter = (db: Exec, runId: string, seq: number, limit = 500) => eventsAfterQuery(db, { runId, seq, limit });
+
+/** Moves a run's event number `n` on, answering the last one (compiled once: every event written goes through it). */
+const takeEventSeqs = precompiled(['runId', 'n'], (db, a: { runId: string; n: number }) =>
+  db
+    .updateTable('thread_runs')
+    .set({ event_seq: sql<number>`event_seq + ${a.n}` })
+    .where('id', '=', a.runId)
+    .returning('event_seq'),
+);
 
 /** Appends events to a run's stream, numbering them after the run's last one (the run row serializes writers). */
 export async function appendEvents(
@@ -36,15 +47,16 @@ export async function appendEvents(
   events: RunEvent[],
 ): Promise<StoredEvent[]> {
   if (!events.length) return [];
-  const row = await tx
-    .updateTable('thread_runs')
-    .set({ event_seq: sql<number>`event_seq + ${events.length}` })
-    .where('id', '=', runId)
-    .returning('event_seq')
-    .executeTakeFirst();
+  const [row] = await takeEventSeqs(tx, { runId, n: events.length });
   if (!row) return [];
   return insertEvents(ctx, tx, runId, Number(row.event_seq) - events.length, events);
 }
+
+type EventRow = { run_id: string; seq: number; event: string; data: string; created_at: number };
+/** The insert of a run's events, compiled once per number of rows. */
+const insertEventsStatement = precompiledRows<EventRow>(['run_id', 'seq', 'event', 'data', 'created_at'], (db, rows) =>
+  db.insertInto('run_events').values(rows),
+);
 
 /**
  * Inserts events numbered after `base`, for a caller that already moved the run's event_seq past them.
@@ -59,10 +71,8 @@ export async function insertEvents(
 ): Promise<StoredEvent[]> {
   const now = ctx.clock.now();
   const stored = events.map((e, i) => ({ seq: base + i + 1, event: e.event, data: JSON.stringify(e.data) }));
-  await tx
-    .insertInto('run_events')
-    .values(stored.map((e) => ({ run_id: runId, seq: e.seq, event: e.event, data: e.data, created_at: now })))
-    .execute();
+  const rows = stored.map((e) => ({ run_id: runId, seq: e.seq, event: e.event, data: e.data, created_at: now }));
+  await tx.executeQuery(insertEventsStatement(tx, rows).compile());
   // The run metrics count status events as written (src/metrics): a transaction that rolls back is rare.
   ctx.services?.metrics?.runEvents(events);
   // Other instances follow the run's stream through this notification (bus.ts).

@@ -1,5 +1,5 @@
 import { paginate, type ListParams } from '../../core/pagination.js';
-import { toJson, type Exec } from '../../store/db.js';
+import { precompiledRows, toJson, type Exec } from '../../store/db.js';
 import type { MessageIncompleteReason } from '../objects.js';
 import type { AssistantsTables } from '../tables.js';
 import { LIST } from './page.js';
@@ -26,8 +26,28 @@ export const interpreterAttachments = (db: Exec, threadId: string) =>
     .orderBy('id', 'asc')
     .execute();
 
+const insertMessagesStatement = precompiledRows<MessageRow>(
+  [
+    'id',
+    'project_id',
+    'thread_id',
+    'created_at',
+    'role',
+    'content',
+    'attachments',
+    'metadata',
+    'assistant_id',
+    'run_id',
+    'status',
+    'completed_at',
+    'incomplete_at',
+    'incomplete_details',
+  ],
+  (db, rows) => db.insertInto('thread_messages').values(rows),
+);
+
 export async function insertMessages(tx: Exec, rows: MessageRow[]): Promise<void> {
-  if (rows.length) await tx.insertInto('thread_messages').values(rows).execute();
+  if (rows.length) await tx.executeQuery(insertMessagesStatement(tx, rows).compile());
 }
 
 /** A thread's messages, those of one run when `runId` is given. */

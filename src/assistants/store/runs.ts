@@ -1,6 +1,6 @@
 import type { ListParams } from '../../core/pagination.js';
 import { paginate } from '../../core/pagination.js';
-import { toJson, type Exec } from '../../store/db.js';
+import { precompiled, precompiledRows, toJson, type Exec } from '../../store/db.js';
 import type { RequiredAction } from '../objects.js';
 import { ACTIVE, sourcesOf, TERMINAL, WORKER_STATUSES, type Outcome } from '../runs/states.js';
 import type { AssistantsTables } from '../tables.js';
@@ -24,8 +24,48 @@ export const getRun = (db: Exec, projectId: string, threadId: string, id: string
 
 export const getRunById = (db: Exec, id: string) => db.selectFrom('thread_runs').selectAll().where('id', '=', id).executeTakeFirst();
 
+const insertRunStatement = precompiledRows<RunRow>(
+  [
+    'id',
+    'project_id',
+    'thread_id',
+    'assistant_id',
+    'created_at',
+    'status',
+    'model',
+    'instructions',
+    'tools',
+    'metadata',
+    'temperature',
+    'top_p',
+    'max_prompt_tokens',
+    'max_completion_tokens',
+    'truncation_strategy',
+    'tool_choice',
+    'parallel_tool_calls',
+    'response_format',
+    'reasoning_effort',
+    'required_action',
+    'last_error',
+    'incomplete_details',
+    'started_at',
+    'expires_at',
+    'deadline',
+    'cancelled_at',
+    'failed_at',
+    'completed_at',
+    'prompt_used',
+    'completion_used',
+    'lease_owner',
+    'lease_until',
+    'event_seq',
+    'ratelimit_ticket',
+  ],
+  (db, rows) => db.insertInto('thread_runs').values(rows),
+);
+
 export async function insertRun(tx: Exec, run: RunRow): Promise<void> {
-  await tx.insertInto('thread_runs').values(run).execute();
+  await tx.executeQuery(insertRunStatement(tx, [run]).compile());
 }
 
 export function pageRuns<T>(db: Exec, projectId: string, threadId: string, page: ListParams, map: (row: RunRow) => T) {
@@ -81,28 +121,33 @@ export const claimLease = (db: Exec, runId: string, token: string, now: number, 
  * within its deadline (the caller then claims it as it is: a cancel, an expiry, a takeover, a lease held
  * elsewhere).
  */
-export const claimQueued = (
+const claimQueuedQuery = precompiled(
+  ['runId', 'token', 'until', 'now', 'nowMs', 'nowSeconds'],
+  (db, a: { runId: string; token: string; until: number; now: number; nowMs: number; nowSeconds: number }) =>
+    db
+      .updateTable('thread_runs')
+      .set((eb) => ({
+        lease_owner: a.token,
+        lease_until: a.until,
+        status: 'in_progress',
+        started_at: eb.fn.coalesce('started_at', eb.val(a.nowSeconds)),
+        event_seq: eb('event_seq', '+', 1),
+      }))
+      .where('id', '=', a.runId)
+      .where('status', 'in', sourcesOf('in_progress'))
+      .where('deadline', '>', a.nowMs)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', a.now)]))
+      .returningAll(),
+);
+
+export const claimQueued = async (
   tx: Exec,
   runId: string,
   token: string,
   lease: { now: number; until: number },
   clock: { nowMs: number; nowSeconds: number },
-) =>
-  tx
-    .updateTable('thread_runs')
-    .set((eb) => ({
-      lease_owner: token,
-      lease_until: lease.until,
-      status: 'in_progress',
-      started_at: eb.fn.coalesce('started_at', eb.val(clock.nowSeconds)),
-      event_seq: eb('event_seq', '+', 1),
-    }))
-    .where('id', '=', runId)
-    .where('status', 'in', sourcesOf('in_progress'))
-    .where('deadline', '>', clock.nowMs)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', lease.now)]))
-    .returningAll()
-    .executeTakeFirst();
+): Promise<RunRow | undefined> =>
+  (await claimQueuedQuery(tx, { runId, token, until: lease.until, now: lease.now, nowMs: clock.nowMs, nowSeconds: clock.nowSeconds }))[0];
 
 export const leaseOf = (db: Exec, runId: string) =>
   db.selectFrom('thread_runs').select(['status', 'lease_owner']).where('id', '=', runId).executeTakeFirst();
@@ -223,39 +268,71 @@ export const markQueued = (tx: Exec, runId: string) =>
     .returningAll()
     .executeTakeFirst();
 
+type EndArgs = {
+  runId: string;
+  now: number;
+  lastError: string | null;
+  incomplete: string | null;
+  prompt: number;
+  completion: number;
+  leaseToken: string | undefined;
+};
+
+/** The statement that ends a run, one per outcome status and options (compiled once each). */
+function endStatement(status: Outcome['status'], takeTicket: boolean, leased: boolean) {
+  return precompiled(['runId', 'now', 'lastError', 'incomplete', 'prompt', 'completion', 'leaseToken'] as const, (db, a: EndArgs) => {
+    let q = db
+      .updateTable('thread_runs')
+      .set((eb) => ({
+        ...(takeTicket ? { ratelimit_ticket: null } : {}),
+        status,
+        required_action: null,
+        lease_owner: null,
+        lease_until: null,
+        expires_at: status === 'expired' ? eb.ref('expires_at') : null,
+        completed_at: status === 'completed' ? a.now : eb.ref('completed_at'),
+        cancelled_at: status === 'cancelled' ? a.now : eb.ref('cancelled_at'),
+        failed_at: status === 'failed' ? a.now : eb.ref('failed_at'),
+        last_error: status === 'failed' ? a.lastError : eb.ref('last_error'),
+        incomplete_details: status === 'incomplete' ? a.incomplete : eb.ref('incomplete_details'),
+        prompt_used: eb('prompt_used', '+', a.prompt),
+        completion_used: eb('completion_used', '+', a.completion),
+      }))
+      .where('id', '=', a.runId)
+      .where('status', 'in', sourcesOf(status));
+    if (leased) q = q.where('lease_owner', '=', a.leaseToken!);
+    return q.returningAll();
+  });
+}
+const endStatements = new Map<string, ReturnType<typeof endStatement>>();
+
 /**
  * Ends a run: its status, the timestamp and details of the outcome, the usage of the last turn; the
  * lease is let go. Only from a status the outcome may follow and, with `leaseToken`, only while that
  * worker holds the run. `takeTicket`: the rate-limit ticket is taken too (the caller holds its value).
  */
-export function markEnded(
+export async function markEnded(
   tx: Exec,
   runId: string,
   outcome: Outcome,
   now: number,
   opts: { leaseToken?: string; usageDelta?: { prompt: number; completion: number }; takeTicket?: boolean } = {},
-) {
-  let q = tx
-    .updateTable('thread_runs')
-    .set((eb) => ({
-      ...(opts.takeTicket ? { ratelimit_ticket: null } : {}),
-      status: outcome.status,
-      required_action: null,
-      lease_owner: null,
-      lease_until: null,
-      expires_at: outcome.status === 'expired' ? eb.ref('expires_at') : null,
-      completed_at: outcome.status === 'completed' ? now : eb.ref('completed_at'),
-      cancelled_at: outcome.status === 'cancelled' ? now : eb.ref('cancelled_at'),
-      failed_at: outcome.status === 'failed' ? now : eb.ref('failed_at'),
-      last_error: outcome.status === 'failed' ? toJson(outcome.error) : eb.ref('last_error'),
-      incomplete_details: outcome.status === 'incomplete' ? toJson({ reason: outcome.reason }) : eb.ref('incomplete_details'),
-      prompt_used: eb('prompt_used', '+', opts.usageDelta?.prompt ?? 0),
-      completion_used: eb('completion_used', '+', opts.usageDelta?.completion ?? 0),
-    }))
-    .where('id', '=', runId)
-    .where('status', 'in', sourcesOf(outcome.status));
-  if (opts.leaseToken) q = q.where('lease_owner', '=', opts.leaseToken);
-  return q.returningAll().executeTakeFirst();
+): Promise<RunRow | undefined> {
+  const takeTicket = Boolean(opts.takeTicket);
+  const leased = Boolean(opts.leaseToken);
+  const key = `${outcome.status} ${takeTicket} ${leased}`;
+  let statement = endStatements.get(key);
+  if (!statement) endStatements.set(key, (statement = endStatement(outcome.status, takeTicket, leased)));
+  const rows = await statement(tx, {
+    runId,
+    now,
+    lastError: outcome.status === 'failed' ? toJson(outcome.error) : null,
+    incomplete: outcome.status === 'incomplete' ? toJson({ reason: outcome.reason }) : null,
+    prompt: opts.usageDelta?.prompt ?? 0,
+    completion: opts.usageDelta?.completion ?? 0,
+    leaseToken: opts.leaseToken,
+  });
+  return rows[0];
 }
 
 /** Takes an ended run's rate-limit ticket, once (it is cleared in the same statement). */

@@ -1,5 +1,5 @@
 import { paginate, type ListParams } from '../../core/pagination.js';
-import { toJson, type Exec } from '../../store/db.js';
+import { precompiledRows, toJson, type Exec } from '../../store/db.js';
 import type { StepStatus } from '../objects.js';
 import type { AssistantsTables } from '../tables.js';
 import { LIST } from './page.js';
@@ -27,8 +27,30 @@ export function pageSteps<T>(db: Exec, projectId: string, runId: string, page: L
 export const runSteps = (db: Exec, runId: string) =>
   db.selectFrom('run_steps').selectAll().where('run_id', '=', runId).orderBy('id', 'asc').execute();
 
+const insertStepStatement = precompiledRows<StepRow>(
+  [
+    'id',
+    'project_id',
+    'run_id',
+    'thread_id',
+    'assistant_id',
+    'created_at',
+    'type',
+    'status',
+    'step_details',
+    'last_error',
+    'cancelled_at',
+    'completed_at',
+    'expired_at',
+    'failed_at',
+    'usage',
+    'metadata',
+  ],
+  (db, rows) => db.insertInto('run_steps').values(rows),
+);
+
 export async function insertStep(tx: Exec, row: StepRow): Promise<void> {
-  await tx.insertInto('run_steps').values(row).execute();
+  await tx.executeQuery(insertStepStatement(tx, [row]).compile());
 }
 
 export async function completeStep(tx: Exec, id: string, now: number, usage: string | null): Promise<void> {

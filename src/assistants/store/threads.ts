@@ -1,7 +1,7 @@
 import type { Updateable } from 'kysely';
 import { paginate, type ListParams } from '../../core/pagination.js';
 import { LIST } from './page.js';
-import type { Exec } from '../../store/db.js';
+import { precompiledRows, precompiledWrite, type Exec } from '../../store/db.js';
 import type { AssistantsTables } from '../tables.js';
 
 /**
@@ -14,8 +14,13 @@ export type ThreadRow = AssistantsTables['threads'];
 export const getThread = (db: Exec, projectId: string, id: string) =>
   db.selectFrom('threads').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
 
+const insertThreadStatement = precompiledRows<ThreadRow>(
+  ['id', 'project_id', 'created_at', 'metadata', 'tool_resources', 'active_run_id'],
+  (db, rows) => db.insertInto('threads').values(rows),
+);
+
 export async function insertThread(tx: Exec, row: ThreadRow): Promise<void> {
-  await tx.insertInto('threads').values(row).execute();
+  await tx.executeQuery(insertThreadStatement(tx, [row]).compile());
 }
 
 export const updateThread = (db: Exec, projectId: string, id: string, set: Updateable<ThreadRow>) =>
@@ -40,20 +45,22 @@ export async function clearThreadLock(tx: Exec, id: string): Promise<void> {
   await tx.updateTable('threads').set({ active_run_id: null }).where('id', '=', id).execute();
 }
 
+const holdThreadStatement = precompiledWrite(['id', 'runId'], (db, a: { id: string; runId: string }) =>
+  db.updateTable('threads').set({ active_run_id: a.runId }).where('id', '=', a.id).where('active_run_id', 'is', null),
+);
+
 /** Gives the thread to a run; false when another run holds it. */
 export async function holdThread(tx: Exec, id: string, runId: string): Promise<boolean> {
-  const res = await tx
-    .updateTable('threads')
-    .set({ active_run_id: runId })
-    .where('id', '=', id)
-    .where('active_run_id', 'is', null)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
+  return (await holdThreadStatement(tx, { id, runId })) > 0;
 }
+
+const releaseThreadStatement = precompiledWrite(['id', 'runId'], (db, a: { id: string; runId: string }) =>
+  db.updateTable('threads').set({ active_run_id: null }).where('id', '=', a.id).where('active_run_id', '=', a.runId),
+);
 
 /** Lets the thread go, if `runId` holds it. */
 export async function releaseThread(tx: Exec, id: string, runId: string): Promise<void> {
-  await tx.updateTable('threads').set({ active_run_id: null }).where('id', '=', id).where('active_run_id', '=', runId).execute();
+  await releaseThreadStatement(tx, { id, runId });
 }
 
 /** Deletes a thread and everything in it; returns the ids of its runs. */
