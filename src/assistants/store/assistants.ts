@@ -1,14 +1,19 @@
 import type { Updateable } from 'kysely';
 import { paginate, type ListParams } from '../../core/pagination.js';
-import type { Exec } from '../../store/db.js';
+import { precompiled, type Exec } from '../../store/db.js';
 import type { AssistantsTables } from '../tables.js';
 import { LIST } from './page.js';
 
 /** SQL of assistants, scoped to the caller's project: another project's assistant is "not found". */
 export type AssistantRow = AssistantsTables['assistants'];
 
-export const getAssistant = (db: Exec, projectId: string, id: string) =>
-  db.selectFrom('assistants').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+const assistantById = precompiled(['id', 'projectId'], (db, a: { id: string; projectId: string }) =>
+  db.selectFrom('assistants').selectAll().where('id', '=', a.id).where('project_id', '=', a.projectId),
+);
+
+/** An assistant of the project (compiled once: every run's create reads its assistant). */
+export const getAssistant = async (db: Exec, projectId: string, id: string): Promise<AssistantRow | undefined> =>
+  (await assistantById(db, { id, projectId }))[0];
 
 export async function insertAssistant(db: Exec, row: AssistantRow): Promise<void> {
   await db.insertInto('assistants').values(row).execute();

@@ -1,5 +1,5 @@
 import { paginate, type ListParams } from '../../core/pagination.js';
-import { precompiledRows, toJson, type Exec } from '../../store/db.js';
+import { precompiled, precompiledRows, toJson, type Exec } from '../../store/db.js';
 import type { MessageIncompleteReason } from '../objects.js';
 import type { AssistantsTables } from '../tables.js';
 import { LIST } from './page.js';
@@ -86,8 +86,10 @@ export async function deleteMessage(db: Exec, projectId: string, threadId: strin
 }
 
 /** Messages of a thread in creation order (the prompt's history). */
-export const threadMessages = (db: Exec, threadId: string) =>
-  db.selectFrom('thread_messages').selectAll().where('thread_id', '=', threadId).orderBy('id', 'asc').execute();
+const threadMessagesQuery = precompiled(['threadId'], (db, a: { threadId: string }) =>
+  db.selectFrom('thread_messages').selectAll().where('thread_id', '=', a.threadId).orderBy('id', 'asc'),
+);
+export const threadMessages = (db: Exec, threadId: string) => threadMessagesQuery(db, { threadId });
 
 /** The text of a message being written (content blocks as JSON). */
 export async function setMessageContent(tx: Exec, id: string, content: string): Promise<void> {
@@ -106,6 +108,16 @@ export const markMessageIncomplete = (tx: Exec, id: string, reason: MessageIncom
     .returningAll()
     .executeTakeFirstOrThrow();
 
+/** The end of a completed run's messages, compiled once (every run that completes ends its reply so). */
+const completeRunMessages = precompiled(['runId', 'now'], (db, a: { runId: string; now: number }) =>
+  db
+    .updateTable('thread_messages')
+    .set({ status: 'completed', completed_at: a.now })
+    .where('run_id', '=', a.runId)
+    .where('status', '=', 'in_progress')
+    .returningAll(),
+);
+
 /** Ends the messages a run is still writing: completed, or incomplete for `reason`. Returns them. */
 export function endRunMessages(
   tx: Exec,
@@ -113,10 +125,8 @@ export function endRunMessages(
   end: { status: 'completed' } | { status: 'incomplete'; reason: MessageIncompleteReason },
   now: number,
 ) {
-  const set =
-    end.status === 'completed'
-      ? { status: 'completed' as const, completed_at: now }
-      : { status: 'incomplete' as const, incomplete_at: now, incomplete_details: toJson({ reason: end.reason }) };
+  if (end.status === 'completed') return completeRunMessages(tx, { runId, now });
+  const set = { status: 'incomplete' as const, incomplete_at: now, incomplete_details: toJson({ reason: end.reason }) };
   return tx
     .updateTable('thread_messages')
     .set(set)

@@ -1,5 +1,5 @@
 import { paginate, type ListParams } from '../../core/pagination.js';
-import { precompiledRows, toJson, type Exec } from '../../store/db.js';
+import { precompiled, precompiledRows, precompiledWrite, toJson, type Exec } from '../../store/db.js';
 import type { StepStatus } from '../objects.js';
 import type { AssistantsTables } from '../tables.js';
 import { LIST } from './page.js';
@@ -24,8 +24,10 @@ export function pageSteps<T>(db: Exec, projectId: string, runId: string, page: L
 }
 
 /** A run's steps in creation order. */
-export const runSteps = (db: Exec, runId: string) =>
-  db.selectFrom('run_steps').selectAll().where('run_id', '=', runId).orderBy('id', 'asc').execute();
+const runStepsQuery = precompiled(['runId'], (db, a: { runId: string }) =>
+  db.selectFrom('run_steps').selectAll().where('run_id', '=', a.runId).orderBy('id', 'asc'),
+);
+export const runSteps = (db: Exec, runId: string) => runStepsQuery(db, { runId });
 
 const insertStepStatement = precompiledRows<StepRow>(
   [
@@ -62,12 +64,12 @@ export async function setStepDetails(tx: Exec, id: string, details: string): Pro
   await tx.updateTable('run_steps').set({ step_details: details }).where('id', '=', id).execute();
 }
 
+const setStepUsageStatement = precompiledWrite(['id', 'usage'], (db, a: { id: string; usage: string | null }) =>
+  db.updateTable('run_steps').set({ usage: a.usage }).where('id', '=', a.id),
+);
+
 export async function setStepUsage(tx: Exec, id: string, usage: unknown): Promise<void> {
-  await tx
-    .updateTable('run_steps')
-    .set({ usage: toJson(usage) })
-    .where('id', '=', id)
-    .execute();
+  await setStepUsageStatement(tx, { id, usage: toJson(usage) });
 }
 
 /** A run's tool_calls steps still waiting for their outputs. */
@@ -89,6 +91,16 @@ export const completeToolStep = (tx: Exec, id: string, details: string, now: num
     .returningAll()
     .executeTakeFirstOrThrow();
 
+/** The end of a completed run's steps, compiled once (every run that completes ends its steps so). */
+const completeRunSteps = precompiled(['runId', 'now'], (db, a: { runId: string; now: number }) =>
+  db
+    .updateTable('run_steps')
+    .set({ status: 'completed', completed_at: a.now })
+    .where('run_id', '=', a.runId)
+    .where('status', '=', 'in_progress')
+    .returningAll(),
+);
+
 /** Ends the steps a run still has in progress with `status` (and its timestamp, and the error of a failure). Returns them. */
 export function endRunSteps(
   tx: Exec,
@@ -97,6 +109,7 @@ export function endRunSteps(
   now: number,
   lastError: { code: string; message: string } | null,
 ) {
+  if (status === 'completed' && !lastError) return completeRunSteps(tx, { runId, now });
   const at = {
     completed: { completed_at: now },
     cancelled: { cancelled_at: now },
