@@ -13,14 +13,13 @@ import { LIST } from './page.js';
  */
 export type RunRow = AssistantsTables['thread_runs'];
 
-export const getRun = (db: Exec, projectId: string, threadId: string, id: string) =>
-  db
-    .selectFrom('thread_runs')
-    .selectAll()
-    .where('id', '=', id)
-    .where('thread_id', '=', threadId)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
+const runOfThread = precompiled(['id', 'threadId', 'projectId'], (db, a: { id: string; threadId: string; projectId: string }) =>
+  db.selectFrom('thread_runs').selectAll().where('id', '=', a.id).where('thread_id', '=', a.threadId).where('project_id', '=', a.projectId),
+);
+
+/** A run of the project's thread (compiled once: a client polling a run reads it at every poll). */
+export const getRun = async (db: Exec, projectId: string, threadId: string, id: string): Promise<RunRow | undefined> =>
+  (await runOfThread(db, { id, threadId, projectId }))[0];
 
 export const getRunById = (db: Exec, id: string) => db.selectFrom('thread_runs').selectAll().where('id', '=', id).executeTakeFirst();
 
