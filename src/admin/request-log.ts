@@ -30,24 +30,20 @@ export interface LoggedRequestDetail extends LoggedRequest {
 }
 
 /**
- * A finished request as the log is given it: its summary's fields, its URL, headers and bodies. The log
- * copies it into its byte ring (`RequestLog`) and keeps no reference to it.
+ * What the log keeps of a request besides the summary: references, redacted only when someone reads them.
+ * The URL too: it is masked (`redactUrl`, regular expressions over the whole URL) the first time a list or
+ * a filter reads its path, not in every request (most entries leave the log unread).
  */
 interface Entry extends Omit<LoggedRequest, 'path' | 'duration_ms'> {
   url: string;
-  /** `duration_ms` in hundredths. */
+  /** `duration_ms` in hundredths, an integer: a fraction would be one more object kept per request. */
   duration: number;
+  /** `url` masked, once read. */
+  path?: string;
   reqHeaders: Record<string, unknown>;
   reqBody: unknown;
   resHeaders: Record<string, unknown>;
   resBody: string | null;
-}
-
-/** An entry as read back from the ring: its texts (the headers as JSON), masked only when someone reads them. */
-interface Kept extends Omit<Entry, 'reqHeaders' | 'resHeaders' | 'reqBody'> {
-  reqHeaders: string;
-  reqBody: string | null;
-  resHeaders: string;
 }
 
 export interface RequestFilter {
@@ -89,10 +85,13 @@ export function redactUrl(url: string, extra: readonly string[] = []): string {
 /** Bodies larger than this are not kept (the log holds thousands of requests). */
 export const MAX_KEPT_BODY = 8192;
 
-const summary = (e: Kept, extra: readonly string[]): LoggedRequest => ({
+/** An entry's path as the log shows it: its URL masked, once. */
+const pathOf = (e: Entry): string => (e.path ??= redactUrl(e.url));
+
+const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
   id: e.id,
   method: e.method,
-  path: redactUrl(e.url),
+  path: pathOf(e),
   status: e.status,
   duration_ms: e.duration / 100,
   at: e.at,
@@ -120,51 +119,11 @@ function statusMatcher(status: string | undefined): (s: number) => boolean {
   return (s) => s === Number(status);
 }
 
-/** The texts of a record, in the order they are written; `null` is kept apart from the empty text. */
-const TEXTS = 11;
-const NULL = 0xffffffff;
-/** Bytes of the ring per request the log holds (its texts: URL, headers, bodies of up to MAX_KEPT_BODY each way). */
-export const BYTES_PER_REQUEST = 8192;
-/** Requests the log holds at most, whatever `--request-log-size` asks (a ring of 800 MB). */
-export const MAX_REQUESTS = 100_000;
-
-/**
- * The last `capacity` requests, newest first. Each is copied, as bytes, into one ring of memory outside
- * V8's heap (a record of its texts: id, method, URL, credential, project, model, route, headers as JSON,
- * bodies) beside typed arrays of its numbers, so the log holds no object per request. Kept as objects,
- * thousands of entries with their headers and bodies outlived every young-generation collection: each
- * collection copied the newest of them and promoted them (2.2 of a scavenge's 4.9 ms under load on the
- * ads create, `--trace-gc-nvp`), and what they left in the old generation made the full collections.
- * The ring holds `capacity` × BYTES_PER_REQUEST bytes (at least 1 MB): past it the oldest requests leave
- * first, so a burst of large bodies holds fewer requests rather than more memory.
- */
 export class RequestLog {
-  private readonly bytes: Buffer;
-  /** Per slot (the `capacity` newest requests, in a ring): where its record starts and ends in `bytes`. */
-  private readonly start: Uint32Array;
-  private readonly end: Uint32Array;
-  private readonly status: Uint16Array;
-  private readonly duration: Float64Array;
-  private readonly at: Float64Array;
-  /** The oldest request's slot, and how many are held. */
-  private first = 0;
-  private count = 0;
-  /** Where the next record is written. */
-  private pos = 0;
+  private items: Entry[] = [];
+  private next = 0;
   private secrets: ExtraSecrets = () => [];
-
-  private readonly capacity: number;
-
-  /** `capacity`: 0 keeps none; at most MAX_REQUESTS. */
-  constructor(capacity = 1000) {
-    this.capacity = capacity = Math.min(Math.max(0, Math.floor(capacity)), MAX_REQUESTS);
-    this.bytes = Buffer.allocUnsafeSlow(Math.max(1 << 20, capacity * BYTES_PER_REQUEST));
-    this.start = new Uint32Array(capacity);
-    this.end = new Uint32Array(capacity);
-    this.status = new Uint16Array(capacity);
-    this.duration = new Float64Array(capacity);
-    this.at = new Float64Array(capacity);
-  }
+  constructor(private readonly capacity = 1000) {}
 
   /** Secrets to mask verbatim in what the log shows, besides those it recognises by shape (the admin key in force). */
   maskAlso(secrets: ExtraSecrets): void {
@@ -172,90 +131,16 @@ export class RequestLog {
   }
 
   add(item: Entry): void {
-    if (!this.capacity) return;
-    const texts = [
-      item.id,
-      item.method,
-      item.url,
-      item.credential_id,
-      item.project_id,
-      item.model,
-      item.route,
-      JSON.stringify(item.reqHeaders),
-      item.reqBody === undefined ? null : typeof item.reqBody === 'string' ? item.reqBody : JSON.stringify(item.reqBody),
-      JSON.stringify(item.resHeaders),
-      item.resBody,
-    ];
-    let length = 0;
-    // UTF-8 takes at most 3 bytes a UTF-16 unit: the record's room, measured before anything is moved.
-    for (const t of texts) length += 4 + (t === null ? 0 : 3 * t.length);
-    if (length > this.bytes.length) return;
-    let at = this.pos;
-    if (at + length > this.bytes.length) {
-      // The tail is too short: the requests written there are the oldest, and leave.
-      while (this.count && this.start[this.first] >= at) this.dropOldest();
-      at = 0;
-    }
-    // The oldest requests whose records the new one covers leave (they lie ahead of the write position).
-    while (this.count && (this.count === this.capacity || (this.start[this.first] >= at && this.start[this.first] < at + length)))
-      this.dropOldest();
-    const slot = (this.first + this.count) % this.capacity;
-    this.start[slot] = at;
-    for (const t of texts) {
-      if (t === null) {
-        this.bytes.writeUInt32LE(NULL, at);
-        at += 4;
-        continue;
-      }
-      const written = this.bytes.write(t, at + 4, 'utf8');
-      this.bytes.writeUInt32LE(written, at);
-      at += 4 + written;
-    }
-    this.end[slot] = at;
-    this.status[slot] = item.status;
-    this.duration[slot] = item.duration;
-    this.at[slot] = item.at;
-    this.pos = at;
-    this.count++;
-  }
-
-  private dropOldest(): void {
-    this.first = (this.first + 1) % this.capacity;
-    this.count--;
-  }
-
-  /** The request of `slot`, read back from the ring. */
-  private read(slot: number): Kept {
-    const texts: (string | null)[] = [];
-    let at = this.start[slot];
-    for (let i = 0; i < TEXTS; i++) {
-      const length = this.bytes.readUInt32LE(at);
-      at += 4;
-      if (length === NULL) texts.push(null);
-      else texts.push(this.bytes.toString('utf8', at, (at += length)));
-    }
-    const [id, method, url, credential_id, project_id, model, route, reqHeaders, reqBody, resHeaders, resBody] = texts;
-    return {
-      id: id!,
-      method: method!,
-      url: url!,
-      credential_id,
-      project_id,
-      model,
-      route,
-      reqHeaders: reqHeaders!,
-      reqBody,
-      resHeaders: resHeaders!,
-      resBody,
-      status: this.status[slot],
-      duration: this.duration[slot],
-      at: this.at[slot],
-    };
+    if (this.items.length < this.capacity) this.items.push(item);
+    else this.items[this.next] = item;
+    this.next = (this.next + 1) % this.capacity;
   }
 
   /** Newest first, until `visit` returns false. */
-  private walk(visit: (e: Kept) => boolean): void {
-    for (let i = this.count - 1; i >= 0; i--) if (!visit(this.read((this.first + i) % this.capacity))) return;
+  private walk(visit: (e: Entry) => boolean): void {
+    const n = this.items.length;
+    const newest = n < this.capacity ? n - 1 : (this.next - 1 + n) % n;
+    for (let i = 0; i < n; i++) if (!visit(this.items[(newest - i + n) % n])) return;
   }
 
   /** Newest first. */
@@ -274,11 +159,10 @@ export class RequestLog {
       if (f.until !== undefined && e.at > f.until) return true;
       // Not a stop: the Standin clock can be put back (reset), so times are not ordered in the log.
       if (f.since !== undefined && e.at < f.since) return true;
+      if (f.path && !pathOf(e).includes(f.path)) return true;
       if (f.credential_id && e.credential_id !== f.credential_id) return true;
       if (!status(e.status)) return true;
-      const row = summary(e, extra);
-      if (f.path && !row.path.includes(f.path)) return true;
-      out.push(row);
+      out.push(summary(e, extra));
       return out.length < limit;
     });
     return out;
@@ -286,20 +170,19 @@ export class RequestLog {
 
   /** One request with its headers and bodies, secrets redacted; undefined once it left the log. */
   get(id: string): LoggedRequestDetail | undefined {
-    let found: Kept | undefined;
+    let found: Entry | undefined;
     this.walk((e) => (e.id === id ? ((found = e), false) : true));
     if (!found) return undefined;
     const extra = this.secrets();
-    const row = summary(found, extra);
     return {
-      ...row,
-      path: redactText(row.path, extra),
+      ...summary(found, extra),
+      path: redactText(pathOf(found), extra),
       request: {
-        headers: redactHeaders(JSON.parse(found.reqHeaders) as Record<string, unknown>, extra),
-        body: found.reqBody === null ? null : redactBody(found.reqBody, extra),
+        headers: redactHeaders(found.reqHeaders, extra),
+        body: found.reqBody === undefined ? null : redactBody(found.reqBody, extra),
       },
       response: {
-        headers: redactHeaders(JSON.parse(found.resHeaders) as Record<string, unknown>, extra),
+        headers: redactHeaders(found.resHeaders, extra),
         body: found.resBody === null ? null : redactBody(found.resBody, extra),
       },
     };
@@ -314,7 +197,7 @@ export class RequestLog {
     const extra = this.secrets();
     this.walk((e) => {
       if (e.at < since) return true;
-      const h = JSON.parse(e.resHeaders) as Record<string, unknown>;
+      const h = e.resHeaders;
       // The summary, not the entry: views derived from the log show what a list shows (secrets masked).
       visit(summary(e, extra), (name) => {
         const v = h[name];
@@ -326,13 +209,12 @@ export class RequestLog {
 
   /** How many requests it holds. */
   get size(): number {
-    return this.count;
+    return this.items.length;
   }
 
   clear(): void {
-    this.first = 0;
-    this.count = 0;
-    this.pos = 0;
+    this.items = [];
+    this.next = 0;
   }
 }
 

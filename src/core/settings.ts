@@ -138,11 +138,7 @@ export const OPTIONS = {
     'on SIGTERM, /readyz fails at once and in-flight requests get up to this many ms before the listener closes',
   ),
   webhookTimeoutMs: opt('int', 5000, 'a webhook receiver must answer 2xx within this many ms'),
-  requestLogSize: opt(
-    'int',
-    2000,
-    'requests the control plane keeps, newest first, with their headers and small bodies in 8 KB a request (the dashboard; 0 keeps none, at most 100000)',
-  ),
+  requestLogSize: opt('int', 2000, 'requests the control plane keeps, newest first, with their headers and small bodies (the dashboard)'),
   checkResponses: opt('bool', false, "hold every JSON reply against its route's response schema (a mismatch is a 500; for tests)"),
   retention: opt(
     'string',
