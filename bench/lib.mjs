@@ -250,6 +250,49 @@ export const bareAdsTargets = (baseUrl, targets) => {
   };
 };
 
+/**
+ * Runs on the built-in model (bench/short.mjs, bench/runs-ab.mjs), on a started Standin whose admin key is
+ * `adminKey` (its organization lifted to the top rate-limit tier): `polled(i)` creates a thread and run and
+ * reads the run until it ends; `streamed(i)` creates them streamed and reads the stream to its end. Each
+ * answers its time in ms, the first streamed event's, and whether the run completed.
+ */
+export async function builtinRuns(s, adminKey) {
+  const headers = { authorization: `Bearer ${s.keys.platform}`, 'content-type': 'application/json' };
+  await fetch(`${s.url}/admin/v1/config`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } } }),
+  });
+  const post = (path, body) => fetch(`${s.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const assistant = await (await post('/v1/assistants', { model: 'bench-echo' })).json();
+  const body = (i, stream) => ({ assistant_id: assistant.id, stream, thread: { messages: [{ role: 'user', content: `question ${i}` }] } });
+  const polled = async (i) => {
+    const t0 = performance.now();
+    const run = await (await post('/v1/threads/runs', body(i, false))).json();
+    for (;;) {
+      const r = await (await fetch(`${s.url}/v1/threads/${run.thread_id}/runs/${run.id}`, { headers })).json();
+      if (!['queued', 'in_progress'].includes(r.status)) return { ms: performance.now() - t0, first: null, ok: r.status === 'completed' };
+    }
+  };
+  const streamed = async (i) => {
+    const t0 = performance.now();
+    const res = await post('/v1/threads/runs', body(i, true));
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let first = null;
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      first ??= performance.now() - t0;
+      text += decoder.decode(value, { stream: true });
+      if (text.includes('data: [DONE]')) break;
+    }
+    return { ms: performance.now() - t0, first, ok: text.includes('event: thread.run.completed') };
+  };
+  return { polled, streamed };
+}
+
 /** One round of load on `target`: req/s, CPU µs a request of the process `pid`, and the errors. */
 export async function cpuPerRequest(pid, target, { connections, duration }) {
   const c0 = cpuMs(pid);

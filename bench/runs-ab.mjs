@@ -5,7 +5,7 @@
 // drift falls on every build alike; medians of the rounds.
 // Run: npm run build && node bench/runs-ab.mjs <old dist/main.js> dist/main.js
 //   (BENCH_RUNS_AB_WARM=1000, BENCH_RUNS_AB_ROUNDS=8, BENCH_RUNS_AB_PER=150)
-import { cpuMs, report, startStandin } from './lib.mjs';
+import { builtinRuns, cpuMs, report, startStandin } from './lib.mjs';
 
 const mains = process.argv.slice(2);
 if (!mains.length) throw new Error('usage: node bench/runs-ab.mjs <dist/main.js> [<another build dist/main.js> …]');
@@ -15,43 +15,16 @@ const PER = Number(process.env.BENCH_RUNS_AB_PER ?? 150);
 const ADMIN_KEY = 'sk-admin-bench-runs-ab-00000000000000000000';
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-/** A started build with its two kinds of run, each resolving to its time (and the first event's). */
+/** A started build with its two kinds of run; a run that does not complete stops the bench. */
 async function instance(main) {
   const s = await startStandin({ main, env: { STANDIN_ADMIN_KEY: ADMIN_KEY } });
-  const headers = { authorization: `Bearer ${s.keys.platform}`, 'content-type': 'application/json' };
-  await fetch(`${s.url}/admin/v1/config`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } } }),
-  });
-  const post = (path, body) => fetch(`${s.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const assistant = await (await post('/v1/assistants', { model: 'bench-echo' })).json();
-  const body = (i, stream) => ({ assistant_id: assistant.id, stream, thread: { messages: [{ role: 'user', content: `question ${i}` }] } });
-  const streamed = async (i) => {
-    const t0 = performance.now();
-    const reader = (await post('/v1/threads/runs', body(i, true))).body.getReader();
-    const decoder = new TextDecoder();
-    let first = null;
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      first ??= performance.now() - t0;
-      text += decoder.decode(value, { stream: true });
-    }
-    if (!text.includes('event: thread.run.completed')) throw new Error(`a streamed run did not complete: ${text.slice(0, 300)}`);
-    return { ms: performance.now() - t0, first };
+  const runs = await builtinRuns(s, ADMIN_KEY);
+  const completed = (kind) => async (i) => {
+    const r = await runs[kind](i);
+    if (!r.ok) throw new Error(`a ${kind} run of ${main} did not complete`);
+    return r;
   };
-  const polled = async (i) => {
-    const t0 = performance.now();
-    const run = await (await post('/v1/threads/runs', body(i, false))).json();
-    for (;;) {
-      const r = await (await fetch(`${s.url}/v1/threads/${run.thread_id}/runs/${run.id}`, { headers })).json();
-      if (r.status === 'completed') return { ms: performance.now() - t0 };
-      if (!['queued', 'in_progress'].includes(r.status)) throw new Error(`a polled run ended ${r.status}`);
-    }
-  };
-  return { main, s, kinds: { streamed, polled }, rounds: { streamed: [], polled: [] } };
+  return { main, s, kinds: { streamed: completed('streamed'), polled: completed('polled') }, rounds: { streamed: [], polled: [] } };
 }
 
 const builds = [];

@@ -7,7 +7,7 @@
 // Run: npm run build && node bench/short.mjs   (BENCH_SHORT_SECONDS=1, BENCH_SHORT_ROUNDS=2, BENCH_SHORT_RUNS=40,
 // BENCH_SHORT_WARMUP=1.5, BENCH_SHORT_ONLY=ads,runs,start)
 import { readFileSync } from 'node:fs';
-import { bareAdsTargets, cpuMs, cpuPerRequest, load, seedAdsTargets, startBaseline, startStandin } from './lib.mjs';
+import { bareAdsTargets, builtinRuns, cpuMs, cpuPerRequest, load, seedAdsTargets, startBaseline, startStandin } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SHORT_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_SHORT_ROUNDS ?? 2);
@@ -63,39 +63,7 @@ async function ads(s) {
 
 /** Runs on the built-in model: create → completed p50, polling and streaming; first streamed event p50; CPU a run. */
 async function runs(s) {
-  const headers = { authorization: `Bearer ${s.keys.platform}`, 'content-type': 'application/json' };
-  await fetch(`${s.url}/admin/v1/config`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ rate_limits: { organizations: { org_demo: { tier: 'tier_5' } } } }),
-  });
-  const post = (path, body) => fetch(`${s.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const assistant = await (await post('/v1/assistants', { model: 'bench-echo' })).json();
-  const body = (i, stream) => ({ assistant_id: assistant.id, stream, thread: { messages: [{ role: 'user', content: `question ${i}` }] } });
-  const polled = async (i) => {
-    const t0 = performance.now();
-    const run = await (await post('/v1/threads/runs', body(i, false))).json();
-    for (;;) {
-      const r = await (await fetch(`${s.url}/v1/threads/${run.thread_id}/runs/${run.id}`, { headers })).json();
-      if (!['queued', 'in_progress'].includes(r.status)) return { ms: performance.now() - t0, ok: r.status === 'completed' };
-    }
-  };
-  const streamed = async (i) => {
-    const t0 = performance.now();
-    const res = await post('/v1/threads/runs', body(i, true));
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let first = null;
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      first ??= performance.now() - t0;
-      text += decoder.decode(value, { stream: true });
-      if (text.includes('data: [DONE]')) break;
-    }
-    return { ms: performance.now() - t0, first, ok: text.includes('event: thread.run.completed') };
-  };
+  const { polled, streamed } = await builtinRuns(s, ADMIN_KEY);
   for (let i = 0; i < 10; i++) (await polled(i), await streamed(i)); // warm-up
   const measure = async (fn) => {
     const c0 = cpuMs(s.child.pid);
