@@ -251,6 +251,25 @@ export const bareAdsTargets = (baseUrl, targets) => {
 };
 
 /**
+ * Reads an event stream to its end (or its `data: [DONE]`), timed from `t0`: ms to the first read whose
+ * text so far `isFirst` accepts (by default the first), ms to the end, and the text.
+ */
+export async function readTimedStream(res, t0, isFirst = () => true) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let first = null;
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (first === null && isFirst(text)) first = performance.now() - t0;
+    if (text.includes('data: [DONE]')) break;
+  }
+  return { first, ms: performance.now() - t0, text };
+}
+
+/**
  * Runs on the built-in model (bench/short.mjs, bench/runs-ab.mjs), on a started Standin whose admin key is
  * `adminKey` (its organization lifted to the top rate-limit tier): `polled(i)` creates a thread and run and
  * reads the run until it ends; `streamed(i)` creates them streamed and reads the stream to its end. Each
@@ -276,19 +295,8 @@ export async function builtinRuns(s, adminKey) {
   };
   const streamed = async (i) => {
     const t0 = performance.now();
-    const res = await post('/v1/threads/runs', body(i, true));
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let first = null;
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      first ??= performance.now() - t0;
-      text += decoder.decode(value, { stream: true });
-      if (text.includes('data: [DONE]')) break;
-    }
-    return { ms: performance.now() - t0, first, ok: text.includes('event: thread.run.completed') };
+    const { first, ms, text } = await readTimedStream(await post('/v1/threads/runs', body(i, true)), t0);
+    return { ms, first, ok: text.includes('event: thread.run.completed') };
   };
   return { polled, streamed };
 }

@@ -3,7 +3,7 @@
 // interleaved); then the memory of 1,000 streamed responses open at once.
 // Run: npm run build && node bench/responses-stream.mjs   (BENCH_STREAMS=200, BENCH_OPEN=1000; BENCH_STORE=false: responses not stored)
 import { readFileSync } from 'node:fs';
-import { report, startStandin } from './lib.mjs';
+import { readTimedStream, report, startStandin } from './lib.mjs';
 
 const N = Number(process.env.BENCH_STREAMS ?? 200);
 const OPEN = Number(process.env.BENCH_OPEN ?? 1000);
@@ -36,17 +36,8 @@ async function timed(path, body, isDelta, isEnd) {
   const t0 = performance.now();
   const res = await post(path, body);
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let first = null;
-  let text = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-    if (first === null && isDelta(text)) first = performance.now() - t0;
-  }
-  return { first, total: performance.now() - t0, ok: isEnd(text) };
+  const { first, ms, text } = await readTimedStream(res, t0, isDelta);
+  return { first, total: ms, ok: isEnd(text) };
 }
 const chat = () =>
   timed(

@@ -1,7 +1,7 @@
 // Run overhead on the built-in provider: create → completed by polling and by streaming, time to the
 // first SSE event, and 200 concurrent runs; against a bare Fastify route measured in the same run.
 // Run: npm run build && node bench/runs.mjs   (BENCH_RUNS=200 by default)
-import { report, startBaseline, startStandin } from './lib.mjs';
+import { readTimedStream, report, startBaseline, startStandin } from './lib.mjs';
 
 const N = Number(process.env.BENCH_RUNS ?? 200);
 const CONCURRENT = 200;
@@ -145,17 +145,6 @@ async function pollRun(run, pauseMs = 0) {
 
 async function streamRun(i) {
   const t0 = performance.now();
-  const res = await post('/v1/threads/runs', runBody(i, true));
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let first = null;
-  let text = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    if (first === null) first = performance.now() - t0;
-    text += decoder.decode(value, { stream: true });
-    if (text.includes('data: [DONE]')) break;
-  }
-  return { first, total: performance.now() - t0, completed: text.includes('event: thread.run.completed') };
+  const { first, ms, text } = await readTimedStream(await post('/v1/threads/runs', runBody(i, true)), t0);
+  return { first, total: ms, completed: text.includes('event: thread.run.completed') };
 }

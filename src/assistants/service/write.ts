@@ -16,8 +16,8 @@ export interface Effects {
 
 /**
  * Runs `fn` in a transaction, then wakes the followers of the runs it touched and, once the caller has
- * answered, starts the runs it queued. The job loop is not woken: the jobs queued here are watchdogs due later (or, in a process
- * without workers, another instance's business, which PostgreSQL's NOTIFY reaches).
+ * answered, starts the runs it queued. The job loop is not woken: the jobs queued here are watchdogs due
+ * later (or, in a process without workers, another instance's business, which PostgreSQL's NOTIFY reaches).
  */
 export async function write<T>(ctx: Ctx, fn: (tx: Tx, fx: Effects) => Promise<T>): Promise<T> {
   const fx: Effects = { touched: new Set(), kick: new Set(), ended: new Set() };
