@@ -8,17 +8,8 @@ import type { Clock } from './clock.js';
  * millisecond the random part is incremented, keeping ids from one process strictly increasing.
  */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-let lastMs = -1;
-let lastRand: number[] = [];
-
-function encodeTime(ms: number): string {
-  let out = '';
-  for (let i = 0; i < 10; i++) {
-    out = ALPHABET[ms % 32] + out;
-    ms = Math.floor(ms / 32);
-  }
-  return out;
-}
+const TIME_DIGITS = 10;
+const RANDOM_DIGITS = 14;
 
 /**
  * Random bytes drawn from the system's generator ahead of use, 4 KiB at a time: a call into it per id cost
@@ -27,40 +18,53 @@ function encodeTime(ms: number): string {
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
-function randomDigits(): number[] {
-  if (poolAt + 14 > pool.length) {
+/**
+ * The last id's part after the prefix, as its characters (`text`) and its random part's digits, changed in
+ * place: an id is written into these bytes and read out as one string. Built a character at a time, as
+ * strings, an id left 24 intermediate strings behind (about 800 bytes of garbage per id; the ads create's
+ * allocation profile, docs/operations.md).
+ */
+const text = Buffer.alloc(TIME_DIGITS + RANDOM_DIGITS);
+const digits = new Uint8Array(RANDOM_DIGITS);
+let lastMs = -1;
+
+function writeTime(ms: number): void {
+  for (let i = TIME_DIGITS - 1; i >= 0; i--) {
+    text[i] = ALPHABET.charCodeAt(ms % 32);
+    ms = Math.floor(ms / 32);
+  }
+}
+
+function randomDigits(): void {
+  if (poolAt + RANDOM_DIGITS > pool.length) {
     randomFillSync(pool);
     poolAt = 0;
   }
-  const digits = new Array<number>(14);
   // 256 is a multiple of 32: each digit is uniform.
-  for (let i = 0; i < 14; i++) digits[i] = pool[poolAt++] % 32;
-  return digits;
+  for (let i = 0; i < RANDOM_DIGITS; i++) digits[i] = pool[poolAt++] % 32;
 }
 
-function increment(digits: number[]): number[] {
-  const next = digits.slice();
-  for (let i = next.length - 1; i >= 0; i--) {
-    if (next[i] < 31) {
-      next[i]++;
-      return next;
+/** The random part plus one; past its largest value, random again. */
+function increment(): void {
+  for (let i = RANDOM_DIGITS - 1; i >= 0; i--) {
+    if (digits[i] < 31) {
+      digits[i]++;
+      return;
     }
-    next[i] = 0;
+    digits[i] = 0;
   }
-  return randomDigits();
+  randomDigits();
 }
 
 export function newIdAt(prefix: string, ms: number): string {
-  if (ms <= lastMs) {
-    lastRand = increment(lastRand);
-    ms = lastMs;
-  } else {
+  if (ms <= lastMs) increment();
+  else {
     lastMs = ms;
-    lastRand = randomDigits();
+    writeTime(ms);
+    randomDigits();
   }
-  let random = '';
-  for (const d of lastRand) random += ALPHABET[d];
-  return `${prefix}_${encodeTime(ms)}${random}`;
+  for (let i = 0; i < RANDOM_DIGITS; i++) text[TIME_DIGITS + i] = ALPHABET.charCodeAt(digits[i]);
+  return `${prefix}_${text.toString('latin1')}`;
 }
 
 /** A new id with the given prefix, ordered by the Standin clock. */
