@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { finishServerScript } from './server-script.mjs';
 import { serverBundle, serverScript, serverSplitting } from './bundle-options.mjs';
 
 // The entry (src/start.ts, dist/main.js), the ingestion process (src/vector-stores/ingest-pool.ts forks it)
@@ -25,6 +26,8 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+// Wrapped and in ASCII, as a start compiles it (scripts/server-script.mjs).
+finishServerScript('dist/standin.cjs');
 // The schema the migrations make on a fresh SQLite store (src/store/fresh-schema.ts), made by running them:
 // dist/fresh-schema.json, beside the bundle. Bundled to a file in dist/ so its native addon resolves.
 const freshSchema = 'dist/.fresh-schema.mjs';

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -38,11 +39,24 @@ function cachedDataFor(file: string): Buffer | undefined {
   }
 }
 
-/** Compiles the CommonJS script `file` (absolute), with its code cache when there is a valid one. */
+/**
+ * The script's text. In ASCII (the build makes it so, scripts/ascii-script.mjs) it is read as Latin-1,
+ * which Node gives V8 as a one-byte string kept outside the heap: no UTF-8 decoding, and half the memory of
+ * the two-byte string one other character would make of the whole script. Otherwise, decoded as UTF-8.
+ */
+function scriptText(file: string): string {
+  const bytes = readFileSync(file);
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+}
+
+/**
+ * Compiles the script `file` (absolute), with its code cache when there is a valid one. The file is a
+ * function expression, Node's CommonJS wrapper whole (`(function (exports, require, module, __filename,
+ * __dirname) {…})`, scripts/bundle-options.mjs): compiled as read, not copied into a wrapper first.
+ */
 export function compileScript(file: string): { script: vm.Script; outcome: CodeCacheOutcome } {
   const cachedData = cachedDataFor(file);
-  // The wrapper on the script's first line, as Node's own: every later line and column stay the source map's.
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`, {
+  const script = new vm.Script(scriptText(file), {
     filename: file,
     cachedData,
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
@@ -60,7 +74,7 @@ export function writeCodeCache(file: string, script: vm.Script): void {
 }
 
 /**
- * Runs the CommonJS script `file` (absolute) as Node would load it (`require`, `module`, `__filename`,
+ * Runs the script `file` (absolute, a wrapped CommonJS module: `compileScript`) as Node would load it (`require`, `module`, `__filename`,
  * `__dirname`; `import()` through Node's own loader), compiled with its code cache when it has a valid one.
  * With `writeOnExit`, the cache is written as the process exits, of everything compiled by then.
  */

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,6 +92,39 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
     expect(JSON.parse(bundled)).toContainEqual(['GET', '/versioned', 200, '{"v":"none"}']);
     expect(JSON.parse(bundled)).toContainEqual(['GET', '/hosted', 200, '{"host":"a"}']);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is written as a start compiles it: in ASCII, in Node's CommonJS wrapper (scripts/server-script.mjs)", async () => {
+    ensureBuilt();
+    const script = readFileSync(join(root, 'dist/standin.cjs'));
+    expect(isAscii(script)).toBe(true);
+    const text = script.toString('latin1');
+    expect(text.startsWith('(function (exports, require, module, __filename, __dirname) {')).toBe(true);
+    expect(text.endsWith('\n})')).toBe(true);
+  });
+
+  it('makes comments, regular expressions and strings ASCII, keeping what they mean, and refuses any other non-ASCII', async () => {
+    const { asciiText } = (await import(join(root, 'scripts/server-script.mjs'))) as { asciiText: (text: string) => string };
+    const source = [
+      '/** Each citation (`【4:0†source】`…) */',
+      'const marker = /【(\\d+):(\\d+)†[^】\\n]*】/g; // a comment: 😀 …',
+      'const unit = /(ns|µs|ms)/u;',
+      "module.exports = [[...'x 【4:0†a.txt】 y'.matchAll(marker)].map((m) => m[1] + m[2]), unit.exec('5µs')[1], /😀/.test('😀')];",
+    ].join('\n');
+    const ascii = asciiText(source);
+    expect(isAscii(Buffer.from(ascii))).toBe(true);
+    // Every line keeps its length in a comment (one `?` a character), so the source map's columns hold.
+    expect(ascii.split('\n')[0]).toBe('/** Each citation (`?4:0?source?`?) */');
+    const run = (text: string) => {
+      const module = { exports: [] as unknown };
+      new Function('module', text)(module);
+      return module.exports;
+    };
+    expect(run(ascii)).toEqual(run(source));
+    expect(run(ascii)).toEqual([['40'], 'µs', true]);
+    expect(() => asciiText('const s = String.raw`café`;')).toThrow(
+      /non-ASCII character outside a comment, regular expression or string, line 1/,
+    );
   });
 
   it("starts from the build's code cache: the instance says so as it listens (src/core/code-cache.ts)", async () => {
