@@ -6,7 +6,7 @@ describe('V8 tuned for the start', () => {
 
   it('holds off the optimizing compiler and grows the young generation faster until the start is over', () => {
     tuneV8ForStart(60_000, '');
-    expect(v8StartTuning()).toEqual(['--no-turbofan', '--semi-space-growth-factor=8']);
+    expect(v8StartTuning()).toEqual(['--no-turbofan', '--semi-space-growth-factor=4']);
     endV8StartTuning();
     expect(v8StartTuning()).toEqual([]);
     endV8StartTuning();
@@ -23,7 +23,7 @@ describe('V8 tuned for the start', () => {
   it('leaves alone what Node was started with a flag of its own for', () => {
     for (const flags of ['--no-opt', '--turbofan', '--max-old-space-size=512 --no-turbofan', '--always-turbofan']) {
       tuneV8ForStart(60_000, flags);
-      expect(v8StartTuning()).toEqual(['--semi-space-growth-factor=8']);
+      expect(v8StartTuning()).toEqual(['--semi-space-growth-factor=4']);
       endV8StartTuning();
     }
     tuneV8ForStart(60_000, '--semi-space-growth-factor=4 --no-opt');
