@@ -64,7 +64,9 @@ async function ads(s) {
 /** Runs on the built-in model: create → completed p50, polling and streaming; first streamed event p50; CPU a run. */
 async function runs(s) {
   const { polled, streamed } = await builtinRuns(s, ADMIN_KEY);
-  for (let i = 0; i < 10; i++) (await polled(i), await streamed(i)); // warm-up
+  // Warmed as the ads are, for WARMUP seconds: after 10 runs V8 was still compiling the run path, and the
+  // figures were of that (bench/runs-ab.mjs, after 1,000 runs, measured the first event 0.6–0.9 ms sooner).
+  for (let i = 0, end = performance.now() + WARMUP * 1000; performance.now() < end; i++) (await polled(i), await streamed(i));
   const measure = async (fn) => {
     const c0 = cpuMs(s.child.pid);
     const xs = [];
