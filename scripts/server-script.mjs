@@ -5,18 +5,18 @@
 // - In ASCII, so a start reads it as Latin-1, which Node hands to V8 as a one-byte string kept outside the
 //   heap, with no decoding. One non-ASCII character made the whole script a two-byte string decoded from
 //   UTF-8: 9.6 MB in V8's heap, twice (the file's text and the wrapped source).
-// Together about 5,500 fewer page faults and 70 ms less CPU a start on a 2-core machine (docs/core.md).
+// Together 6,100 fewer page faults and 40 ms less CPU a start (docs/operations.md, stop 47).
 // esbuild's ASCII output (its default) escapes strings, templates and names; it leaves comments and
 // regular expressions as written. Here each character of those is made ASCII: in a comment a `?` (one
 // character for one, so every column of the source map stays right), in a regular expression (or a
 // string) its `\uXXXX` escape (the same pattern, with or without the `u` flag; a later column of that
-// line moves in the source map). Anything else not in ASCII stops the build: there is no escape that keeps its meaning
-// (a `String.raw` template, say), and a start must not read it as Latin-1.
+// line moves in the source map). Any other stops the build: no escape keeps its meaning (a `String.raw`
+// template, say), and a start must not read it as Latin-1.
 import { parse } from 'acorn';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const NON_ASCII = /[\u0080-\uffff]/g;
-/** The tokens in which a `\\uXXXX` escape means the character it replaces (esbuild leaves none in strings). */
+/** The tokens in which a `\uXXXX` escape means the character it replaces (esbuild leaves none in strings). */
 const ESCAPED = new Set(['regexp', 'string']);
 
 /** `text` with each non-ASCII character of its comments, regular expressions and strings made ASCII; throws on any other. */

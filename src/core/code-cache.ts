@@ -40,7 +40,7 @@ function cachedDataFor(file: string): Buffer | undefined {
 }
 
 /**
- * The script's text. In ASCII (the build makes it so, scripts/ascii-script.mjs) it is read as Latin-1,
+ * The script's text. In ASCII (the build makes it so, scripts/server-script.mjs) it is read as Latin-1,
  * which Node gives V8 as a one-byte string kept outside the heap: no UTF-8 decoding, and half the memory of
  * the two-byte string one other character would make of the whole script. Otherwise, decoded as UTF-8.
  */
@@ -52,7 +52,7 @@ function scriptText(file: string): string {
 /**
  * Compiles the script `file` (absolute), with its code cache when there is a valid one. The file is a
  * function expression, Node's CommonJS wrapper whole (`(function (exports, require, module, __filename,
- * __dirname) {…})`, scripts/bundle-options.mjs): compiled as read, not copied into a wrapper first.
+ * __dirname) {…})`, scripts/server-script.mjs): compiled as read, not copied into a wrapper first.
  */
 export function compileScript(file: string): { script: vm.Script; outcome: CodeCacheOutcome } {
   const cachedData = cachedDataFor(file);
@@ -74,8 +74,9 @@ export function writeCodeCache(file: string, script: vm.Script): void {
 }
 
 /**
- * Runs the script `file` (absolute, a wrapped CommonJS module: `compileScript`) as Node would load it (`require`, `module`, `__filename`,
- * `__dirname`; `import()` through Node's own loader), compiled with its code cache when it has a valid one.
+ * Runs the script `file` (absolute, a wrapped CommonJS module: `compileScript`) as Node would load it
+ * (`require`, `module`, `__filename`, `__dirname`; `import()` through Node's own loader), compiled with its
+ * code cache when it has a valid one.
  * With `writeOnExit`, the cache is written as the process exits, of everything compiled by then.
  */
 export function runScript(file: string, { writeOnExit = process.env.STANDIN_WRITE_CODE_CACHE === '1' } = {}): CodeCacheOutcome {
