@@ -51,7 +51,7 @@ export function asciiText(text, name = 'script') {
  * Node's CommonJS wrapper, as Node writes it: opened on the first line, so every later line and column of
  * the script stay its source map's.
  */
-export const WRAPPER = ['(function (exports, require, module, __filename, __dirname) {', '\n})'];
+const WRAPPER = ['(function (exports, require, module, __filename, __dirname) {', '\n})'];
 
 /** Rewrites esbuild's script `file` as a start compiles it: wrapped, in ASCII (asciiText). */
 export function finishServerScript(file) {
