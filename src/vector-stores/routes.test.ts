@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyConfig } from '../admin/config-file.js';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { filler, makeDocx, makePdf } from '../../test/vector-stores/fixtures.js';
@@ -214,6 +214,32 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     expect((await post(`/v1/vector_stores/${vs.body.id}/file_batches`, { file_ids: [third], files: [{ file_id: third }] })).status).toBe(
       400,
     );
+  });
+
+  it('gives a store made with its files, and a batch, one time for all they write', async () => {
+    const ids = [await uploadFile(s, 'one-time-1.txt', 'first'), await uploadFile(s, 'one-time-2.txt', 'second')];
+    // Every reading of the clock a second after the one before: a request that read it twice would show two times.
+    const clock = s.ctx.clock;
+    const real = clock.nowSeconds.bind(clock);
+    let reads = 0;
+    const spy = vi.spyOn(clock, 'nowSeconds').mockImplementation(() => real() + reads++);
+    try {
+      const vs = await post('/v1/vector_stores', { name: 'one time', file_ids: ids });
+      expect(vs.body.last_active_at).toBe(vs.body.created_at);
+      const stored = (await get(`/v1/vector_stores/${vs.body.id}`)).body;
+      expect(stored.last_active_at).toBe(vs.body.created_at);
+      const files = (await get(`/v1/vector_stores/${vs.body.id}/files`)).body.data;
+      expect(files.map((f: { created_at: number }) => f.created_at)).toEqual([vs.body.created_at, vs.body.created_at]);
+
+      const other = await post('/v1/vector_stores', { name: 'one time, a batch' });
+      const batch = await post(`/v1/vector_stores/${other.body.id}/file_batches`, { file_ids: ids });
+      const batchFiles = (await get(`/v1/vector_stores/${other.body.id}/file_batches/${batch.body.id}/files`)).body.data;
+      expect(batchFiles.map((f: { created_at: number }) => f.created_at)).toEqual([batch.body.created_at, batch.body.created_at]);
+      expect((await get(`/v1/vector_stores/${other.body.id}`)).body.last_active_at).toBe(batch.body.created_at);
+    } finally {
+      spy.mockRestore();
+    }
+    await s.ctx.jobs.drain(60_000);
   });
 
   it('removes a file from a store, and from every store when the file is deleted', async () => {

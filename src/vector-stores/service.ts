@@ -123,10 +123,17 @@ interface Attachment {
 
 /**
  * Attaches files (each again if it was already there: its earlier chunks go) and queues one ingestion
- * job per file in the same transaction. Every file must be a live file of the project.
+ * job per file in the same transaction. Every file must be a live file of the project. `now`: the
+ * request's one instant (a store made with its files, or a batch, has one time for all it writes).
  */
-async function attach(ctx: Ctx, tx: Tx, row: store.StoreRow, items: Attachment[], batchId: string | null): Promise<void> {
-  const now = ctx.clock.nowSeconds();
+async function attach(
+  ctx: Ctx,
+  tx: Tx,
+  row: store.StoreRow,
+  items: Attachment[],
+  batchId: string | null,
+  now = ctx.clock.nowSeconds(),
+): Promise<void> {
   for (const item of items) {
     const file = await getFile(ctx, row.project_id, item.fileId, tx).catch((err) => {
       throw err instanceof ApiError && err.status === 404 ? notFound('file', item.fileId, item.param) : err;
@@ -199,6 +206,7 @@ export async function createVectorStoreIn(
     row,
     (body.file_ids ?? []).map((fileId, i) => ({ fileId, chunking, param: `file_ids[${i}]` })),
     null,
+    now,
   );
   return objectOf(ctx, tx, row);
 }
@@ -408,7 +416,7 @@ export async function createFileBatch(ctx: Ctx, projectId: string, storeId: stri
       cancelled_at: null,
     };
     await store.insertBatch(tx, batch);
-    await attach(ctx, tx, row, items, batch.id);
+    await attach(ctx, tx, row, items, batch.id, batch.created_at);
     return batchObjectOf(tx, batch);
   });
 }
@@ -425,8 +433,9 @@ export async function cancelFileBatch(ctx: Ctx, projectId: string, storeId: stri
     if (before.status === 'cancelled') return before;
     if (before.status !== 'in_progress')
       throw invalid(`The batch ${batchId} is ${before.status} and can no longer be cancelled.`, null, 'batch_not_in_progress');
-    await store.cancelBatch(tx, batchId, ctx.clock.nowSeconds());
-    return batchObjectOf(tx, { ...row, cancelled_at: ctx.clock.nowSeconds() });
+    const cancelledAt = ctx.clock.nowSeconds();
+    await store.cancelBatch(tx, batchId, cancelledAt);
+    return batchObjectOf(tx, { ...row, cancelled_at: cancelledAt });
   });
 }
 
