@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -7,6 +9,12 @@ import type { FastifyRequest } from 'fastify';
  * closing the request makes the reader of the body fail, and what it wrote is removed as for any failed
  * upload. Called by the front door, so it costs no hook of its own; a request without a body costs two
  * header reads.
+ *
+ * The front door runs while Node parses the request's headers, before the rest of the same packet: a
+ * body that came with its headers (an ads create, most JSON, from the SDK's fetch as from `http.request`)
+ * is complete once the packet is parsed, which the loop's next turn sees. So the watch is armed then
+ * (`setImmediate`), only for a body still arriving: a small body costs one immediate, not three listeners,
+ * a timer and the socket's timeout set and cleared.
  */
 export function watchBody(request: FastifyRequest, idleMs: number, totalMs: number): void {
   const raw = request.raw;
@@ -16,6 +24,11 @@ export function watchBody(request: FastifyRequest, idleMs: number, totalMs: numb
   // An injected request (tests, `app.inject`) has no real socket, and its body is all there.
   const socket = raw.socket;
   if (typeof socket?.setTimeout !== 'function') return;
+  setImmediate(arm, raw, socket, idleMs, totalMs);
+}
+
+function arm(raw: IncomingMessage, socket: Socket, idleMs: number, totalMs: number): void {
+  if (raw.complete || raw.destroyed) return;
   const cut = () => {
     clear();
     raw.destroy();
