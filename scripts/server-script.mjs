@@ -37,7 +37,7 @@ export function asciiText(text, name = 'script') {
     if (!span || span.start > i) {
       const line = text.slice(0, i).split('\n').length;
       throw new Error(
-        `${name}: a non-ASCII character outside a comment, regular expression or string, line ${line}: ${text.slice(i - 40, i + 40)}`,
+        `${name}: a non-ASCII character outside a comment, regular expression or string, line ${line}: ${text.slice(Math.max(0, i - 40), i + 40)}`,
       );
     }
     const unit = text.charCodeAt(i);
