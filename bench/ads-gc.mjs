@@ -5,7 +5,8 @@
 // load, unlike CPU time: a request path that keeps objects a second or two shows here first (docs/operations.md,
 // "What the request log costs the collector").
 // Run: npm run build && node bench/ads-gc.mjs [old build's dist/main.js] [dist/main.js]   (BENCH_GC_SECONDS=4,
-// BENCH_GC_WARMUP=3, BENCH_GC_OPS=retrieve,list,create)
+// BENCH_GC_WARMUP=3, BENCH_GC_OPS=retrieve,list,create; BENCH_GC_NODE_FLAGS='--min-semi-space-size=16' and
+// BENCH_GC_SERVE_FLAGS='--request-log-size 1' give the Standin processes, not the bare route, Node's flags and options)
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,9 @@ import { bareAdsTargets, load, report, seedAdsTargets, startBaseline } from './l
 const SECONDS = Number(process.env.BENCH_GC_SECONDS ?? 4);
 const WARMUP = Number(process.env.BENCH_GC_WARMUP ?? 3);
 const OPS = (process.env.BENCH_GC_OPS ?? 'retrieve,list,create').split(',');
+/** Node's flags and `serve`'s options for the Standin processes (not the bare route), each split on spaces. */
+const NODE_FLAGS = (process.env.BENCH_GC_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const SERVE_FLAGS = (process.env.BENCH_GC_SERVE_FLAGS ?? '').split(' ').filter(Boolean);
 const mains = process.argv.length > 2 ? process.argv.slice(2) : ['dist/main.js'];
 const connections = 20;
 
@@ -40,7 +44,7 @@ function gcTotals(stdout) {
 function startTraced(main) {
   const child = spawn(
     process.execPath,
-    ['--trace-gc-nvp', main, 'serve', '--port', '0', '--data', mkdtempSync(join(tmpdir(), 'standin-gc-'))],
+    ['--trace-gc-nvp', ...NODE_FLAGS, main, 'serve', '--port', '0', '--data', mkdtempSync(join(tmpdir(), 'standin-gc-')), ...SERVE_FLAGS],
     {
       env: { ...process.env, STANDIN_LOG_LEVEL: 'error' },
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { RequestLog } from './request-log.js';
 
 describe('request log: filters, detail, redaction', () => {
   let s: TestStandin;
@@ -105,5 +106,41 @@ describe("request log: a reply's headers", () => {
     for (const { sent, copy } of kept) expect(sent).toEqual({ ...copy });
     expect(kept[0].sent).toMatchObject({ 'x-one': '1', 'content-type': 'application/json; charset=utf-8' });
     expect(kept[1].sent).toMatchObject({ 'x-two': '2', connection: 'close' });
+  });
+});
+
+describe('the request log keeps copies in places written over', () => {
+  const entry = (id: string, reqHeaders: Record<string, unknown>) => ({
+    id,
+    url: '/v1/chat/completions?x=1',
+    model: 'gpt-4o',
+    reqHeaders,
+    reqBody: undefined,
+    resHeaders: { 'content-type': 'application/json' },
+    resBody: '{"ok":true}',
+    method: 'GET',
+    status: 200,
+    duration: 150,
+    at: 1_700_000_000,
+    credential_id: 'key_1',
+    project_id: 'proj_demo',
+    route: '/v1/x',
+  });
+
+  it('holds nothing of the request it was given, and forgets the oldest when full', () => {
+    const log = new RequestLog(2);
+    const headers: Record<string, unknown> = { host: 'a', authorization: 'Bearer sk-test' };
+    log.add(entry('req_1', headers));
+    headers.host = 'changed';
+    headers['x-later'] = '1';
+    expect(log.get('req_1')?.request.headers).toEqual({ host: 'a', authorization: '[redacted]' });
+    expect(log.get('req_1')).toMatchObject({ id: 'req_1', duration_ms: 1.5, path: '/v1/chat/completions?x=1', model: 'gpt-4o' });
+
+    log.add(entry('req_2', {}));
+    log.add(entry('req_3', {}));
+    expect(log.size).toBe(2);
+    expect(log.get('req_1')).toBeUndefined();
+    expect(log.recent().map((r) => r.id)).toEqual(['req_3', 'req_2']);
+    expect(log.query({ after: 'req_2' }).map((r) => r.id)).toEqual(['req_3']);
   });
 });

@@ -5,6 +5,7 @@ import { HEALTH_PATHS } from '../core/health.js';
 import { jsonBodyTextOf } from '../core/json-body.js';
 import { routeConfigOf } from '../core/route-path.js';
 import { redactBody, redactHeaders, redactText, type ExtraSecrets } from './redact.js';
+import { DetailBytes, type RequestDetail } from './request-detail.js';
 
 /** One request of the log as lists show it (method, path, status, duration, who), secrets redacted. */
 export interface LoggedRequest {
@@ -30,20 +31,20 @@ export interface LoggedRequestDetail extends LoggedRequest {
 }
 
 /**
- * What the log keeps of a request besides the summary: references, redacted only when someone reads them.
- * The URL too: it is masked (`redactUrl`, regular expressions over the whole URL) the first time a list or
- * a filter reads its path, not in every request (most entries leave the log unread).
+ * What the log keeps of a request: the numbers and shared strings of its summary as they are, the rest (its
+ * id, URL, model, headers and bodies) as bytes (request-detail.ts), redacted only when someone reads them.
+ * The URL is masked (`redactUrl`, regular expressions over the whole URL) the first time a list or a
+ * filter reads its path, not in every request (most entries leave the log unread).
  */
-interface Entry extends Omit<LoggedRequest, 'path' | 'duration_ms'> {
-  url: string;
+interface Entry {
+  method: string;
+  status: number;
   /** `duration_ms` in hundredths, an integer: a fraction would be one more object kept per request. */
   duration: number;
-  /** `url` masked, once read. */
-  path?: string;
-  reqHeaders: Record<string, unknown>;
-  reqBody: unknown;
-  resHeaders: Record<string, unknown>;
-  resBody: string | null;
+  at: number;
+  credential_id: string | null;
+  project_id: string | null;
+  route: string | null;
 }
 
 export interface RequestFilter {
@@ -86,20 +87,23 @@ export function redactUrl(url: string, extra: readonly string[] = []): string {
 export const MAX_KEPT_BODY = 8192;
 
 /** An entry's path as the log shows it: its URL masked, once. */
-const pathOf = (e: Entry): string => (e.path ??= redactUrl(e.url));
+const pathOf = (e: Slot): string => (e.path ??= redactUrl(e.detail.head().url));
 
-const summary = (e: Entry, extra: readonly string[]): LoggedRequest => ({
-  id: e.id,
-  method: e.method,
-  path: pathOf(e),
-  status: e.status,
-  duration_ms: e.duration / 100,
-  at: e.at,
-  credential_id: e.credential_id,
-  project_id: e.project_id,
-  model: e.model === null ? null : redactText(e.model, extra),
-  route: e.route,
-});
+const summary = (e: Slot, extra: readonly string[]): LoggedRequest => {
+  const { id, model } = e.detail.head();
+  return {
+    id,
+    method: e.method,
+    path: pathOf(e),
+    status: e.status,
+    duration_ms: e.duration / 100,
+    at: e.at,
+    credential_id: e.credential_id,
+    project_id: e.project_id,
+    model: model === null ? null : redactText(model, extra),
+    route: e.route,
+  };
+};
 
 /** Each route's template in the API's spelling, made once (routes are a bounded set: the app's own). */
 const templates = new Map<string, string>();
@@ -119,8 +123,28 @@ function statusMatcher(status: string | undefined): (s: number) => boolean {
   return (s) => s === Number(status);
 }
 
+/** A place in the log, written over by a newer request once the log is full (`RequestLog.add`). */
+class Slot implements Entry {
+  method = '';
+  status = 0;
+  duration = 0;
+  at = 0;
+  credential_id: string | null = null;
+  project_id: string | null = null;
+  route: string | null = null;
+  /** The URL masked, once read. */
+  path: string | undefined = undefined;
+  readonly detail = new DetailBytes();
+}
+
+/**
+ * The newest requests, in a ring of places written over, not replaced, each with its headers and bodies as
+ * bytes: an object made per request and kept a while (a second or two of traffic) is the worst case for V8's
+ * young generation (request-detail.ts; docs/operations.md has the figures). The places never leave the log:
+ * what it answers is copied out of them.
+ */
 export class RequestLog {
-  private items: Entry[] = [];
+  private items: Slot[] = [];
   private next = 0;
   private secrets: ExtraSecrets = () => [];
   constructor(private readonly capacity = 1000) {}
@@ -130,14 +154,24 @@ export class RequestLog {
     this.secrets = secrets;
   }
 
-  add(item: Entry): void {
-    if (this.items.length < this.capacity) this.items.push(item);
-    else this.items[this.next] = item;
+  /** Records a request in the next place: its fields copied, its headers and bodies written as bytes (nothing of `item` is kept). */
+  add(item: Entry & RequestDetail): void {
+    let slot = this.items[this.next];
+    if (slot === undefined) this.items.push((slot = new Slot()));
+    slot.method = item.method;
+    slot.status = item.status;
+    slot.duration = item.duration;
+    slot.at = item.at;
+    slot.credential_id = item.credential_id;
+    slot.project_id = item.project_id;
+    slot.route = item.route;
+    slot.path = undefined;
+    slot.detail.write(item);
     this.next = (this.next + 1) % this.capacity;
   }
 
   /** Newest first, until `visit` returns false. */
-  private walk(visit: (e: Entry) => boolean): void {
+  private walk(visit: (e: Slot) => boolean): void {
     const n = this.items.length;
     const newest = n < this.capacity ? n - 1 : (this.next - 1 + n) % n;
     for (let i = 0; i < n; i++) if (!visit(this.items[(newest - i + n) % n])) return;
@@ -155,7 +189,7 @@ export class RequestLog {
     const status = statusMatcher(f.status);
     const extra = this.secrets();
     this.walk((e) => {
-      if (e.id === f.after) return false;
+      if (f.after !== undefined && e.detail.isRequest(f.after)) return false;
       if (f.until !== undefined && e.at > f.until) return true;
       // Not a stop: the Standin clock can be put back (reset), so times are not ordered in the log.
       if (f.since !== undefined && e.at < f.since) return true;
@@ -170,20 +204,21 @@ export class RequestLog {
 
   /** One request with its headers and bodies, secrets redacted; undefined once it left the log. */
   get(id: string): LoggedRequestDetail | undefined {
-    let found: Entry | undefined;
-    this.walk((e) => (e.id === id ? ((found = e), false) : true));
+    let found: Slot | undefined;
+    this.walk((e) => (e.detail.isRequest(id) ? ((found = e), false) : true));
     if (!found) return undefined;
     const extra = this.secrets();
+    const detail = found.detail.read();
     return {
       ...summary(found, extra),
       path: redactText(pathOf(found), extra),
       request: {
-        headers: redactHeaders(found.reqHeaders, extra),
-        body: found.reqBody === undefined ? null : redactBody(found.reqBody, extra),
+        headers: redactHeaders(detail.reqHeaders, extra),
+        body: detail.reqBody === undefined ? null : redactBody(detail.reqBody, extra),
       },
       response: {
-        headers: redactHeaders(found.resHeaders, extra),
-        body: found.resBody === null ? null : redactBody(found.resBody, extra),
+        headers: redactHeaders(detail.resHeaders, extra),
+        body: detail.resBody === null ? null : redactBody(detail.resBody, extra),
       },
     };
   }
@@ -197,12 +232,8 @@ export class RequestLog {
     const extra = this.secrets();
     this.walk((e) => {
       if (e.at < since) return true;
-      const h = e.resHeaders;
       // The summary, not the entry: views derived from the log show what a list shows (secrets masked).
-      visit(summary(e, extra), (name) => {
-        const v = h[name];
-        return v === undefined ? undefined : String(v);
-      });
+      visit(summary(e, extra), (name) => e.detail.replyHeader(name));
       return true;
     });
   }
@@ -224,7 +255,7 @@ let headerKeys: { reply: symbol; raw: symbol } | null | undefined;
 /**
  * The headers a finished reply sent, as `reply.getHeaders()` answers them, without its two copies (of
  * Node's headers and Fastify's) when Node holds none of its own (nothing called `setHeader` on the raw
- * response): Fastify's own record of the reply's headers is kept as it is. It is not changed once the
+ * response): Fastify's own record of the reply's headers, read as it is. It is not changed once the
  * reply is sent. The keys are found once, by the names of their symbols; without them, `getHeaders()`.
  */
 export function sentHeadersOf(reply: FastifyReply): Record<string, unknown> {
