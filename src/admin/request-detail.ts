@@ -79,7 +79,7 @@ export class DetailBytes {
     // request's) is made small again.
     const size = this.buf.length;
     if (this.bytes > size - 4 || (size > 8 * FIRST_BYTES && this.bytes * 4 < size)) {
-      this.buf = Buffer.allocUnsafeSlow(Math.max(FIRST_BYTES, Math.ceil(Buffer.byteLength(all) * 1.5)));
+      this.buf = Buffer.allocUnsafeSlow(Buffer.byteLength(all) + FIRST_BYTES);
       this.bytes = this.buf.write(all);
     }
     this.ascii = this.bytes === all.length;
