@@ -6,15 +6,17 @@
 // of reading and writing the same bytes.
 // The text: Debian changelogs of the packages installed here (/usr/share/doc/*/changelog*.gz), text
 // nobody here wrote, cut into files of BENCH_INGEST_FILE_KB (512) KB, BENCH_INGEST_FILES (32) of them.
-// Run: npm run build && node bench/ingest-throughput.mjs   (SQLite; needs git and the repository's history)
+// Run: npm run build && node bench/ingest-throughput.mjs   (SQLite unless told; needs git and the repository's history)
 // BENCH_INGEST_BASELINE_SCRIPT=/path/main.js compares with a built tree instead; BENCH_INGEST_SCRIPT replaces dist/main.js;
-// BENCH_INGEST_ROUNDS (2) rounds alternate. The server's CPU is given less its cost of the bench's requests
+// BENCH_INGEST_ROUNDS (2) rounds alternate; BENCH_INGEST_DATABASE_URL=postgres://… runs each server on PostgreSQL
+// (a schema of its own, dropped after) instead of SQLite. The server's CPU is given less its cost of the bench's requests
 // (the probe and the status reads, each costed after the batch with nothing being ingested).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import pg from 'pg';
 import { serverBundle } from '../scripts/bundle-options.mjs';
 import { changelogTexts, cpuMs, report } from './lib.mjs';
 
@@ -56,11 +58,51 @@ function childrenCpu(pid) {
   return out;
 }
 
-function start(script) {
+const DATABASE_URL = process.env.BENCH_INGEST_DATABASE_URL;
+let servers = 0;
+
+/** With BENCH_INGEST_DATABASE_URL: a new schema for a server, its URL, and its drop. */
+async function pgSchema() {
+  const schema = `bench_ingest_${process.pid}_${servers++}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { args: ['--database-url', url.href], drop: () => admin.query(`DROP SCHEMA ${schema} CASCADE`).finally(() => admin.end()) };
+}
+
+/** CPU ms of every PostgreSQL process on the machine (the server's backends among them; the bench's own are idle). */
+function postgresCpu() {
+  let ms = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'postgres') ms += cpuMs(p);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return ms;
+}
+
+async function start(script) {
   const data = mkdtempSync(join(tmpdir(), 'standin-bench-ingest-'));
+  const store = DATABASE_URL ? await pgSchema() : { args: [], drop: async () => {} };
   const child = spawn(
     process.execPath,
-    [...(process.env.BENCH_INGEST_NODE_ARGS?.split(' ') ?? []), script, 'serve', '--port', '0', '--data', data, '--admin-key', ADMIN],
+    [
+      ...(process.env.BENCH_INGEST_NODE_ARGS?.split(' ') ?? []),
+      script,
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      data,
+      '--admin-key',
+      ADMIN,
+      ...store.args,
+    ],
     {
       env: { ...process.env, STANDIN_LOG_LEVEL: 'fatal' },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -71,7 +113,7 @@ function start(script) {
     child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
-      if (m) resolve({ child, url: m[1], data });
+      if (m) resolve({ child, url: m[1], data, drop: store.drop });
     });
     child.on('exit', (code) => reject(new Error(`standin exited with ${code}: ${out}`)));
   });
@@ -124,6 +166,7 @@ async function measure(script, texts) {
     })();
     const server0 = cpuMs(s.child.pid);
     const children0 = childrenCpu(s.child.pid);
+    const postgres0 = DATABASE_URL ? postgresCpu() : 0;
     const t0 = performance.now();
     let batch = await api(`/v1/vector_stores/${vs.id}/file_batches`, { file_ids: ids });
     while (batch.status === 'in_progress') {
@@ -135,6 +178,7 @@ async function measure(script, texts) {
     const ingesting = requests;
     const serverCpu = cpuMs(s.child.pid) - server0;
     const children1 = childrenCpu(s.child.pid);
+    const postgresMs = DATABASE_URL ? postgresCpu() - postgres0 : 0;
     const childCpu = [...children1].reduce((n, [p, ms]) => n + ms - (children0.get(p) ?? 0), 0);
     // What one of the bench's requests costs the server, with nothing being ingested: the same polling
     // for a while; that times the requests made while ingesting is taken off the server's figure.
@@ -165,6 +209,7 @@ async function measure(script, texts) {
       serverMsPerMb,
       rawServerMsPerMb: serverCpu / mb,
       childMsPerMb: childCpu / mb,
+      postgresMsPerMb: postgresMs / mb,
     };
     console.error(
       `${script}: ${JSON.stringify(Object.fromEntries(Object.entries(run).map(([k, v]) => [k, round(v)])))} load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
@@ -176,6 +221,8 @@ async function measure(script, texts) {
       await new Promise((r) => s.child.once('exit', r));
     }
     s.child.kill('SIGKILL');
+    await new Promise((r) => (s.child.exitCode === null ? s.child.once('exit', r) : r()));
+    await s.drop();
     rmSync(s.data, { recursive: true, force: true });
   }
 }
@@ -211,7 +258,10 @@ const median = (xs) => {
   return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : 0;
 };
 const show = (xs) => `${round(best(xs).mbps, 2)} (runs: ${xs.map((x) => round(x.mbps, 2)).join(', ')})`;
-const cpu = (xs) => `${round(median(xs.map((x) => x.serverMsPerMb)))} + ${round(median(xs.map((x) => x.childMsPerMb)))}`;
+const cpu = (xs) =>
+  [xs.map((x) => x.serverMsPerMb), xs.map((x) => x.childMsPerMb), ...(DATABASE_URL ? [xs.map((x) => x.postgresMsPerMb)] : [])]
+    .map((figures) => round(median(figures)))
+    .join(' + ');
 report(
   'ingest-throughput',
   [
@@ -223,7 +273,7 @@ report(
       goal: `≥ 20: ${best(runs.now).mbps >= 20 ? 'met' : 'not met'}`,
     },
     {
-      measure: 'CPU ms per MB: server process (less the bench’s polling) + ingestion processes, median of runs',
+      measure: `CPU ms per MB: server process (less the bench’s polling) + ingestion processes${DATABASE_URL ? ' + PostgreSQL’s processes' : ''}, median of runs`,
       before: cpu(runs.before),
       now: cpu(runs.now),
       goal: '≤ 100 in all (20 MB/s on 2 cores)',
@@ -236,7 +286,7 @@ report(
     },
   ],
   [
-    `before: ${process.env.BENCH_INGEST_BASELINE_SCRIPT ?? `commit ${BASELINE}`}; now: ${now}. ${ROUNDS} rounds, alternating, each on a fresh server (SQLite), ingestion processes at their default count.`,
+    `before: ${process.env.BENCH_INGEST_BASELINE_SCRIPT ?? `commit ${BASELINE}`}; now: ${now}. ${ROUNDS} rounds, alternating, each on a fresh server (${DATABASE_URL ? 'PostgreSQL, a schema of its own' : 'SQLite'}), ingestion processes at their default count.`,
     'The probe asks GET /v1/models one request at a time (5 ms apart): its worst latency bounds the longest stall of the server’s thread.',
   ],
 );

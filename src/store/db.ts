@@ -39,6 +39,16 @@ export interface Store {
 
 const pgLib = lazy<typeof pg>('pg');
 
+/**
+ * A value PostgreSQL keeps out of line (a file's part, a file's text, a chunk's text: over about 2 KB) is
+ * compressed with lz4 where the server has it (PostgreSQL 14 and later, built with lz4, as Debian's and
+ * the official images are), not with its default pglz: about the same size for half the server's CPU
+ * (docs/deploy.md, section 2). One statement a new connection, that changes nothing elsewhere.
+ * Not on the pipelined connections (store/pipeline.ts): they write short rows only.
+ */
+export const LZ4_TOAST = `select set_config('default_toast_compression', 'lz4', false) from pg_settings
+  where name = 'default_toast_compression' and 'lz4' = any(enumvals)`;
+
 /** Opens the store: PostgreSQL when `databaseUrl` is set, else SQLite (WAL) in `dataDir`. */
 export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pipelines?: number }): Store {
   if (opts.databaseUrl) {
@@ -52,9 +62,13 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
     // is an 'error' of the pool, which has already dropped it: the next checkout opens a new one. Unheard,
     // that event would end the process.
     pool.on('error', () => {});
-    // A checked-out connection has no listener of the pool's: its end (a network cut) already fails the
-    // query it runs, and unheard it would also end the process. The pool drops it at release.
-    pool.on('connect', (client) => void client.on('error', () => {}));
+    pool.on('connect', (client) => {
+      // A checked-out connection has no listener of the pool's: its end (a network cut) already fails the
+      // query it runs, and unheard it would also end the process. The pool drops it at release.
+      client.on('error', () => {});
+      // Queued ahead of the statement the connection was opened for. A broken connection fails that one too.
+      void client.query(LZ4_TOAST).catch(() => {});
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 1);
     pipelines.set(db, pipeline);
