@@ -43,20 +43,22 @@ async function baselineScript() {
 /** The files: Debian changelogs, concatenated and cut at a line end into FILES texts of about FILE_BYTES. */
 const corpus = () => changelogTexts(FILES, FILE_BYTES);
 
-/** CPU ms of the server's child processes (ingestion processes, search worker), by pid. */
-function childrenCpu(pid) {
+/** CPU ms of each process on the machine that `pick(pid)` accepts, by pid (one that ends meanwhile is left out). */
+function cpuOf(pick) {
   const out = new Map();
   for (const p of readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue;
     try {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
-      if (Number(fields[1]) === pid) out.set(p, cpuMs(p));
+      if (pick(p)) out.set(p, cpuMs(p));
     } catch {
       // ended meanwhile
     }
   }
   return out;
 }
+
+/** CPU ms of the server's child processes (ingestion processes, search worker), by pid. */
+const childrenCpu = (pid) => cpuOf((p) => Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid);
 
 const DATABASE_URL = process.env.BENCH_INGEST_DATABASE_URL;
 let servers = 0;
@@ -73,18 +75,8 @@ async function pgSchema() {
 }
 
 /** CPU ms of every PostgreSQL process on the machine (the server's backends among them; the bench's own are idle). */
-function postgresCpu() {
-  let ms = 0;
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'postgres') ms += cpuMs(p);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return ms;
-}
+const postgresCpu = () =>
+  [...cpuOf((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'postgres').values()].reduce((a, b) => a + b, 0);
 
 async function start(script) {
   const data = mkdtempSync(join(tmpdir(), 'standin-bench-ingest-'));
