@@ -1,7 +1,8 @@
 import { matches, type Attributes, type Filter } from './filters.js';
+import { BLOCK, Int8Rows } from './int8-rows.js';
 import { CoarseQuantizer, type QuantizerParts } from './ivf.js';
 import { words } from './lexical.js';
-import { kthLargest, TopK } from './topk.js';
+import { TopK } from './topk.js';
 
 /**
  * One vector store's search index, changed a file at a time (it lives in the search worker,
@@ -127,6 +128,27 @@ function reserve(p: Posting, need: number, spare: number): void {
   p.tfs = tfs;
 }
 
+/** Past every slot: a walked word's postings are done. */
+const NONE = 0x7fffffff;
+
+/** The first index from `from` on whose slot in `docs[0 … len)` (ascending) is at least `s`. */
+function gallop(docs: Int32Array, from: number, len: number, s: number): number {
+  if (from >= len || docs[from] >= s) return from;
+  let lo = from;
+  let step = 1;
+  while (lo + step < len && docs[lo + step] < s) {
+    lo += step;
+    step *= 2;
+  }
+  let hi = Math.min(lo + step, len);
+  while (lo + 1 < hi) {
+    const mid = (lo + hi) >> 1;
+    if (docs[mid] < s) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
 /** Pending chunks from which the postings are built in one go (each sized once) rather than grown. */
 const BULK = 1024;
 
@@ -150,7 +172,10 @@ export class StoreIndex {
   private totalLength = 0;
   /** Exact: `dimensions` floats per slot. Approximate: int8 rows in `q8`, each times its `qscale`. */
   private vectors = new Float32Array(0);
-  private q8 = new Int8Array(0);
+  private rows8 = new Int8Rows(0);
+  private get q8(): Int8Array<ArrayBuffer> {
+    return this.rows8.array;
+  }
   private qscale = new Float32Array(0);
   private ivf: CoarseQuantizer | null = null;
   private hasVector = new Uint8Array(0);
@@ -169,8 +194,6 @@ export class StoreIndex {
   private norms = new Float32Array(0);
   private normsFor = -1;
   private vectorCount = 0;
-  /** The lexical candidates' scratch (approximate): a partial score per slot, 0 when not a candidate. */
-  private acc = new Float64Array(0);
   /**
    * Slots below this are in the postings; those from it on have their words (and the document
    * frequencies count them) but join the postings at the next `flush` (before a search), all at once.
@@ -195,7 +218,7 @@ export class StoreIndex {
   bytes(): number {
     let b =
       this.vectors.byteLength +
-      this.q8.byteLength +
+      this.rows8.byteLength +
       this.qscale.byteLength +
       this.hasVector.byteLength +
       this.alive.byteLength +
@@ -207,8 +230,7 @@ export class StoreIndex {
       (this.termStart[this.n] - this.termStart[this.posted]) * 6 +
       this.slotTerms.byteLength +
       this.slotTfs.byteLength +
-      this.norms.byteLength +
-      this.acc.byteLength;
+      this.norms.byteLength;
     for (const p of this.postings) b += p.docs.byteLength + p.tfs.byteLength + 64;
     b += this.ivf?.bytes() ?? 0;
     return b + this.termIds.size * 64 + this.files.size * 256;
@@ -380,7 +402,7 @@ export class StoreIndex {
     x.dimensions = d;
     x.approximate = approximate;
     x.vectors = parts.vectors;
-    x.q8 = parts.q8;
+    if (approximate) x.rows8 = Int8Rows.of(parts.q8, d);
     x.qscale = parts.qscale;
     x.hasVector = hasVector;
     x.alive = alive;
@@ -452,7 +474,7 @@ export class StoreIndex {
     const d = this.dimensions;
     const need = this.n + count;
     if (this.approximate) {
-      this.q8 = grow(this.q8, need * d);
+      this.rows8.reserve(need);
       this.qscale = grow(this.qscale, need);
     } else this.vectors = grow(this.vectors, need * d);
     this.hasVector = grow(this.hasVector, need);
@@ -554,7 +576,7 @@ export class StoreIndex {
   /** From exact to approximate: the vectors become int8 rows (the floats are let go). */
   private goApproximate(): void {
     const d = this.dimensions;
-    this.q8 = new Int8Array(Math.max(this.vectors.length, this.n * d));
+    this.rows8 = new Int8Rows(d, Math.max(this.vectors.length / d, this.n));
     this.qscale = new Float32Array(Math.max(this.n, 16));
     for (let s = 0; s < this.n; s++) if (this.hasVector[s]) this.quantize(this.vectors, s * d, s);
     this.vectors = new Float32Array(0);
@@ -628,7 +650,6 @@ export class StoreIndex {
     for (const p of this.postings) p.len = 0;
     this.posted = 0;
     this.n = m;
-    this.acc = new Float64Array(0);
     this.normsFor = -1;
   }
 
@@ -639,7 +660,7 @@ export class StoreIndex {
   private allocateSlots(cap: number, live: number, terms: number): void {
     const d = this.dimensions;
     if (this.approximate) {
-      this.q8 = new Int8Array(cap * d);
+      this.rows8 = new Int8Rows(d, cap);
       this.qscale = new Float32Array(cap);
     } else this.vectors = new Float32Array(cap * d);
     this.hasVector = new Uint8Array(cap);
@@ -675,7 +696,7 @@ export class StoreIndex {
     let j = 0;
     keep.forEach((s, i) => {
       if (d && this.approximate) {
-        this.q8.set(old.q8.subarray(s * d, (s + 1) * d), i * d);
+        this.q8.set(old.rows8.array.subarray(s * d, (s + 1) * d), i * d);
         this.qscale[i] = old.qscale[s];
       } else if (d) this.vectors.set(old.vectors.subarray(s * d, (s + 1) * d), i * d);
       this.hasVector[i] = old.hasVector[s];
@@ -704,7 +725,6 @@ export class StoreIndex {
     this.termStart[m] = j;
     for (const f of files) f.slots = f.slots.map((s) => remap[s]);
     this.ivf?.remap(remap);
-    this.acc = new Float64Array(0);
     this.seen = new Int32Array(this.postings.length);
     this.n = m;
     this.posted = 0;
@@ -883,40 +903,41 @@ export class StoreIndex {
     return { slots, scores };
   }
 
-  /** The `k` best slots by (int8) cosine among those the quantizer points to, into `out`. */
+  /**
+   * The `k` best slots by (int8) cosine among those the quantizer points to, into `out`: the dot products
+   * a run of consecutive slots at a time (a list's slots follow one another since `inListOrder`) by the
+   * WebAssembly kernel (int8-rows.ts), against the query rounded to int16.
+   */
   private vectorTop(qv: Float32Array, k: number, ok: (s: number) => boolean, out: Set<number>): void {
     const top = new TopK(k);
     const lists = this.ivf ? this.ivf.probe(qv) : [{ slots: null, len: this.n }];
-    const { q8, qscale, hasVector, dimensions: d } = this;
-    for (const l of lists)
-      for (let j = 0; j < l.len; j++) {
-        const s = l.slots ? l.slots[j] : j;
-        if (!hasVector[s]) continue;
-        // dot8, inlined: this loop is the vector half's time.
-        const off = s * d;
-        let a = 0;
-        let b = 0;
-        let c = 0;
-        let e = 0;
-        let x = 0;
-        for (; x + 3 < d; x += 4) {
-          a += q8[off + x] * qv[x];
-          b += q8[off + x + 1] * qv[x + 1];
-          c += q8[off + x + 2] * qv[x + 2];
-          e += q8[off + x + 3] * qv[x + 3];
+    const { rows8, qscale, hasVector } = this;
+    const unit = rows8.setQuery(qv);
+    if (!unit) return;
+    for (const { slots, len } of lists)
+      for (let j = 0; j < len;) {
+        const from = slots ? slots[j] : j;
+        let run = 1;
+        while (run < BLOCK && j + run < len && (slots ? slots[j + run] : j + run) === from + run) run++;
+        const dots = rows8.dots(from, run);
+        for (let i = 0; i < run; i++) {
+          const s = from + i;
+          const dot = dots[i] * unit * qscale[s];
+          if (dot > 0 && dot > top.floor && hasVector[s] && ok(s)) top.push(s, dot);
         }
-        for (; x < d; x++) a += q8[off + x] * qv[x];
-        const dot = (a + b + c + e) * qscale[s];
-        if (dot > 0 && dot > top.floor && ok(s)) top.push(s, dot);
+        j += run;
       }
     for (let i = 0; i < top.size; i++) out.add(top.slots[i]);
   }
 
   /**
-   * The `k` best slots by BM25 for the words (exact, up to ties), into `out`, term at a time from the rarest
-   * word: once the words left could not lift a chunk not yet seen above the k-th best so far (each word's
-   * bound is its idf·(k1+1)·tf/(tf+norm) at its highest count and shortest chunk), the common words only
-   * add to chunks already seen, and those that cannot reach the k-th best are dropped.
+   * The `k` best slots by BM25 for the words (exact, up to ties), into `out`: chunk at a time over the
+   * words' postings (each in slot order) with MaxScore. Each word's bound is its idf·(k1+1)·tf/(tf+norm)
+   * at its highest count and shortest chunk; the words are taken from the lowest bound up, and those whose
+   * bounds together cannot lift a chunk past the k-th best so far are no longer walked, only looked up
+   * (galloping forward) for the chunks the others bring, and not even that once a chunk cannot reach the
+   * k-th best. The postings are read in order and each chunk's norm once, where a score per slot
+   * accumulated word after word read memory at random (docs/files.md, "The lexical half").
    */
   private lexicalTop(terms: QueryTerm[], k: number, ok: (s: number) => boolean, out: Set<number>, norms: Float32Array): void {
     const avg = this.avgLength();
@@ -927,69 +948,63 @@ export class StoreIndex {
         const tf = p!.maxTf;
         return { p: p!, w, ub: ((w * tf) / (tf + K1 * (1 - B + (B * p!.minLen) / avg))) * (1 + 1e-6) };
       })
-      .sort((a, b) => b.ub - a.ub);
-    if (!list.length) return;
-    const rest = list.map((_, i) => list.slice(i).reduce((sum, t) => sum + t.ub, 0));
-    if (this.acc.length < this.n) this.acc = new Float64Array(this.n);
-    const acc = this.acc;
-    let touched = new Int32Array(1024);
-    let count = 0;
-    let values = new Float64Array(0);
-    let work = new Float64Array(0);
-    list.forEach(({ p, w }, i) => {
-      let theta = 0;
-      if (count >= k) {
-        if (values.length < count) {
-          values = new Float64Array(count);
-          work = new Float64Array(count);
-        }
-        for (let j = 0; j < count; j++) values[j] = acc[touched[j]];
-        theta = kthLargest(values, count, k, work);
+      .sort((a, b) => a.ub - b.ub);
+    const m = list.length;
+    if (!m) return;
+    // below[i]: the bounds of words 0 … i - 1 together.
+    const below = new Float64Array(m + 1);
+    for (let i = 0; i < m; i++) below[i + 1] = below[i] + list[i].ub;
+    const at = new Int32Array(m);
+    const next = (i: number) => (at[i] < list[i].p.len ? list[i].p.docs[at[i]] : NONE);
+    // The walked words (first … m - 1), a min-heap on the slot each is at.
+    let first = 0;
+    const heap = new Int32Array(m);
+    let size = 0;
+    const down = (h: number) => {
+      for (;;) {
+        const l = 2 * h + 1;
+        if (l >= size) return;
+        const c = l + 1 < size && next(heap[l + 1]) < next(heap[l]) ? l + 1 : l;
+        if (next(heap[c]) >= next(heap[h])) return;
+        [heap[c], heap[h]] = [heap[h], heap[c]];
+        h = c;
       }
-      if (count < k || rest[i] > theta) {
-        for (let j = 0; j < p.len; j++) {
-          const s = p.docs[j];
-          if (!ok(s)) continue;
-          const tf = p.tfs[j];
-          if (acc[s] === 0) {
-            if (count === touched.length) touched = grow(touched, count + 1);
-            touched[count++] = s;
-          }
-          acc[s] += (w * tf) / (tf + norms[s]);
-        }
-        return;
-      }
-      // No chunk unseen so far can reach the k-th best: keep the seen ones that still can.
-      let kept = 0;
-      for (let j = 0; j < count; j++) {
-        const s = touched[j];
-        if (acc[s] + rest[i] > theta) touched[kept++] = s;
-        else acc[s] = 0;
-      }
-      count = kept;
-      if (count * Math.log2(p.len + 1) < p.len) {
-        for (let j = 0; j < count; j++) {
-          const s = touched[j];
-          let lo = 0;
-          let hi = p.len - 1;
-          while (lo <= hi) {
-            const mid = (lo + hi) >> 1;
-            if (p.docs[mid] < s) lo = mid + 1;
-            else hi = mid - 1;
-          }
-          if (lo < p.len && p.docs[lo] === s) acc[s] += (w * p.tfs[lo]) / (p.tfs[lo] + norms[s]);
-        }
-      } else
-        for (let j = 0; j < p.len; j++) {
-          const s = p.docs[j];
-          if (acc[s] > 0) acc[s] += (w * p.tfs[j]) / (p.tfs[j] + norms[s]);
-        }
-    });
+    };
+    const walk = () => {
+      size = 0;
+      for (let i = first; i < m; i++) heap[size++] = i;
+      for (let h = (size >> 1) - 1; h >= 0; h--) down(h);
+    };
+    walk();
     const top = new TopK(k);
-    for (let j = 0; j < count; j++) {
-      const s = touched[j];
-      top.push(s, acc[s]);
-      acc[s] = 0;
+    let theta = 0;
+    while (size) {
+      const s = next(heap[0]);
+      if (s === NONE) break;
+      const alive = ok(s);
+      let score = 0;
+      while (size && next(heap[0]) === s) {
+        const i = heap[0];
+        if (alive) {
+          const tf = list[i].p.tfs[at[i]];
+          score += (list[i].w * tf) / (tf + norms[s]);
+        }
+        at[i]++;
+        down(0);
+      }
+      if (!alive) continue;
+      for (let i = first - 1; i >= 0 && score + below[i + 1] > theta; i--) {
+        const p = list[i].p;
+        const j = (at[i] = gallop(p.docs, at[i], p.len, s));
+        if (j < p.len && p.docs[j] === s) score += (list[i].w * p.tfs[j]) / (p.tfs[j] + norms[s]);
+      }
+      top.push(s, score);
+      if (top.size < k) continue;
+      theta = top.floor;
+      if (below[first + 1] <= theta) {
+        while (first < m && below[first + 1] <= theta) first++;
+        walk();
+      }
     }
     for (let i = 0; i < top.size; i++) out.add(top.slots[i]);
   }

@@ -8,6 +8,7 @@ import { wallNow } from '../core/clock.js';
 import { idPattern } from '../core/ids.js';
 import { insideRoot } from '../core/paths.js';
 import { StoreIndex, type FileMeta, type IndexParts } from './index-core.js';
+import { Int8Rows } from './int8-rows.js';
 import { SUB, TOP } from './ivf.js';
 import type { SourceLocation } from './search-source.js';
 
@@ -205,7 +206,10 @@ export async function saveIndex(
       const all = bytesOf(arrays[name]);
       if (all.length !== section.bytes) throw new Error(`${name} is not its length`);
       for (let off = 0; off < all.length; off += SLICE) {
-        const slice = all.subarray(off, Math.min(all.length, off + SLICE));
+        // The int8 rows are copied first: they live in a WebAssembly memory, which a change made while the
+        // write is under way may grow, and a memory that could not grow in place is moved.
+        const view = all.subarray(off, Math.min(all.length, off + SLICE));
+        const slice = name === 'q8' ? Buffer.from(view) : view;
         crc = crc32(slice, crc);
         await fh.write(slice, 0, slice.length, pos);
         pos += slice.length;
@@ -310,15 +314,19 @@ export async function restoreIndex(path: string, who: SavedIdentity, maxBytes: n
     let crc = 0;
     for (const [name, section] of list) {
       const count = room[name] ?? section.count;
-      const a = new {
-        i8: Int8Array,
-        u8: Uint8Array,
-        u16: Uint16Array,
-        i32: Int32Array,
-        u32: Uint32Array,
-        f32: Float32Array,
-        f64: Float64Array,
-      }[section.kind](count);
+      // The int8 rows are read into the WebAssembly memory that searches them (int8-rows.ts), not copied there after.
+      const a =
+        name === 'q8'
+          ? new Int8Rows(h.dimensions, cap).array
+          : new {
+              i8: Int8Array,
+              u8: Uint8Array,
+              u16: Uint16Array,
+              i32: Int32Array,
+              u32: Uint32Array,
+              f32: Float32Array,
+              f64: Float64Array,
+            }[section.kind](count);
       const bytes = bytesOf(a).subarray(0, section.bytes);
       for (let off = 0; off < bytes.length; off += SLICE) {
         const slice = bytes.subarray(off, Math.min(bytes.length, off + SLICE));
