@@ -14,6 +14,7 @@
 // whose first search loads that file instead of the rows (its first load, stall and answers, held equal).
 // Each stage's figures are printed as it ends and kept in bench/results/retrieval-scale-<N>.partial.json,
 // so a run cut short still reports what it reached.
+// BENCH_RETRIEVAL_NODE_ARGS: Node options of every instance (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 // Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000] [--compare exact]
 //      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the schema is dropped after)
 import { execFileSync, spawn } from 'node:child_process';
@@ -116,7 +117,8 @@ let n = 0;
 function start(name, script, databaseUrl, workers, extra = []) {
   const eld = join(work, `eld-${name}.log`);
   writeFileSync(eld, '');
-  const args = ['--import', pathToFileURL(ELD).href, script, 'serve', '--port', '0', '--data', join(work, `data-${n++}`)];
+  const nodeArgs = (process.env.BENCH_RETRIEVAL_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...nodeArgs, '--import', pathToFileURL(ELD).href, script, 'serve', '--port', '0', '--data', join(work, `data-${n++}`)];
   args.push('--admin-key', ADMIN, '--database-url', databaseUrl, '--workers', String(workers), ...extra);
   const child = spawn(process.execPath, args, {
     env: { ...process.env, STANDIN_LOG_LEVEL: 'error', BENCH_ELD_FILE: eld },

@@ -83,7 +83,8 @@ export async function searchVectorStores(
           text: found[j],
         });
     });
-    await store.touchStore(ctx.store.db, row.id, now);
+    // Its last activity is already now (the update would change nothing): no statement.
+    if (Number(row.last_active_at) < now) await store.touchStore(ctx.store.db, row.id, now);
   }
   // `top` is in rank order already (ties broken alike on every instance); a stable sort keeps it.
   return hits.sort((a, b) => b.score - a.score);

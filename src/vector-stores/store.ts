@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiled, precompiledRows, type Exec } from '../store/db.js';
+import { precompiledRows, type Exec } from '../store/db.js';
 import type { VectorStoreTables as T } from './tables.js';
 
 /** The SQL of vector stores, their files, batches, texts and chunks. Reads are scoped to a project. */
@@ -285,25 +285,21 @@ export function readIndexedFiles(exec: Exec, storeId: string, fileIds?: readonly
   return q.execute();
 }
 
-/** One chunk's text, by its key (a precompiled point read: search reads a few per query). */
-const chunkText = precompiled(['storeId', 'fileId', 'seq'] as const, (db, a: { storeId: string; fileId: string; seq: number }) =>
-  db
-    .selectFrom('vector_store_chunks')
-    .select('text')
-    .where('vector_store_id', '=', a.storeId)
-    .where('file_id', '=', a.fileId)
-    .where('seq', '=', a.seq),
-);
-
-/** The text of some chunks of a store (undefined for a chunk gone since). */
+/** The text of some chunks of a store (undefined for a chunk gone since), in one statement: a search's hits. */
 export async function chunkTexts(
   exec: Exec,
   storeId: string,
   keys: readonly { fileId: string; seq: number }[],
 ): Promise<(string | undefined)[]> {
-  const out: (string | undefined)[] = [];
-  for (const k of keys) out.push((await chunkText(exec, { storeId, fileId: k.fileId, seq: k.seq }))[0]?.text);
-  return out;
+  if (!keys.length) return [];
+  const rows = await exec
+    .selectFrom('vector_store_chunks')
+    .select(['file_id', 'seq', 'text'])
+    .where('vector_store_id', '=', storeId)
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('file_id', '=', k.fileId), eb('seq', '=', k.seq)]))))
+    .execute();
+  const texts = new Map(rows.map((r) => [`${r.seq} ${r.file_id}`, r.text]));
+  return keys.map((k) => texts.get(`${k.seq} ${k.fileId}`));
 }
 
 // Batches
