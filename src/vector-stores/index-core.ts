@@ -937,7 +937,8 @@ export class StoreIndex {
    * bounds together cannot lift a chunk past the k-th best so far are no longer walked, only looked up
    * (galloping forward) for the chunks the others bring, and not even that once a chunk cannot reach the
    * k-th best. The postings are read in order and each chunk's norm once, where a score per slot
-   * accumulated word after word read memory at random (docs/files.md, "The lexical half").
+   * accumulated word after word read memory at random (docs/files.md, "The vector half in WebAssembly,
+   * the lexical half a chunk at a time").
    */
   private lexicalTop(terms: QueryTerm[], k: number, ok: (s: number) => boolean, out: Set<number>, norms: Float32Array): void {
     const avg = this.avgLength();

@@ -2,9 +2,10 @@
  * A large store's int8 vectors (index-core.ts), held in a WebAssembly memory so that the vector half of a
  * search reads them with a SIMD kernel: 16 bytes of a row at a time against the query quantized to int16
  * (`i32x4.dot_i16x8_s`). Over the 16,384 rows a query reads, 0.3–0.5 ms where the same dot products in
- * JavaScript took 6–9 (docs/files.md, "The vector half in WebAssembly"). The sums are integers, so exact
- * and alike on every platform. The kernel is a few dozen instructions, encoded below (no toolchain, no file
- * to load); WebAssembly's SIMD is in every Node.js that `engines` names.
+ * JavaScript took 6–9 (docs/files.md, "The vector half in WebAssembly, the lexical half a chunk at a
+ * time"). The sums are integers, so exact and alike on every platform. The kernel is a few dozen
+ * instructions, encoded below (no toolchain, no file to load); WebAssembly's SIMD is in every Node.js that
+ * `engines` names.
  */
 
 /** Rows whose dot products one `dots` call returns at most. */
