@@ -334,3 +334,28 @@ export function changelogTexts(count = 32, bytes = 512 * 1024) {
   if (texts.length < count) throw new Error(`only ${texts.length} texts of changelogs found in ${docs}`);
   return texts;
 }
+
+// Deterministic prose: 8,000 made-up words drawn with a skew (a few common, most rare), 100 a chunk.
+const SYL = 'ka ro mi te su na lo pe ri da vo ne ti sa mu le ko ba zi fe'.split(' ');
+const VOCAB = Array.from({ length: 8000 }, (_, i) => {
+  let w = '';
+  for (let x = i + 1; x > 0; x = Math.floor(x / SYL.length)) w += SYL[x % SYL.length];
+  return w + SYL[(i * 7) % SYL.length];
+});
+/** A deterministic random number generator (xorshift32) from `seed`: numbers in [0, 1). */
+export function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+}
+/** Chunk `i` of the retrieval benches' store: 100 of the made-up words. */
+export const madeUpChunk = (i) => {
+  const r = rng(i * 2654435761 + 1);
+  return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
+};

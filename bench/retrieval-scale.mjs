@@ -27,7 +27,7 @@ import { build } from 'esbuild';
 import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { cpuMs, report } from './lib.mjs';
+import { cpuMs, madeUpChunk as chunkText, report, rng } from './lib.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -159,29 +159,6 @@ async function upload(inst, filename, text) {
   form.append('file', new Blob([text]), filename);
   return (await api(inst, '/v1/files', form)).id;
 }
-
-// Deterministic prose: 8,000 made-up words drawn with a skew (a few common, most rare), 100 a chunk.
-const SYL = 'ka ro mi te su na lo pe ri da vo ne ti sa mu le ko ba zi fe'.split(' ');
-const VOCAB = Array.from({ length: 8000 }, (_, i) => {
-  let w = '';
-  for (let x = i + 1; x > 0; x = Math.floor(x / SYL.length)) w += SYL[x % SYL.length];
-  return w + SYL[(i * 7) % SYL.length];
-});
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 4294967296;
-  };
-}
-const chunkText = (i) => {
-  const r = rng(i * 2654435761 + 1);
-  return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
-};
 
 /** A fill thread: files [from, to) of the store, embedded and inserted 10 files a statement. */
 async function fill({ url, storeId, embedderFile, shared, from, to, N }) {

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { report } from './lib.mjs';
+import { madeUpChunk as chunkText, report, rng } from './lib.mjs';
 
 const arg = (name, d) => {
   const i = process.argv.indexOf(name);
@@ -81,27 +81,6 @@ async function child(tree) {
     logLevel: 'error',
   });
   const m = await import(out);
-  const SYL = 'ka ro mi te su na lo pe ri da vo ne ti sa mu le ko ba zi fe'.split(' ');
-  const VOCAB = Array.from({ length: 8000 }, (_, i) => {
-    let w = '';
-    for (let x = i + 1; x > 0; x = Math.floor(x / SYL.length)) w += SYL[x % SYL.length];
-    return w + SYL[(i * 7) % SYL.length];
-  });
-  const rng = (seed) => {
-    let x = seed >>> 0 || 1;
-    return () => {
-      x ^= x << 13;
-      x >>>= 0;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      x >>>= 0;
-      return x / 4294967296;
-    };
-  };
-  const chunkText = (i) => {
-    const r = rng(i * 2654435761 + 1);
-    return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
-  };
   const fileOf = (c) => `file-bench${String(Math.floor(c / 100)).padStart(8, '0')}`;
   const who = { store: 'vs_bench', createdAt: 1, source: 'bench', embedder: m.BUILTIN_ID };
   const budget = 8 * 2 ** 30;
