@@ -19,8 +19,9 @@ const B = 0.75;
  * From `approximateFrom` live chunks on (--search-approximate-from), a store is searched approximately:
  * its vectors are held as int8 rows with a scale each (a quarter of the memory), the vector half reads
  * the lists of a coarse quantizer (ivf.ts) nearest the query, the lexical half finds its best chunks
- * without scoring every chunk that holds a common word (term at a time, skipping what cannot reach the
- * best CANDIDATES), and the union of both lists is scored exactly as below. Below it every chunk is scored.
+ * without scoring every chunk that holds a common word (a chunk at a time, with MaxScore: words that cannot
+ * lift a chunk into the best CANDIDATES are only looked up), and the union of both lists is scored exactly
+ * as below. Below it every chunk is scored.
  */
 const CANDIDATES = 200;
 /** Vectors from which an approximate store trains its quantizer (fewer are all read). */
