@@ -8,9 +8,9 @@
 // The figures are CPU time (process.cpuUsage), so a busy machine inflates them less than wall time.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { changelogTexts } from './lib.mjs';
+import { changelogTexts, importTree } from './lib.mjs';
 
 const trees = process.argv.length > 2 ? process.argv.slice(2).map((t) => resolve(t)) : [resolve('.')];
 const ROUNDS = Number(process.env.BENCH_STAGES_ROUNDS ?? 1);
@@ -52,35 +52,18 @@ async function measure(tree) {
   const { serialize, deserialize } = await import('node:v8');
   // One folder per tree: worktrees may share their node_modules.
   const folder = join(tree, 'node_modules/.cache/standin-bench-stages', createHash('sha256').update(tree).digest('hex').slice(0, 12));
-  mkdirSync(folder, { recursive: true });
-  const entry = join(folder, 'entry.ts');
-  const src = (p) => JSON.stringify(join(tree, 'src', p));
-  writeFileSync(
-    entry,
-    [
-      `export * as chunk from ${src('vector-stores/chunk.ts')};`,
-      `export * as emb from ${src('vector-stores/embedder.ts')};`,
-      `export { extractText } from ${src('vector-stores/extract.ts')};`,
-      `export { DEFAULT_LIMITS } from ${src('vector-stores/limits.ts')};`,
-      `export { tokenEnds } from ${src('core/token-ends.ts')};`,
-      `export { classesOf, pretokenEnd } from ${src('core/pretokens.ts')};`,
-      // The reply as chunk spans (ingest-protocol.ts toWire/fromWire), in trees that have them.
-      existsSync(join(tree, 'src/vector-stores/ingest-protocol.ts'))
-        ? `export * as wire from ${src('vector-stores/ingest-protocol.ts')};`
-        : 'export const wire = {};',
-    ].join('\n'),
-  );
-  const out = join(folder, 'bundle.mjs');
-  await build({
-    entryPoints: [entry],
-    outfile: out,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  const m = await import(out);
+  const m = await importTree(build, tree, folder, (src) => [
+    `export * as chunk from ${src('vector-stores/chunk.ts')};`,
+    `export * as emb from ${src('vector-stores/embedder.ts')};`,
+    `export { extractText } from ${src('vector-stores/extract.ts')};`,
+    `export { DEFAULT_LIMITS } from ${src('vector-stores/limits.ts')};`,
+    `export { tokenEnds } from ${src('core/token-ends.ts')};`,
+    `export { classesOf, pretokenEnd } from ${src('core/pretokens.ts')};`,
+    // The reply as chunk spans (ingest-protocol.ts toWire/fromWire), in trees that have them.
+    existsSync(join(tree, 'src/vector-stores/ingest-protocol.ts'))
+      ? `export * as wire from ${src('vector-stores/ingest-protocol.ts')};`
+      : 'export const wire = {};',
+  ]);
   const files = changelogTexts();
   const cpu = () => {
     const u = process.cpuUsage();

@@ -359,3 +359,17 @@ export const madeUpChunk = (i) => {
   const r = rng(i * 2654435761 + 1);
   return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
 };
+
+/**
+ * The module a bench makes of another source tree's files: `exports(src)` (src: a path of the tree's src/
+ * as a JSON string) written as an entry in `folder`, bundled there with `build` (esbuild; packages stay
+ * external, so the folder must be where they resolve: a node_modules/.cache) and imported.
+ */
+export async function importTree(build, tree, folder, exports) {
+  mkdirSync(folder, { recursive: true });
+  const entry = join(folder, 'entry.ts');
+  writeFileSync(entry, exports((p) => JSON.stringify(join(tree, 'src', p))).join('\n'));
+  const outfile = join(folder, 'bundle.mjs');
+  await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' });
+  return import(outfile);
+}

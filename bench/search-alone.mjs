@@ -7,11 +7,11 @@
 // Run: node bench/search-alone.mjs [--chunks N] [--queries 200] [--rounds 2] [tree ...]   (default: this tree)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { madeUpChunk as chunkText, report, rng } from './lib.mjs';
+import { importTree, madeUpChunk as chunkText, report, rng } from './lib.mjs';
 
 const arg = (name, d) => {
   const i = process.argv.indexOf(name);
@@ -59,28 +59,12 @@ async function child(tree) {
     resolve('node_modules/.cache/standin-bench-search-alone'),
     createHash('sha256').update(tree).digest('hex').slice(0, 12),
   );
-  mkdirSync(folder, { recursive: true });
-  const src = (p) => JSON.stringify(join(tree, 'src', p));
-  writeFileSync(
-    join(folder, 'entry.ts'),
-    [
-      `export { StoreIndex, searchIndexes } from ${src('vector-stores/index-core.ts')};`,
-      `export { embedBuiltin, BUILTIN_ID } from ${src('vector-stores/embedder.ts')};`,
-      `export { words } from ${src('vector-stores/lexical.ts')};`,
-      `export { saveIndex, restoreIndex } from ${src('vector-stores/index-file.ts')};`,
-    ].join('\n'),
-  );
-  const out = join(folder, 'bundle.mjs');
-  await build({
-    entryPoints: [join(folder, 'entry.ts')],
-    outfile: out,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  const m = await import(out);
+  const m = await importTree(build, tree, folder, (src) => [
+    `export { StoreIndex, searchIndexes } from ${src('vector-stores/index-core.ts')};`,
+    `export { embedBuiltin, BUILTIN_ID } from ${src('vector-stores/embedder.ts')};`,
+    `export { words } from ${src('vector-stores/lexical.ts')};`,
+    `export { saveIndex, restoreIndex } from ${src('vector-stores/index-file.ts')};`,
+  ]);
   const fileOf = (c) => `file-bench${String(Math.floor(c / 100)).padStart(8, '0')}`;
   const who = { store: 'vs_bench', createdAt: 1, source: 'bench', embedder: m.BUILTIN_ID };
   const budget = 8 * 2 ** 30;
