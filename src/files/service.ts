@@ -278,14 +278,25 @@ export async function readFileBytes(
   fileId: string,
   maxBytes: number,
 ): Promise<{ file: FileObject; data: Buffer }> {
+  const { file, parts } = await readFileParts(ctx, projectId, fileId, maxBytes);
+  return { file, data: Buffer.concat(parts) };
+}
+
+/** readFileBytes as storage read them, not copied into one buffer (a copy of a large file holds the thread). */
+export async function readFileParts(
+  ctx: Ctx,
+  projectId: string,
+  fileId: string,
+  maxBytes: number,
+): Promise<{ file: FileObject; parts: Buffer[] }> {
   const { file, stream } = await openFileContent(ctx, projectId, fileId);
   if (file.bytes > maxBytes) {
     stream.destroy();
     throw invalid(`The file ${fileId} is larger than ${maxBytes} bytes.`, 'file_id', 'file_too_large');
   }
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return { file, data: Buffer.concat(chunks) };
+  const parts: Buffer[] = [];
+  for await (const chunk of stream) parts.push(chunk as Buffer);
+  return { file, parts };
 }
 
 /** Job: removes a file once its `expires_at` has passed (the clock may have been moved back by a reset: then it waits). */

@@ -1,5 +1,6 @@
 import { invalid } from '../core/errors.js';
 import type { Ctx } from '../core/module.js';
+import { nextTurn } from '../core/next-turn.js';
 import type { RetentionRule } from '../core/retention.js';
 import { formatKeep, parseRetentionSetting, resolvePolicy, type Keep } from './policy.js';
 import * as store from './store.js';
@@ -33,8 +34,6 @@ export async function currentPolicy(ctx: Ctx): Promise<Map<RetentionRule, Keep>>
   return resolvePolicy(rules, parseRetentionSetting(ctx.settings.retention, rules), await store.readConfiguredPolicy(ctx.store.db));
 }
 
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * Deletes what every rule's keep time has let go, in batches of BATCH rows, one transaction each,
  * yielding to the event loop between batches. Stops early after `budgetMs` of wall time (`more`).
@@ -58,7 +57,7 @@ export async function sweep(ctx: Ctx, budgetMs = BUDGET_MS): Promise<SweepReport
         report.more = true;
         break;
       }
-      await tick();
+      await nextTurn();
     }
   }
   if (ctx.store.dialect === 'postgres' && touched.size) await store.vacuum(ctx.store.db, [...touched]);

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Ctx } from '../core/module.js';
+import { nextTurn } from '../core/next-turn.js';
 import { fromJson } from '../store/db.js';
 import type { Embedder } from './embedder.js';
 import { entryScript } from './entry-script.js';
@@ -202,7 +203,7 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
         after = { fileId: last.file_id, seq: last.seq };
         if (rows.length < PAGE) break;
         // Requests waiting on the server's thread go between two pages.
-        await new Promise((r) => setImmediate(r));
+        await nextTurn();
       }
     }
   }

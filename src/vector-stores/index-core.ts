@@ -1,3 +1,4 @@
+import { nextTurn } from '../core/next-turn.js';
 import { matches, type Attributes, type Filter } from './filters.js';
 import { BLOCK, Int8Rows } from './int8-rows.js';
 import { CoarseQuantizer, type QuantizerParts } from './ivf.js';
@@ -285,11 +286,7 @@ export class StoreIndex {
    * follow); the postings are built from the chunks' words, as a load builds them. Every 65,536 chunks it
    * lets other work in (`pause`: the worker's searches of other stores), as a load does between pages.
    */
-  static async restore(
-    parts: IndexParts,
-    approximateFrom = Infinity,
-    pause = () => new Promise<void>((r) => setImmediate(r)),
-  ): Promise<StoreIndex> {
+  static async restore(parts: IndexParts, approximateFrom = Infinity, pause = nextTurn): Promise<StoreIndex> {
     const fail = (why: string): never => {
       throw new Error(`the saved index is not valid: ${why}`);
     };

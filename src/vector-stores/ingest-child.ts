@@ -1,5 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import { MEMORY_MARK, toWire, type ChildReply, type ChildRequest } from './ingest-protocol.js';
+import {
+  MEMORY_MARK,
+  messagesOf,
+  toWire,
+  type ChildReply,
+  type ChildRequest,
+  type ReplyPart,
+  type RequestPart,
+} from './ingest-protocol.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
 import { prepareFile, refusalOf } from './prepare.js';
 
@@ -25,12 +33,22 @@ setInterval(() => {
 const limit = Number(process.argv[2]);
 new Worker(WATCHDOG, { eval: true, workerData: { parent: process.ppid, limit, mark: MEMORY_MARK } }).unref();
 
-const send = (reply: ChildReply) => process.send?.(reply);
+const send = (message: ReplyPart | ChildReply) => process.send?.(message);
 
 process.on('disconnect', () => process.exit(0));
-process.on('message', (req: ChildRequest) => {
+/** The bytes of the file being sent (requestOf). */
+let data: { id: number; parts: Uint8Array[] } = { id: 0, parts: [] };
+
+process.on('message', (m: RequestPart | ChildRequest) => {
+  if (data.id !== m.id) data = { id: m.id, parts: [] };
+  if ('data' in m) return void data.parts.push(m.data);
+  const req = { ...m, data: Buffer.concat(data.parts) };
+  data = { id: 0, parts: [] };
   prepareFile(req).then(
-    ({ prepared, starts }) => send({ id: req.id, ok: true, prepared: toWire(prepared, starts), rss: process.memoryUsage.rss() }),
+    ({ prepared, starts }) => {
+      for (const m of messagesOf(req.id, toWire(prepared, starts))) send(m);
+      send({ id: req.id, ok: true, rss: process.memoryUsage.rss() });
+    },
     (err: unknown) => send({ id: req.id, ok: false, refusal: refusalOf(err, req.filename), rss: process.memoryUsage.rss() }),
   );
 });

@@ -1,9 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { getPriority, setPriority } from 'node:os';
+import { nextTurn } from '../core/next-turn.js';
 import { entryScript } from './entry-script.js';
-import { fromWire, MEMORY_MARK, type ChildReply, type ChildRequest } from './ingest-protocol.js';
+import { Assembly, MEMORY_MARK, requestOf, type ChildReply, type FileData, type Received, type ReplyPart } from './ingest-protocol.js';
 import { beyond, type IngestLimits } from './limits.js';
-import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
+import type { PrepareRequest, Refusal } from './prepare.js';
 
 /**
  * The ingestion processes: a few Node processes, started on first use and kept warm, each preparing one
@@ -14,7 +15,7 @@ import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
  */
 export interface IngestPool {
   /** Prepares one file; rejects with FileRefused for a file that cannot be indexed, with another error if it may be tried again. */
-  run(req: Omit<PrepareRequest, 'limits'>): Promise<Prepared>;
+  run(req: Omit<PrepareRequest, 'limits' | 'data'> & { data: FileData }): Promise<Received>;
   /** Ends the processes; a file in progress rejects (not refused: it is tried again later). */
   close(): Promise<void>;
   /** Process ids of the ingestion processes running now (tests measure their memory). */
@@ -40,7 +41,7 @@ interface Child {
   idleTimer?: NodeJS.Timeout;
   timedOut: boolean;
   /** The file in progress. */
-  current?: { id: number; filename: string; resolve(m: ChildReply): void; reject(err: Error): void };
+  current?: { id: number; filename: string; reply: Assembly; resolve(m: ChildReply): void; reject(err: Error): void };
   exited: Promise<void>;
 }
 
@@ -70,8 +71,17 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
     const child: Child = { proc, busy: true, stderr: '', timedOut: false, exited: new Promise((r) => (exited = r)) };
     proc.stderr!.on('data', (d: Buffer) => (child.stderr = (child.stderr + d.toString()).slice(-4096)));
     proc.on('error', () => {});
-    proc.on('message', (m: ChildReply) => {
-      if (child.current?.id === m.id) child.current.resolve(m);
+    proc.on('message', (m: ReplyPart | ChildReply) => {
+      const current = child.current;
+      if (current?.id !== m.id) return;
+      if ('ok' in m) return current.resolve(m);
+      try {
+        current.reply.add(m);
+      } catch (err) {
+        current.reject(err as Error);
+        child.current = undefined;
+        proc.kill('SIGKILL');
+      }
     });
     proc.once('exit', (code, signal) => {
       children.delete(child);
@@ -111,28 +121,35 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
     return child;
   }
 
-  async function run(req: Omit<PrepareRequest, 'limits'>): Promise<Prepared> {
+  async function run(req: Parameters<IngestPool['run']>[0]): Promise<Received> {
     if (closed) throw new Error('ingestion is stopping');
     const child = await acquire();
     const id = nextId++;
+    const assembly = new Assembly(limits.memoryBytes);
     let timer: NodeJS.Timeout | undefined;
     const reply = await new Promise<ChildReply>((resolve, reject) => {
-      child.current = { id, filename: req.filename, resolve, reject };
+      child.current = { id, filename: req.filename, reply: assembly, resolve, reject };
       child.timedOut = false;
       timer = setTimeout(() => {
         child.timedOut = true;
         child.proc.kill('SIGKILL');
       }, limits.timeoutMs);
-      const msg: ChildRequest = { id, ...req, limits };
-      child.proc.send(msg, (err) => {
-        if (err) child.proc.kill('SIGKILL');
-      });
+      void (async () => {
+        // A turn between the parts: each is encoded on this thread.
+        for (const msg of requestOf(id, { ...req, limits })) {
+          if (child.current?.id !== id) return;
+          child.proc.send(msg, (err) => {
+            if (err) child.proc.kill('SIGKILL');
+          });
+          await nextTurn();
+        }
+      })();
     }).finally(() => clearTimeout(timer));
     child.current = undefined;
     if (reply.rss > limits.memoryBytes * RETIRE_AT) child.proc.kill('SIGKILL');
     else release(child);
     if (!reply.ok) throw new FileRefused(reply.refusal);
-    return fromWire(reply.prepared);
+    return assembly.done();
   }
 
   /** Why a process ended mid-file: a limit (the file fails), or the pool closing (tried again). */

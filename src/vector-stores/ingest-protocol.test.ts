@@ -2,14 +2,29 @@ import { serialize, deserialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { chunkText, type Chunking } from './chunk.js';
 import { BUILTIN_DIMENSIONS } from './embedder.js';
-import { fromWire, toWire, type WirePrepared } from './ingest-protocol.js';
+import { DEFAULT_LIMITS } from './limits.js';
+import {
+  Assembly,
+  CHUNKS_A_MESSAGE,
+  DATA_PART,
+  fromWire,
+  messagesOf,
+  requestOf,
+  TEXT_PART,
+  textParts,
+  toWire,
+  type ReplyPart,
+  type WirePrepared,
+} from './ingest-protocol.js';
 
-/** Through the pipe as the processes send it ('advanced' serialization is V8's structured clone). */
+/** Through the pipe as the processes send it, a message at a time ('advanced' serialization is V8's structured clone). */
 const roundTrip = (text: string, chunking: Chunking) => {
   const starts: number[] = [];
   const chunks = [...chunkText(text, chunking, starts)];
   const wire = toWire({ text, chunks }, starts);
-  return { chunks, wire, back: fromWire(deserialize(serialize(wire)) as WirePrepared) };
+  const assembly = new Assembly();
+  for (const m of messagesOf(1, wire)) assembly.add(deserialize(serialize(m)) as ReplyPart);
+  return { chunks, wire, back: assembly.done() };
 };
 
 const SMALL: Chunking = { max_chunk_size_tokens: 7, chunk_overlap_tokens: 3 };
@@ -49,7 +64,7 @@ describe('the ingestion reply on the wire', () => {
     const chunks = [...chunkText(text, SMALL, starts)];
     const vectors = Float32Array.from({ length: chunks.length * BUILTIN_DIMENSIONS }, (_, i) => i / 7);
     const back = fromWire(deserialize(serialize(toWire({ text, chunks, vectors }, starts))) as WirePrepared);
-    expect([...back.vectors!]).toEqual([...vectors]);
+    expect(back.vectors!.flatMap((v) => [...v])).toEqual([...vectors]);
     expect(fromWire(toWire({ text, chunks }, starts)).vectors).toBeUndefined();
   });
 
@@ -66,7 +81,85 @@ describe('the ingestion reply on the wire', () => {
       { ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS - 1) },
       { ...wire, vectors: new Float64Array(BUILTIN_DIMENSIONS) as unknown as Float32Array },
     ];
-    expect(fromWire({ ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS) }).vectors).toHaveLength(BUILTIN_DIMENSIONS);
+    expect(fromWire({ ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS) }).vectors?.map((v) => v.length)).toEqual([
+      BUILTIN_DIMENSIONS,
+    ]);
     for (const w of bad) expect(() => fromWire(w)).toThrow('malformed reply');
   });
+
+  it('sends a large text in parts and its chunks a batch at a time, each message bounded, and the server gets the same', () => {
+    // Three parts, with a surrogate pair where the first would end: parts are cut between code points.
+    const line = 'Paragraph of a long manual, with words and 😀 now and then. ';
+    let text = line.repeat(Math.ceil((2.5 * TEXT_PART) / line.length));
+    text = text.slice(0, TEXT_PART - 1) + '😀' + text.slice(TEXT_PART - 1);
+    expect(textParts(text).join('')).toBe(text);
+    const parts = textParts(text);
+    expect(parts[0]).toHaveLength(TEXT_PART - 1);
+    expect(parts).toHaveLength(3);
+    for (const p of parts) {
+      expect(p.length).toBeLessThanOrEqual(TEXT_PART);
+      expect(p.length).toBeGreaterThan(TEXT_PART / 3);
+      expect(p.isWellFormed()).toBe(true);
+    }
+    const { chunks, wire, back } = roundTrip(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 });
+    const messages = [...messagesOf(1, wire)];
+    expect(messages.filter((m) => 'part' in m)).toHaveLength(3);
+    expect(chunks.length).toBeGreaterThan(3 * CHUNKS_A_MESSAGE);
+    for (const m of messages) expect(serialize(m).length).toBeLessThan(2 * TEXT_PART + 100_000);
+    expect(back.text).toBe(text);
+    expect(back.parts).toEqual(textParts(text));
+    expect(back.chunks).toEqual(chunks);
+  });
+
+  it('refuses messages out of order or past their bounds', () => {
+    const text = 'abc def';
+    const vectors = new Float32Array(2 * BUILTIN_DIMENSIONS);
+    const batch = { id: 1, spans: Int32Array.of(0, 3, 1, 4, 7, 1), odd: [] as [number, string][] };
+    const bad: ReplyPart[][] = [
+      [{ id: 1, part: text }, batch, { id: 1, part: ' more' }],
+      [{ id: 1, part: 'x'.repeat(TEXT_PART + 1) }],
+      [
+        { id: 1, part: text },
+        { ...batch, spans: new Int32Array(3 * (CHUNKS_A_MESSAGE + 1)) },
+      ],
+      [{ id: 1, part: text }, { ...batch, vectors }, batch],
+      [{ id: 1, part: text }, batch, { ...batch, vectors }],
+      [{ id: 1, part: 5 as unknown as string }],
+    ];
+    const good = new Assembly();
+    for (const m of [
+      { id: 1, part: 'abc ' },
+      { id: 1, part: 'def' },
+      { ...batch, vectors },
+      { ...batch, vectors },
+    ])
+      good.add(m);
+    expect(good.done().chunks.map((c) => c.text)).toEqual(['abc', 'def', 'abc', 'def']);
+    const small = new Assembly(10);
+    small.add({ id: 1, part: 'abc def' });
+    expect(() => small.add({ id: 1, part: 'more' })).toThrow('malformed reply');
+    for (const messages of bad) {
+      const assembly = new Assembly();
+      expect(() => messages.forEach((m) => assembly.add(m))).toThrow('malformed reply');
+    }
+  });
+
+  it("sends a file's bytes in parts of at most DATA_PART, small ones together, then the request", () => {
+    const bytes = Buffer.from(Array.from({ length: 3 * DATA_PART + 5 }, (_, i) => (i * 31) & 0xff));
+    const rest = { filename: 'a.txt', chunking: SMALL, limits: DEFAULT_LIMITS, embed: true };
+    for (const data of [
+      bytes,
+      [bytes.subarray(0, 10), bytes.subarray(10, DATA_PART + 7), bytes.subarray(DATA_PART + 7)],
+      splitEvery(bytes, 65_536),
+    ]) {
+      const messages = [...requestOf(3, { ...rest, data })];
+      const parts = messages.slice(0, -1).map((m) => (m as { data: Uint8Array }).data);
+      expect(parts.every((p) => p.length <= DATA_PART)).toBe(true);
+      expect(parts.length).toBeLessThanOrEqual(5);
+      expect(Buffer.concat(parts).equals(bytes)).toBe(true);
+      expect(messages.at(-1)).toEqual({ id: 3, ...rest });
+    }
+  });
 });
+
+const splitEvery = (b: Buffer, n: number) => Array.from({ length: Math.ceil(b.length / n) }, (_, i) => b.subarray(i * n, (i + 1) * n));

@@ -1,11 +1,12 @@
 import { ApiError } from '../core/errors.js';
 import { ClaimLost, type JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
-import { readFileBytes } from '../files/service.js';
+import { nextTurn } from '../core/next-turn.js';
+import { readFileParts } from '../files/service.js';
 import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
 import { fromJson, toJson } from '../store/db.js';
 import type { Chunking } from './chunk.js';
-import { BUILTIN_DIMENSIONS, builtinEmbedder, toBlob, type Embedder } from './embedder.js';
+import { builtinEmbedder, toBlob, type Embedder } from './embedder.js';
 import { FileRefused } from './ingest-pool.js';
 import type { Refusal } from './prepare.js';
 import type { IngestPayload } from './service.js';
@@ -41,7 +42,7 @@ async function embedAll(embedder: Embedder, texts: string[]): Promise<Float32Arr
   const out: Float32Array[] = [];
   for (let i = 0; i < texts.length; i += 256) {
     out.push(...(await embedder.embed(texts.slice(i, i + 256))));
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
   }
   return out;
 }
@@ -72,11 +73,11 @@ export async function ingestFile(
   const key = { storeId, fileId, ingestId };
   const started = performance.now();
   const embedder = ctx.services.vectorStores.embedder();
-  let text: string;
+  let parts: string[];
   let chunks: { text: string; tokens: number }[];
   let vectors: Float32Array[];
   try {
-    const { file, data } = await readFileBytes(ctx, row.project_id, fileId, MAX_FILE_BYTES);
+    const { file, parts: data } = await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES);
     const builtin = embedder === builtinEmbedder;
     const prepared = await ctx.services.vectorStores.ingestion.run({
       filename: file.filename,
@@ -84,14 +85,13 @@ export async function ingestFile(
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
     });
-    ({ text, chunks } = prepared);
-    const flat = prepared.vectors;
-    vectors = flat
-      ? chunks.map((_, i) => flat.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS))
-      : await embedAll(
-          embedder,
-          chunks.map((c) => c.text),
-        );
+    ({ parts, chunks } = prepared);
+    vectors =
+      prepared.vectors ??
+      (await embedAll(
+        embedder,
+        chunks.map((c) => c.text),
+      ));
   } catch (err) {
     const refusal = refusalOf(err, fileId);
     const retried = !refusal && job.attempts < INGEST_ATTEMPTS;
@@ -113,10 +113,10 @@ export async function ingestFile(
     await ctx.store.db.transaction().execute(async (tx) => {
       // A worker whose claim lapsed (it stalled, and another instance took the file over) writes nothing.
       await job.fence?.(tx);
-      if (!(await store.endIngestion(tx, key, { status: 'completed', usage_bytes: Buffer.byteLength(text), last_error: null })))
-        throw new Superseded();
+      const bytes = parts.reduce((n, part) => n + Buffer.byteLength(part), 0);
+      if (!(await store.endIngestion(tx, key, { status: 'completed', usage_bytes: bytes, last_error: null }))) throw new Superseded();
       await store.clearIngested(tx, storeId, fileId);
-      await store.insertText(tx, storeId, fileId, text);
+      await store.insertText(tx, storeId, fileId, parts);
       await store.insertChunks(tx, rows);
       await store.bumpVersion(tx, storeId, [fileId]);
     });

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { nextTurn } from '../core/next-turn.js';
 import type { Attributes } from './filters.js';
 import { words } from './lexical.js';
 import { searchIndexes, StoreIndex, type ChunkPage } from './index-core.js';
@@ -196,7 +197,7 @@ async function load(req: Extract<WorkerRequest, { op: 'load' }>): Promise<Worker
       after = { fileId: last[0], seq: last[1] };
       if (rows.length < PAGE) break;
       // Searches of other stores go between two pages.
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
     }
   }
   index.flush();

@@ -354,7 +354,7 @@ export async function storeFileContent(ctx: Ctx, projectId: string, storeId: str
   const text = await store.getText(ctx.store.db, storeId, fileId);
   return {
     object: 'vector_store.file_content.page' as const,
-    data: text ? [{ type: 'text' as const, text: text.text }] : [],
+    data: text !== undefined ? [{ type: 'text' as const, text }] : [],
     has_more: false,
     next_page: null,
   };

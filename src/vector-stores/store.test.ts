@@ -1,22 +1,31 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
-import { insertChunks, type ChunkRow } from './store.js';
+import { dialects, pgSchema, startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { openStore } from '../store/db.js';
+import { migrate } from '../store/migrate.js';
+import { clearIngested, getText, insertChunks, insertText, type ChunkRow } from './store.js';
+import { vectorStoreMigrations } from './tables.js';
+
+const rowsOf = (storeId: string, fileId: string, n: number): ChunkRow[] =>
+  Array.from({ length: n }, (_, seq) => ({
+    vector_store_id: storeId,
+    file_id: fileId,
+    seq,
+    text: `chunk ${seq} of ${fileId} ‘ünïcode’ 😀`,
+    tokens: seq + 1,
+    embedding: Buffer.from(Float32Array.of(seq, -seq, seq / 3).buffer),
+    embedder: 'builtin:test',
+  }));
 
 describe.each(dialects())('chunk inserts (%s)', (dialect) => {
   let s: TestStandin;
   beforeAll(async () => void (s = await startTestStandin({ dialect, seed: false })));
   afterAll(() => s.close());
 
-  const rows = (fileId: string, n: number): ChunkRow[] =>
-    Array.from({ length: n }, (_, seq) => ({
-      vector_store_id: 'vs_insert_test',
-      file_id: fileId,
-      seq,
-      text: `chunk ${seq} of ${fileId} ‘ünïcode’ 😀`,
-      tokens: seq + 1,
-      embedding: Buffer.from(Float32Array.of(seq, -seq, seq / 3).buffer),
-      embedder: 'builtin:test',
-    }));
+  const rows = (fileId: string, n: number) => rowsOf('vs_insert_test', fileId, n);
 
   // Full statements of 128 rows, then a tail in powers of two: every count lands whole and in order.
   it.each([0, 1, 5, 64, 100, 127, 128, 129, 255, 300, 1000])('stores %i chunks of a file, each as given', async (n) => {
@@ -31,5 +40,63 @@ describe.each(dialects())('chunk inserts (%s)', (dialect) => {
       .orderBy('seq')
       .execute();
     expect(stored.map((r) => ({ ...r, embedding: Buffer.from(r.embedding) }))).toEqual(given);
+  });
+});
+
+describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => void (s = await startTestStandin({ dialect, seed: false })));
+  afterAll(() => s.close());
+
+  it('keeps a text in its parts and reads it back whole; clearing a file drops its chunks and parts in short statements, nothing of another file', async () => {
+    const db = s.ctx.store.db;
+    const parts = Array.from({ length: 11 }, (_, i) => `part ${i} ‘ü’ 😀 `.repeat(50));
+    await db.transaction().execute(async (tx) => {
+      await insertText(tx, 'vs_clear_test', 'file-a', parts);
+      await insertText(tx, 'vs_clear_test', 'file-b', ['other']);
+      await insertChunks(tx, rowsOf('vs_clear_test', 'file-a', 300));
+      await insertChunks(tx, rowsOf('vs_clear_test', 'file-b', 3));
+    });
+    expect(await getText(db, 'vs_clear_test', 'file-a')).toBe(parts.join(''));
+    // The event loop turns between the statements (3 of chunks, 3 of text parts): on SQLite they run on this thread.
+    let turns = 0;
+    let going = true;
+    const tick = () => {
+      if (!going) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await db.transaction().execute((tx) => clearIngested(tx, 'vs_clear_test', 'file-a'));
+    going = false;
+    expect(turns).toBeGreaterThanOrEqual(6);
+    const left = await db
+      .selectFrom('vector_store_chunks')
+      .select(['file_id', 'seq'])
+      .where('vector_store_id', '=', 'vs_clear_test')
+      .execute();
+    expect(left.map((r) => r.file_id).sort()).toEqual(['file-b', 'file-b', 'file-b']);
+    expect(await getText(db, 'vs_clear_test', 'file-a')).toBeUndefined();
+    expect(await getText(db, 'vs_clear_test', 'file-b')).toBe('other');
+  });
+
+  it('a text stored before texts had parts is its part 0 after the migration', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'standin-text-parts-'));
+    const databaseUrl = dialect === 'postgres' ? (await pgSchema()).url : undefined;
+    const store = openStore({ dataDir: dir, databaseUrl });
+    try {
+      const modules = [{ migrations: vectorStoreMigrations }];
+      await migrate(store, modules, '202611281200_vector_store_changes', undefined, null);
+      await sql`INSERT INTO vector_store_texts (vector_store_id, file_id, text) VALUES ('vs_old', 'file-old', 'an older text')`.execute(
+        store.db,
+      );
+      expect(await migrate(store, modules, undefined, undefined, null)).toEqual(['202611301200_vector_store_text_parts']);
+      expect(await getText(store.db, 'vs_old', 'file-old')).toBe('an older text');
+      await insertText(store.db, 'vs_old', 'file-new', ['two ', 'parts']);
+      expect(await getText(store.db, 'vs_old', 'file-new')).toBe('two parts');
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

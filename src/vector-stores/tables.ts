@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Kysely, type Migration } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 
 /** Vector stores, their files and file batches, the extracted text of each file and its chunks. */
 export interface VectorStoreTables {
@@ -46,10 +46,15 @@ export interface VectorStoreTables {
     created_at: number;
     cancelled_at: number | null;
   };
-  /** The text extracted from an ingested file (`…/files/{id}/content`). */
+  /**
+   * The text extracted from an ingested file (`…/files/{id}/content`), in parts of at most TEXT_PART
+   * characters (store.ts), numbered from 0: no single write or read of a large file's text holds SQLite
+   * (which runs on the server's thread) for long.
+   */
   vector_store_texts: {
     vector_store_id: string;
     file_id: string;
+    part: number;
     text: string;
   };
   vector_store_chunks: {
@@ -154,6 +159,25 @@ export const vectorStoreMigrations: Record<string, Migration> = {
         .addColumn('file_id', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('vector_store_changes_pk', ['vector_store_id', 'version', 'file_id'])
         .execute();
+    },
+  },
+  // A file's text in parts: the table made anew with `part` in its key (SQLite cannot change a key), each
+  // text kept as its part 0. A snapshot made before keeps its rows: `part` takes its default there.
+  '202611301200_vector_store_text_parts': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('vector_store_text_parts')
+        .addColumn('vector_store_id', 'text', (c) => c.notNull())
+        .addColumn('file_id', 'text', (c) => c.notNull())
+        .addColumn('part', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('vector_store_text_parts_pk', ['vector_store_id', 'file_id', 'part'])
+        .execute();
+      await sql`INSERT INTO vector_store_text_parts (vector_store_id, file_id, part, text) SELECT vector_store_id, file_id, 0, text FROM vector_store_texts`.execute(
+        db,
+      );
+      await db.schema.dropTable('vector_store_texts').execute();
+      await db.schema.alterTable('vector_store_text_parts').renameTo('vector_store_texts').execute();
     },
   },
 };
