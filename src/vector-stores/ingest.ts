@@ -4,7 +4,7 @@ import type { Ctx } from '../core/module.js';
 import { nextTurn } from '../core/next-turn.js';
 import { readFileParts } from '../files/service.js';
 import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
-import { fromJson, toJson } from '../store/db.js';
+import { fromJson, toJson, type Tx } from '../store/db.js';
 import type { Chunking } from './chunk.js';
 import { builtinEmbedder, toBlob, type Embedder } from './embedder.js';
 import { FileRefused } from './ingest-pool.js';
@@ -29,6 +29,9 @@ export const INGEST_ATTEMPTS = 5;
 
 class Superseded extends Error {}
 
+/** About the most a transaction of an ingestion writes (characters of text, bytes of vectors): SQLite commits that in a few milliseconds. */
+const TRANSACTION_BYTES = 2 << 20;
+
 /** Why a file cannot be ingested, or undefined for an error worth another attempt. */
 function refusalOf(err: unknown, fileId: string): Refusal | undefined {
   if (err instanceof FileRefused) return err.refusal;
@@ -47,10 +50,25 @@ async function embedAll(embedder: Embedder, texts: string[]): Promise<Float32Arr
   return out;
 }
 
-/** Marks the attachment failed (if it is still the current one, in progress) with this `last_error`. */
+/** Marks the attachment failed (if it is still the current one, in progress) with this `last_error`, and drops what it had written. */
 export async function failIngestion(ctx: Ctx, payload: IngestPayload, error: { code: string; message: string }): Promise<void> {
   const key = { storeId: payload.vectorStoreId, fileId: payload.fileId, ingestId: payload.ingestId };
-  await store.endIngestion(ctx.store.db, key, { status: 'failed', usage_bytes: 0, last_error: toJson(error) });
+  await ctx.store.db.transaction().execute(async (tx) => {
+    if (await store.endIngestion(tx, key, { status: 'failed', usage_bytes: 0, last_error: toJson(error) }))
+      await store.clearIngested(tx, key.storeId, key.fileId);
+  });
+}
+
+/**
+ * Drops the rows an ingestion wrote before its file was cancelled or failed meanwhile (they were never
+ * read: the file did not complete). Not after a new attachment of the file, which dropped them itself and
+ * whose own ingestion writes under the same keys.
+ */
+async function dropAbandoned(ctx: Ctx, key: { storeId: string; fileId: string; ingestId: string }): Promise<void> {
+  await ctx.store.db.transaction().execute(async (tx) => {
+    const status = await store.attachmentStatus(tx, key);
+    if (status === 'cancelled' || status === 'failed') await store.clearIngested(tx, key.storeId, key.fileId);
+  });
 }
 
 /** What ends the file after the last attempt: the error that kept coming back. */
@@ -66,7 +84,9 @@ export async function ingestFile(
 ): Promise<void | { retryAt: number; recheck?: boolean }> {
   const { vectorStoreId: storeId, fileId, ingestId } = payload;
   const row = await store.getStoreFile(ctx.store.db, storeId, fileId);
-  if (!row || row.ingest_id !== ingestId || row.status !== 'in_progress') return;
+  if (!row || row.ingest_id !== ingestId) return;
+  // Cancelled while an earlier attempt was writing (it stopped, say, in a crash): what it wrote goes.
+  if (row.status !== 'in_progress') return row.status === 'cancelled' ? dropAbandoned(ctx, { storeId, fileId, ingestId }) : undefined;
   // A project holding its ingestion (holds/): the file stays in_progress; look again later, not in a loop,
   // and not as an attempt (a long hold must not use up the file's attempts).
   if ((await workHolds(ctx, row.project_id)).ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS, recheck: true };
@@ -109,22 +129,47 @@ export async function ingestFile(
     embedding: toBlob(vectors[seq]),
     embedder: embedder.id,
   }));
-  try {
-    await ctx.store.db.transaction().execute(async (tx) => {
-      // A worker whose claim lapsed (it stalled, and another instance took the file over) writes nothing.
-      await job.fence?.(tx);
+  // The writes, in order, each with about the bytes it stores: what an earlier attempt of this ingestion
+  // wrote dropped, the text a part at a time, the chunks CHUNK_ROWS at a time, then the completion.
+  const steps: { bytes: number; run(tx: Tx): Promise<unknown> }[] = [{ bytes: 0, run: (tx) => store.clearIngested(tx, storeId, fileId) }];
+  for (const [part, text] of parts.entries())
+    steps.push({ bytes: text.length, run: (tx) => store.insertTextPart(tx, storeId, fileId, part, text) });
+  for (let i = 0; i < rows.length; i += store.CHUNK_ROWS) {
+    const batch = rows.slice(i, i + store.CHUNK_ROWS);
+    steps.push({ bytes: batch.reduce((n, r) => n + r.text.length + r.embedding.length, 0), run: (tx) => store.insertChunks(tx, batch) });
+  }
+  steps.push({
+    bytes: 0,
+    async run(tx) {
       const bytes = parts.reduce((n, part) => n + Buffer.byteLength(part), 0);
-      if (!(await store.endIngestion(tx, key, { status: 'completed', usage_bytes: bytes, last_error: null }))) throw new Superseded();
-      await store.clearIngested(tx, storeId, fileId);
-      await store.insertText(tx, storeId, fileId, parts);
-      await store.insertChunks(tx, rows);
+      await store.endIngestion(tx, key, { status: 'completed', usage_bytes: bytes, last_error: null });
       await store.bumpVersion(tx, storeId, [fileId]);
-    });
+    },
+  });
+  try {
+    // In transactions of about TRANSACTION_BYTES at most: a file's rows in one had SQLite write them all at
+    // its commit, on the server's thread (100–160 ms for a file of 8 MB). Each writes only while this
+    // ingestion is the file's current one and in progress, and while the worker holds its claim (one
+    // whose claim lapsed, and whose file another instance took over, writes nothing). None of the rows is
+    // read before the last one completes the file (store.ts, completedFiles).
+    for (let i = 0; i < steps.length;) {
+      let end = i + 1;
+      for (let bytes = steps[i].bytes; end < steps.length && bytes + steps[end].bytes <= TRANSACTION_BYTES; end++)
+        bytes += steps[end].bytes;
+      const group = steps.slice(i, end);
+      await ctx.store.db.transaction().execute(async (tx) => {
+        await job.fence?.(tx);
+        if (!(await store.stillIngesting(tx, key))) throw new Superseded();
+        for (const step of group) await step.run(tx);
+      });
+      i = end;
+    }
     ctx.services.metrics?.ingestion('completed', started);
   } catch (err) {
     const retried = job.attempts < INGEST_ATTEMPTS;
     const lost = err instanceof Superseded || err instanceof ClaimLost;
     ctx.services.metrics?.ingestion(lost ? 'superseded' : retried ? 'retried' : 'failed', started);
+    if (err instanceof Superseded) await dropAbandoned(ctx, key);
     if (lost) return;
     // The store refused what was extracted (or is down): try again, and after the last attempt fail the
     // file rather than leave it in progress.

@@ -31,7 +31,10 @@ const pgLib = lazy<typeof pgType>('pg');
 
 const FILES = 'SELECT file_id, filename, attributes FROM vector_store_files WHERE vector_store_id = $1 AND status = $2';
 const EXISTING = 'SELECT id FROM vector_stores WHERE id = ANY($1)';
-const CHUNKS = 'SELECT file_id, seq, text, embedding, embedder FROM vector_store_chunks WHERE vector_store_id = $1';
+// Chunks of completed files only: an ingestion writes a file's rows over several transactions (ingest.ts).
+const CHUNKS =
+  'SELECT file_id, seq, text, embedding, embedder FROM vector_store_chunks WHERE vector_store_id = $1' +
+  ' AND file_id IN (SELECT file_id FROM vector_store_files WHERE vector_store_id = $2 AND status = $3)';
 
 export function openSource(at: SourceLocation): Source {
   return 'sqliteFile' in at ? sqliteSource(at.sqliteFile) : postgresSource(at.databaseUrl);
@@ -123,7 +126,7 @@ function postgresSource(url: string): Source {
 /** The chunk page's SQL: a row comparison after the key, which both databases answer from the primary key's order. */
 function chunkQuery(storeId: string, after: { fileId: string; seq: number } | null, limit: number, files: unknown) {
   let sql = CHUNKS;
-  const args: unknown[] = [storeId];
+  const args: unknown[] = [storeId, storeId, 'completed'];
   if (files !== undefined) {
     args.push(files);
     sql += ` AND file_id = ANY($${args.length})`;

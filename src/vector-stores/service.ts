@@ -138,8 +138,8 @@ async function attach(
     const file = await getFile(ctx, row.project_id, item.fileId, tx).catch((err) => {
       throw err instanceof ApiError && err.status === 404 ? notFound('file', item.fileId, item.param) : err;
     });
-    await store.clearIngested(tx, row.id, file.id);
     const ingestId = newId('ingest', ctx.clock);
+    // The attachment before its old rows go (store.ts stillIngesting: an earlier ingestion of it stops).
     await store.upsertStoreFile(tx, {
       vector_store_id: row.id,
       file_id: file.id,
@@ -154,6 +154,7 @@ async function attach(
       batch_id: batchId,
       ingest_id: ingestId,
     });
+    await store.clearIngested(tx, row.id, file.id);
     const payload: IngestPayload = { vectorStoreId: row.id, fileId: file.id, ingestId };
     await ctx.jobs.enqueue(tx, INGEST, payload);
   }
@@ -350,8 +351,9 @@ export async function deleteStoreFile(ctx: Ctx, projectId: string, storeId: stri
 /** The text extracted from a file of the store (empty until its ingestion completed). */
 export async function storeFileContent(ctx: Ctx, projectId: string, storeId: string, fileId: string) {
   await storeOf(ctx.store.db, projectId, storeId);
-  await storeFileOf(ctx.store.db, storeId, fileId);
-  const text = await store.getText(ctx.store.db, storeId, fileId);
+  const file = await storeFileOf(ctx.store.db, storeId, fileId);
+  // A file's text counts once its ingestion completed (it is written over several transactions).
+  const text = file.status === 'completed' ? await store.getText(ctx.store.db, storeId, fileId) : undefined;
   return {
     object: 'vector_store.file_content.page' as const,
     data: text !== undefined ? [{ type: 'text' as const, text }] : [],

@@ -4,9 +4,13 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, pgSchema, startTestStandin, type TestStandin } from '../../test/helpers.js';
-import { openStore } from '../store/db.js';
+import { openStore, type Exec } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
-import { clearIngested, getText, insertChunks, insertText, type ChunkRow } from './store.js';
+import { clearIngested, getText, insertChunks, insertTextPart, type ChunkRow } from './store.js';
+
+const insertText = async (exec: Exec, storeId: string, fileId: string, parts: string[]) => {
+  for (const [part, text] of parts.entries()) await insertTextPart(exec, storeId, fileId, part, text);
+};
 import { vectorStoreMigrations } from './tables.js';
 
 const rowsOf = (storeId: string, fileId: string, n: number): ChunkRow[] =>

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { nextTurn } from '../core/next-turn.js';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
 import { precompiledRows, type Exec } from '../store/db.js';
@@ -86,9 +86,10 @@ export const readChanges = (exec: Exec, storeId: string, from: number, to: numbe
 
 export async function deleteStore(exec: Exec, id: string): Promise<boolean> {
   await exec.deleteFrom('vector_store_changes').where('vector_store_id', '=', id).execute();
+  // The attachments first, as in deleteStoreFile.
+  await exec.deleteFrom('vector_store_files').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_chunks').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_texts').where('vector_store_id', '=', id).execute();
-  await exec.deleteFrom('vector_store_files').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_file_batches').where('vector_store_id', '=', id).execute();
   const res = await exec.deleteFrom('vector_stores').where('id', '=', id).executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
@@ -194,14 +195,38 @@ export async function clearIngested(exec: Exec, storeId: string, fileId: string)
 }
 
 export async function deleteStoreFile(exec: Exec, storeId: string, fileId: string): Promise<boolean> {
-  await clearIngested(exec, storeId, fileId);
+  // The attachment first: on PostgreSQL its row lock waits for an ingestion's transaction writing the file's
+  // rows (stillIngesting), whose rows the next statements then see and drop.
   const res = await exec
     .deleteFrom('vector_store_files')
     .where('vector_store_id', '=', storeId)
     .where('file_id', '=', fileId)
     .executeTakeFirst();
+  await clearIngested(exec, storeId, fileId);
   return Number(res.numDeletedRows) > 0;
 }
+
+/**
+ * Whether this ingestion is still the file's current one and in progress; on PostgreSQL the attachment's
+ * row stays locked until the transaction ends, so an attach or a removal meanwhile waits for it and then
+ * sees what it wrote (both take that row before they drop the file's rows). SQLite runs one write
+ * transaction at a time.
+ */
+export const stillIngesting = async (exec: Exec, key: IngestKey): Promise<boolean> => (await attachmentStatus(exec, key)) === 'in_progress';
+
+/** The status of this ingestion's attachment, undefined when the file was attached again or removed (its row locked: stillIngesting). */
+export async function attachmentStatus(exec: Exec, key: IngestKey): Promise<string | undefined> {
+  let q = exec
+    .selectFrom('vector_store_files')
+    .select('status')
+    .where('vector_store_id', '=', key.storeId)
+    .where('file_id', '=', key.fileId)
+    .where('ingest_id', '=', key.ingestId);
+  if (exec.getExecutor().adapter instanceof PostgresAdapter) q = q.forUpdate();
+  return (await q.executeTakeFirst())?.status;
+}
+
+type IngestKey = { storeId: string; fileId: string; ingestId: string };
 
 /** The stores of a project a file is attached to. */
 export async function storesOfFile(exec: Exec, projectId: string, fileId: string): Promise<string[]> {
@@ -245,7 +270,7 @@ const CHUNK_COLUMNS = [
   'embedder',
 ] as const satisfies readonly (keyof ChunkRow)[];
 /** Rows a statement: 7 values a row, 896 parameters, well inside both databases' limits. */
-const CHUNK_ROWS = 128;
+export const CHUNK_ROWS = 128;
 /**
  * The insert of a file's chunks, compiled once per number of rows: building and compiling a 100-row
  * insert with Kysely cost half as much as SQLite's writing of the rows (a CPU profile of ingestion).
@@ -276,15 +301,12 @@ export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> 
 const TEXT_PARTS = 4;
 
 /**
- * Stores a file's text in the parts it came in from its ingestion process (ingest-protocol.ts
- * `textParts`: at most TEXT_PART characters each), a statement each: SQLite writes one in a few
- * milliseconds where a file of 8 MB took 112 ms in one.
+ * Stores one part of a file's text, as it came from its ingestion process (ingest-protocol.ts
+ * `textParts`: at most TEXT_PART characters): SQLite writes one in a few milliseconds where a file of 8 MB
+ * took 112 ms in one row.
  */
-export async function insertText(exec: Exec, storeId: string, fileId: string, parts: readonly string[]): Promise<void> {
-  for (const [part, text] of parts.entries()) {
-    await exec.insertInto('vector_store_texts').values({ vector_store_id: storeId, file_id: fileId, part, text }).execute();
-    await nextTurn();
-  }
+export async function insertTextPart(exec: Exec, storeId: string, fileId: string, part: number, text: string): Promise<void> {
+  await exec.insertInto('vector_store_texts').values({ vector_store_id: storeId, file_id: fileId, part, text }).execute();
 }
 
 /** A file's text, its parts joined; undefined when the store holds none (not ingested). */
@@ -313,13 +335,21 @@ export function readChunkPage(
   let q = exec
     .selectFrom('vector_store_chunks')
     .select(['file_id', 'seq', 'text', 'embedding', 'embedder'])
-    .where('vector_store_id', '=', storeId);
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', 'in', completedFiles(exec, storeId));
   if (fileIds) q = q.where('file_id', 'in', fileIds);
   // A row comparison, which both databases answer from the primary key's order (an OR of the two made
   // PostgreSQL sort the rest of the store for every page).
   if (after) q = q.where((eb) => eb(eb.refTuple('file_id', 'seq'), '>', eb.tuple(after.fileId, after.seq)));
   return q.orderBy('file_id').orderBy('seq').limit(limit).execute();
 }
+
+/**
+ * The files of a store whose ingestion completed: only their chunks are read. An ingestion writes a
+ * file's rows over several transactions (ingest.ts) and they count from its last one, which completes it.
+ */
+const completedFiles = (exec: Exec, storeId: string) =>
+  exec.selectFrom('vector_store_files').select('file_id').where('vector_store_id', '=', storeId).where('status', '=', 'completed');
 
 /** The ingested files of a store (of some files only, when given) with their names and attributes. */
 export function readIndexedFiles(exec: Exec, storeId: string, fileIds?: readonly string[]) {
@@ -343,6 +373,7 @@ export async function chunkTexts(
     .selectFrom('vector_store_chunks')
     .select(['file_id', 'seq', 'text'])
     .where('vector_store_id', '=', storeId)
+    .where('file_id', 'in', completedFiles(exec, storeId))
     .where((eb) => eb.or(keys.map((k) => eb.and([eb('file_id', '=', k.fileId), eb('seq', '=', k.seq)]))))
     .execute();
   const texts = new Map(rows.map((r) => [`${r.seq} ${r.file_id}`, r.text]));

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Exec, Tx } from '../../src/store/db.js';
+import { ingestFile } from '../../src/vector-stores/ingest.js';
+import { TEXT_PART } from '../../src/vector-stores/ingest-protocol.js';
+import { attachFile, createVectorStore, deleteStoreFile, storeFileContent, type IngestPayload } from '../../src/vector-stores/service.js';
+import * as store from '../../src/vector-stores/store.js';
+import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
+import { filler } from './fixtures.js';
+import { uploadFile } from './upload.js';
+
+/**
+ * An ingestion writes a file's rows over several short transactions (ingest.ts): each only while the
+ * attachment is current and in progress, none of them read before the last one completes the file, and
+ * what was written dropped when the file is cancelled, removed or attached again meanwhile. The job is
+ * run here by hand; its claim's fence, which opens each of its transactions, is where the test steps in.
+ */
+describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect) => {
+  let s: TestStandin;
+  let storeId: string;
+  let fileId: string;
+  // Three parts of text, and chunks for several statements.
+  let text = '';
+  for (let seed = 1; text.length < 2 * TEXT_PART + 1000; seed++) text += filler(200, seed);
+  text = text.slice(0, 2 * TEXT_PART + 1000);
+
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect });
+    storeId = (await createVectorStore(s.ctx, 'proj_demo', { name: 'staged' })).id;
+    fileId = await uploadFile(s, 'manual.txt', text);
+  });
+  afterAll(() => s?.close());
+
+  /** Attaches the file (again) and returns its ingestion's payload; the queued job is not run. */
+  async function attach(): Promise<IngestPayload> {
+    await attachFile(s.ctx, 'proj_demo', storeId, {
+      file_id: fileId,
+      chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 } },
+    });
+    const row = await store.getStoreFile(s.ctx.store.db, storeId, fileId);
+    return { vectorStoreId: storeId, fileId, ingestId: row!.ingest_id };
+  }
+  const rowsOf = async (exec: Exec = s.ctx.store.db) => ({
+    chunks: Number(
+      (
+        await exec
+          .selectFrom('vector_store_chunks')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('file_id', '=', fileId)
+          .executeTakeFirst()
+      )?.n,
+    ),
+    parts: Number(
+      (
+        await exec
+          .selectFrom('vector_store_texts')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('file_id', '=', fileId)
+          .executeTakeFirst()
+      )?.n,
+    ),
+  });
+  const search = async () =>
+    (
+      await s.req('POST', `/v1/vector_stores/${storeId}/search`, {
+        key: 'platform',
+        body: { query: 'the archive keeps', max_num_results: 5 },
+      })
+    ).body.data.length;
+
+  it('writes a large file over several transactions of about 1 MB, and nothing of it is read before the last completes it', async () => {
+    const payload = await attach();
+    // What each transaction finds as it starts: rows written, and what reads chunks and text reads of them.
+    const seen: { chunks: number; parts: number; read: number; texts: (string | undefined)[]; content: string | undefined }[] = [];
+    await ingestFile(s.ctx, payload, {
+      attempts: 1,
+      async fence(tx: Tx) {
+        seen.push({
+          ...(await rowsOf(tx)),
+          read: (await store.readChunkPage(tx, storeId, null, 10)).length,
+          texts: await store.chunkTexts(tx, storeId, [{ fileId, seq: 0 }]),
+          content: (await store.getStoreFile(tx, storeId, fileId))?.status,
+        });
+      },
+    });
+    const done = await rowsOf();
+    expect(done.parts).toBe(3);
+    expect(done.chunks).toBeGreaterThan(3 * store.CHUNK_ROWS);
+    // About 3 MB in all (text, chunk texts, vectors): at least three transactions, the first finding nothing.
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen[0]).toMatchObject({ chunks: 0, parts: 0 });
+    expect(seen.at(-1)!.chunks).toBeGreaterThan(0);
+    for (const look of seen) expect(look).toMatchObject({ read: 0, texts: [undefined], content: 'in_progress' });
+    expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
+    expect((await storeFileContent(s.ctx, 'proj_demo', storeId, fileId)).data[0].text).toBe(text);
+    expect(await search()).toBeGreaterThan(0);
+  });
+
+  it('stops and drops what it wrote when the file is cancelled, attached again or removed midway', async () => {
+    for (const how of ['cancelled', 'attached again', 'removed'] as const) {
+      const payload = await attach();
+      const key = { storeId, fileId, ingestId: payload.ingestId };
+      let transactions = 0;
+      let meanwhile: Promise<unknown> | undefined;
+      let again: IngestPayload | undefined;
+      await ingestFile(s.ctx, payload, {
+        attempts: 1,
+        // A request between the second transaction and the third: on SQLite it runs before the third (they
+        // share one connection, in turn), on PostgreSQL the third waits for it here.
+        async fence() {
+          transactions++;
+          if (transactions === 2) {
+            if (how === 'cancelled')
+              meanwhile = store.endIngestion(s.ctx.store.db, key, { status: 'cancelled', usage_bytes: 0, last_error: null });
+            if (how === 'removed') meanwhile = deleteStoreFile(s.ctx, 'proj_demo', storeId, fileId);
+            if (how === 'attached again') meanwhile = attach().then((p) => (again = p));
+          }
+          if (transactions === 3 && dialect === 'postgres') await meanwhile;
+        },
+      });
+      await meanwhile;
+      expect(transactions, how).toBe(3);
+      const row = await store.getStoreFile(s.ctx.store.db, storeId, fileId);
+      if (how === 'cancelled') expect(row?.status).toBe('cancelled');
+      if (how === 'removed') expect(row).toBeUndefined();
+      if (how === 'attached again') expect(row).toMatchObject({ ingest_id: again!.ingestId, status: 'in_progress' });
+      expect(await rowsOf(), how).toEqual({ chunks: 0, parts: 0 });
+      if (how === 'attached again') {
+        // The new attachment's ingestion writes under the same keys, and completes.
+        await ingestFile(s.ctx, again!, { attempts: 1 });
+        expect((await rowsOf()).parts).toBe(3);
+      }
+    }
+  });
+
+  it('after a crash midway, runs again from the start, or drops what it wrote if the file was cancelled meanwhile', async () => {
+    for (const cancelled of [false, true]) {
+      const payload = await attach();
+      let transactions = 0;
+      const crash = new Error('the process died');
+      const first = ingestFile(s.ctx, payload, {
+        attempts: 1,
+        async fence() {
+          if (++transactions === 3) throw crash;
+        },
+      });
+      await expect(first).rejects.toBe(crash);
+      expect((await rowsOf()).chunks).toBeGreaterThan(0);
+      const key = { storeId, fileId, ingestId: payload.ingestId };
+      if (cancelled) await store.endIngestion(s.ctx.store.db, key, { status: 'cancelled', usage_bytes: 0, last_error: null });
+      await ingestFile(s.ctx, payload, { attempts: 2 });
+      if (cancelled) expect(await rowsOf()).toEqual({ chunks: 0, parts: 0 });
+      else {
+        expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
+        expect((await storeFileContent(s.ctx, 'proj_demo', storeId, fileId)).data[0].text).toBe(text);
+        expect((await rowsOf()).parts).toBe(3);
+      }
+    }
+  });
+});
