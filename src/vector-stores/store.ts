@@ -373,7 +373,17 @@ export async function chunkTexts(
     .selectFrom('vector_store_chunks')
     .select(['file_id', 'seq', 'text'])
     .where('vector_store_id', '=', storeId)
-    .where('file_id', 'in', completedFiles(exec, storeId))
+    // Of a completed file: a look-up by key per hit (this runs on every search; `completedFiles` would
+    // list a store's every file each time).
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('vector_store_files as f')
+          .select('f.file_id')
+          .whereRef('f.vector_store_id', '=', 'vector_store_chunks.vector_store_id')
+          .whereRef('f.file_id', '=', 'vector_store_chunks.file_id')
+          .where('f.status', '=', 'completed'),
+      ),
+    )
     .where((eb) => eb.or(keys.map((k) => eb.and([eb('file_id', '=', k.fileId), eb('seq', '=', k.seq)]))))
     .execute();
   const texts = new Map(rows.map((r) => [`${r.seq} ${r.file_id}`, r.text]));
