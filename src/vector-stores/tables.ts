@@ -47,8 +47,8 @@ export interface VectorStoreTables {
     cancelled_at: number | null;
   };
   /**
-   * The text extracted from an ingested file (`…/files/{id}/content`), in parts of at most TEXT_PART (ingest-protocol.ts)
-   * characters (store.ts), numbered from 0: no single write or read of a large file's text holds SQLite
+   * The text extracted from an ingested file (`…/files/{id}/content`), in parts of at most TEXT_PART
+   * characters (ingest-protocol.ts), numbered from 0: no single write or read of a large file's text holds SQLite
    * (which runs on the server's thread) for long.
    */
   vector_store_texts: {
