@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, pgSchema, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { openStore, type Exec } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
-import { clearIngested, getText, insertChunks, insertTextPart, type ChunkRow } from './store.js';
+import { clearIngested, deleteStore, getStoreFile, getText, insertChunks, insertTextPart, upsertStoreFile, type ChunkRow } from './store.js';
 
 const insertText = async (exec: Exec, storeId: string, fileId: string, parts: string[]) => {
   for (const [part, text] of parts.entries()) await insertTextPart(exec, storeId, fileId, part, text);
@@ -82,6 +82,53 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
     expect(left.map((r) => r.file_id).sort()).toEqual(['file-b', 'file-b', 'file-b']);
     expect(await getText(db, 'vs_clear_test', 'file-a')).toBeUndefined();
     expect(await getText(db, 'vs_clear_test', 'file-b')).toBe('other');
+  });
+
+  it("deleting a store drops its files' rows a file at a time in short statements, nothing of another store", async () => {
+    const db = s.ctx.store.db;
+    const attach = (storeId: string, fileId: string) =>
+      upsertStoreFile(db, {
+        vector_store_id: storeId,
+        file_id: fileId,
+        project_id: 'proj_delete_test',
+        filename: `${fileId}.txt`,
+        status: 'completed',
+        usage_bytes: 1,
+        created_at: 1,
+        chunking: '{}',
+        ingest_id: fileId,
+      });
+    for (const [storeId, fileId, chunks] of [
+      ['vs_delete_test', 'file-a', 300],
+      ['vs_delete_test', 'file-b', 200],
+      ['vs_kept_test', 'file-a', 3],
+    ] as const) {
+      await attach(storeId, fileId);
+      await db.transaction().execute(async (tx) => {
+        await insertText(tx, storeId, fileId, ['one ', 'two']);
+        await insertChunks(tx, rowsOf(storeId, fileId, chunks));
+      });
+    }
+    // The event loop turns between the statements (3 + 2 of chunks, 1 + 1 of text parts): on SQLite they run on this thread.
+    let turns = 0;
+    let going = true;
+    const tick = () => {
+      if (!going) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await db.transaction().execute((tx) => deleteStore(tx, 'vs_delete_test'));
+    going = false;
+    expect(turns).toBeGreaterThanOrEqual(7);
+    const left = await db.selectFrom('vector_store_chunks').select(['vector_store_id', 'file_id']).where('seq', '<', 1000).execute();
+    expect(left.filter((r) => r.vector_store_id === 'vs_delete_test')).toEqual([]);
+    expect(left.filter((r) => r.vector_store_id === 'vs_kept_test')).toHaveLength(3);
+    expect(await getText(db, 'vs_delete_test', 'file-a')).toBeUndefined();
+    expect(await getText(db, 'vs_delete_test', 'file-b')).toBeUndefined();
+    expect(await getText(db, 'vs_kept_test', 'file-a')).toBe('one two');
+    expect(await getStoreFile(db, 'vs_delete_test', 'file-a')).toBeUndefined();
+    expect(await getStoreFile(db, 'vs_kept_test', 'file-a')).toBeDefined();
   });
 
   it('a text stored before texts had parts is its part 0 after the migration', async () => {

@@ -84,10 +84,16 @@ export const readChanges = (exec: Exec, storeId: string, from: number, to: numbe
     .where('version', '<=', to)
     .execute();
 
+/**
+ * Deletes a store with its files' rows: a file at a time in short statements (clearIngested), so a store
+ * of a million chunks does not hold the server's thread (SQLite runs on it) in one statement for seconds.
+ */
 export async function deleteStore(exec: Exec, id: string): Promise<boolean> {
   await exec.deleteFrom('vector_store_changes').where('vector_store_id', '=', id).execute();
   // The attachments first, as in deleteStoreFile.
-  await exec.deleteFrom('vector_store_files').where('vector_store_id', '=', id).execute();
+  const files = await exec.deleteFrom('vector_store_files').where('vector_store_id', '=', id).returning('file_id').execute();
+  for (const { file_id } of files) await clearIngested(exec, id, file_id);
+  // Rows of no attachment (none are written, so these are cheap statements that find nothing).
   await exec.deleteFrom('vector_store_chunks').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_texts').where('vector_store_id', '=', id).execute();
   await exec.deleteFrom('vector_store_file_batches').where('vector_store_id', '=', id).execute();

@@ -61,6 +61,7 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
               delay: '120ms',
             },
             { match: 'slow', reply: REPLY, delay: '120ms' },
+            { match: 'held', reply: STORY, delay: '120ms' },
             { match: 'lighthouse', reply: STORY, delay: '120ms' },
           ],
         },
@@ -179,6 +180,21 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     });
     const store = await onB.vectorStores.create({ name: 'takeover', file_ids: [doc.id] });
 
+    // One run certainly B's and in flight when B dies, whatever the machine's load did to the burst's
+    // timing (its runs may have ended, or been claimed by A): claimed while A is stopped, its answer 5 s long.
+    a.proc.kill('SIGSTOP');
+    let held: OpenAI.Beta.Threads.Run;
+    try {
+      held = await onB.beta.threads.createAndRun({ assistant_id: assistant.id, thread: { messages: [{ role: 'user', content: 'held' }] } });
+      await until(
+        'the held run',
+        () => onB.beta.threads.runs.retrieve(held.id, { thread_id: held.thread_id }),
+        (r) => r.status === 'in_progress',
+      );
+    } finally {
+      a.proc.kill('SIGCONT');
+    }
+
     // B dies while it works: no drain, no hand-back.
     await new Promise((r) => setTimeout(r, 400));
     b.proc.kill('SIGKILL');
@@ -187,9 +203,10 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     const runs = [
       ...polled.map((r) => ({ id: r.id, thread: r.thread_id, reply: REPLY })),
       { id: tool.id, thread: tool.thread_id, reply: AFTER_TOOL },
+      { id: held.id, thread: held.thread_id, reply: STORY },
       ...cut.filter((s) => s.runId).map((s) => ({ id: s.runId!, thread: s.threadId!, reply: REPLY })),
     ];
-    expect(runs).toHaveLength(13);
+    expect(runs).toHaveLength(14);
     for (const r of runs) {
       const done = await until(
         `run ${r.id}`,
@@ -251,7 +268,7 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { event?: string; kind?: string; id?: string })
       .filter((l) => l.event === 'work.taken_over');
-    expect(takeovers.map((t) => t.kind)).toContain('run');
+    expect(takeovers.filter((t) => t.kind === 'run' && t.id === held.id)).toHaveLength(1);
     // The streamed response was in flight on B and A took it over.
     expect(
       takeovers.filter((t) => (t as { responseId?: string }).responseId === streamedId),
