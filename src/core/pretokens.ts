@@ -72,21 +72,21 @@ export function classesOf(text: string): Uint8Array {
  */
 export function pretokenEnd(text: string, k: Uint8Array, p: number): number {
   const n = k.length;
-  const width = (i: number) => (i + 1 < n && k[i + 1] === SECOND ? 2 : 1);
   const c = k[p];
   // 1 and 2: a letter run, with one leading character that is no letter, number or line break.
-  const lead = (c & (LETTER | NUMBER | NEWLINE)) === 0 ? p + width(p) : -1;
+  const lead = (c & (LETTER | NUMBER | NEWLINE)) === 0 ? next(k, p) : -1;
   for (let t = 0; t < 2; t++) {
     const q = t === 0 ? lead : p;
     if (q < 0 || q >= n) continue;
     let e = q;
     let afterLower = -1;
     while (e < n && k[e] & UPPER) {
-      if (k[e] & LOWER) afterLower = e + width(e);
-      e += width(e);
+      const f = next(k, e);
+      if (k[e] & LOWER) afterLower = f;
+      e = f;
     }
     if (e < n && k[e] & LOWER) {
-      while (e < n && k[e] & LOWER) e += width(e);
+      while (e < n && k[e] & LOWER) e = next(k, e);
       return suffix(text, e);
     }
     if (afterLower >= 0) return suffix(text, afterLower);
@@ -95,22 +95,21 @@ export function pretokenEnd(text: string, k: Uint8Array, p: number): number {
     const q = t === 0 ? lead : p;
     if (q < 0 || q >= n || !(k[q] & UPPER)) continue;
     let e = q;
-    while (e < n && k[e] & UPPER) e += width(e);
-    while (e < n && k[e] & LOWER) e += width(e);
+    while (e < n && k[e] & UPPER) e = next(k, e);
+    while (e < n && k[e] & LOWER) e = next(k, e);
     return suffix(text, e);
   }
   // 3: up to three numbers.
   if (c & NUMBER) {
     let e = p;
-    for (let i = 0; i < 3 && e < n && k[e] & NUMBER; i++) e += width(e);
+    for (let i = 0; i < 3 && e < n && k[e] & NUMBER; i++) e = next(k, e);
     return e;
   }
   // 4: a run of what is no space, letter or number (after an optional space), then line breaks and slashes.
-  const other = (i: number) => (k[i] & (SPACE | LETTER | NUMBER)) === 0;
-  const q = text.charCodeAt(p) === 0x20 && p + 1 < n && other(p + 1) ? p + 1 : p;
-  if (other(q)) {
+  const q = text.charCodeAt(p) === 0x20 && p + 1 < n && (k[p + 1] & (SPACE | LETTER | NUMBER)) === 0 ? p + 1 : p;
+  if ((k[q] & (SPACE | LETTER | NUMBER)) === 0) {
     let e = q;
-    while (e < n && other(e)) e += width(e);
+    while (e < n && (k[e] & (SPACE | LETTER | NUMBER)) === 0) e = next(k, e);
     for (let ch = text.charCodeAt(e); e < n && (ch === 10 || ch === 13 || ch === 0x2f); ch = text.charCodeAt(++e));
     return e;
   }
@@ -125,6 +124,9 @@ export function pretokenEnd(text: string, k: Uint8Array, p: number): number {
   if (e === n || e - p < 2) return e;
   return e - 1;
 }
+
+/** The position after the character at `i` (two units for a surrogate pair). */
+const next = (k: Uint8Array, i: number) => (i + 1 < k.length && k[i + 1] === SECOND ? i + 2 : i + 1);
 
 /** After a letter run: an English contraction's ending, if one follows. */
 function suffix(text: string, e: number): number {
