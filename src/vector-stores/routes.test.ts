@@ -216,6 +216,24 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     );
   });
 
+  it('attaches a batch a file at a time, with a turn of the event loop between files', async () => {
+    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => uploadFile(s, `turn${i}.txt`, `turn file ${i}`)));
+    const vs = await post('/v1/vector_stores', { name: 'turns' });
+    // On SQLite the statements run on this thread: without the turns, none of these ticks would run meanwhile.
+    let turns = 0;
+    let going = true;
+    const tick = () => {
+      if (!going) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const batch = await post(`/v1/vector_stores/${vs.body.id}/file_batches`, { file_ids: ids });
+    going = false;
+    expect(batch.body.file_counts).toMatchObject({ in_progress: 40, total: 40 });
+    expect(turns).toBeGreaterThanOrEqual(40);
+  });
+
   it('gives a store made with its files, and a batch, one time for all they write', async () => {
     const ids = [await uploadFile(s, 'one-time-1.txt', 'first'), await uploadFile(s, 'one-time-2.txt', 'second')];
     // Every reading of the clock a second after the one before: a request that read it twice would show two times.

@@ -1,6 +1,7 @@
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
+import { nextTurn } from '../core/next-turn.js';
 import type { ListPage, ListParams } from '../core/pagination.js';
 import { getFile } from '../files/service.js';
 import { toJson, type Exec, type Tx } from '../store/db.js';
@@ -157,6 +158,9 @@ async function attach(
     await store.clearIngested(tx, row.id, file.id);
     const payload: IngestPayload = { vectorStoreId: row.id, fileId: file.id, ingestId };
     await ctx.jobs.enqueue(tx, INGEST, payload);
+    // A turn of the event loop a file: on SQLite the statements run on the server's thread, and a batch of
+    // 500 files (about 0.2 ms of statements each) held it for 115 ms.
+    await nextTurn();
   }
   if (items.length) {
     await store.bumpVersion(
