@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { needs } from '../core/auth.js';
 import type { App, Ctx } from '../core/module.js';
@@ -93,7 +94,10 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
   app.get(
     '/v1/vector_stores/:vector_store_id/files/:file_id/content',
     { config: needs('vector_stores', 'read'), schema: { tags, params: S.StoreFileParams, response: { 200: S.FileContentPage } } },
-    async (req) => svc.storeFileContent(ctx, project(req), req.params.vector_store_id, req.params.file_id),
+    async (req, reply) => {
+      const page = await svc.storeFileContent(ctx, project(req), req.params.vector_store_id, req.params.file_id);
+      return page instanceof Readable ? sendJsonStream(reply, page) : page;
+    },
   );
 
   // File batches
@@ -139,3 +143,6 @@ export function vectorStoresRoutes(app: App, ctx: Ctx): void {
     async (req) => svc.search(ctx, project(req), req.params.vector_store_id, req.body),
   );
 }
+
+/** A JSON reply written as it is read (service.ts storeFileContent): the schema's shape, not checked here. */
+const sendJsonStream = (reply: FastifyReply, body: Readable) => reply.type('application/json; charset=utf-8').send(body);

@@ -173,6 +173,7 @@ export const FileContentPage = Type.Object({
   has_more: Type.Boolean(),
   next_page: Nullable(Type.String()),
 });
+export type FileContentPage = Static<typeof FileContentPage>;
 
 export const SearchResultsPage = Type.Object({
   object: Type.Literal('vector_store.search_results.page'),

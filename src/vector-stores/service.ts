@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
@@ -16,6 +17,7 @@ import type {
   CreateBatchBody,
   CreateStoreFileBody,
   CreateVectorStoreBody,
+  FileContentPage,
   ModifyVectorStoreBody,
   SearchBody,
   SearchResultsPage,
@@ -352,18 +354,32 @@ export async function deleteStoreFile(ctx: Ctx, projectId: string, storeId: stri
   return { id: fileId, object: 'vector_store.file.deleted' as const, deleted: true };
 }
 
-/** The text extracted from a file of the store (empty until its ingestion completed). */
-export async function storeFileContent(ctx: Ctx, projectId: string, storeId: string, fileId: string) {
+/**
+ * The text extracted from a file of the store (empty until its ingestion completed). A text is sent as
+ * JSON written a part at a time (its parts as stored, 512 Ki characters each, read one a statement): a
+ * text of 100 MB is neither one string nor one JSON encoding on the server's thread. The reply is the
+ * one JSON document it would be otherwise.
+ */
+export async function storeFileContent(ctx: Ctx, projectId: string, storeId: string, fileId: string): Promise<FileContentPage | Readable> {
   await storeOf(ctx.store.db, projectId, storeId);
   const file = await storeFileOf(ctx.store.db, storeId, fileId);
   // A file's text counts once its ingestion completed (it is written over several transactions).
-  const text = file.status === 'completed' ? await store.getText(ctx.store.db, storeId, fileId) : undefined;
-  return {
-    object: 'vector_store.file_content.page' as const,
-    data: text !== undefined ? [{ type: 'text' as const, text }] : [],
-    has_more: false,
-    next_page: null,
-  };
+  const parts = file.status === 'completed' ? await store.countTextParts(ctx.store.db, storeId, fileId) : 0;
+  if (!parts) return { object: 'vector_store.file_content.page', data: [], has_more: false, next_page: null };
+  const db = ctx.store.db;
+  return Readable.from(
+    (async function* () {
+      yield Buffer.from('{"object":"vector_store.file_content.page","data":[{"type":"text","text":"');
+      for (let part = 0; part < parts; part++) {
+        const text = await store.readTextPart(db, { storeId, fileId, ingestId: file.ingest_id }, part);
+        // Ingested again or removed meanwhile: the reply is cut rather than made of two texts.
+        if (text === undefined) throw new Error(`the file ${fileId} changed while its content was being sent`);
+        yield Buffer.from(JSON.stringify(text).slice(1, -1));
+        await nextTurn();
+      }
+      yield Buffer.from('"}],"has_more":false,"next_page":null}');
+    })(),
+  );
 }
 
 /** Runs in the transaction deleting a file (files area): the file leaves every store of its project. */

@@ -6,8 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, pgSchema, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { openStore, type Exec } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
-import { clearIngested, deleteStore, getStoreFile, getText, insertChunks, insertTextPart, upsertStoreFile, type ChunkRow } from './store.js';
+import { clearIngested, deleteStore, getStoreFile, insertChunks, insertTextPart, upsertStoreFile, type ChunkRow } from './store.js';
 
+/** A file's text, its parts joined in order; undefined when the store holds none. */
+const getText = async (exec: Exec, storeId: string, fileId: string) => {
+  const parts = await exec
+    .selectFrom('vector_store_texts')
+    .select('text')
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', '=', fileId)
+    .orderBy('part')
+    .execute();
+  return parts.length ? parts.map((p) => p.text).join('') : undefined;
+};
 const insertText = async (exec: Exec, storeId: string, fileId: string, parts: string[]) => {
   for (const [part, text] of parts.entries()) await insertTextPart(exec, storeId, fileId, part, text);
 };

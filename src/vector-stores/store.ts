@@ -315,16 +315,37 @@ export async function insertTextPart(exec: Exec, storeId: string, fileId: string
   await exec.insertInto('vector_store_texts').values({ vector_store_id: storeId, file_id: fileId, part, text }).execute();
 }
 
-/** A file's text, its parts joined; undefined when the store holds none (not ingested). */
-export async function getText(exec: Exec, storeId: string, fileId: string): Promise<string | undefined> {
-  const parts = await exec
+/** How many parts a file's text has in a store (0: none). */
+export async function countTextParts(exec: Exec, storeId: string, fileId: string): Promise<number> {
+  const row = await exec
     .selectFrom('vector_store_texts')
-    .select('text')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('vector_store_id', '=', storeId)
     .where('file_id', '=', fileId)
-    .orderBy('part')
-    .execute();
-  return parts.length ? parts.map((p) => p.text).join('') : undefined;
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** One part of a file's text, while the file's attachment is still the completed ingestion `key.ingestId`; undefined otherwise. */
+export async function readTextPart(exec: Exec, key: IngestKey, part: number): Promise<string | undefined> {
+  const row = await exec
+    .selectFrom('vector_store_texts as t')
+    .select('t.text')
+    .where('t.vector_store_id', '=', key.storeId)
+    .where('t.file_id', '=', key.fileId)
+    .where('t.part', '=', part)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('vector_store_files as f')
+          .select('f.file_id')
+          .whereRef('f.vector_store_id', '=', 't.vector_store_id')
+          .whereRef('f.file_id', '=', 't.file_id')
+          .where('f.ingest_id', '=', key.ingestId)
+          .where('f.status', '=', 'completed'),
+      ),
+    )
+    .executeTakeFirst();
+  return row?.text;
 }
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exec, Tx } from '../../src/store/db.js';
 import { ingestFile } from '../../src/vector-stores/ingest.js';
 import { TEXT_PART } from '../../src/vector-stores/ingest-protocol.js';
-import { attachFile, createVectorStore, deleteStoreFile, storeFileContent, type IngestPayload } from '../../src/vector-stores/service.js';
+import { attachFile, createVectorStore, deleteStoreFile, type IngestPayload } from '../../src/vector-stores/service.js';
 import * as store from '../../src/vector-stores/store.js';
 import { dialects, startTestStandin, type TestStandin } from '../helpers.js';
 import { filler } from './fixtures.js';
@@ -18,10 +18,11 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
   let s: TestStandin;
   let storeId: string;
   let fileId: string;
-  // Three parts of text, and chunks for several statements.
+  // Three parts of text, and chunks for several statements; what JSON escapes throughout (`…/content`
+  // writes each part's JSON on its own), and a character of two UTF-16 units across the first parts' edge.
   let text = '';
-  for (let seed = 1; text.length < 2 * TEXT_PART + 1000; seed++) text += filler(200, seed);
-  text = text.slice(0, 2 * TEXT_PART + 1000);
+  for (let seed = 1; text.length < 2 * TEXT_PART + 1000; seed++) text += filler(200, seed) + ' "quoted" C:\\dir\ttab\r\n\u2028 😀 ';
+  text = (text.slice(0, TEXT_PART - 1) + '😀' + text.slice(TEXT_PART + 1)).slice(0, 2 * TEXT_PART + 1000);
 
   beforeAll(async () => {
     s = await startTestStandin({ dialect });
@@ -66,6 +67,14 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
         body: { query: 'the archive keeps', max_num_results: 5 },
       })
     ).body.data.length;
+  // `…/content` as a client reads it: a text of several parts is written a part at a time, one JSON document.
+  const content = async () => {
+    const res = await s.req('GET', `/v1/vector_stores/${storeId}/files/${fileId}/content`, { key: 'platform' });
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toMatchObject({ object: 'vector_store.file_content.page', has_more: false, next_page: null });
+    expect(res.body.data).toHaveLength(1);
+    return res.body.data[0].text as string;
+  };
 
   it('writes a large file over several transactions of about 1 MB, and nothing of it is read before the last completes it', async () => {
     const payload = await attach();
@@ -91,7 +100,11 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
     expect(seen.at(-1)!.chunks).toBeGreaterThan(0);
     for (const look of seen) expect(look).toMatchObject({ read: 0, texts: [undefined], content: 'in_progress' });
     expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
-    expect((await storeFileContent(s.ctx, 'proj_demo', storeId, fileId)).data[0].text).toBe(text);
+    expect(await content()).toBe(text);
+    // A part is read only while the attachment is still this ingestion's, completed (a reply is cut, not mixed).
+    const key = { storeId, fileId, ingestId: payload.ingestId };
+    expect(text.startsWith((await store.readTextPart(s.ctx.store.db, key, 0))!)).toBe(true);
+    expect(await store.readTextPart(s.ctx.store.db, { ...key, ingestId: 'ingest_another' }, 0)).toBeUndefined();
     expect(await search()).toBeGreaterThan(0);
   });
 
@@ -151,7 +164,7 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       if (cancelled) expect(await rowsOf()).toEqual({ chunks: 0, parts: 0 });
       else {
         expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
-        expect((await storeFileContent(s.ctx, 'proj_demo', storeId, fileId)).data[0].text).toBe(text);
+        expect(await content()).toBe(text);
         expect((await rowsOf()).parts).toBe(3);
       }
     }
