@@ -38,6 +38,8 @@ export interface Sdk {
   vectorStoreFile: {
     retrieve(storeId: string, fileId: string): Promise<any>;
     del(storeId: string, fileId: string): Promise<any>;
+    /** The file's extracted text: a page (`for await` gives its items). */
+    content(storeId: string, fileId: string): any;
     /** The files of a file batch. */
     ofBatch(storeId: string, batchId: string): any;
   };
@@ -74,6 +76,7 @@ function positional(major: 4, version: string, client: any, toFile: Sdk['toFile'
     vectorStoreFile: {
       retrieve: (vs, f) => client.vectorStores.files.retrieve(vs, f),
       del: (vs, f) => client.vectorStores.files.del(vs, f),
+      content: (vs, f) => client.vectorStores.files.content(vs, f),
       ofBatch: (vs, b) => client.vectorStores.fileBatches.listFiles(vs, b),
     },
   };
@@ -108,6 +111,7 @@ function named(major: 5 | 6 | 7, version: string, client: any, toFile: Sdk['toFi
     vectorStoreFile: {
       retrieve: (vs, f) => client.vectorStores.files.retrieve(f, { vector_store_id: vs }),
       del: (vs, f) => client.vectorStores.files.delete(f, { vector_store_id: vs }),
+      content: (vs, f) => client.vectorStores.files.content(f, { vector_store_id: vs }),
       ofBatch: (vs, b) => client.vectorStores.fileBatches.listFiles(b, { vector_store_id: vs }),
     },
   };

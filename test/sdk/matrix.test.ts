@@ -100,6 +100,8 @@ describe.each(dialects())('the SDK matrix (%s)', (dialect) => {
         (f) => f.status === 'completed',
       );
       expect(done.status).toBe('completed');
+      const text = await all<any>(sdk.vectorStoreFile.content(store.id, fact.id));
+      expect(text).toEqual([{ type: 'text', text: expect.stringContaining(FACT) }]);
       const batch = await c.vectorStores.fileBatches.uploadAndPoll(
         store.id,
         { files: [await sdk.toFile(Buffer.from(`# Garden\n\n${filler(6, 7)}`), 'garden.md')] },
