@@ -155,6 +155,8 @@ describe('the ingestion reply on the wire', () => {
       const messages = [...requestOf(3, { ...rest, data })];
       const parts = messages.slice(0, -1).map((m) => (m as { data: Uint8Array }).data);
       expect(parts.every((p) => p.length <= DATA_PART)).toBe(true);
+      // As the pipe carries them: a part sent as a view of a larger buffer carries its own bytes only.
+      expect(messages.every((m) => serialize(m).length < DATA_PART + 1000)).toBe(true);
       expect(parts.length).toBeLessThanOrEqual(5);
       expect(Buffer.concat(parts).equals(bytes)).toBe(true);
       expect(messages.at(-1)).toEqual({ id: 3, ...rest });

@@ -3,9 +3,13 @@ import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
 
 /** The messages between the server (ingest-pool.ts) and an ingestion process (ingest-child.ts). */
 export type ChildRequest = { id: number } & Omit<PrepareRequest, 'data'>;
-/** The file's bytes go first, in parts of at most DATA_PART bytes: one message of 8 MB held the server's thread for 100 ms to encode. */
+/**
+ * The file's bytes go first, in parts of at most DATA_PART bytes: one message of 8 MB held the server's
+ * thread for 100 ms to encode, and messages of 1 MiB (copied when gathered, when encoded and when Node
+ * reads them in) still made tasks of 20–30 ms.
+ */
 export type RequestPart = { id: number; data: Uint8Array };
-export const DATA_PART = 1 << 20;
+export const DATA_PART = 1 << 19;
 
 /** The file's bytes as the server read them: one buffer, or the parts storage read. */
 export type FileData = Uint8Array | readonly Uint8Array[];
@@ -19,7 +23,7 @@ export function* requestOf(id: number, req: Omit<PrepareRequest, 'data'> & { dat
     for (let at = 0; at < buffer.length; at += DATA_PART) {
       const piece = buffer.subarray(at, at + DATA_PART);
       if (size + piece.length > DATA_PART) {
-        yield { id, data: Buffer.concat(group) };
+        yield { id, data: gathered(group) };
         group = [];
         size = 0;
       }
@@ -27,9 +31,11 @@ export function* requestOf(id: number, req: Omit<PrepareRequest, 'data'> & { dat
       size += piece.length;
     }
   }
-  if (size) yield { id, data: Buffer.concat(group) };
+  if (size) yield { id, data: gathered(group) };
   yield { id, ...rest };
 }
+// One piece goes as it is (Node's serializer writes a view's bytes only); several are gathered into one.
+const gathered = (group: Uint8Array[]) => (group.length === 1 ? group[0] : Buffer.concat(group));
 /** A reply's end: after its ReplyParts when the file was prepared. */
 export type ChildReply = { id: number; rss: number } & ({ ok: true } | { ok: false; refusal: Refusal });
 
@@ -72,8 +78,11 @@ export function toWire(p: Prepared, starts: readonly number[]): WirePrepared {
   return { text, spans, odd, vectors: p.vectors };
 }
 
-/** Characters of the text a message at most; the server stores the text in the same parts (store.ts). */
-export const TEXT_PART = 1 << 19;
+/**
+ * Characters of the text a message at most; the server stores the text in the same parts (store.ts), a
+ * statement each: SQLite took 3–8 ms (far more on a busy server) to write a part of 512 Ki characters.
+ */
+export const TEXT_PART = 1 << 18;
 /** Chunks a message at most. */
 export const CHUNKS_A_MESSAGE = 128;
 

@@ -160,8 +160,14 @@ export async function ingestFile(
       await ctx.store.db.transaction().execute(async (tx) => {
         await job.fence?.(tx);
         if (!(await store.stillIngesting(tx, key))) throw new Superseded();
-        for (const step of group) await step.run(tx);
+        // A turn after each step, and after the commit: on SQLite a text part's statement, the commit and the
+        // next transaction's first statement otherwise ran as one task of the server's thread.
+        for (const step of group) {
+          await step.run(tx);
+          await nextTurn();
+        }
       });
+      await nextTurn();
       i = end;
     }
     ctx.services.metrics?.ingestion('completed', started);

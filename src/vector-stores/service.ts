@@ -356,7 +356,7 @@ export async function deleteStoreFile(ctx: Ctx, projectId: string, storeId: stri
 
 /**
  * The text extracted from a file of the store (empty until its ingestion completed). A text is sent as
- * JSON written a part at a time (its parts as stored, 512 Ki characters each, read one a statement): a
+ * JSON written a part at a time (its parts as stored, up to 512 Ki characters each, read one a statement): a
  * text of 100 MB is neither one string nor one JSON encoding on the server's thread. The reply is the
  * one JSON document it would be otherwise.
  */

@@ -18,11 +18,14 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
   let s: TestStandin;
   let storeId: string;
   let fileId: string;
-  // Three parts of text, and chunks for several statements; what JSON escapes throughout (`…/content`
-  // writes each part's JSON on its own), and a character of two UTF-16 units across the first parts' edge.
+  // About 1 MB of text in PARTS parts, and chunks for several statements; what JSON escapes throughout
+  // (`…/content` writes each part's JSON on its own), and a character of two UTF-16 units across the first
+  // parts' edge.
+  const PARTS = Math.ceil((1 << 20) / TEXT_PART) + 1;
+  const length = (PARTS - 1) * TEXT_PART + 1000;
   let text = '';
-  for (let seed = 1; text.length < 2 * TEXT_PART + 1000; seed++) text += filler(200, seed) + ' "quoted" C:\\dir\ttab\r\n\u2028 😀 ';
-  text = (text.slice(0, TEXT_PART - 1) + '😀' + text.slice(TEXT_PART + 1)).slice(0, 2 * TEXT_PART + 1000);
+  for (let seed = 1; text.length < length; seed++) text += filler(200, seed) + ' "quoted" C:\\dir\ttab\r\n\u2028 😀 ';
+  text = (text.slice(0, TEXT_PART - 1) + '😀' + text.slice(TEXT_PART + 1)).slice(0, length);
 
   beforeAll(async () => {
     s = await startTestStandin({ dialect });
@@ -92,7 +95,7 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       },
     });
     const done = await rowsOf();
-    expect(done.parts).toBe(3);
+    expect(done.parts).toBe(PARTS);
     expect(done.chunks).toBeGreaterThan(3 * store.CHUNK_ROWS);
     // About 3 MB in all (text, chunk texts, vectors): at least three transactions, the first finding nothing.
     expect(seen.length).toBeGreaterThanOrEqual(3);
@@ -140,7 +143,7 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       if (how === 'attached again') {
         // The new attachment's ingestion writes under the same keys, and completes.
         await ingestFile(s.ctx, again!, { attempts: 1 });
-        expect((await rowsOf()).parts).toBe(3);
+        expect((await rowsOf()).parts).toBe(PARTS);
       }
     }
   });
@@ -165,7 +168,7 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       else {
         expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
         expect(await content()).toBe(text);
-        expect((await rowsOf()).parts).toBe(3);
+        expect((await rowsOf()).parts).toBe(PARTS);
       }
     }
   });
