@@ -136,3 +136,23 @@ export async function countRows(s: Pick<TestStandin, 'ctx'>, table: keyof DB): P
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
+
+/**
+ * `work`'s result and the turns the event loop made while it ran: on SQLite statements run on this
+ * thread, so work that never leaves the loop a turn between them counts none.
+ */
+export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let going = true;
+  const tick = () => {
+    if (!going) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    return { result: await work(), turns };
+  } finally {
+    going = false;
+  }
+}

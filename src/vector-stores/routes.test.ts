@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyConfig } from '../admin/config-file.js';
-import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { dialects, startTestStandin, turnsDuring, type TestStandin } from '../../test/helpers.js';
 import { filler, makeDocx, makePdf } from '../../test/vector-stores/fixtures.js';
 import { uploadFile } from '../../test/vector-stores/upload.js';
 
@@ -220,16 +220,7 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => uploadFile(s, `turn${i}.txt`, `turn file ${i}`)));
     const vs = await post('/v1/vector_stores', { name: 'turns' });
     // On SQLite the statements run on this thread: without the turns, none of these ticks would run meanwhile.
-    let turns = 0;
-    let going = true;
-    const tick = () => {
-      if (!going) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    const batch = await post(`/v1/vector_stores/${vs.body.id}/file_batches`, { file_ids: ids });
-    going = false;
+    const { result: batch, turns } = await turnsDuring(() => post(`/v1/vector_stores/${vs.body.id}/file_batches`, { file_ids: ids }));
     expect(batch.body.file_counts).toMatchObject({ in_progress: 40, total: 40 });
     expect(turns).toBeGreaterThanOrEqual(40);
   });

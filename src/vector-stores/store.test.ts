@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, pgSchema, startTestStandin, type TestStandin } from '../../test/helpers.js';
+import { dialects, pgSchema, startTestStandin, turnsDuring, type TestStandin } from '../../test/helpers.js';
 import { openStore, type Exec } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { clearIngested, deleteStore, getStoreFile, insertChunks, insertTextPart, upsertStoreFile, type ChunkRow } from './store.js';
@@ -74,16 +74,7 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
     });
     expect(await getText(db, 'vs_clear_test', 'file-a')).toBe(parts.join(''));
     // The event loop turns between the statements (3 of chunks, 3 of text parts): on SQLite they run on this thread.
-    let turns = 0;
-    let going = true;
-    const tick = () => {
-      if (!going) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    await db.transaction().execute((tx) => clearIngested(tx, 'vs_clear_test', 'file-a'));
-    going = false;
+    const { turns } = await turnsDuring(() => db.transaction().execute((tx) => clearIngested(tx, 'vs_clear_test', 'file-a')));
     expect(turns).toBeGreaterThanOrEqual(6);
     const left = await db
       .selectFrom('vector_store_chunks')
@@ -121,16 +112,7 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
       });
     }
     // The event loop turns between the statements (3 + 2 of chunks, 1 + 1 of text parts): on SQLite they run on this thread.
-    let turns = 0;
-    let going = true;
-    const tick = () => {
-      if (!going) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    await db.transaction().execute((tx) => deleteStore(tx, 'vs_delete_test'));
-    going = false;
+    const { turns } = await turnsDuring(() => db.transaction().execute((tx) => deleteStore(tx, 'vs_delete_test')));
     expect(turns).toBeGreaterThanOrEqual(7);
     const left = await db.selectFrom('vector_store_chunks').select(['vector_store_id', 'file_id']).where('seq', '<', 1000).execute();
     expect(left.filter((r) => r.vector_store_id === 'vs_delete_test')).toEqual([]);
