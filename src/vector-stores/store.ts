@@ -329,20 +329,19 @@ export async function countTextParts(exec: Exec, storeId: string, fileId: string
 /** One part of a file's text, while the file's attachment is still the completed ingestion `key.ingestId`; undefined otherwise. */
 export async function readTextPart(exec: Exec, key: IngestKey, part: number): Promise<string | undefined> {
   const row = await exec
-    .selectFrom('vector_store_texts as t')
-    .select('t.text')
-    .where('t.vector_store_id', '=', key.storeId)
-    .where('t.file_id', '=', key.fileId)
-    .where('t.part', '=', part)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('vector_store_files as f')
-          .select('f.file_id')
-          .whereRef('f.vector_store_id', '=', 't.vector_store_id')
-          .whereRef('f.file_id', '=', 't.file_id')
-          .where('f.ingest_id', '=', key.ingestId)
-          .where('f.status', '=', 'completed'),
-      ),
+    .selectFrom('vector_store_texts')
+    .select('text')
+    .where('vector_store_id', '=', key.storeId)
+    .where('file_id', '=', key.fileId)
+    .where('part', '=', part)
+    .where('file_id', 'in', (eb) =>
+      eb
+        .selectFrom('vector_store_files')
+        .select('file_id')
+        .where('vector_store_id', '=', key.storeId)
+        .where('file_id', '=', key.fileId)
+        .where('ingest_id', '=', key.ingestId)
+        .where('status', '=', 'completed'),
     )
     .executeTakeFirst();
   return row?.text;

@@ -121,10 +121,13 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       await ingestFile(s.ctx, payload, {
         attempts: 1,
         // A request between the second transaction and the third: on SQLite it runs before the third (they
-        // share one connection, in turn), on PostgreSQL the third waits for it here.
-        async fence() {
+        // share one connection, in turn), on PostgreSQL the third waits for it here. The second holds the
+        // attachment's row first (as its own check does next): otherwise, on PostgreSQL, the request could
+        // take it before that check and stop the second transaction already.
+        async fence(tx: Tx) {
           transactions++;
           if (transactions === 2) {
+            await store.attachmentStatus(tx, key);
             if (how === 'cancelled')
               meanwhile = store.endIngestion(s.ctx.store.db, key, { status: 'cancelled', usage_bytes: 0, last_error: null });
             if (how === 'removed') meanwhile = deleteStoreFile(s.ctx, 'proj_demo', storeId, fileId);
