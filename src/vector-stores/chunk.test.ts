@@ -1,5 +1,6 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+import { tokenEnds } from '../core/token-ends.js';
 import { AUTO_CHUNKING, chunkText, tokenize, TooManyTokens } from './chunk.js';
 
 describe('token chunking', () => {
@@ -58,5 +59,44 @@ describe('token chunking', () => {
     const chunks = [...chunkText('日本語のテキスト。'.repeat(60), { max_chunk_size_tokens: 100, chunk_overlap_tokens: 7 })];
     expect(chunks.length).toBeGreaterThan(1);
     for (const c of chunks) expect(c.text).not.toMatch(/^\uFFFD|\uFFFD$/);
+  });
+
+  it('gives each window its bytes decoded, halves at the edges dropped, whether it slices the text or decodes it', () => {
+    // What a chunk is (the definition the slices must keep): the window's UTF-8 decoded, U+FFFD stripped at both ends.
+    const reference = (text0: string, size: number, overlap: number) => {
+      const { ends, count } = tokenEnds(text0, 1e9)!;
+      const bytes = Buffer.from(text0, 'utf8');
+      const out: { text: string; tokens: number; start: number }[] = [];
+      for (let start = 0; start < count; start += size - overlap) {
+        const end = Math.min(start + size, count);
+        const from = start ? ends[start - 1] : 0;
+        const text = bytes.toString('utf8', from, ends[end - 1]).replace(/^\uFFFD+|\uFFFD+$/g, '');
+        // The first character that starts at or after the window's first byte, in UTF-16 units.
+        let startUnit = 0;
+        let byte = 0;
+        for (const c of text0) {
+          if (byte >= from) break;
+          byte += Buffer.byteLength(c.isWellFormed() ? c : '\uFFFD');
+          startUnit += c.length;
+        }
+        out.push({ text, tokens: end - start, start: startUnit });
+        if (end === count) break;
+      }
+      return out;
+    };
+    // Characters of one to four bytes, U+FFFD itself, and (in some texts) a lone surrogate.
+    const pieces = ['a', 'word ', ' ', '\n', 'é', 'ß', '語', '日本', '😀', '👍🏽', '\uFFFD', '\uFFFD\uFFFD', '1234', '\ud800', '\udc00'];
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
+    for (let t = 0; t < 300; t++) {
+      const text = Array.from({ length: 1 + random(120) }, () => pieces[random(t % 3 ? pieces.length - 2 : pieces.length)]).join('');
+      const size = 1 + random(9);
+      const overlap = random(size);
+      const starts: number[] = [];
+      const chunks = [...chunkText(text, { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap }, starts)];
+      const expected = reference(text, size, overlap);
+      expect(chunks, JSON.stringify(text)).toEqual(expected.map(({ text, tokens }) => ({ text, tokens })));
+      expect(starts).toEqual(expected.map((e) => e.start));
+    }
   });
 });

@@ -30,9 +30,55 @@ export function tokenize(text: string, max = MAX_FILE_TOKENS): number[] {
   return out;
 }
 
+/** UTF-8 bytes of the character at `unit` of `text` (a lone surrogate: 3, as U+FFFD; a pair: 4, for two units). */
+function bytesAt(text: string, unit: number): number {
+  const c = text.charCodeAt(unit);
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  return (c & 0xfc00) === 0xd800 && (text.charCodeAt(unit + 1) & 0xfc00) === 0xdc00 ? 4 : 3;
+}
+
+/**
+ * Where windows of a text's UTF-8 (their first bytes `froms` and their ends `tos`, each ascending) fall
+ * in its UTF-16 units, in one walk over the text: each window's first character that starts at or after
+ * its first byte (`heads`), and the end of its last character that ends at or before its end (`tails`).
+ */
+function unitsOf(text: string, froms: readonly number[], tos: readonly number[]): { heads: Int32Array; tails: Int32Array } {
+  const heads = new Int32Array(froms.length);
+  const tails = new Int32Array(tos.length);
+  let unit = 0;
+  let byte = 0;
+  for (let f = 0, t = 0; f < froms.length || t < tos.length;) {
+    const isHead = t === tos.length || (f < froms.length && froms[f] <= tos[t]);
+    const to = isHead ? froms[f] : tos[t];
+    // Past the characters that end at or before `to`; `cut`: the units of the one `to` falls inside.
+    let cut = 0;
+    while (byte < to && unit < text.length) {
+      const n = bytesAt(text, unit);
+      const units = n === 4 ? 2 : 1;
+      if (byte + n > to) {
+        cut = units;
+        break;
+      }
+      byte += n;
+      unit += units;
+    }
+    if (isHead) heads[f++] = unit + cut;
+    else tails[t++] = unit;
+  }
+  return { heads, tails };
+}
+
+const REPLACEMENT = 0xfffd;
+
 /**
  * Chunks of a text: each chunk's text and token count, in order. An empty text has none. A chunk's text
- * is its tokens' bytes decoded: a slice of the text's UTF-8 (token boundaries from core/token-ends.ts).
+ * is its tokens' bytes decoded: a slice of the text's UTF-8 (token boundaries from core/token-ends.ts),
+ * the halves of a character cut at its edges dropped (with any U+FFFD there). That is the text's slice
+ * between the window's first and last whole characters, unless the text has a lone surrogate (which
+ * UTF-8 makes U+FFFD) or the slice a U+FFFD at an edge. The chunk is then that slice, which V8 keeps as a
+ * view of the text, not a copy (decoded anew, a 512 KB file's chunks, twice its text under auto chunking,
+ * outlived a few collections).
  * With `starts`, where each chunk's text should begin in `text` (UTF-16 units: the first whole character
  * of its bytes) is pushed there, for the embedder (embedder.ts `embedChunks`, which checks it).
  */
@@ -40,27 +86,31 @@ export function* chunkText(text: string, chunking: Chunking, starts?: number[]):
   const spans = tokenEnds(text, MAX_FILE_TOKENS);
   if (!spans) throw new TooManyTokens(`the file holds more than ${MAX_FILE_TOKENS} tokens`);
   const { ends, count } = spans;
-  const bytes = Buffer.from(text, 'utf8');
+  const wellFormed = text.isWellFormed();
+  let bytes: Buffer | undefined;
   const { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap } = chunking;
   const step = Math.max(1, size - overlap);
-  // A cursor from bytes to UTF-16 units: chunks start further on each time.
-  let unit = 0;
-  let byte = 0;
+  // The windows' first bytes and ends (each further on than the one before), then in UTF-16 units.
+  const froms: number[] = [];
+  const tos: number[] = [];
   for (let start = 0; start < count; start += step) {
     const end = Math.min(start + size, count);
-    if (starts) {
-      const from = start ? ends[start - 1] : 0;
-      while (byte < from && unit < text.length) {
-        const c = text.charCodeAt(unit);
-        const pair = (c & 0xfc00) === 0xd800 && (text.charCodeAt(unit + 1) & 0xfc00) === 0xdc00;
-        byte += c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
-        unit += pair ? 2 : 1;
-      }
-      starts.push(unit);
-    }
-    // A window may cut a multi-byte character in two: drop the halves at its edges.
-    const piece = bytes.toString('utf8', start ? ends[start - 1] : 0, ends[end - 1]).replace(/^\uFFFD+|\uFFFD+$/g, '');
-    yield { text: piece, tokens: end - start };
-    if (end === count) return;
+    froms.push(start ? ends[start - 1] : 0);
+    tos.push(ends[end - 1]);
+    if (end === count) break;
+  }
+  const { heads, tails } = unitsOf(text, froms, tos);
+  for (let w = 0; w < froms.length; w++) {
+    const head = heads[w];
+    const tail = tails[w];
+    starts?.push(head);
+    // A window may cut a multi-byte character in two: the halves at its edges decode to U+FFFD, dropped,
+    // so the whole characters between them are the chunk, unless one at an edge is U+FFFD (dropped too).
+    const slice = wellFormed && text.charCodeAt(head) !== REPLACEMENT && text.charCodeAt(tail - 1) !== REPLACEMENT;
+    const piece = slice
+      ? text.slice(head, tail)
+      : (bytes ??= Buffer.from(text, 'utf8')).toString('utf8', froms[w], tos[w]).replace(/^\uFFFD+|\uFFFD+$/g, '');
+    const start = w * step;
+    yield { text: piece, tokens: Math.min(start + size, count) - start };
   }
 }

@@ -89,4 +89,33 @@ describe('ingestion processes', () => {
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(FileRefused);
   }, 60_000);
+
+  it('reads a file only once a process is free for it, and a read that fails leaves the process to the next file', async () => {
+    const p = make();
+    const reads: string[] = [];
+    const file = (name: string, data: () => Buffer) =>
+      p.run({
+        filename: `${name}.txt`,
+        data: async () => {
+          reads.push(name);
+          return data();
+        },
+        chunking: AUTO_CHUNKING,
+        embed: true,
+      });
+    const a = file('a', () => Buffer.from('first'));
+    const b = file('b', () => {
+      throw new Error('the file is gone');
+    }).catch((e: unknown) => e);
+    const c = file('c', () => Buffer.from('third'));
+    // The one process is still starting (half a second at least) for a: b and c have read nothing.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads).toEqual(['a']);
+    const [pid] = p.pids();
+    expect((await a).text).toBe('first');
+    expect(await b).toMatchObject({ message: 'the file is gone' });
+    expect((await c).text).toBe('third');
+    expect(reads).toEqual(['a', 'b', 'c']);
+    expect(p.pids()).toEqual([pid]);
+  });
 });

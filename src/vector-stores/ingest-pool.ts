@@ -14,8 +14,12 @@ import type { PrepareRequest, Refusal } from './prepare.js';
  * message naming the limit. Processes run at a lower priority than the server, so requests go first.
  */
 export interface IngestPool {
-  /** Prepares one file; rejects with FileRefused for a file that cannot be indexed, with another error if it may be tried again. */
-  run(req: Omit<PrepareRequest, 'limits' | 'data'> & { data: FileData }): Promise<Received>;
+  /**
+   * Prepares one file; rejects with FileRefused for a file that cannot be indexed, with another error if it
+   * may be tried again. `data`: the file's bytes, or how to read them once a process is free (a file
+   * waiting for a process then holds no memory).
+   */
+  run(req: Omit<PrepareRequest, 'limits' | 'data'> & { data: FileData | (() => Promise<FileData>) }): Promise<Received>;
   /** Ends the processes; a file in progress rejects (not refused: it is tried again later). */
   close(): Promise<void>;
   /** Process ids of the ingestion processes running now (tests measure their memory). */
@@ -55,7 +59,12 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
   function spawnChild(): Child {
     const heapMb = Math.max(64, Math.floor(limits.memoryBytes / (1024 * 1024)));
     const proc = fork(entryScript('ingest-child'), [String(limits.memoryBytes)], {
-      execArgv: [`--max-old-space-size=${heapMb}`],
+      // V8 scales how far the heap may grow between full collections with its limit: under 512 MB it let the
+      // old generation grow about a third past what survived, so a process marked its caches every few
+      // files. It may triple now (the limit still holds; the largest file the token limit lets through
+      // ends at the same resident size). One collector thread: the processes share the cores with the
+      // server and each other, where parallel collection only adds threads to wait for.
+      execArgv: [`--max-old-space-size=${heapMb}`, '--heap-growing-percent=200', '--single-threaded-gc'],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       // Nothing of the server's environment (database URL, keys) is the ingestion's business.
@@ -124,6 +133,13 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
   async function run(req: Parameters<IngestPool['run']>[0]): Promise<Received> {
     if (closed) throw new Error('ingestion is stopping');
     const child = await acquire();
+    let data: FileData;
+    try {
+      data = typeof req.data === 'function' ? await req.data() : req.data;
+    } catch (err) {
+      release(child);
+      throw err;
+    }
     const id = nextId++;
     const assembly = new Assembly(limits.memoryBytes);
     let timer: NodeJS.Timeout | undefined;
@@ -136,7 +152,7 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
       }, limits.timeoutMs);
       void (async () => {
         // A turn between the parts: each is encoded on this thread.
-        for (const msg of requestOf(id, { ...req, limits })) {
+        for (const msg of requestOf(id, { ...req, data, limits })) {
           if (child.current?.id !== id) return;
           child.proc.send(msg, (err) => {
             if (err) child.proc.kill('SIGKILL');

@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors.js';
 import { ClaimLost, type JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
 import { nextTurn } from '../core/next-turn.js';
-import { readFileParts } from '../files/service.js';
+import { getFile, readFileParts } from '../files/service.js';
 import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
 import { fromJson, toJson, type Tx } from '../store/db.js';
 import type { Chunking } from './chunk.js';
@@ -97,11 +97,12 @@ export async function ingestFile(
   let chunks: { text: string; tokens: number }[];
   let vectors: Float32Array[];
   try {
-    const { file, parts: data } = await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES);
+    const file = await getFile(ctx, row.project_id, fileId);
     const builtin = embedder === builtinEmbedder;
     const prepared = await ctx.services.vectorStores.ingestion.run({
       filename: file.filename,
-      data,
+      // Read once a process is free: a job waiting for one holds no bytes.
+      data: async () => (await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES)).parts,
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
     });
