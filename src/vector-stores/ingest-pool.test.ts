@@ -118,4 +118,18 @@ describe('ingestion processes', () => {
     expect(reads).toEqual(['a', 'b', 'c']);
     expect(p.pids()).toEqual([pid]);
   });
+
+  it('ends a file whose read outlasts the pool, without refusing it', async () => {
+    const p = make();
+    let readDone: ((data: Buffer) => void) | undefined;
+    const running = p
+      .run({ filename: 'a.txt', data: () => new Promise<Buffer>((r) => (readDone = r)), chunking: AUTO_CHUNKING, embed: true })
+      .catch((e: unknown) => e);
+    while (!readDone) await new Promise((r) => setTimeout(r, 5));
+    await p.close();
+    readDone(Buffer.from('read after the close'));
+    const err = await running;
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(FileRefused);
+  });
 });

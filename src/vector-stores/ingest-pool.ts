@@ -59,12 +59,9 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
   function spawnChild(): Child {
     const heapMb = Math.max(64, Math.floor(limits.memoryBytes / (1024 * 1024)));
     const proc = fork(entryScript('ingest-child'), [String(limits.memoryBytes)], {
-      // V8 scales how far the heap may grow between full collections with its limit: under 512 MB it let the
-      // old generation grow about a third past what survived, so a process marked its caches every few
-      // files. It may triple now (the limit still holds; the largest file the token limit lets through
-      // ends at the same resident size). One collector thread: the processes share the cores with the
-      // server and each other, where parallel collection only adds threads to wait for.
-      execArgv: [`--max-old-space-size=${heapMb}`, '--heap-growing-percent=200', '--single-threaded-gc'],
+      // One collector thread: the processes share the cores with the server and each other, where parallel
+      // collection only adds threads to wait for (a pool of one, 193 → 177 ms of CPU per MB; of two, 203 → 191).
+      execArgv: [`--max-old-space-size=${heapMb}`, '--single-threaded-gc'],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       // Nothing of the server's environment (database URL, keys) is the ingestion's business.
@@ -140,6 +137,8 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
       release(child);
       throw err;
     }
+    // Closed, or the process ended, while the file was read: nothing would answer (tried again later).
+    if (closed || !children.has(child)) throw new Error('ingestion stopped before the file was sent');
     const id = nextId++;
     const assembly = new Assembly(limits.memoryBytes);
     let timer: NodeJS.Timeout | undefined;

@@ -48,8 +48,9 @@ export const vectorStoresModule: Module = {
     {
       kind: INGEST,
       // Two jobs per ingestion process: while one job's rows are written (the server's thread commits them),
-      // the other's file is already in the process. With one, each process waited out every write: 5.2–5.9
-      // against 6.5–6.9 MB/s (bench/ingest-throughput.mjs). A job waiting for a process has not read its file.
+      // the other's file is already in the process. With one, each process waited out every write (files of
+      // 4 MB: 4.8–5.1 against 5.6–6.0 MB/s, bench/ingest-throughput.mjs). A job waiting for a process has not
+      // read its file.
       concurrency: 2 * Math.max(1, ctx.settings.ingestProcesses),
       // The claim lasts --lease-ms and is renewed while the file is ingested, so no other worker takes a file
       // still in progress on a live instance, and a dead instance's file is taken over soon.
