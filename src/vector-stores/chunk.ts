@@ -77,8 +77,7 @@ const REPLACEMENT = 0xfffd;
  * the halves of a character cut at its edges dropped (with any U+FFFD there). That is the text's slice
  * between the window's first and last whole characters, unless the text has a lone surrogate (which
  * UTF-8 makes U+FFFD) or the slice a U+FFFD at an edge. The chunk is then that slice, which V8 keeps as a
- * view of the text, not a copy (decoded anew, a 512 KB file's chunks, twice its text under auto chunking,
- * outlived a few collections).
+ * view of the text, not a copy (decoding copied twice the text under auto chunking).
  * With `starts`, where each chunk's text should begin in `text` (UTF-16 units: the first whole character
  * of its bytes) is pushed there, for the embedder (embedder.ts `embedChunks`, which checks it).
  */
