@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import pg from 'pg';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { changelogTexts, cpuMs, report } from './lib.mjs';
+import { changelogTexts, cpuMs, endedChildrenCpuMs, report } from './lib.mjs';
 
 const BASELINE = process.env.BENCH_INGEST_BASELINE ?? 'f48ba84';
 const FILES = Number(process.env.BENCH_INGEST_FILES ?? 32);
@@ -161,11 +161,15 @@ async function measure(script, texts) {
     })();
     const server0 = cpuMs(s.child.pid);
     const children0 = childrenCpu(s.child.pid);
+    const ended0 = endedChildrenCpuMs(s.child.pid);
     const postgres0 = DATABASE_URL ? postgresCpu() : 0;
     const t0 = performance.now();
     let batch = await api(`/v1/vector_stores/${vs.id}/file_batches`, { file_ids: ids });
+    // The ingestion processes seen while ingesting: one started meanwhile replaced one (or the pool grew).
+    const seen = new Set(children0.keys());
     while (batch.status === 'in_progress') {
       await sleep(20);
+      for (const p of childrenCpu(s.child.pid).keys()) seen.add(p);
       batch = await api(`/v1/vector_stores/${vs.id}/file_batches/${batch.id}`);
       requests++;
     }
@@ -174,7 +178,10 @@ async function measure(script, texts) {
     const serverCpu = cpuMs(s.child.pid) - server0;
     const children1 = childrenCpu(s.child.pid);
     const postgresMs = DATABASE_URL ? postgresCpu() - postgres0 : 0;
-    const childCpu = [...children1].reduce((n, [p, ms]) => n + ms - (children0.get(p) ?? 0), 0);
+    // The processes running now, less what they had used before; and those that ended meanwhile (replaced
+    // after a file that left them above half their memory limit), less what they had used before.
+    const ended = endedChildrenCpuMs(s.child.pid) - ended0 - [...children0].reduce((n, [p, ms]) => n + (children1.has(p) ? 0 : ms), 0);
+    const childCpu = ended + [...children1].reduce((n, [p, ms]) => n + ms - (children0.get(p) ?? 0), 0);
     // What one of the bench's requests costs the server, with nothing being ingested: the same polling
     // for a while; that times the requests made while ingesting is taken off the server's figure.
     const idle0 = cpuMs(s.child.pid);
@@ -198,6 +205,7 @@ async function measure(script, texts) {
     const run = {
       processesBefore: children0.size,
       processesAfter: children1.size,
+      processesStarted: [...seen].filter((p) => !children0.has(p)).length,
       mbps: mb / seconds,
       seconds,
       worst: Math.max(...latencies),

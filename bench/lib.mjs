@@ -186,6 +186,12 @@ export function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
+/** CPU ms of a process's children that have ended (and been waited for): an ingestion process replaced mid-run. */
+export function endedChildrenCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+}
+
 /**
  * A Standin for a bench of the platform API: started with `adminKey`, stopped (and `onStop` run) on an
  * uncaught error, given `config` through the control plane (rate limits raised, models…), with `post`:

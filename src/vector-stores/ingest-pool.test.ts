@@ -65,6 +65,18 @@ describe('ingestion processes', () => {
     expect(out.text).toBe('next file');
   }, 60_000);
 
+  it('keeps a process that a big file left above half its memory limit until its garbage was collected', async () => {
+    // A process starts at about 130 MB; a file of 5 MB takes it past 200 MB, of which its arrays are garbage.
+    const p = make({ memoryBytes: 400 * MB });
+    await p.run({ filename: 'a.txt', data: Buffer.from('warm'), chunking: AUTO_CHUNKING, embed: true });
+    const [pid] = p.pids();
+    for (const seed of [1, 2]) {
+      const text = filler(30_000, seed);
+      expect((await p.run({ filename: 'big.txt', data: Buffer.from(text), chunking: AUTO_CHUNKING, embed: true })).text).toBe(text);
+    }
+    expect(p.pids()).toEqual([pid]);
+  }, 60_000);
+
   it('kills a process past the time limit and fails the file', async () => {
     const p = make({ timeoutMs: 200 });
     // Tokenizing and embedding 5 MB takes seconds.

@@ -39,6 +39,13 @@ const gathered = (group: Uint8Array[]) => (group.length === 1 ? group[0] : Buffe
 /** A reply's end: after its ReplyParts when the file was prepared. */
 export type ChildReply = { id: number; rss: number } & ({ ok: true } | { ok: false; refusal: Refusal });
 
+/**
+ * After a file that left an ingestion process above this share of its memory limit, the process is
+ * replaced (V8 keeps what a big file made it grow). The process first collects its garbage, and reports
+ * its size after: a file's arrays are freed only by a full collection, and a replaced process starts cold.
+ */
+export const RETIRE_AT = 0.5;
+
 /** What an ingestion process writes to stderr before it kills itself past the memory limit. */
 export const MEMORY_MARK = 'standin-ingest: memory limit';
 
