@@ -181,15 +181,15 @@ export function report(name, rows, notes = []) {
 }
 
 /** CPU time (user + system) a process has used, ms — steadier than wall time on a shared machine. */
-export function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
+export const cpuMs = (pid) => statMs(pid, 11);
 
 /** CPU ms of a process's children that have ended (and been waited for): an ingestion process replaced mid-run. */
-export function endedChildrenCpuMs(pid) {
+export const endedChildrenCpuMs = (pid) => statMs(pid, 13);
+
+/** Two clock-tick fields of /proc/<pid>/stat from `first` (after the command's name), summed, in ms. */
+function statMs(pid, first) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+  return ((Number(fields[first]) + Number(fields[first + 1])) * 1000) / 100;
 }
 
 /**
