@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { signInLink } from './routes.js';
+import { cookieName } from './session.js';
 
 const cookieFrom = (setCookie: unknown) => String(setCookie).split(';')[0];
 
@@ -41,9 +42,40 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
     const token = url.split('token=')[1];
     const tampered = token.replace(/^link\.(\d+)/, (_, ms) => `link.${Number(ms) + 1000}`);
     expect((await s.req('GET', `/dashboard/sign-in?token=${tampered}`)).headers.location).toBe('/dashboard?sign_in=expired');
-    // A link is not a session.
-    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: `standin_session=${token}` } })).status).toBe(401);
-    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: 'standin_session=session.9999999999999.x.y' } })).status).toBe(401);
+    // A link is not a session (the cookie under the name Standin reads for inject's Host, localhost:80).
+    const named = cookieName('localhost:80');
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: `${named}=${token}` } })).status).toBe(401);
+    expect((await s.req('GET', '/admin/v1/clock', { headers: { cookie: `${named}=session.9999999999999.x.y` } })).status).toBe(401);
+  });
+
+  it("names the cookie after the Host's port, so a second Standin on the same host leaves the first one's session alone", async () => {
+    expect([
+      cookieName('127.0.0.1:8080'),
+      cookieName('[::1]:8081'),
+      cookieName('example.com'),
+      cookieName('[::1]'),
+      cookieName(undefined),
+    ]).toEqual(['standin_session_8080', 'standin_session_8081', 'standin_session', 'standin_session', 'standin_session']);
+    const at = async (host: string) => {
+      const res = await s.req('POST', '/dashboard/session', { body: { admin_key: s.keys.admin }, headers: { host } });
+      return { cookie: cookieFrom(res.headers['set-cookie']), binding: res.body.binding_token as string };
+    };
+    const a = await at('127.0.0.1:8080');
+    const b = await at('127.0.0.1:8081');
+    expect(a.cookie).toMatch(/^standin_session_8080=session\./);
+    expect(b.cookie).toMatch(/^standin_session_8081=session\./);
+    // The browser sends both cookies to both ports: each reads its own.
+    const both = `${a.cookie}; ${b.cookie}`;
+    const clock = (host: string, binding: string) =>
+      s.req('GET', '/admin/v1/clock', { headers: { host, cookie: both, 'x-standin-dashboard': binding } });
+    expect((await clock('127.0.0.1:8080', a.binding)).status).toBe(200);
+    expect((await clock('127.0.0.1:8081', b.binding)).status).toBe(200);
+    expect((await clock('127.0.0.1:8080', b.binding)).status).toBe(401);
+    // Signing out clears the cookie of its own port only.
+    const out = await s.req('DELETE', '/dashboard/session', {
+      headers: { host: '127.0.0.1:8081', cookie: both, 'x-standin-dashboard': b.binding, 'x-standin-csrf': '1' },
+    });
+    expect(cookieFrom(out.headers['set-cookie'])).toBe('standin_session_8081=');
   });
 
   it('signs in with the admin key only', async () => {

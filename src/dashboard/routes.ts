@@ -54,7 +54,7 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
     const link = req.query.token ? sessions.check(req.query.token, 'link') : null;
     if (!link || !(await redeemLink(ctx, link.nonce, link.expiresAt))) return reply.redirect('/dashboard?sign_in=expired', 303);
     const session = sessions.mint('session', SESSION_MS);
-    reply.header('set-cookie', sessionCookie(session.token, SESSION_MS, secure(ctx, req)));
+    reply.header('set-cookie', sessionCookie(req.headers.host, session.token, SESSION_MS, secure(ctx, req)));
     // The binding goes in the fragment, which the browser keeps to the page (never sent, never logged).
     return reply.redirect(`/dashboard#binding=${sessions.binding(session.nonce)}`, 303);
   });
@@ -87,7 +87,9 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
       throw new ApiError('authentication_error', 'That is not the admin key.', { code: 'invalid_admin_key' });
     }
     const session = sessions.mint('session', SESSION_MS);
-    reply.header('set-cookie', sessionCookie(session.token, SESSION_MS, secure(ctx, req))).header('cache-control', 'no-store');
+    reply
+      .header('set-cookie', sessionCookie(req.headers.host, session.token, SESSION_MS, secure(ctx, req)))
+      .header('cache-control', 'no-store');
     // Only this answer carries the binding: a same-origin page reads it, a cross-origin one cannot.
     return { ...sessionView(session.expiresAt), binding_token: sessions.binding(session.nonce) };
   });
@@ -95,7 +97,7 @@ export function dashboardRoutes(app: App, ctx: Ctx) {
     checkCsrf(req);
     const session = current(req);
     if (session) await signOut(ctx, session.nonce, session.expiresAt);
-    reply.header('set-cookie', sessionCookie('', 0, secure(ctx, req)));
+    reply.header('set-cookie', sessionCookie(req.headers.host, '', 0, secure(ctx, req)));
     return sessionView(null);
   });
 

@@ -6,6 +6,17 @@ import { sameSecret } from '../core/secrets.js';
 
 /** The dashboard's session cookie: HttpOnly, SameSite=Strict, scoped to the whole origin (the pages read /admin/v1). */
 export const COOKIE = 'standin_session';
+
+/**
+ * The session cookie's name for the host a request was sent to: `standin_session_<port>` when the Host
+ * header names a port, else `standin_session`. Browsers keep one cookie jar per host name, not per port, so
+ * with one name, signing in to a second Standin on the same host replaced the first one's cookie and signed
+ * its page out. (It is not what keeps the session to its origin: the binding is, see boundSession.)
+ */
+export function cookieName(host: string | undefined): string {
+  const port = /:(\d{1,5})$/.exec(host ?? '')?.[1];
+  return port ? `${COOKIE}_${port}` : COOKIE;
+}
 /** The header every cookie-authenticated write must carry: a page on another site cannot set it without a CORS preflight. */
 export const CSRF_HEADER = 'x-standin-csrf';
 /**
@@ -82,7 +93,7 @@ export class Sessions {
 }
 
 /** The value of one cookie in a Cookie header. */
-export function cookieOf(header: string | undefined, name = COOKIE): string | undefined {
+export function cookieOf(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
@@ -106,7 +117,7 @@ export function sameOrigin(origin: string, host: string | undefined): boolean {
  * or Origin). So a cookie alone — sent by a browser to another port of the host, or replayed — is refused.
  */
 export function boundSession(request: FastifyRequest, sessions: Sessions): { nonce: string; expiresAt: number } | null {
-  const token = cookieOf(request.headers.cookie);
+  const token = cookieOf(request.headers.cookie, cookieName(request.headers.host));
   const session = token ? sessions.check(token, 'session') : null;
   if (!session) return null;
   const given = request.headers[BINDING_HEADER];
@@ -141,7 +152,8 @@ export function checkCsrf(request: FastifyRequest): void {
   }
 }
 
-/** The Set-Cookie header of a session (Secure when the browser reached Standin over HTTPS). */
-export function sessionCookie(token: string, maxAgeMs: number, secure: boolean): string {
-  return `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(maxAgeMs / 1000)}${secure ? '; Secure' : ''}`;
+/** The Set-Cookie header of a session for a request sent to `host` (Secure when the browser reached Standin over HTTPS). */
+export function sessionCookie(host: string | undefined, token: string, maxAgeMs: number, secure: boolean): string {
+  const attributes = `Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(maxAgeMs / 1000)}${secure ? '; Secure' : ''}`;
+  return `${cookieName(host)}=${token}; ${attributes}`;
 }

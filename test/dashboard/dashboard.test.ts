@@ -40,7 +40,7 @@ describe('dashboard', () => {
     // The session's binding came in the fragment; the page keeps it and takes it out of the address bar.
     expect(page.url()).toBe(`${url}/dashboard`);
     expect(await page.evaluate(() => localStorage.getItem('standin.dashboard.binding'))).toMatch(/^[\w-]{43}$/);
-    const cookie = (await context.cookies()).find((c) => c.name === 'standin_session')!;
+    const cookie = (await context.cookies()).find((c) => c.name === `standin_session_${new URL(url).port}`)!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     // The page cannot read the cookie.
     expect(await page.evaluate(() => document.cookie)).toBe('');
@@ -61,6 +61,39 @@ describe('dashboard', () => {
     expect(await again.evaluate(async () => (await fetch('/admin/v1/clock')).status)).toBe(401);
     expect(await again.evaluate(() => localStorage.getItem('standin.dashboard.binding'))).toBeNull();
     await again.close();
+  });
+
+  it('two Standins on one host keep their own sessions in one browser', async () => {
+    const other = await startTestStandin();
+    try {
+      const otherUrl = await other.listen();
+      const context = await browser.newContext();
+      const signIn = async (at: string, adminKey: string) => {
+        const page = await context.newPage();
+        await page.goto(`${at}/dashboard`);
+        await page.getByLabel('Admin key').fill(adminKey);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+        return page;
+      };
+      const first = await signIn(url, s.keys.admin);
+      await signIn(otherUrl, other.keys.admin);
+      // Each instance's cookie under its own port's name: signing in to the second left the first one's.
+      expect((await context.cookies()).map((c) => c.name).sort()).toEqual(
+        [`standin_session_${new URL(url).port}`, `standin_session_${new URL(otherUrl).port}`].sort(),
+      );
+      await first.reload();
+      await first.getByRole('navigation', { name: 'Pages' }).waitFor();
+      const signedInThere = () =>
+        first.evaluate(async () => {
+          const binding = localStorage.getItem('standin.dashboard.binding') ?? '';
+          return (await (await fetch('/dashboard/session', { headers: { 'x-standin-dashboard': binding } })).json()).signed_in;
+        });
+      expect(await signedInThere()).toBe(true);
+      await context.close();
+    } finally {
+      await other.close();
+    }
   });
 
   it('overview: organizations, keys with last use, the clock advances, a fault is added and removed', async () => {

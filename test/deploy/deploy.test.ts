@@ -357,7 +357,8 @@ describe.runIf(nginx && databaseUrl && redisUrl)('two instances, PostgreSQL, Red
       headers: { host: link.host },
     });
     expect(signIn.status).toBe(303);
-    expect(String(signIn.headers['set-cookie'])).toMatch(/^standin_session=[^;]+;.*; Secure$/);
+    // Named after the public port (nginx passes the browser's Host on), the same behind every instance.
+    expect(String(signIn.headers['set-cookie'])).toMatch(new RegExp(`^standin_session_${recipe.https}=[^;]+;.*; Secure$`));
     expect(signIn.headers['x-standin-upstream']).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 

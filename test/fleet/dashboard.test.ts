@@ -28,20 +28,28 @@ describe.runIf(databaseUrl)('dashboard sign-in on two instances', () => {
     expect(r.status).toBe(201);
     return r.body.url.slice(r.body.url.indexOf('/dashboard/sign-in'));
   };
-  /** `session`: the cookie and its binding header, as the page sends them. */
-  const open = (i: Instance, path: string, session?: Record<string, string>) =>
-    fetch(`${i.base}${path}`, { redirect: 'manual', headers: session ?? {} });
+  /**
+   * A session's cookie and binding header, as the page sends them to instance `i`: the cookie under the name
+   * it reads (after its port). The instances sit on ports of their own here, where a fleet's browsers reach
+   * them all through one address.
+   */
+  const headersOf = (i: Instance, session: { token: string; binding: string }) => ({
+    cookie: `standin_session_${new URL(i.base).port}=${session.token}`,
+    'x-standin-dashboard': session.binding,
+  });
+  const open = (i: Instance, path: string, session?: { token: string; binding: string }) =>
+    fetch(`${i.base}${path}`, { redirect: 'manual', headers: session ? headersOf(i, session) : {} });
   const cookieOf = (res: Response) => (res.headers.get('set-cookie') ?? '').split(';')[0];
   const sessionOf = (res: Response) => ({
-    cookie: cookieOf(res),
-    'x-standin-dashboard': (res.headers.get('location') ?? '').replace('/dashboard#binding=', ''),
+    token: cookieOf(res).slice(cookieOf(res).indexOf('=') + 1),
+    binding: (res.headers.get('location') ?? '').replace('/dashboard#binding=', ''),
   });
 
   it('a link used on A is refused on B (and on A)', async () => {
     const path = await link();
     const first = await open(a, path);
     expect(first.headers.get('location')).toMatch(/^\/dashboard#binding=[\w-]{43}$/);
-    expect(cookieOf(first)).toMatch(/^standin_session=.+/);
+    expect(cookieOf(first)).toMatch(new RegExp(`^standin_session_${new URL(a.base).port}=.+`));
     for (const i of [b, a]) {
       const again = await open(i, path);
       expect(again.headers.get('location')).toBe('/dashboard?sign_in=expired');
@@ -61,7 +69,10 @@ describe.runIf(databaseUrl)('dashboard sign-in on two instances', () => {
   it('a session signed out on A is refused by B', async () => {
     const session = sessionOf(await open(b, await link()));
     for (const i of [a, b]) expect((await open(i, '/admin/v1/clock', session)).status).toBe(200);
-    const out = await fetch(`${a.base}/dashboard/session`, { method: 'DELETE', headers: { ...session, 'x-standin-csrf': '1' } });
+    const out = await fetch(`${a.base}/dashboard/session`, {
+      method: 'DELETE',
+      headers: { ...headersOf(a, session), 'x-standin-csrf': '1' },
+    });
     expect(out.status).toBe(200);
     expect((await open(a, '/admin/v1/clock', session)).status).toBe(401);
     await until(async () => (await open(b, '/admin/v1/clock', session)).status === 401, 3_000);

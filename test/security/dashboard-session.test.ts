@@ -95,7 +95,7 @@ describe('the dashboard session on a shared host (issue 34)', () => {
   async function replayAll(since: number) {
     const received = collector.hits.slice(since);
     // The browser did send the session cookie to the other port: cookies are not scoped to a port.
-    expect(received.some((h) => String(h.headers.cookie).includes('standin_session='))).toBe(true);
+    expect(received.some((h) => String(h.headers.cookie).includes(`standin_session_${new URL(url).port}=`))).toBe(true);
     for (const { headers } of received) {
       const { host: _h, connection: _c, 'content-length': _l, 'content-type': _t, ...replayed } = headers;
       const res = await fetch(`${url}/admin/v1/projects/proj_demo/api_keys`, {
