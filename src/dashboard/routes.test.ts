@@ -55,7 +55,18 @@ describe.each(dialects())('dashboard sign-in and session (%s)', (dialect) => {
       cookieName('example.com'),
       cookieName('[::1]'),
       cookieName(undefined),
-    ]).toEqual(['standin_session_8080', 'standin_session_8081', 'standin_session', 'standin_session', 'standin_session']);
+      // A Host that is no host and port names nothing new: only digits ever reach the name.
+      cookieName('h:80; Path=/x'),
+      cookieName('h:123456'),
+    ]).toEqual([
+      'standin_session_8080',
+      'standin_session_8081',
+      'standin_session',
+      'standin_session',
+      'standin_session',
+      'standin_session',
+      'standin_session',
+    ]);
     const at = async (host: string) => {
       const res = await s.req('POST', '/dashboard/session', { body: { admin_key: s.keys.admin }, headers: { host } });
       return { cookie: cookieFrom(res.headers['set-cookie']), binding: res.body.binding_token as string };

@@ -68,7 +68,10 @@ process.on('message', (m: RequestPart | ChildRequest) => {
       (err: unknown) => refusalOf(err, filename),
     )
     // Nothing holds the file's bytes, text or chunks here: the collection can free them.
-    .then((refusal) => send(refusal ? { id, ok: false, refusal, rss: residentAfterFile() } : { id, ok: true, rss: residentAfterFile() }));
+    .then((refusal) => {
+      const rss = residentAfterFile();
+      send(refusal ? { id, ok: false, refusal, rss } : { id, ok: true, rss });
+    });
 });
 // The tokenizer's tables load now, while nothing waits: every file is tokenized.
 setImmediate(() => [...chunkText('warm', AUTO_CHUNKING)]);

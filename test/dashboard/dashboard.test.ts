@@ -68,28 +68,19 @@ describe('dashboard', () => {
     try {
       const otherUrl = await other.listen();
       const context = await browser.newContext();
-      const signIn = async (at: string, adminKey: string) => {
-        const page = await context.newPage();
-        await page.goto(`${at}/dashboard`);
-        await page.getByLabel('Admin key').fill(adminKey);
-        await page.getByRole('button', { name: 'Sign in' }).click();
-        await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-        return page;
-      };
-      const first = await signIn(url, s.keys.admin);
-      await signIn(otherUrl, other.keys.admin);
+      const { page: first } = await signedIn(browser, url, s.keys.admin, { context });
+      await signedIn(browser, otherUrl, other.keys.admin, { context });
       // Each instance's cookie under its own port's name: signing in to the second left the first one's.
       expect((await context.cookies()).map((c) => c.name).sort()).toEqual(
         [`standin_session_${new URL(url).port}`, `standin_session_${new URL(otherUrl).port}`].sort(),
       );
       await first.reload();
       await first.getByRole('navigation', { name: 'Pages' }).waitFor();
-      const signedInThere = () =>
-        first.evaluate(async () => {
-          const binding = localStorage.getItem('standin.dashboard.binding') ?? '';
-          return (await (await fetch('/dashboard/session', { headers: { 'x-standin-dashboard': binding } })).json()).signed_in;
-        });
-      expect(await signedInThere()).toBe(true);
+      const signedInHere = await first.evaluate(async () => {
+        const binding = localStorage.getItem('standin.dashboard.binding') ?? '';
+        return (await (await fetch('/dashboard/session', { headers: { 'x-standin-dashboard': binding } })).json()).signed_in;
+      });
+      expect(signedInHere).toBe(true);
       await context.close();
     } finally {
       await other.close();

@@ -15,12 +15,19 @@ export function bannerLink(banner: string[]): string {
   return /(http\S+)/.exec(line)![1];
 }
 
-/** A browser context signed in with the admin key through the sign-in form. */
-export async function signedIn(browser: Browser, url: string, adminKey: string, opts: { width?: number; dark?: boolean } = {}) {
-  const context = await browser.newContext({
-    viewport: { width: opts.width ?? 1280, height: 900 },
-    colorScheme: opts.dark ? 'dark' : 'light',
-  });
+/** A browser context (a new one, or `opts.context`) signed in with the admin key through the sign-in form. */
+export async function signedIn(
+  browser: Browser,
+  url: string,
+  adminKey: string,
+  opts: { width?: number; dark?: boolean; context?: BrowserContext } = {},
+) {
+  const context =
+    opts.context ??
+    (await browser.newContext({
+      viewport: { width: opts.width ?? 1280, height: 900 },
+      colorScheme: opts.dark ? 'dark' : 'light',
+    }));
   const page = await context.newPage();
   await page.goto(`${url}/dashboard`);
   await page.getByLabel('Admin key').fill(adminKey);
