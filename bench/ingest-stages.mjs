@@ -57,7 +57,8 @@ async function measure(tree) {
     `export * as emb from ${src('vector-stores/embedder.ts')};`,
     `export { extractText } from ${src('vector-stores/extract.ts')};`,
     `export { DEFAULT_LIMITS } from ${src('vector-stores/limits.ts')};`,
-    `export { tokenEnds } from ${src('core/token-ends.ts')};`,
+    // Token ends had a module of their own before the tokenizer's cache held token ids.
+    `export { tokenEnds } from ${src(existsSync(join(tree, 'src/core/token-ends.ts')) ? 'core/token-ends.ts' : 'core/tokenizer.ts')};`,
     `export { classesOf, pretokenEnd } from ${src('core/pretokens.ts')};`,
     // The reply as chunk spans (ingest-protocol.ts toWire/fromWire), in trees that have them.
     existsSync(join(tree, 'src/vector-stores/ingest-protocol.ts'))

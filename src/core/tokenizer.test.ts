@@ -1,7 +1,7 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
-import { countText, decodeTokens, encodePieces, encodeText, isWhitespace, mergeLong, mergeShort } from './tokenizer.js';
+import { countText, decodeTokens, encodePieces, encodeText, mergeLong, mergeShort, tokenByteLength, tokenEnds } from './tokenizer.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -142,15 +142,71 @@ describe('linear o200k tokenizing', () => {
   });
 });
 
-describe('the whitespace test of the pre-check', () => {
-  it('agrees with the regex \\s on every UTF-16 code unit', () => {
-    const disagree: string[] = [];
-    for (let c = 0; c <= 0xffff; c++) if (isWhitespace(c) !== /\s/.test(String.fromCharCode(c))) disagree.push(`U+${c.toString(16)}`);
-    expect(disagree).toEqual([]);
+describe('texts of every kind', () => {
+  it('gives gpt-tokenizer’s tokens for pre-tokens of every length up to LONG, of every script, with lone surrogates', () => {
+    const kinds = [
+      lower,
+      cjk,
+      emoji,
+      (r: number) => String.fromCharCode(0x400 + Math.floor(r * 200)),
+      (r: number) => '0123456789.,;:!?-_/\\[]{}'[Math.floor(r * 24)],
+    ];
+    const texts = Array.from({ length: 60 }, (_, i) => {
+      const r = random(100 + i);
+      let text = '';
+      while (text.length < 2000) {
+        // Runs of one kind from 1 to 300 characters (merged by mergeShort up to 48 bytes, by mergeLong above, by blocks past LONG).
+        const length = 1 + Math.floor(r() ** 3 * 300);
+        const kind = kinds[Math.floor(r() * kinds.length)];
+        text +=
+          draw(length, kind, i * 1000 + text.length) +
+          [' ', '\n', '\r\n', '  ', '\t', "'s ", '\ud800', '\udc00x', '<|endoftext|>'][Math.floor(r() * 9)];
+      }
+      return text;
+    });
+    for (const text of texts) {
+      expect(encodeText(text)).toEqual(encode(text, PLAIN));
+      expect(tokenEnds(text, 1e6)?.count).toBe(encode(text, PLAIN).length);
+    }
   });
+});
 
+describe('long pre-tokens among short ones', () => {
   it('finds long pre-tokens made of mixed kinds: a punctuation run with a \\n/ tail, mixed whitespace', () => {
     for (const text of [`x.${'\n/'.repeat(400)}y`, `a${' \u2000\u3000'.repeat(200)}b`, `${prose}${'-'.repeat(130)}${prose}`])
       expect(encodeText(text)).toEqual(encode(text, PLAIN));
+  });
+});
+
+/** Where gpt-tokenizer's tokens of `text` end, in bytes of its UTF-8. */
+function referenceEnds(text: string): number[] {
+  let at = 0;
+  return encode(text, { disallowedSpecial: new Set() }).map((t) => (at += tokenByteLength(t)));
+}
+
+describe('token ends', () => {
+  it('ends tokens where gpt-tokenizer does past the cache of pre-tokens starting over, and again from it', () => {
+    let seed = 5;
+    const r = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+    // More distinct pre-tokens (random words) than the cache holds (200,000), among repeated ones.
+    const words: string[] = [];
+    for (let i = 0; i < 230_000; i++) {
+      let w = ' ';
+      for (let j = 3 + Math.floor(r() * 6); j > 0; j--) w += String.fromCharCode(97 + Math.floor(r() * 26));
+      words.push(w);
+      if (i % 1000 === 0) words.push(' ünïcödé 日本語 😀\n the of and');
+    }
+    const text = words.join('');
+    const expected = referenceEnds(text);
+    for (let pass = 0; pass < 2; pass++) {
+      const got = tokenEnds(text, 5_000_000)!;
+      expect(got.count).toBe(expected.length);
+      expect(Array.from(got.ends.subarray(0, got.count))).toEqual(expected);
+    }
+  });
+
+  it('stops past the most tokens it may read', () => {
+    expect(tokenEnds(' word'.repeat(100), 99)).toBeUndefined();
+    expect(tokenEnds(' word'.repeat(100), 100)?.count).toBe(100);
   });
 });

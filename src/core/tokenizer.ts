@@ -1,82 +1,101 @@
+import { readFileSync } from 'node:fs';
 import type * as Tokenizer from 'gpt-tokenizer';
 import { lazy } from '../store/lazy.js';
+import { PieceCache, pieceHash } from './piece-cache.js';
+import { classesOf, pretokenEnd } from './pretokens.js';
+import { decodeVocabulary, rankOf, vocabularyOfRanks, type Vocabulary } from './vocabulary.js';
 
 /**
- * The o200k tokenizer (gpt-tokenizer's default encoding) in time linear in the text, for every count,
- * truncation and chunking in Standin. It gives gpt-tokenizer's tokens exactly, but for a token or two at
- * each block edge of a pre-token over BLOCK characters.
+ * The o200k tokenizer, in time linear in the text, for every count, truncation and chunking in Standin:
+ * gpt-tokenizer's tokens exactly, but for a token or two at each block edge of a pre-token over BLOCK
+ * characters.
  *
- * Why not gpt-tokenizer alone: it splits the text into pre-tokens with a regex (words, number groups,
- * punctuation runs, whitespace runs), then merges the bytes of each pre-token by rescanning all its
- * pairs for the lowest rank and splicing two arrays at every merge: O(n²) in the pre-token's length.
- * Words are short, but a run without spaces (`aaaa…`, `[[[[…`, random letters, one emoji or CJK
- * character repeated, a long whitespace run) is one pre-token: 16 K characters took a second, 150 K half
- * a minute, on the event loop. Here pre-tokens longer than `LONG` are merged with a heap (the same merge
- * order: the lowest rank, the leftmost on ties), O(n log n); the text between them goes to gpt-tokenizer,
- * whose merge cache makes ordinary words fast.
+ * The text is cut into pre-tokens by a scan over a table of character classes (pretokens.ts: the pieces
+ * of gpt-tokenizer's regex, at a tenth of its cost). A pre-token of at most LONG units is looked up in a
+ * cache of pre-tokens with their tokens (piece-cache.ts: natural text repeats its words), and merged on a
+ * miss; a longer one is merged a BLOCK at a time with a heap. gpt-tokenizer merged every pre-token by
+ * rescanning all its pairs for the lowest rank and splicing two arrays at every merge: O(n²) in the
+ * pre-token's length, where a run without spaces (`aaaa…`, `[[[[…`, one emoji repeated) is one pre-token:
+ * 16 K characters took a second, 150 K half a minute, on the event loop.
+ *
+ * The ranks are vocabulary.ts's typed arrays, read from the file the build writes beside the bundle.
+ * gpt-tokenizer itself is loaded only to name a special token being decoded, and its module of ranks only
+ * where the build's file is absent (a run from the sources).
  */
 const library = lazy<typeof Tokenizer>('gpt-tokenizer');
-const constants = lazy<{ O200K_TOKEN_SPLIT_REGEX: RegExp }>('gpt-tokenizer/encodingParams/constants');
 const ranksFile = lazy<{ default: readonly (string | readonly number[] | undefined)[] }>('gpt-tokenizer/bpeRanks/o200k_base');
 
-/** Special-token look-alikes (`<|endoftext|>`) in a text are text, as the platform counts user input. */
-const PLAIN = { disallowedSpecial: new Set<string>() };
-
-/** Pre-tokens longer than this (UTF-16 units) skip gpt-tokenizer's quadratic merge. */
+/** Pre-tokens longer than this (UTF-16 units) are merged in blocks with a heap, and not remembered. */
 export const LONG = 256;
-/** Ordinary text goes to gpt-tokenizer in pieces of about this size, so a caller can stop early. */
+/** Tokens are handed out in pieces of about this many UTF-16 units of text, so a caller can stop early. */
 const SEGMENT = 65_536;
 /**
  * A longer pre-token is merged in blocks of this many UTF-16 units: the merge holds about 40 bytes per
  * byte of its input, so a block costs at most ~30 MB, and a caller can stop after one. A block edge may
- * shift the count by a token or two from gpt-tokenizer's (one whole merge) — on 256 K characters.
+ * shift the count by a token or two from a whole merge's — on 256 K characters.
  */
 const BLOCK = 262_144;
+/** Pre-tokens of more bytes than this are merged with the heap (mergeLong), shorter ones by rescanning (mergeShort). */
+const SHORT_BYTES = 48;
 
-/** Loads the tokenizer's tables (about 0.2 s of CPU) ahead of the first use, off the start path. */
-export const warmTokenizer = () => void library();
+/** Where the build writes the ranks (dist/o200k.bin, beside the bundle); from the sources there is none. */
+const FILE = new URL('./o200k.bin', import.meta.url);
+
+let vocab: Vocabulary | undefined;
+/** The ranks: the build's file, or else (or if it is not one) gpt-tokenizer's module. Immutable, shared by every Standin of the process. */
+export function vocabulary(): Vocabulary {
+  if (vocab) return vocab;
+  try {
+    vocab = decodeVocabulary(readFileSync(FILE));
+  } catch {
+    vocab = vocabularyOfRanks(ranksFile().default);
+  }
+  return vocab;
+}
+
+/** Loads the ranks ahead of the first use, off the start path. */
+export const warmTokenizer = () => void vocabulary();
+
+const cache = new PieceCache();
+
+/**
+ * The tokens of the pre-token `text[p, e)` (at most LONG units), from the cache or merged and remembered:
+ * `cache.count` of them in the cache's pool, read with `tokenAt` two units apart from the returned index.
+ */
+function lookUp(text: string, p: number, e: number): number {
+  const h = pieceHash(text, p, e);
+  const at = cache.find(text, p, e, h);
+  return at >= 0 ? at : cache.add(text, p, e, h, at, merge(text, p, e));
+}
+/** The token at `at` of the cache's pool. */
+const tokenAt = (pool: Uint16Array, at: number) => pool[at] | (pool[at + 1] << 16);
 
 /** The tokens of `text`, in order, a bounded piece at a time. */
 export function* encodePieces(text: string): Generator<number[]> {
   if (!text) return;
-  if (text.length <= LONG) yield library().encode(text, PLAIN);
-  else if (!mayHoldLong(text)) yield* ordinaryPieces(text);
-  else yield* piecesAroundLong(text);
-}
-
-/** Text without a long pre-token, to gpt-tokenizer in pieces cut before a space that starts a word. */
-function* ordinaryPieces(text: string): Generator<number[]> {
+  const k = classesOf(text);
+  let out: number[] = [];
   let from = 0;
-  while (text.length - from > SEGMENT) {
-    // Before " word" after a non-space, both sides pre-tokenize as the whole does: " word" starts a pre-token.
-    WORD_START.lastIndex = from + SEGMENT;
-    const cut = WORD_START.exec(text);
-    if (!cut) break;
-    yield library().encode(text.slice(from, cut.index), PLAIN);
-    from = cut.index;
-  }
-  yield library().encode(from ? text.slice(from) : text, PLAIN);
-}
-const WORD_START = /(?<=\S) (?=\p{L})/gu;
-
-/** Text with long pre-tokens: those to the heap merge, the text between to gpt-tokenizer. */
-function* piecesAroundLong(text: string): Generator<number[]> {
-  let from = 0;
-  // matchAll clones the regex: generators may interleave without sharing its lastIndex.
-  for (const m of text.matchAll(constants().O200K_TOKEN_SPLIT_REGEX)) {
-    const at = m.index;
-    const long = m[0].length > LONG;
-    // Cuts fall only between pre-tokens, so gpt-tokenizer splits each piece as it would the whole.
-    if (at > from && (long || at - from >= SEGMENT)) {
-      yield library().encode(text.slice(from, at), PLAIN);
-      from = at;
+  for (let p = 0; p < text.length;) {
+    const e = pretokenEnd(text, k, p);
+    if (e - p > LONG) {
+      if (out.length) yield out;
+      out = [];
+      yield* blocks(text.slice(p, e));
+      from = e;
+    } else {
+      const at = lookUp(text, p, e);
+      const pool = cache.values();
+      for (let i = 0, n = cache.count; i < n; i++) out.push(tokenAt(pool, at + 2 * i));
+      if (e - from >= SEGMENT) {
+        yield out;
+        out = [];
+        from = e;
+      }
     }
-    if (long) {
-      yield* blocks(m[0]);
-      from = at + m[0].length;
-    }
+    p = e;
   }
-  if (from < text.length) yield library().encode(text.slice(from), PLAIN);
+  if (out.length) yield out;
 }
 
 /** The tokens of one long pre-token, merged a BLOCK at a time (never between a surrogate pair). */
@@ -90,45 +109,43 @@ export function* blocks(piece: string): Generator<number[]> {
 }
 
 /**
- * Whether `text` may hold a pre-token longer than LONG, without the regex pass. Every pre-token is, but
- * for one leading character, a run of whitespace, of non-whitespace, or a punctuation run followed by
- * `\r`, `\n` and `/`; one longer than LONG holds a run of one of those kinds of over LONG / 2 - 1.
+ * Where each token of a text ends, in bytes of its UTF-8, and how many there are: what the chunker needs
+ * (vector-stores/chunk.ts), without the token ids. Undefined as soon as the text holds more than `max`
+ * tokens (it stops reading there).
  */
-function mayHoldLong(text: string): boolean {
-  const run = (LONG >> 1) - 1;
-  let space = 0;
-  let solid = 0;
-  let tail = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (isWhitespace(c)) {
-      space++;
-      solid = 0;
-    } else {
-      solid++;
-      space = 0;
+export function tokenEnds(text: string, max: number): { ends: Uint32Array; count: number } | undefined {
+  const { lengths } = vocabulary();
+  let ends = new Uint32Array(Math.min(max + 1, 1024 + (text.length >> 2)));
+  let count = 0;
+  let at = 0;
+  /** Room in `ends` for `n` more, or false past `max`. */
+  const room = (n: number) => {
+    if (count + n > max) return false;
+    if (count + n > ends.length) {
+      const grown = new Uint32Array(Math.min(max + 1, Math.max(ends.length * 2, count + n)));
+      grown.set(ends);
+      ends = grown;
     }
-    tail = c === 10 || c === 13 || c === 47 ? tail + 1 : 0;
-    if (space >= run || solid >= run || tail >= run) return true;
+    return true;
+  };
+  const k = classesOf(text);
+  for (let p = 0; p < text.length;) {
+    const e = pretokenEnd(text, k, p);
+    if (e - p > LONG) {
+      for (const tokens of blocks(text.slice(p, e))) {
+        if (!room(tokens.length)) return undefined;
+        for (const t of tokens) ends[count++] = at += lengths[t];
+      }
+    } else {
+      const from = lookUp(text, p, e);
+      const n = cache.count;
+      if (!room(n)) return undefined;
+      const pool = cache.values();
+      for (let i = 0; i < n; i++) ends[count++] = at += lengths[tokenAt(pool, from + 2 * i)];
+    }
+    p = e;
   }
-  return false;
-}
-
-/** Whether UTF-16 code unit `c` is whitespace as the regex `\s` has it. */
-export function isWhitespace(c: number): boolean {
-  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
-  if (c < 0xa0) return false;
-  return (
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
+  return { ends, count };
 }
 
 /** The tokens of `text`. */
@@ -147,34 +164,79 @@ export function countText(text: string): number {
 
 /** The text of `tokens`; throws on an id the tokenizer does not know. A cut multi-byte character becomes U+FFFD. */
 export function decodeTokens(tokens: readonly number[]): string {
-  const { bytes } = vocabulary();
-  const parts: string[] = [];
+  const { count, bytes, offsets } = vocabulary();
+  const parts: Uint8Array[] = [];
   for (const t of tokens) {
-    const b = bytes[t];
     // Special tokens (and unknown ids, which throw) are gpt-tokenizer's to name.
-    parts.push(b ?? Buffer.from(library().decode([t]), 'utf8').toString('latin1'));
+    parts.push(t >= 0 && t < count ? bytes.subarray(offsets[t], offsets[t + 1]) : Buffer.from(library().decode([t]), 'utf8'));
   }
-  // One decode of all the bytes: gpt-tokenizer's decode copies its byte buffer at every byte token
-  // (quadratic over a long run of them) and keeps a cut character's bytes for its next call.
-  return Buffer.from(parts.join(''), 'latin1').toString('utf8');
+  // One decode of all the bytes, so a character that tokens split is whole again.
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
+export const tokenByteLength = (t: number): number => {
+  const { count, lengths } = vocabulary();
+  return t >= 0 && t < count ? lengths[t] : 0;
+};
+
+/** UTF-8 of a pre-token, made here without a string or buffer a look-up (grown as needed). */
+let utf8 = new Uint8Array(1024);
+
+/** Writes the UTF-8 of `text[from, to)` into `utf8` (a lone surrogate as U+FFFD, as Buffer and TextEncoder do); returns its length. */
+function encodeUtf8(text: string, from: number, to: number): number {
+  if (3 * (to - from) > utf8.length) utf8 = new Uint8Array(3 * (to - from));
+  const b = utf8;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    let c = text.charCodeAt(i);
+    if (c < 0x80) b[n++] = c;
+    else if (c < 0x800) {
+      b[n++] = 0xc0 | (c >> 6);
+      b[n++] = 0x80 | (c & 0x3f);
+    } else if ((c & 0xfc00) === 0xd800 && i + 1 < to && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      c = 0x10000 + ((c - 0xd800) << 10) + (text.charCodeAt(++i) - 0xdc00);
+      b[n++] = 0xf0 | (c >> 18);
+      b[n++] = 0x80 | ((c >> 12) & 0x3f);
+      b[n++] = 0x80 | ((c >> 6) & 0x3f);
+      b[n++] = 0x80 | (c & 0x3f);
+    } else {
+      if ((c & 0xf800) === 0xd800) c = 0xfffd;
+      b[n++] = 0xe0 | (c >> 12);
+      b[n++] = 0x80 | ((c >> 6) & 0x3f);
+      b[n++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return n;
+}
+
+/** The tokens of the pre-token `text[from, to)`: a token as a whole, or merged (mergeShort's way when short, mergeLong's otherwise). */
+function merge(text: string, from: number, to: number): number[] {
+  const n = encodeUtf8(text, from, to);
+  const v = vocabulary();
+  const whole = rankOf(v, utf8, 0, n);
+  if (whole >= 0) return [whole];
+  return n <= SHORT_BYTES ? mergeShortBytes(v, utf8, n) : mergeLongBytes(v, utf8.subarray(0, n));
 }
 
 /**
  * Byte-pair merge of one short pre-token, as gpt-tokenizer (and tiktoken) make it: the lowest-ranked
  * pair of neighbouring parts merged first, the leftmost among equals, until no pair is a token. Quadratic
- * in the pre-token, so for short ones (the chunker's cache misses); mergeLong for the rest.
+ * in the pre-token, so for short ones; mergeLong for the rest.
  */
 export function mergeShort(piece: string): number[] {
-  const { rank, byteToken } = vocabulary();
-  const buf = Buffer.from(piece, 'utf8');
-  const n = buf.length;
-  const bytes = n === piece.length ? piece : buf.toString('latin1');
-  const whole = rank.get(bytes);
-  if (whole !== undefined) return [whole];
-  if (n > short.token.length) short = { token: new Int32Array(2 * n), start: new Int32Array(2 * n + 1), ranks: new Float64Array(2 * n) };
+  const n = encodeUtf8(piece, 0, piece.length);
+  const v = vocabulary();
+  const whole = rankOf(v, utf8, 0, n);
+  return whole >= 0 ? [whole] : mergeShortBytes(v, utf8, n);
+}
+
+function mergeShortBytes(v: Vocabulary, buf: Uint8Array, n: number): number[] {
+  if (n > short.token.length) short = { token: new Int32Array(2 * n), start: new Int32Array(2 * n + 1), ranks: new Int32Array(2 * n) };
   // Parts i < m: token[i], starting at byte start[i] (start[m] is the end); ranks[i]: the rank of parts
-  // i and i + 1 merged (Infinity if that is no token).
+  // i and i + 1 merged (NONE if that is no token).
   const { token, start, ranks } = short;
+  const { byteToken } = v;
   let m = n;
   for (let i = 0; i < n; i++) {
     token[i] = byteToken[buf[i]];
@@ -182,24 +244,22 @@ export function mergeShort(piece: string): number[] {
   }
   start[n] = n;
   const pairRank = (i: number): number => {
-    if (i + 1 >= m) return Infinity;
+    if (i + 1 >= m) return NONE;
     const l = token[i];
     const r = token[i + 1];
     // Which token two tokens make depends on them alone: remembered across pre-tokens.
     const h = (Math.imul(l, 0x9e3779b1) ^ Math.imul(r, 0x85ebca6b)) >>> (32 - SHORT_PAIRS_BITS);
-    if (pairLeft[h] === l && pairRight[h] === r) return pairMerged[h] < 0 ? Infinity : pairMerged[h];
-    const merged = rank.get(bytes.slice(start[i], start[i + 2]));
+    if (pairLeft[h] === l && pairRight[h] === r) return pairMerged[h];
     pairLeft[h] = l;
     pairRight[h] = r;
-    pairMerged[h] = merged ?? NONE;
-    return merged ?? Infinity;
+    return (pairMerged[h] = rankOf(v, buf, start[i], start[i + 2]));
   };
   for (let i = 0; i < m; i++) ranks[i] = pairRank(i);
   for (;;) {
-    let lowest = Infinity;
+    let lowest = NONE;
     let at = -1;
     for (let i = 0; i < m - 1; i++) {
-      if (ranks[i] < lowest) {
+      if (ranks[i] !== NONE && (at < 0 || ranks[i] < lowest)) {
         lowest = ranks[i];
         at = i;
       }
@@ -220,42 +280,12 @@ export function mergeShort(piece: string): number[] {
 }
 
 /** mergeShort's working arrays, grown as needed. */
-let short = { token: new Int32Array(1024), start: new Int32Array(1025), ranks: new Float64Array(1024) };
+let short = { token: new Int32Array(1024), start: new Int32Array(1025), ranks: new Int32Array(1024) };
 /** Pairs of tokens met by mergeShort and the token they merge into (NONE: none), direct-mapped. */
 const SHORT_PAIRS_BITS = 16;
 const pairLeft = new Int32Array(1 << SHORT_PAIRS_BITS).fill(-1);
 const pairRight = new Int32Array(1 << SHORT_PAIRS_BITS);
 const pairMerged = new Int32Array(1 << SHORT_PAIRS_BITS);
-
-/** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
-export const tokenByteLength = (t: number): number => vocabulary().bytes[t]?.length ?? 0;
-
-/** The mergeable ranks keyed by their bytes as a latin1 string (one char per byte), and the reverse. */
-interface Vocabulary {
-  rank: Map<string, number>;
-  bytes: string[];
-  longest: number;
-  /** The token of each single byte. */
-  byteToken: Int32Array;
-}
-// Immutable tables, built on first use (~16 MB, ~0.1 s): shared by every Standin of the process, as the
-// lazily loaded modules are.
-let vocab: Vocabulary | undefined;
-function vocabulary(): Vocabulary {
-  if (vocab) return vocab;
-  const rank = new Map<string, number>();
-  const bytes: string[] = [];
-  let longest = 0;
-  ranksFile().default.forEach((entry, r) => {
-    if (entry === undefined) return;
-    const key = typeof entry === 'string' ? Buffer.from(entry, 'utf8').toString('latin1') : String.fromCharCode(...entry);
-    rank.set(key, r);
-    bytes[r] = key;
-    longest = Math.max(longest, key.length);
-  });
-  const byteToken = Int32Array.from({ length: 256 }, (_, b) => rank.get(String.fromCharCode(b))!);
-  return (vocab = { rank, bytes, longest, byteToken });
-}
 
 const NONE = -1;
 const POS = 2 ** 30;
@@ -267,14 +297,16 @@ const PAIR_CACHE = 4096;
  * the tests, which hold the block edges against one whole merge.
  */
 export function mergeLong(piece: string): number[] {
-  const { rank, longest, byteToken } = vocabulary();
   const buf = Buffer.from(piece, 'utf8');
+  if (buf.length >= POS) throw new RangeError('a pre-token of 1 GiB or more cannot be tokenized');
+  const v = vocabulary();
+  const whole = rankOf(v, buf, 0, buf.length);
+  return whole >= 0 ? [whole] : mergeLongBytes(v, buf);
+}
+
+function mergeLongBytes(v: Vocabulary, buf: Uint8Array): number[] {
+  const { longest, byteToken } = v;
   const n = buf.length;
-  if (n >= POS) throw new RangeError('a pre-token of 1 GiB or more cannot be tokenized');
-  // One char per byte, so a part's key is a substring (an ASCII piece is its own byte string).
-  const bytes = n === piece.length ? piece : buf.toString('latin1');
-  const whole = n <= longest ? rank.get(bytes) : undefined;
-  if (whole !== undefined) return [whole];
   // Parts are named by their first byte: next[p] starts the following part (n at the end; -1 once
   // merged away), token[p] is the part's token.
   const next = new Int32Array(n);
@@ -285,7 +317,7 @@ export function mergeLong(piece: string): number[] {
   const seenLeft = new Int32Array(PAIR_CACHE).fill(NONE);
   const seenRight = new Int32Array(PAIR_CACHE);
   const seenRank = new Int32Array(PAIR_CACHE);
-  const rankOf = (p: number) => {
+  const rankAt = (p: number) => {
     const q = next[p];
     if (q >= n) return NONE;
     const end = next[q];
@@ -296,7 +328,7 @@ export function mergeLong(piece: string): number[] {
     if (seenLeft[h] === l && seenRight[h] === r) return seenRank[h];
     seenLeft[h] = l;
     seenRight[h] = r;
-    return (seenRank[h] = rank.get(bytes.slice(p, end)) ?? NONE);
+    return (seenRank[h] = rankOf(v, buf, p, end));
   };
   for (let p = 0; p < n; p++) {
     next[p] = p + 1;
@@ -306,13 +338,13 @@ export function mergeLong(piece: string): number[] {
   // Each merge pushes at most two entries: n - 1 pairs at first, two per merge after.
   const heap = new MinHeap(3 * n);
   for (let p = 0; p + 1 < n; p++) {
-    pairRank[p] = rankOf(p);
+    pairRank[p] = rankAt(p);
     if (pairRank[p] !== NONE) heap.add(pairRank[p] * POS + p);
   }
   pairRank[n - 1] = NONE;
   heap.heapify();
   const rerank = (p: number) => {
-    pairRank[p] = rankOf(p);
+    pairRank[p] = rankAt(p);
     if (pairRank[p] !== NONE) heap.push(pairRank[p] * POS + p);
   };
   while (heap.size) {

@@ -1,6 +1,6 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { tokenEnds } from '../core/token-ends.js';
+import { tokenEnds } from '../core/tokenizer.js';
 import { AUTO_CHUNKING, chunkText, tokenize, TooManyTokens } from './chunk.js';
 
 describe('token chunking', () => {

@@ -1,5 +1,4 @@
-import { tokenEnds } from '../core/token-ends.js';
-import { encodePieces } from '../core/tokenizer.js';
+import { encodePieces, tokenEnds } from '../core/tokenizer.js';
 
 /**
  * Token-level chunking (the o200k tokenizer of core/tokenizer.ts, linear in the text, as token counts
@@ -73,7 +72,7 @@ const REPLACEMENT = 0xfffd;
 
 /**
  * Chunks of a text: each chunk's text and token count, in order. An empty text has none. A chunk's text
- * is its tokens' bytes decoded: a slice of the text's UTF-8 (token boundaries from core/token-ends.ts),
+ * is its tokens' bytes decoded: a slice of the text's UTF-8 (token boundaries from core/tokenizer.ts's tokenEnds),
  * the halves of a character cut at its edges dropped (with any U+FFFD there). That is the text's slice
  * between the window's first and last whole characters, unless the text has a lone surrogate (which
  * UTF-8 makes U+FFFD) or the slice a U+FFFD at an edge. The chunk is then that slice, which V8 keeps as a

@@ -2,7 +2,7 @@ import { words } from './lexical.js';
 
 /**
  * What the built-in embedder (embedder.ts) takes from each word: its hash, its feature and its character
- * trigrams' features, remembered per word in flat typed arrays like core/token-ends.ts's pre-tokens. The
+ * trigrams' features, remembered per word in flat typed arrays like core/piece-cache.ts's pre-tokens. The
  * embedder looks up every word of a file; a cache of strings and objects (each with an array of its own)
  * cost a chase through memory a look-up, and the look-ups were a quarter of the embedder's time on new text.
  */

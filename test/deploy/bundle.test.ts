@@ -127,6 +127,46 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
     );
   });
 
+  it("reads the tokenizer's ranks from the build's file, gpt-tokenizer's own ranks left unloaded (src/core/vocabulary.ts)", async () => {
+    ensureBuilt();
+    const ranks = (await import('gpt-tokenizer/bpeRanks/o200k_base')).default;
+    const { decodeVocabulary, encodeVocabulary, vocabularyOfRanks } = await import('../../src/core/vocabulary.js');
+    const file = readFileSync(join(root, 'dist/o200k.bin'));
+    expect(Buffer.from(encodeVocabulary(vocabularyOfRanks(ranks))).equals(file)).toBe(true);
+    expect(decodeVocabulary(file).count).toBe(ranks.length);
+    // A started server warms its tokenizer: the hook reports which files it reads and which packages it loads.
+    const dir = mkdtempSync(join(tmpdir(), 'standin-ranks-'));
+    const hook = join(dir, 'hook.cjs');
+    writeFileSync(
+      hook,
+      `const fs = require('node:fs'); const Module = require('node:module');
+       const read = fs.readFileSync;
+       fs.readFileSync = function (p, ...rest) { if (String(p).endsWith('o200k.bin')) process.stderr.write('READ o200k.bin\\n'); return read.call(this, p, ...rest); };
+       const load = Module._load;
+       Module._load = function (request, ...rest) { if (request.startsWith('gpt-tokenizer')) process.stderr.write('LOAD ' + request + '\\n'); return load.call(this, request, ...rest); };`,
+    );
+    const child = spawn(process.execPath, ['--require', hook, 'dist/main.js', 'serve', '--port', '0'], {
+      cwd: root,
+      env: { ...process.env, STANDIN_DATA: join(dir, 'data') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (d: Buffer) => {
+          err += d.toString();
+          if (err.includes('READ o200k.bin')) setTimeout(resolve, 200);
+        });
+        child.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)));
+      });
+      expect(err).not.toContain('LOAD gpt-tokenizer');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.on('close', r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("starts from the build's code cache: the instance says so as it listens (src/core/code-cache.ts)", async () => {
     ensureBuilt();
     const data = mkdtempSync(join(tmpdir(), 'standin-code-cache-'));
