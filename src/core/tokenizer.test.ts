@@ -139,6 +139,8 @@ describe('linear o200k tokenizing', () => {
     // Special tokens decode to their names; an unknown id throws.
     expect(decodeTokens([encode('<|endoftext|>', { allowedSpecial: 'all' })[0]])).toBe(decode([199_999]));
     expect(() => decodeTokens([300_000])).toThrow();
+    expect(() => decodeTokens([1.5])).toThrow();
+    expect(() => decodeTokens([-1])).toThrow();
   });
 });
 
