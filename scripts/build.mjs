@@ -28,24 +28,22 @@ await build({
 });
 // Wrapped and in ASCII, as a start compiles it (scripts/server-script.mjs).
 finishServerScript('dist/standin.cjs');
-// The schema the migrations make on a fresh SQLite store (src/store/fresh-schema.ts), made by running them:
-// dist/fresh-schema.json, beside the bundle. Bundled to a file in dist/ so its native addon resolves.
-const freshSchema = 'dist/.fresh-schema.mjs';
-await build({ entryPoints: ['scripts/fresh-schema.ts'], outfile: freshSchema, ...serverBundle, logLevel: 'warning' });
-try {
-  execFileSync(process.execPath, [freshSchema, 'dist/fresh-schema.json'], { stdio: 'inherit' });
-} finally {
-  rmSync(freshSchema, { force: true });
+/** Bundles `script` into dist/ (so a native addon it loads resolves) and runs it with `args`. */
+async function runBundled(script, ...args) {
+  const outfile = `dist/.${script.replace(/^.*\//, '').replace(/\.ts$/, '.mjs')}`;
+  await build({ entryPoints: [script], outfile, ...serverBundle, logLevel: 'warning' });
+  try {
+    execFileSync(process.execPath, [outfile, ...args], { stdio: 'inherit' });
+  } finally {
+    rmSync(outfile, { force: true });
+  }
 }
+// The schema the migrations make on a fresh SQLite store (src/store/fresh-schema.ts), made by running them:
+// dist/fresh-schema.json, beside the bundle.
+await runBundled('scripts/fresh-schema.ts', 'dist/fresh-schema.json');
 // The tokenizer's ranks (src/core/vocabulary.ts): dist/o200k.bin, beside the bundle, which a start reads in
 // milliseconds where gpt-tokenizer's module of them took 0.2–0.4 s to load.
-const ranksScript = 'dist/.o200k.mjs';
-await build({ entryPoints: ['scripts/o200k.ts'], outfile: ranksScript, ...serverBundle, logLevel: 'warning' });
-try {
-  execFileSync(process.execPath, [ranksScript, 'dist/o200k.bin'], { stdio: 'inherit' });
-} finally {
-  rmSync(ranksScript, { force: true });
-}
+await runBundled('scripts/o200k.ts', 'dist/o200k.bin');
 // standin/testing (package.json `exports`): a small client of `standin ephemeral`, in both module formats
 // (jest loads CommonJS unless told otherwise), with its type declarations.
 const testing = { entryPoints: ['src/testing/index.ts'], bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' };

@@ -168,7 +168,9 @@ export function decodeTokens(tokens: readonly number[]): string {
   const parts: Uint8Array[] = [];
   for (const t of tokens) {
     // Special tokens (and unknown ids, which throw) are gpt-tokenizer's to name.
-    parts.push(Number.isInteger(t) && t >= 0 && t < count ? bytes.subarray(offsets[t], offsets[t + 1]) : Buffer.from(library().decode([t]), 'utf8'));
+    parts.push(
+      Number.isInteger(t) && t >= 0 && t < count ? bytes.subarray(offsets[t], offsets[t + 1]) : Buffer.from(library().decode([t]), 'utf8'),
+    );
   }
   // One decode of all the bytes, so a character that tokens split is whole again.
   return Buffer.concat(parts).toString('utf8');
