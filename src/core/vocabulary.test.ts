@@ -30,7 +30,7 @@ describe('the ranks as typed arrays', () => {
     const back = decodeVocabulary(file);
     expect(back.count).toBe(v.count);
     expect(same(back.bytes, v.bytes) && same(back.offsets, v.offsets) && same(back.slots, v.slots)).toBe(true);
-    // Read from a view into a larger buffer (as a pooled read gives), and copied out of it.
+    // Read from a view into a larger buffer.
     const padded = new Uint8Array(file.length + 16);
     padded.set(file, 8);
     expect(same(decodeVocabulary(padded.subarray(8, 8 + file.length)).slots, v.slots)).toBe(true);

@@ -116,6 +116,6 @@ export function decodeVocabulary(file: Uint8Array): Vocabulary {
   if (file.length < HEADER || view.getUint32(0, true) !== MAGIC) throw new Error('not a vocabulary file');
   const count = view.getUint32(4, true);
   if (HEADER + count > file.length) throw new Error('the vocabulary file is cut short');
-  // Copies: the file's buffer may be a pooled one, and the arrays live as long as the process.
-  return assemble(file.slice(HEADER, HEADER + count), file.slice(HEADER + count));
+  // Views of the file: its bytes stay for as long as the process, as the arrays do.
+  return assemble(file.subarray(HEADER, HEADER + count), file.subarray(HEADER + count));
 }
