@@ -1,12 +1,13 @@
 /**
- * Pre-tokens remembered with their tokens, in flat typed arrays: a slot holds the pre-token's hash, where
- * its entry starts in `pool` and its lengths; the entry is the pre-token's UTF-16 units followed by its
+ * Pre-tokens remembered with their tokens, in flat typed arrays: a slot holds where its entry starts in
+ * `pool` plus one (0: the slot is empty, so the zeroed array costs nothing until written), the
+ * pre-token's hash and its lengths; the entry is the pre-token's UTF-16 units followed by its
  * tokens, two units each (low half, high half). A look-up reads the slot and one stretch of the pool
  * (tokenizing makes one for every pre-token of a text; keys and values as strings and arrays cost a
  * chase through memory each). When full it starts over.
  */
 export class PieceCache {
-  private slots = new Int32Array(4 * SLOTS).fill(-1);
+  private slots = new Int32Array(4 * SLOTS);
   private pool = new Uint16Array(1 << 20);
   private used = 0;
   private entries = 0;
@@ -18,10 +19,10 @@ export class PieceCache {
     const length = to - from;
     for (let slot = h & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
       const at = slot * 4;
-      if (slots[at] === -1) return -1 - slot;
+      if (slots[at] === 0) return -1 - slot;
       if (slots[at + 1] !== h || slots[at + 2] >>> 16 !== length) continue;
       let i = 0;
-      const start = slots[at];
+      const start = slots[at] - 1;
       while (i < length && pool[start + i] === text.charCodeAt(from + i)) i++;
       if (i === length) {
         this.count = slots[at + 2] & 0xffff;
@@ -46,7 +47,7 @@ export class PieceCache {
       this.pool = grown;
     }
     if (this.entries >= CAPACITY || this.used + need > this.pool.length) {
-      this.slots.fill(-1);
+      this.slots.fill(0);
       this.used = 0;
       this.entries = 0;
       free = this.find(text, from, to, h);
@@ -62,7 +63,7 @@ export class PieceCache {
     this.used += need;
     this.entries++;
     const at = slot * 4;
-    this.slots[at] = start;
+    this.slots[at] = start + 1;
     this.slots[at + 1] = h;
     this.slots[at + 2] = (length << 16) | tokens.length;
     this.count = tokens.length;
