@@ -1,7 +1,7 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
-import { countText, decodeTokens, encodePieces, encodeText, mergeLong, mergeShort, tokenByteLength, tokenEnds } from './tokenizer.js';
+import { countText, decodeTokens, encodePieces, encodeText, mergeLong, mergeShort, tokenEnds, vocabulary } from './tokenizer.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -183,7 +183,7 @@ describe('long pre-tokens among short ones', () => {
 /** Where gpt-tokenizer's tokens of `text` end, in bytes of its UTF-8. */
 function referenceEnds(text: string): number[] {
   let at = 0;
-  return encode(text, { disallowedSpecial: new Set() }).map((t) => (at += tokenByteLength(t)));
+  return encode(text, { disallowedSpecial: new Set() }).map((t) => (at += vocabulary().lengths[t]));
 }
 
 describe('token ends', () => {

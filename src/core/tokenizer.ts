@@ -26,7 +26,7 @@ const library = lazy<typeof Tokenizer>('gpt-tokenizer');
 const ranksFile = lazy<{ default: readonly (string | readonly number[] | undefined)[] }>('gpt-tokenizer/bpeRanks/o200k_base');
 
 /** Pre-tokens longer than this (UTF-16 units) are merged in blocks with a heap, and not remembered. */
-export const LONG = 256;
+const LONG = 256;
 /** Tokens are handed out in pieces of about this many UTF-16 units of text, so a caller can stop early. */
 const SEGMENT = 65_536;
 /**
@@ -99,7 +99,7 @@ export function* encodePieces(text: string): Generator<number[]> {
 }
 
 /** The tokens of one long pre-token, merged a BLOCK at a time (never between a surrogate pair). */
-export function* blocks(piece: string): Generator<number[]> {
+function* blocks(piece: string): Generator<number[]> {
   for (let at = 0; at < piece.length;) {
     let end = Math.min(at + BLOCK, piece.length);
     if (end < piece.length && (piece.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
@@ -175,12 +175,6 @@ export function decodeTokens(tokens: readonly number[]): string {
   // One decode of all the bytes, so a character that tokens split is whole again.
   return Buffer.concat(parts).toString('utf8');
 }
-
-/** How many bytes of UTF-8 token `t` stands for (0 for a special token). */
-export const tokenByteLength = (t: number): number => {
-  const { count, lengths } = vocabulary();
-  return t >= 0 && t < count ? lengths[t] : 0;
-};
 
 /** UTF-8 of a pre-token, made here without a string or buffer a look-up (grown as needed). */
 let utf8 = new Uint8Array(1024);
