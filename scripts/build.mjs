@@ -44,6 +44,12 @@ await runBundled('scripts/fresh-schema.ts', 'dist/fresh-schema.json');
 // The tokenizer's ranks (src/core/vocabulary.ts): dist/o200k.bin, beside the bundle, which a start reads in
 // milliseconds where gpt-tokenizer's module of them took 0.2–0.4 s to load.
 await runBundled('scripts/o200k.ts', 'dist/o200k.bin');
+// The pre-tokenizer's character classes (src/core/pretokens.ts): dist/classes.bin, 64 KB a start reads where
+// testing each character took 50–60 ms of the thread that first counted tokens.
+await runBundled('scripts/classes.ts', 'dist/classes.bin');
+// Every route's request validators as code (src/core/validation.ts): dist/validators/, beside the bundle, so
+// a route's first request loads its validator rather than compiling it on the server's thread.
+await runBundled('scripts/validators.ts', 'dist/validators');
 // standin/testing (package.json `exports`): a small client of `standin ephemeral`, in both module formats
 // (jest loads CommonJS unless told otherwise), with its type declarations.
 const testing = { entryPoints: ['src/testing/index.ts'], bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' };

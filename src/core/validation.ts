@@ -1,19 +1,25 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { _, Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import { ApiError, frameworkError, invalid } from './errors.js';
 
 /**
  * Two ajv instances: bodies are validated strictly (no coercion, no removal, no defaults invented), while
- * query strings and path parameters are coerced, because every value arrives there as text.
+ * query strings and path parameters are coerced, because every value arrives there as text. With
+ * `standalone`, one whose validators can be written out as code (scripts/validators.ts).
  */
-function makeAjv(coerce: boolean) {
+export function makeAjv(coerce: boolean, standalone = false) {
   const ajv = new Ajv({
     allErrors: false,
     removeAdditional: false,
     useDefaults: false,
     coerceTypes: coerce ? 'array' : false,
     strict: false,
+    ...(standalone ? { code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` } } : {}),
   });
   addFormats.default(ajv);
   return ajv;
@@ -26,13 +32,41 @@ const once = (make: () => Ajv) => {
 const bodyAjv = once(() => makeAjv(false));
 const paramAjv = once(() => makeAjv(true));
 
+/** Where the build writes the validators of every route's schemas (scripts/validators.ts): beside the bundle. */
+const PRECOMPILED = new URL('./validators/', import.meta.url);
+const requireHere = createRequire(import.meta.url);
+
+/** The name of a schema's precompiled validator: a hash of the schema and of how it is validated. */
+export function schemaKey(schema: unknown, body: boolean): string {
+  return createHash('sha256')
+    .update(`${body ? 'body' : 'coerced'}\n${JSON.stringify(schema)}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
 /**
- * Validators compile on their route's first request, not at start: compiling a few hundred schemas
- * up front is most of a cold start, and most routes of a stand-in are never called in a given run.
+ * A schema's validator: the build's, written out as code (loading it takes a millisecond or two), else
+ * compiled now (running from the sources, or a schema the build did not meet): 30–150 ms of the server's
+ * thread for the larger bodies, on the route's first request.
+ */
+function validatorOf(schema: object, body: boolean): ValidateFunction {
+  const file = fileURLToPath(new URL(`${schemaKey(schema, body)}.cjs`, PRECOMPILED));
+  if (existsSync(file)) return requireHere(file) as ValidateFunction;
+  return (body ? bodyAjv : paramAjv)().compile(schema);
+}
+
+/** At build time (scripts/validators.ts): told of every schema a route validates with, as routes are added. */
+let collector: ((schema: object, body: boolean) => void) | undefined;
+export const collectSchemas = (collect: typeof collector) => void (collector = collect);
+
+/**
+ * Validators are made on their route's first request, not at start: most routes of a stand-in are never
+ * called in a given run. The build has written each as code (validatorOf), so making one is loading it.
  */
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart, method }) => {
   let compiled: ValidateFunction | undefined;
   const body = httpPart === 'body';
+  collector?.(schema as object, body);
   // Query and path values are text: a number must be written in decimal ('0x10' is not 16).
   const numeric = numericMembers(body ? {} : schema);
   // A route with an object body takes no body (Fastify hands the validator null) as `{}` (the body rules of
@@ -56,7 +90,7 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
         return false;
       }
     }
-    compiled ??= (body ? bodyAjv : paramAjv)().compile(schema as object);
+    compiled ??= validatorOf(schema as object, body);
     const ok = compiled(data);
     // The value refused goes with each error, so the 400 can name it (Fastify passes on the errors only).
     validate.errors = ok ? null : compiled.errors!.map((e) => ({ ...e, data: valueAt(data, e.instancePath) }));

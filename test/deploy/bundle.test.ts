@@ -1,11 +1,12 @@
 import { isAscii } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { ensureBuilt, root } from '../process.js';
+import { startTestStandin } from '../helpers.js';
+import { caller, ensureBuilt, freePort, root, serve } from '../process.js';
 
 /**
  * scripts/bundle-options.mjs leaves out of the server bundle what Fastify requires only on a call Standin
@@ -127,13 +128,15 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
     );
   });
 
-  it("reads the tokenizer's ranks from the build's file, gpt-tokenizer's own ranks left unloaded (src/core/vocabulary.ts)", async () => {
+  it("reads the tokenizer's ranks and character classes from the build's files, gpt-tokenizer's own ranks left unloaded (src/core/vocabulary.ts, pretokens.ts)", async () => {
     ensureBuilt();
     const ranks = (await import('gpt-tokenizer/bpeRanks/o200k_base')).default;
     const { decodeVocabulary, encodeVocabulary, vocabularyOfRanks } = await import('../../src/core/vocabulary.js');
     const file = readFileSync(join(root, 'dist/o200k.bin'));
     expect(Buffer.from(encodeVocabulary(vocabularyOfRanks(ranks))).equals(file)).toBe(true);
     expect(decodeVocabulary(file).count).toBe(ranks.length);
+    const { classTable } = await import('../../src/core/pretokens.js');
+    expect(Buffer.from(classTable()).equals(readFileSync(join(root, 'dist/classes.bin')))).toBe(true);
     // A started server warms its tokenizer: the hook reports which files it reads and which packages it loads.
     const dir = mkdtempSync(join(tmpdir(), 'standin-ranks-'));
     const hook = join(dir, 'hook.cjs');
@@ -141,7 +144,7 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
       hook,
       `const fs = require('node:fs'); const Module = require('node:module');
        const read = fs.readFileSync;
-       fs.readFileSync = function (p, ...rest) { if (String(p).endsWith('o200k.bin')) process.stderr.write('READ o200k.bin\\n'); return read.call(this, p, ...rest); };
+       fs.readFileSync = function (p, ...rest) { if (/(o200k|classes)\\.bin$/.test(String(p))) process.stderr.write('READ ' + String(p).split('/').pop() + '\\n'); return read.call(this, p, ...rest); };
        const load = Module._load;
        Module._load = function (request, ...rest) { if (request.startsWith('gpt-tokenizer')) process.stderr.write('LOAD ' + request + '\\n'); return load.call(this, request, ...rest); };`,
     );
@@ -155,7 +158,7 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
       await new Promise<void>((resolve, reject) => {
         child.stderr.on('data', (d: Buffer) => {
           err += d.toString();
-          if (err.includes('READ o200k.bin')) setTimeout(resolve, 200);
+          if (err.includes('READ o200k.bin') && err.includes('READ classes.bin')) setTimeout(resolve, 200);
         });
         child.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)));
       });
@@ -163,6 +166,74 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.on('close', r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("validates requests with the build's validators, never compiling one, and refuses bad ones as the sources do (src/core/validation.ts)", async () => {
+    ensureBuilt();
+    const written = readdirSync(join(root, 'dist/validators'));
+    expect(written.length).toBeGreaterThan(100);
+    expect(written.filter((f) => !/^[0-9a-f]{32}\.cjs$/.test(f))).toEqual([]);
+    // The hook reports each validator file the server loads, and each validator ajv compiles (its code, made
+    // with `new Function`, names `vErrors`).
+    const dir = mkdtempSync(join(tmpdir(), 'standin-validators-'));
+    const hook = join(dir, 'hook.cjs');
+    writeFileSync(
+      hook,
+      `const Module = require('node:module');
+       const load = Module._load;
+       Module._load = function (request, ...rest) { if (request.includes('/validators/')) process.stderr.write('VALIDATOR\\n'); return load.call(this, request, ...rest); };
+       const report = (args) => { if (String(args.at(-1)).includes('vErrors')) process.stderr.write('COMPILED\\n'); };
+       globalThis.Function = new Proxy(Function, {
+         construct: (target, args) => (report(args), Reflect.construct(target, args)),
+         apply: (target, self, args) => (report(args), Reflect.apply(target, self, args)),
+       });`,
+    );
+    const ADMIN = 'sk-admin-validators-test-0000000000000000';
+    const KEY = 'sk-proj-validators-test-00000000000000000';
+    const port = await freePort();
+    const built = await serve({
+      NODE_OPTIONS: `--require ${hook}`,
+      STANDIN_PORT: String(port),
+      STANDIN_DATA: join(dir, 'data'),
+      STANDIN_ADMIN_KEY: ADMIN,
+    });
+    const call = caller(() => `http://127.0.0.1:${port}`, KEY);
+    let err = '';
+    built.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const source = await startTestStandin();
+    try {
+      expect(
+        (await call('/admin/v1/projects/proj_demo/api_keys', { method: 'POST', key: ADMIN, body: { name: 't', value: KEY } })).status,
+      ).toBe(201);
+      // Bodies, query strings and path parameters, refused and taken.
+      const requests: [string, string, unknown][] = [
+        ['POST', '/v1/vector_stores', { name: 5 }],
+        ['POST', '/v1/vector_stores', { name: 'kept', metadata: { a: 'b' } }],
+        ['POST', '/v1/chat/completions', { model: 'gpt-4o-mini' }],
+        ['POST', '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], n: 'two' }],
+        ['POST', '/v1/responses', { model: 'gpt-4o-mini', input: 'hi', temperature: 'hot' }],
+        ['POST', '/v1/assistants', { model: 'gpt-4o-mini', tools: [{ type: 'no_such_tool' }] }],
+        ['GET', '/v1/files?limit=abc', undefined],
+        ['GET', '/v1/files?limit=0x10', undefined],
+        ['GET', '/v1/vector_stores?order=sideways', undefined],
+      ];
+      for (const [method, path, body] of requests) {
+        const fromBuild = await call(path, { method, body });
+        const fromSources = await source.req(method, path, { key: 'platform', body });
+        const strip = (b: any) => (b?.object === 'vector_store' ? { ...b, id: '', created_at: 0, last_active_at: 0 } : b);
+        expect({ status: fromBuild.status, body: strip(fromBuild.body) }, `${method} ${path}`).toEqual({
+          status: fromSources.status,
+          body: strip(fromSources.body),
+        });
+      }
+      expect(err.match(/VALIDATOR/g)?.length ?? 0).toBeGreaterThanOrEqual(6);
+      expect(err).not.toContain('COMPILED');
+    } finally {
+      await source.close();
+      built.kill('SIGTERM');
+      await new Promise((r) => built.on('close', r));
       rmSync(dir, { recursive: true, force: true });
     }
   });
