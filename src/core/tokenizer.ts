@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type * as Tokenizer from 'gpt-tokenizer';
 import { lazy } from '../store/lazy.js';
 import { PieceCache, pieceHash } from './piece-cache.js';
-import { classesOf, pretokenEnd } from './pretokens.js';
+import { classesOf, pretokenEnd, warmClasses } from './pretokens.js';
 import { decodeVocabulary, rankOf, vocabularyOfRanks, type Vocabulary } from './vocabulary.js';
 
 /**
@@ -53,8 +53,11 @@ export function vocabulary(): Vocabulary {
   return vocab;
 }
 
-/** Loads the ranks ahead of the first use, off the start path. */
-export const warmTokenizer = () => void vocabulary();
+/** Loads the ranks and the pre-tokenizer's classes ahead of the first use, off the start path. */
+export const warmTokenizer = () => {
+  vocabulary();
+  warmClasses();
+};
 
 const cache = new PieceCache();
 
