@@ -133,11 +133,14 @@ for (const q of queries) {
   await search(q);
   latencies.push(performance.now() - s0);
 }
-const read = db.prepare('select file_id, seq, text, embedding from vector_store_chunks where vector_store_id = ?');
+// The rows a search index is made of: the chunks, and the text parts that hold their texts (tables.ts, `text_from`).
+const read = db.prepare('select file_id, seq, text, text_from, text_to, embedding from vector_store_chunks where vector_store_id = ?');
+const readTexts = db.prepare('select file_id, part, text from vector_store_texts where vector_store_id = ?');
 const reads = [];
 for (let i = 0; i < 50; i++) {
   const s0 = performance.now();
   read.all(store.id);
+  readTexts.all(store.id);
   reads.push(performance.now() - s0);
 }
 db.close();

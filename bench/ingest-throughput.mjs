@@ -11,6 +11,7 @@
 // BENCH_INGEST_ROUNDS (2) rounds alternate; BENCH_INGEST_DATABASE_URL=postgres://… runs each server on PostgreSQL
 // (a schema of its own, dropped after) instead of SQLite. The server's CPU is given less its cost of the bench's requests
 // (the probe and the status reads, each costed after the batch with nothing being ingested).
+// The text a store holds after the batch (chunk rows and files' texts, UTF-8 bytes per byte ingested) is read with SQL.
 // BENCH_INGEST_REPEAT (1) uploads the files that many times over (the machine's changelogs make about 24 MB: three
 // files of 8 MB at most), so a batch of many large files can be measured; a process that is kept meets text it has seen.
 import { execFileSync, spawn } from 'node:child_process';
@@ -18,6 +19,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { serverBundle } from '../scripts/bundle-options.mjs';
 import { changelogTexts, cpuMs, endedChildrenCpuMs, report } from './lib.mjs';
@@ -74,7 +76,37 @@ async function pgSchema() {
   await admin.query(`CREATE SCHEMA ${schema}`);
   const url = new URL(DATABASE_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
-  return { args: ['--database-url', url.href], drop: () => admin.query(`DROP SCHEMA ${schema} CASCADE`).finally(() => admin.end()) };
+  return {
+    args: ['--database-url', url.href],
+    url: url.href,
+    drop: () => admin.query(`DROP SCHEMA ${schema} CASCADE`).finally(() => admin.end()),
+  };
+}
+
+/**
+ * The bytes of text a store holds (UTF-8): its chunks' rows and its files' texts. Chunks stored as runs of
+ * their text's parts hold none of their own; rows written before, or by an older build, hold theirs.
+ */
+async function storedText(s, storeId) {
+  const sql = (length) =>
+    `SELECT (SELECT COALESCE(SUM(${length}), 0) FROM vector_store_chunks WHERE vector_store_id = $1) AS chunks,` +
+    ` (SELECT COALESCE(SUM(${length}), 0) FROM vector_store_texts WHERE vector_store_id = $1) AS texts`;
+  if (s.url) {
+    const client = new pg.Client({ connectionString: s.url });
+    await client.connect();
+    try {
+      const { chunks, texts } = (await client.query(sql('octet_length(text)'), [storeId])).rows[0];
+      return { chunks: Number(chunks), texts: Number(texts) };
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new Database(join(s.data, 'standin.db'), { readonly: true });
+  try {
+    return db.prepare(sql('length(CAST(text AS BLOB))').replaceAll('$1', '?')).get(storeId, storeId);
+  } finally {
+    db.close();
+  }
 }
 
 /** CPU ms of every PostgreSQL process on the machine (the server's backends among them; the bench's own are idle). */
@@ -108,7 +140,7 @@ async function start(script) {
     child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
-      if (m) resolve({ child, url: m[1], data, drop: store.drop });
+      if (m) resolve({ child, url: m[1], data, drop: store.drop, ...(store.url && { databaseUrl: store.url }) });
     });
     child.on('exit', (code) => reject(new Error(`standin exited with ${code}: ${out}`)));
   });
@@ -204,6 +236,7 @@ async function measure(script, texts) {
     }
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
     const mb = bytes / 1e6;
+    const stored = await storedText({ data: s.data, url: s.databaseUrl }, vs.id);
     const serverMsPerMb = Math.max(0, serverCpu - perRequest * ingesting) / mb;
     const run = {
       processesBefore: children0.size,
@@ -216,6 +249,8 @@ async function measure(script, texts) {
       rawServerMsPerMb: serverCpu / mb,
       childMsPerMb: childCpu / mb,
       postgresMsPerMb: postgresMs / mb,
+      chunkTextPerMb: stored.chunks / bytes,
+      textPerMb: stored.texts / bytes,
     };
     console.error(
       `${script}: ${JSON.stringify(Object.fromEntries(Object.entries(run).map(([k, v]) => [k, round(v)])))} load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
@@ -263,6 +298,7 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : 0;
 };
+const storedShown = (xs) => (xs.length ? `${round(xs[0].chunkTextPerMb, 2)} + ${round(xs[0].textPerMb, 2)}` : '');
 const show = (xs) => `${round(best(xs).mbps, 2)} (runs: ${xs.map((x) => round(x.mbps, 2)).join(', ')})`;
 const cpu = (xs) =>
   [xs.map((x) => x.serverMsPerMb), xs.map((x) => x.childMsPerMb), ...(DATABASE_URL ? [xs.map((x) => x.postgresMsPerMb)] : [])]
@@ -283,6 +319,12 @@ report(
       before: cpu(runs.before),
       now: cpu(runs.now),
       goal: '≤ 100 in all (20 MB/s on 2 cores)',
+    },
+    {
+      measure: 'text stored per byte of text: chunk rows + files’ texts (UTF-8 bytes, SQL)',
+      before: storedShown(runs.before),
+      now: storedShown(runs.now),
+      goal: '',
     },
     {
       measure: 'worst GET /v1/models latency while ingesting, ms',

@@ -37,6 +37,8 @@ describe('the ingestion reply on the wire', () => {
     expect(wire.odd).toEqual([]);
     expect(back.chunks).toEqual(chunks);
     expect(back.text).toBe(text);
+    // Each chunk's span, for the store (ingest-segments.ts).
+    chunks.forEach((c, i) => expect(text.slice(back.spans[2 * i], back.spans[2 * i + 1])).toBe(c.text));
   });
 
   it('keeps every chunk exact where windows cut characters, beside U+FFFD of the text, and around lone surrogates', () => {
@@ -51,6 +53,13 @@ describe('the ingestion reply on the wire', () => {
       expect(wire.odd.length).toBeGreaterThan(0);
       expect(wire.odd.length).toBeLessThan(chunks.length);
       expect(back.chunks).toEqual(chunks);
+      // A chunk sent whole has no span.
+      const odd = new Set(wire.odd.map(([i]) => i));
+      chunks.forEach((c, i) =>
+        expect(odd.has(i) ? [back.spans[2 * i], back.spans[2 * i + 1]] : text.slice(back.spans[2 * i], back.spans[2 * i + 1])).toEqual(
+          odd.has(i) ? [-1, -1] : c.text,
+        ),
+      );
     }
     // A token a chunk: a lone surrogate's or a cut character's chunk is empty, a slice like any other.
     const { chunks, back } = roundTrip(text, { max_chunk_size_tokens: 1, chunk_overlap_tokens: 0 });

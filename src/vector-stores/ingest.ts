@@ -8,6 +8,8 @@ import { fromJson, toJson, type Tx } from '../store/db.js';
 import type { Chunking } from './chunk.js';
 import { builtinEmbedder, toBlob, type Embedder } from './embedder.js';
 import { FileRefused } from './ingest-pool.js';
+import { TEXT_PART } from './ingest-protocol.js';
+import { segmentsOf } from './ingest-segments.js';
 import type { Refusal } from './prepare.js';
 import type { IngestPayload } from './service.js';
 import * as store from './store.js';
@@ -95,6 +97,7 @@ export async function ingestFile(
   const embedder = ctx.services.vectorStores.embedder();
   let parts: string[];
   let chunks: { text: string; tokens: number }[];
+  let spans: Int32Array;
   let vectors: Float32Array[];
   try {
     const file = await getFile(ctx, row.project_id, fileId);
@@ -106,7 +109,7 @@ export async function ingestFile(
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
     });
-    ({ parts, chunks } = prepared);
+    ({ parts, chunks, spans } = prepared);
     vectors =
       prepared.vectors ??
       (await embedAll(
@@ -121,20 +124,34 @@ export async function ingestFile(
     await failIngestion(ctx, payload, refusal ?? givenUp(job.attempts, err));
     return;
   }
-  const rows: store.ChunkRow[] = chunks.map((c, seq) => ({
-    vector_store_id: storeId,
-    file_id: fileId,
-    seq,
-    text: c.text,
-    tokens: c.tokens,
-    embedding: toBlob(vectors[seq]),
-    embedder: embedder.id,
-  }));
+  // The text cut at the chunks' edges: a chunk that is a slice of it is stored as its run of segments.
+  const segments = segmentsOf(parts, spans);
+  const rows: store.ChunkRow[] = chunks.map((c, seq) => {
+    const from = segments.runs[2 * seq];
+    return {
+      vector_store_id: storeId,
+      file_id: fileId,
+      seq,
+      text: from < 0 ? c.text : '',
+      text_from: from < 0 ? null : from,
+      text_to: from < 0 ? null : segments.runs[2 * seq + 1],
+      tokens: c.tokens,
+      embedding: toBlob(vectors[seq]),
+      embedder: embedder.id,
+    };
+  });
   // The writes, in order, each with about the bytes it stores: what an earlier attempt of this ingestion
-  // wrote dropped, the text a part at a time, the chunks CHUNK_ROWS at a time, then the completion.
+  // wrote dropped, the text's segments (up to TEXT_PART characters or CHUNK_ROWS segments a statement),
+  // the chunks CHUNK_ROWS at a time, then the completion.
   const steps: { bytes: number; run(tx: Tx): Promise<unknown> }[] = [{ bytes: 0, run: (tx) => store.clearIngested(tx, storeId, fileId) }];
-  for (const [part, text] of parts.entries())
-    steps.push({ bytes: text.length, run: (tx) => store.insertTextPart(tx, storeId, fileId, part, text) });
+  for (let i = 0; i < segments.texts.length;) {
+    const first = i;
+    let bytes = segments.texts[i++].length;
+    while (i < segments.texts.length && i - first < store.CHUNK_ROWS && bytes + segments.texts[i].length <= TEXT_PART)
+      bytes += segments.texts[i++].length;
+    const texts = segments.texts.slice(first, i);
+    steps.push({ bytes, run: (tx) => store.insertTextParts(tx, storeId, fileId, first, texts) });
+  }
   for (let i = 0; i < rows.length; i += store.CHUNK_ROWS) {
     const batch = rows.slice(i, i + store.CHUNK_ROWS);
     steps.push({ bytes: batch.reduce((n, r) => n + r.text.length + r.embedding.length, 0), run: (tx) => store.insertChunks(tx, batch) });

@@ -1,6 +1,7 @@
 import type SQLiteType from 'better-sqlite3';
 import type pgType from 'pg';
 import { lazy } from '../store/lazy.js';
+import { MAX_RUN } from './ingest-segments.js';
 
 /**
  * The search worker's own reads of a store's files and chunks (search-worker.ts): a connection of its
@@ -31,10 +32,19 @@ const pgLib = lazy<typeof pgType>('pg');
 
 const FILES = 'SELECT file_id, filename, attributes FROM vector_store_files WHERE vector_store_id = $1 AND status = $2';
 const EXISTING = 'SELECT id FROM vector_stores WHERE id = ANY($1)';
-// Chunks of completed files only: an ingestion writes a file's rows over several transactions (ingest.ts).
-const CHUNKS =
-  'SELECT file_id, seq, text, embedding, embedder FROM vector_store_chunks WHERE vector_store_id = $1' +
+/**
+ * Chunks of completed files only: an ingestion writes a file's rows over several transactions (ingest.ts).
+ * A chunk's text is its own, or its run of its file's text parts (tables.ts, `text_from`), joined in
+ * order by each database's aggregate; empty if they are gone (the file changed: its next change brings it)
+ * or the run is longer than MAX_RUN (ingest-segments.ts).
+ */
+const chunksSql = (joined: string) =>
+  `SELECT file_id, seq, CASE WHEN c.text_from IS NULL THEN c.text WHEN c.text_to - c.text_from >= ${MAX_RUN} THEN '' ELSE COALESCE((SELECT ${joined} FROM vector_store_texts t` +
+  " WHERE t.vector_store_id = c.vector_store_id AND t.file_id = c.file_id AND t.part BETWEEN c.text_from AND c.text_to), '') END," +
+  ' embedding, embedder FROM vector_store_chunks c WHERE vector_store_id = $1' +
   ' AND file_id IN (SELECT file_id FROM vector_store_files WHERE vector_store_id = $2 AND status = $3)';
+const CHUNKS_SQLITE = chunksSql("group_concat(t.text, '' ORDER BY t.part)");
+const CHUNKS_PG = chunksSql("string_agg(t.text, '' ORDER BY t.part)");
 
 export function openSource(at: SourceLocation): Source {
   return 'sqliteFile' in at ? sqliteSource(at.sqliteFile) : postgresSource(at.databaseUrl);
@@ -63,7 +73,7 @@ function sqliteSource(file: string): Source {
       return Promise.resolve(prepare(sql).all(...args) as FileRow[]);
     },
     chunks(storeId, after, limit, fileIds) {
-      const { sql, args } = chunkQuery(storeId, after, limit, fileIds ? JSON.stringify(fileIds) : undefined);
+      const { sql, args } = chunkQuery(CHUNKS_SQLITE, storeId, after, limit, fileIds ? JSON.stringify(fileIds) : undefined);
       return Promise.resolve(prepare(sql).all(...args) as ChunkRow[]);
     },
     existing(storeIds) {
@@ -109,7 +119,7 @@ function postgresSource(url: string): Source {
     files: (storeId, fileIds) =>
       query<FileRow>(FILES + (fileIds ? ' AND file_id = ANY($3)' : ''), fileIds ? [storeId, 'completed', fileIds] : [storeId, 'completed']),
     chunks(storeId, after, limit, fileIds) {
-      const { sql, args } = chunkQuery(storeId, after, limit, fileIds);
+      const { sql, args } = chunkQuery(CHUNKS_PG, storeId, after, limit, fileIds);
       return query<ChunkRow>(sql, args);
     },
     async existing(storeIds) {
@@ -124,8 +134,8 @@ function postgresSource(url: string): Source {
 }
 
 /** The chunk page's SQL: a row comparison after the key, which both databases answer from the primary key's order. */
-function chunkQuery(storeId: string, after: { fileId: string; seq: number } | null, limit: number, files: unknown) {
-  let sql = CHUNKS;
+function chunkQuery(base: string, storeId: string, after: { fileId: string; seq: number } | null, limit: number, files: unknown) {
+  let sql = base;
   const args: unknown[] = [storeId, storeId, 'completed'];
   if (files !== undefined) {
     args.push(files);

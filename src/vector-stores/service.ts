@@ -9,6 +9,7 @@ import { toJson, type Exec, type Tx } from '../store/db.js';
 import { AUTO_CHUNKING, type Chunking } from './chunk.js';
 import { parseFilter, type Attributes } from './filters.js';
 import { FileRefused } from './ingest-pool.js';
+import { TEXT_PART } from './ingest-protocol.js';
 import { words } from './lexical.js';
 import { addCounts, batchObject, emptyCounts, isExpired, storeFileObject, vectorStoreObject, type Counts } from './objects.js';
 import type {
@@ -354,9 +355,12 @@ export async function deleteStoreFile(ctx: Ctx, projectId: string, storeId: stri
   return { id: fileId, object: 'vector_store.file.deleted' as const, deleted: true };
 }
 
+/** Parts of a text read a statement at most. */
+const CONTENT_PARTS = 256;
+
 /**
  * The text extracted from a file of the store (empty until its ingestion completed). A text is sent as
- * JSON written a part at a time (its parts as stored, up to 512 Ki characters each, read one a statement): a
+ * JSON written a few parts at a time (its parts as stored, about TEXT_PART characters a statement): a
  * text of 100 MB is neither one string nor one JSON encoding on the server's thread. The reply is the
  * one JSON document it would be otherwise.
  */
@@ -370,11 +374,21 @@ export async function storeFileContent(ctx: Ctx, projectId: string, storeId: str
   return Readable.from(
     (async function* () {
       yield Buffer.from('{"object":"vector_store.file_content.page","data":[{"type":"text","text":"');
-      for (let part = 0; part < parts; part++) {
-        const text = await store.readTextPart(db, { storeId, fileId, ingestId: file.ingest_id }, part);
+      // About TEXT_PART characters a statement: one part of a text stored before its chunks' edges cut it,
+      // a hundred or so of one cut at them (a part per chunk's half), judged from the parts read so far.
+      let read = 0;
+      let chars = 0;
+      for (let part = 0; part < parts;) {
+        const count = read ? Math.max(1, Math.min(CONTENT_PARTS, Math.floor((TEXT_PART * read) / Math.max(1, chars)))) : 1;
+        const texts = await store.readTextParts(db, { storeId, fileId, ingestId: file.ingest_id }, part, Math.min(parts, part + count) - 1);
         // Ingested again or removed meanwhile: the reply is cut rather than made of two texts.
-        if (text === undefined) throw new Error(`the file ${fileId} changed while its content was being sent`);
+        if (texts === undefined) throw new Error(`the file ${fileId} changed while its content was being sent`);
+        let text = '';
+        for (const t of texts) text += t;
         yield Buffer.from(JSON.stringify(text).slice(1, -1));
+        part += texts.length;
+        read += texts.length;
+        chars += text.length;
         await nextTurn();
       }
       yield Buffer.from('"}],"has_more":false,"next_page":null}');

@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, pgSchema, startTestStandin, turnsDuring, type TestStandin } from '../../test/helpers.js';
 import { openStore, type Exec } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
-import { clearIngested, deleteStore, getStoreFile, insertChunks, insertTextPart, upsertStoreFile, type ChunkRow } from './store.js';
+import {
+  chunkTexts,
+  clearIngested,
+  deleteStore,
+  getStoreFile,
+  insertChunks,
+  insertTextParts,
+  readChunkPage,
+  upsertStoreFile,
+  type ChunkRow,
+} from './store.js';
 
 /** A file's text, its parts joined in order; undefined when the store holds none. */
 const getText = async (exec: Exec, storeId: string, fileId: string) => {
@@ -19,9 +29,7 @@ const getText = async (exec: Exec, storeId: string, fileId: string) => {
     .execute();
   return parts.length ? parts.map((p) => p.text).join('') : undefined;
 };
-const insertText = async (exec: Exec, storeId: string, fileId: string, parts: string[]) => {
-  for (const [part, text] of parts.entries()) await insertTextPart(exec, storeId, fileId, part, text);
-};
+const insertText = (exec: Exec, storeId: string, fileId: string, parts: string[]) => insertTextParts(exec, storeId, fileId, 0, parts);
 import { vectorStoreMigrations } from './tables.js';
 
 const rowsOf = (storeId: string, fileId: string, n: number): ChunkRow[] =>
@@ -54,7 +62,10 @@ describe.each(dialects())('chunk inserts (%s)', (dialect) => {
       .where('file_id', '=', fileId)
       .orderBy('seq')
       .execute();
-    expect(stored.map((r) => ({ ...r, embedding: Buffer.from(r.embedding) }))).toEqual(given);
+    // A row that names no run of its text's parts keeps its text (ingest-segments.ts).
+    expect(stored.map((r) => ({ ...r, embedding: Buffer.from(r.embedding) }))).toEqual(
+      given.map((r) => ({ ...r, text_from: null, text_to: null })),
+    );
   });
 });
 
@@ -84,6 +95,52 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
     expect(left.map((r) => r.file_id).sort()).toEqual(['file-b', 'file-b', 'file-b']);
     expect(await getText(db, 'vs_clear_test', 'file-a')).toBeUndefined();
     expect(await getText(db, 'vs_clear_test', 'file-b')).toBe('other');
+  });
+
+  it('clears a text cut at its chunks’ edges, its chunks naming their parts', async () => {
+    const db = s.ctx.store.db;
+    const parts = Array.from({ length: 600 }, (_, i) => `half ${i} ‘ü’ 😀 `);
+    const chunks = rowsOf('vs_clear_test', 'file-c', 299).map((r, seq) => ({ ...r, text: '', text_from: seq * 2, text_to: seq * 2 + 3 }));
+    await db.transaction().execute(async (tx) => {
+      await insertText(tx, 'vs_clear_test', 'file-c', parts);
+      await insertChunks(tx, chunks);
+    });
+    expect(await getText(db, 'vs_clear_test', 'file-c')).toBe(parts.join(''));
+    // 3 statements of chunks, 3 of parts, a turn after each.
+    const { turns } = await turnsDuring(() => db.transaction().execute((tx) => clearIngested(tx, 'vs_clear_test', 'file-c')));
+    expect(turns).toBeGreaterThanOrEqual(6);
+    expect(await getText(db, 'vs_clear_test', 'file-c')).toBeUndefined();
+  });
+
+  it('reads a chunk naming a run longer than any ingestion makes (a hostile snapshot’s row) as no text, at once', async () => {
+    const db = s.ctx.store.db;
+    await upsertStoreFile(db, {
+      vector_store_id: 'vs_run_test',
+      file_id: 'file-r',
+      project_id: 'proj_run_test',
+      filename: 'r.txt',
+      status: 'completed',
+      usage_bytes: 1,
+      created_at: 1,
+      chunking: '{}',
+      ingest_id: 'ingest_r',
+    });
+    await insertText(
+      db,
+      'vs_run_test',
+      'file-r',
+      Array.from({ length: 40 }, (_, i) => `${i} `),
+    );
+    const [fine, long, wide, back] = rowsOf('vs_run_test', 'file-r', 4);
+    await insertChunks(db, [
+      { ...fine, text: '', text_from: 3, text_to: 5 },
+      { ...long, text: '', text_from: 0, text_to: 39 },
+      { ...wide, text: '', text_from: 0, text_to: 2 ** 31 - 1 },
+      { ...back, text: '', text_from: 5, text_to: 3 },
+    ]);
+    const keys = [0, 1, 2, 3].map((seq) => ({ fileId: 'file-r', seq }));
+    expect(await chunkTexts(db, 'vs_run_test', keys)).toEqual(['3 4 5 ', undefined, undefined, '']);
+    expect((await readChunkPage(db, 'vs_run_test', null, 10)).map((r) => r.text)).toEqual(['3 4 5 ', '', '', '']);
   });
 
   it("deleting a store drops its files' rows a file at a time in short statements, nothing of another store", async () => {
@@ -134,8 +191,29 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
       await sql`INSERT INTO vector_store_texts (vector_store_id, file_id, text) VALUES ('vs_old', 'file-old', 'an older text')`.execute(
         store.db,
       );
-      expect(await migrate(store, modules, undefined, undefined, null)).toEqual(['202611301200_vector_store_text_parts']);
+      // A chunk of then, with its text in its row.
+      await sql`INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, tokens, embedding, embedder) VALUES ('vs_old', 'file-old', 0, 'an older chunk', 3, ${Buffer.alloc(4)}, 'builtin:test')`.execute(
+        store.db,
+      );
+      expect(await migrate(store, modules, undefined, undefined, null)).toEqual([
+        '202611301200_vector_store_text_parts',
+        '202612010600_vector_store_chunk_spans',
+      ]);
       expect(await getText(store.db, 'vs_old', 'file-old')).toBe('an older text');
+      // It keeps its text after chunks could name their text's parts.
+      await upsertStoreFile(store.db, {
+        vector_store_id: 'vs_old',
+        file_id: 'file-old',
+        project_id: 'proj_old',
+        filename: 'old.txt',
+        status: 'completed',
+        usage_bytes: 1,
+        created_at: 1,
+        chunking: '{}',
+        ingest_id: 'ingest_old',
+      });
+      expect(await chunkTexts(store.db, 'vs_old', [{ fileId: 'file-old', seq: 0 }])).toEqual(['an older chunk']);
+      expect((await readChunkPage(store.db, 'vs_old', null, 10)).map((r) => r.text)).toEqual(['an older chunk']);
       await insertText(store.db, 'vs_old', 'file-new', ['two ', 'parts']);
       expect(await getText(store.db, 'vs_old', 'file-new')).toBe('two parts');
     } finally {

@@ -1,7 +1,8 @@
-import { PostgresAdapter, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Compilable, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { nextTurn } from '../core/next-turn.js';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiledRows, type Exec } from '../store/db.js';
+import { precompiledRows, type Db, type Exec } from '../store/db.js';
+import { MAX_RUN } from './ingest-segments.js';
 import type { VectorStoreTables as T } from './tables.js';
 
 /** The SQL of vector stores, their files, batches, texts and chunks. Reads are scoped to a project. */
@@ -168,7 +169,7 @@ export async function setAttributes(exec: Exec, storeId: string, fileId: string,
 export async function clearIngested(exec: Exec, storeId: string, fileId: string): Promise<void> {
   const chunks = await exec
     .selectFrom('vector_store_chunks')
-    .select((eb) => eb.fn.max('seq').as('last'))
+    .select((eb) => [eb.fn.max('seq').as('last'), eb.fn.max('text_to').as('segments')])
     .where('vector_store_id', '=', storeId)
     .where('file_id', '=', fileId)
     .executeTakeFirst();
@@ -188,13 +189,15 @@ export async function clearIngested(exec: Exec, storeId: string, fileId: string)
     .where('vector_store_id', '=', storeId)
     .where('file_id', '=', fileId)
     .executeTakeFirst();
-  for (let from = 0; from <= Number(texts?.last ?? -1); from += TEXT_PARTS) {
+  // A text cut at its chunks' edges has small parts (chunks name them); one from before, parts of TEXT_PART.
+  const step = chunks?.segments == null ? TEXT_PARTS : TEXT_SEGMENTS;
+  for (let from = 0; from <= Number(texts?.last ?? -1); from += step) {
     await exec
       .deleteFrom('vector_store_texts')
       .where('vector_store_id', '=', storeId)
       .where('file_id', '=', fileId)
       .where('part', '>=', from)
-      .where('part', '<', from + TEXT_PARTS)
+      .where('part', '<', from + step)
       .execute();
     await nextTurn();
   }
@@ -271,11 +274,13 @@ const CHUNK_COLUMNS = [
   'file_id',
   'seq',
   'text',
+  'text_from',
+  'text_to',
   'tokens',
   'embedding',
   'embedder',
 ] as const satisfies readonly (keyof ChunkRow)[];
-/** Rows a statement: 7 values a row, 896 parameters, well inside both databases' limits. */
+/** Rows a statement: 9 values a row, 1,152 parameters, well inside both databases' limits. */
 export const CHUNK_ROWS = 128;
 /**
  * The insert of a file's chunks, compiled once per number of rows: building and compiling a 100-row
@@ -294,25 +299,45 @@ const insertChunksStatement = precompiledRows<ChunkRow>(
  * up to a hundred of them.
  */
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
+  // A chunk row that names no run of text parts keeps its text.
+  const complete = rows.map((r) => (r.text_from === undefined ? { ...r, text_from: null, text_to: null } : r));
+  await insertInRuns(exec, insertChunksStatement, complete);
+}
+
+/** Rows in statements of CHUNK_ROWS, then of powers of two, a turn of the event loop after each. */
+async function insertInRuns<R extends Record<string, unknown>>(
+  exec: Exec,
+  statement: (db: Db, rows: R[]) => Compilable<unknown>,
+  rows: R[],
+): Promise<void> {
   for (let i = 0; i < rows.length;) {
     let n = CHUNK_ROWS;
     while (n > rows.length - i) n >>= 1;
-    await exec.executeQuery(insertChunksStatement(exec, rows.slice(i, i + n)).compile());
+    await exec.executeQuery(statement(exec, rows.slice(i, i + n)).compile());
     i += n;
     await nextTurn();
   }
 }
 
-/** Parts of a text dropped a statement. */
+/** Parts of a text dropped a statement: parts of up to TEXT_PART characters, or segments of a chunk's size or so. */
 const TEXT_PARTS = 4;
+const TEXT_SEGMENTS = 256;
+
+type TextRow = Insertable<T['vector_store_texts']>;
+const insertTextsStatement = precompiledRows<TextRow>(
+  ['vector_store_id', 'file_id', 'part', 'text'],
+  (db, rows) => db.insertInto('vector_store_texts').values(rows),
+  CHUNK_ROWS,
+);
 
 /**
- * Stores one part of a file's text, as it came from its ingestion process (ingest-protocol.ts
- * `textParts`: at most TEXT_PART characters): SQLite writes one in a few milliseconds where a file of 8 MB
- * took 112 ms in one row.
+ * Stores parts `first`, `first + 1` … of a file's text (ingest-segments.ts: the text cut at its parts'
+ * and its chunks' edges), in as few statements as CHUNK_ROWS allows: the caller keeps a call to about
+ * TEXT_PART characters, which SQLite writes in a few milliseconds (a file of 8 MB in one row took 112 ms).
  */
-export async function insertTextPart(exec: Exec, storeId: string, fileId: string, part: number, text: string): Promise<void> {
-  await exec.insertInto('vector_store_texts').values({ vector_store_id: storeId, file_id: fileId, part, text }).execute();
+export async function insertTextParts(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly string[]): Promise<void> {
+  const rows = texts.map((text, i) => ({ vector_store_id: storeId, file_id: fileId, part: first + i, text }));
+  await insertInRuns(exec, insertTextsStatement, rows);
 }
 
 /** How many parts a file's text has in a store (0: none). */
@@ -326,14 +351,18 @@ export async function countTextParts(exec: Exec, storeId: string, fileId: string
   return Number(row?.n ?? 0);
 }
 
-/** One part of a file's text, while the file's attachment is still the completed ingestion `key.ingestId`; undefined otherwise. */
-export async function readTextPart(exec: Exec, key: IngestKey, part: number): Promise<string | undefined> {
-  const row = await exec
+/**
+ * Parts `from` … `to` of a file's text, while the file's attachment is still the completed ingestion
+ * `key.ingestId`; undefined otherwise (or when a part is missing: the file changed).
+ */
+export async function readTextParts(exec: Exec, key: IngestKey, from: number, to: number): Promise<string[] | undefined> {
+  const rows = await exec
     .selectFrom('vector_store_texts')
     .select('text')
     .where('vector_store_id', '=', key.storeId)
     .where('file_id', '=', key.fileId)
-    .where('part', '=', part)
+    .where('part', '>=', from)
+    .where('part', '<=', to)
     .where('file_id', 'in', (eb) =>
       eb
         .selectFrom('vector_store_files')
@@ -343,15 +372,16 @@ export async function readTextPart(exec: Exec, key: IngestKey, part: number): Pr
         .where('ingest_id', '=', key.ingestId)
         .where('status', '=', 'completed'),
     )
-    .executeTakeFirst();
-  return row?.text;
+    .orderBy('part')
+    .execute();
+  return rows.length === to - from + 1 ? rows.map((r) => r.text) : undefined;
 }
 
 /**
  * A page of a store's chunks (of some files only, when given) after a key, in file and chunk order: a
  * search index is loaded a page at a time, so no read holds the server's thread for long.
  */
-export function readChunkPage(
+export async function readChunkPage(
   exec: Exec,
   storeId: string,
   after: { fileId: string; seq: number } | null,
@@ -360,14 +390,56 @@ export function readChunkPage(
 ) {
   let q = exec
     .selectFrom('vector_store_chunks')
-    .select(['file_id', 'seq', 'text', 'embedding', 'embedder'])
+    .select(['file_id', 'seq', 'text', 'text_from', 'text_to', 'embedding', 'embedder'])
     .where('vector_store_id', '=', storeId)
     .where('file_id', 'in', completedFiles(exec, storeId));
   if (fileIds) q = q.where('file_id', 'in', fileIds);
   // A row comparison, which both databases answer from the primary key's order (an OR of the two made
   // PostgreSQL sort the rest of the store for every page).
   if (after) q = q.where((eb) => eb(eb.refTuple('file_id', 'seq'), '>', eb.tuple(after.fileId, after.seq)));
-  return q.orderBy('file_id').orderBy('seq').limit(limit).execute();
+  const rows = await q.orderBy('file_id').orderBy('seq').limit(limit).execute();
+  const texts = await spannedTexts(exec, storeId, rows);
+  return rows.map(({ text_from: _f, text_to: _t, ...r }, i) => ({ ...r, text: texts[i] ?? '' }));
+}
+
+/**
+ * The text of each chunk row: its own, or its run of its file's text parts (read in one statement for
+ * all the rows, a range per run of neighbouring chunks). Undefined for a chunk whose parts are gone (its
+ * file was ingested again or removed since the row was read), or whose run is longer than MAX_RUN.
+ */
+async function spannedTexts(
+  exec: Exec,
+  storeId: string,
+  rows: readonly { file_id: string; text: string; text_from: number | null; text_to: number | null }[],
+): Promise<(string | undefined)[]> {
+  const named = (r: (typeof rows)[number]) => r.text_from !== null && r.text_to !== null && r.text_to - r.text_from < MAX_RUN;
+  const runs = rows
+    .filter(named)
+    .map((r) => ({ file: r.file_id, from: r.text_from!, to: r.text_to! }))
+    .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.from - b.from));
+  if (!runs.length) return rows.map((r) => r.text);
+  // Overlapping and neighbouring runs of one file read as one range (a page of chunks: one range a file).
+  const ranges: { file: string; from: number; to: number }[] = [];
+  for (const r of runs) {
+    const last = ranges.at(-1);
+    if (last && last.file === r.file && r.from <= last.to + 1) last.to = Math.max(last.to, r.to);
+    else ranges.push({ ...r });
+  }
+  const parts = await exec
+    .selectFrom('vector_store_texts')
+    .select(['file_id', 'part', 'text'])
+    // The store in every term: SQLite reads each range from the key only so (an OR of ranges under one
+    // store's condition scanned all the store's parts: 6 ms more a search of 10,000 chunks).
+    .where((eb) =>
+      eb.or(
+        ranges.map((g) =>
+          eb.and([eb('vector_store_id', '=', storeId), eb('file_id', '=', g.file), eb('part', '>=', g.from), eb('part', '<=', g.to)]),
+        ),
+      ),
+    )
+    .execute();
+  const byKey = new Map(parts.map((p) => [`${p.part} ${p.file_id}`, p.text]));
+  return rows.map((r) => textOf(r, (p) => byKey.get(`${p} ${r.file_id}`)));
 }
 
 /**
@@ -395,25 +467,63 @@ export async function chunkTexts(
   keys: readonly { fileId: string; seq: number }[],
 ): Promise<(string | undefined)[]> {
   if (!keys.length) return [];
+  // Each hit with the parts of its run (a row per part; one row, no part, for a chunk that keeps its
+  // text), in one statement: a search makes it once.
   const rows = await exec
-    .selectFrom('vector_store_chunks')
-    .select(['file_id', 'seq', 'text'])
-    .where('vector_store_id', '=', storeId)
+    .selectFrom('vector_store_chunks as c')
+    .leftJoin('vector_store_texts as t', (join) =>
+      join
+        .onRef('t.vector_store_id', '=', 'c.vector_store_id')
+        .onRef('t.file_id', '=', 'c.file_id')
+        .onRef('t.part', '>=', 'c.text_from')
+        .onRef('t.part', '<=', 'c.text_to')
+        // A run no ingestion makes (a hostile snapshot's row) joins none of its file's parts.
+        .on(sql<number>`c.text_to - c.text_from`, '<', MAX_RUN),
+    )
+    .select(['c.file_id', 'c.seq', 'c.text', 'c.text_from', 'c.text_to', 't.part', 't.text as part_text'])
+    .where('c.vector_store_id', '=', storeId)
     // Of a completed file: a look-up by key per hit (this runs on every search; `completedFiles` would
     // list a store's every file each time).
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom('vector_store_files as f')
           .select('f.file_id')
-          .whereRef('f.vector_store_id', '=', 'vector_store_chunks.vector_store_id')
-          .whereRef('f.file_id', '=', 'vector_store_chunks.file_id')
+          .whereRef('f.vector_store_id', '=', 'c.vector_store_id')
+          .whereRef('f.file_id', '=', 'c.file_id')
           .where('f.status', '=', 'completed'),
       ),
     )
-    .where((eb) => eb.or(keys.map((k) => eb.and([eb('file_id', '=', k.fileId), eb('seq', '=', k.seq)]))))
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('c.file_id', '=', k.fileId), eb('c.seq', '=', k.seq)]))))
     .execute();
-  const texts = new Map(rows.map((r) => [`${r.seq} ${r.file_id}`, r.text]));
-  return keys.map((k) => texts.get(`${k.seq} ${k.fileId}`));
+  const found = new Map<string, { row: (typeof rows)[number]; parts: Map<number, string> }>();
+  for (const r of rows) {
+    const key = `${r.seq} ${r.file_id}`;
+    const hit = found.get(key) ?? found.set(key, { row: r, parts: new Map() }).get(key)!;
+    if (r.part !== null && r.part_text !== null) hit.parts.set(r.part, r.part_text);
+  }
+  return keys.map((k) => {
+    const hit = found.get(`${k.seq} ${k.fileId}`);
+    return hit && textOf(hit.row, (p) => hit.parts.get(p));
+  });
+}
+
+/**
+ * A chunk's text from its row and the parts read for it: its own, or its run of parts (undefined when a
+ * part is missing, the file having changed since, or the run is longer than MAX_RUN).
+ */
+function textOf(
+  r: { text: string; text_from: number | null; text_to: number | null },
+  part: (p: number) => string | undefined,
+): string | undefined {
+  if (r.text_from === null) return r.text;
+  if (r.text_to === null || r.text_to - r.text_from >= MAX_RUN) return undefined;
+  let text = '';
+  for (let p = r.text_from; p <= r.text_to; p++) {
+    const t = part(p);
+    if (t === undefined) return undefined;
+    text += t;
+  }
+  return text;
 }
 
 // Batches

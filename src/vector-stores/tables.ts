@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { PostgresAdapter, sql, type ColumnType, type Kysely, type Migration } from 'kysely';
 
 /** Vector stores, their files and file batches, the extracted text of each file and its chunks. */
 export interface VectorStoreTables {
@@ -49,7 +49,8 @@ export interface VectorStoreTables {
   /**
    * The text extracted from an ingested file (`…/files/{id}/content`), in parts of at most TEXT_PART
    * characters (ingest-protocol.ts), numbered from 0: no single write or read of a large file's text holds SQLite
-   * (which runs on the server's thread) for long.
+   * (which runs on the server's thread) for long. Since chunks are stored as runs of parts, the text is
+   * also cut at every chunk's edges (ingest-segments.ts): a file's parts are then a chunk's half or so.
    */
   vector_store_texts: {
     vector_store_id: string;
@@ -61,7 +62,16 @@ export interface VectorStoreTables {
     vector_store_id: string;
     file_id: string;
     seq: number;
+    /** The chunk's text; empty when `text_from` is set. */
     text: string;
+    /**
+     * The chunk's text as the parts `text_from` … `text_to` of its file's text (vector_store_texts), or
+     * null when `text` holds it: an ingestion cuts the text at every chunk's edges so that each chunk is a
+     * run of whole parts, and the chunks (auto chunking: every character in two) store no text of their
+     * own. A chunk that is no slice of the text (a cut character, chunk.ts) keeps its text.
+     */
+    text_from: ColumnType<number | null, number | null | undefined, never>;
+    text_to: ColumnType<number | null, number | null | undefined, never>;
     tokens: number;
     /** Float32 little-endian, L2-normalized. */
     embedding: Buffer;
@@ -178,6 +188,13 @@ export const vectorStoreMigrations: Record<string, Migration> = {
       );
       await db.schema.dropTable('vector_store_texts').execute();
       await db.schema.alterTable('vector_store_text_parts').renameTo('vector_store_texts').execute();
+    },
+  },
+  // Chunks as runs of their file's text parts (`text_from`, `text_to`). Rows written before keep their text.
+  '202612010600_vector_store_chunk_spans': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('vector_store_chunks').addColumn('text_from', 'integer').execute();
+      await db.schema.alterTable('vector_store_chunks').addColumn('text_to', 'integer').execute();
     },
   },
 };

@@ -95,9 +95,10 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       },
     });
     const done = await rowsOf();
-    expect(done.parts).toBe(PARTS);
+    // The text cut at its parts' edges and at every chunk's (chunks of 100 tokens, 50 of them shared).
+    expect(done.parts).toBeGreaterThan(done.chunks);
     expect(done.chunks).toBeGreaterThan(3 * store.CHUNK_ROWS);
-    // About 3 MB in all (text, chunk texts, vectors): at least three transactions, the first finding nothing.
+    // About 2 MB in all (text and vectors): at least three transactions, the first finding nothing.
     expect(seen.length).toBeGreaterThanOrEqual(3);
     expect(seen[0]).toMatchObject({ chunks: 0, parts: 0 });
     expect(seen.at(-1)!.chunks).toBeGreaterThan(0);
@@ -106,8 +107,9 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
     expect(await content()).toBe(text);
     // A part is read only while the attachment is still this ingestion's, completed (a reply is cut, not mixed).
     const key = { storeId, fileId, ingestId: payload.ingestId };
-    expect(text.startsWith((await store.readTextPart(s.ctx.store.db, key, 0))!)).toBe(true);
-    expect(await store.readTextPart(s.ctx.store.db, { ...key, ingestId: 'ingest_another' }, 0)).toBeUndefined();
+    expect(text.startsWith((await store.readTextParts(s.ctx.store.db, key, 0, 2))!.join(''))).toBe(true);
+    expect(await store.readTextParts(s.ctx.store.db, { ...key, ingestId: 'ingest_another' }, 0, 2)).toBeUndefined();
+    expect(await store.readTextParts(s.ctx.store.db, key, done.parts - 1, done.parts)).toBeUndefined();
     expect(await search()).toBeGreaterThan(0);
   });
 
@@ -146,7 +148,7 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       if (how === 'attached again') {
         // The new attachment's ingestion writes under the same keys, and completes.
         await ingestFile(s.ctx, again!, { attempts: 1 });
-        expect((await rowsOf()).parts).toBe(PARTS);
+        expect(await content()).toBe(text);
       }
     }
   });
@@ -171,7 +173,8 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       else {
         expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
         expect(await content()).toBe(text);
-        expect((await rowsOf()).parts).toBe(PARTS);
+        const rows = await rowsOf();
+        expect(rows.parts).toBeGreaterThan(rows.chunks);
       }
     }
   });
