@@ -6,8 +6,9 @@
  */
 /**
  * The most segments a chunk's run may have: a run is read part by part, so a row naming a longer one (a
- * hostile snapshot's: ingestion makes none, an overlap being at most half a chunk leaves at most three
- * other chunks' edges and a part's end inside one) is read as no text rather than as a file's every part.
+ * hostile snapshot's: ingestion makes none, an overlap being at most half a chunk leaves two other
+ * chunks' edges inside one, and a chunk of 4,096 tokens a few parts' ends at most) is read as no text
+ * rather than as a file's every part; segmentsOf keeps the text of a chunk whose run would be longer.
  */
 export const MAX_RUN = 16;
 
