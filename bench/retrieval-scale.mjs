@@ -10,6 +10,11 @@
 // --scan-queries: queries of the bare scan (default all; each reads every vector in this process).
 // --no-ingest: leaves out the HTTP ingestion on B (its MB/s and stalls).
 // --fill-threads: threads filling the store (default 2; each embeds and inserts its own files).
+// --text runs|rows: how the fill stores a chunk's text. runs (default): as an ingestion does since stop 57,
+// the file's text in parts cut at the chunks' edges (vector_store_texts), each chunk's row naming its run
+// of two parts (text_from, text_to) and holding no text, so loads and hits join the parts; rows: each
+// chunk's row holds its text (as before stop 57, and rows written before it). A reader of a build before
+// stop 57 (the default third instance) finds no text in runs: use --compare none or exact with runs.
 // --no-saved: leaves out the reader started after the first has saved the store's index (--search-index-dir),
 // whose first search loads that file instead of the rows (its first load, stall and answers, held equal).
 // Each stage's figures are printed as it ends and kept in bench/results/retrieval-scale-<N>.partial.json,
@@ -44,6 +49,8 @@ const SCAN_QUERIES = Number(arg('--scan-queries') ?? QUERIES);
 const INGEST = !process.argv.includes('--no-ingest');
 const SAVED = !process.argv.includes('--no-saved');
 const FILL_THREADS = Math.max(1, Number(arg('--fill-threads') ?? 2));
+const TEXT = arg('--text') ?? 'runs';
+if (TEXT !== 'runs' && TEXT !== 'rows') throw new Error('--text is runs or rows');
 const MEMORY = ['--search-memory-mb', arg('--memory-mb') ?? '4096'];
 const ADMIN = 'sk-admin-bench-retrieval-key-0000000000';
 const PER_FILE = 100;
@@ -160,41 +167,49 @@ async function upload(inst, filename, text) {
   return (await api(inst, '/v1/files', form)).id;
 }
 
-/** A fill thread: files [from, to) of the store, embedded and inserted 10 files a statement. */
-async function fill({ url, storeId, embedderFile, shared, from, to, N }) {
+/**
+ * A fill thread: files [from, to) of the store, embedded and inserted 10 files a statement. With `runs`,
+ * each chunk's text is two parts of its file's text (cut after its 50th word) and its row names them.
+ */
+async function fill({ url, storeId, embedderFile, shared, from, to, N, runs }) {
   const { embedBuiltin, toBlob, BUILTIN_ID } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
   const vectors = new Float32Array(shared);
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   const FILES_PER_INSERT = 10;
+  /** A VALUES list of `rows.length` rows of `width` parameters each (then `tail`). */
+  const valuesOf = (rows, width, tail = '') =>
+    rows.map((_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')}${tail})`).join(',');
   for (let f0 = from; f0 < to; f0 += FILES_PER_INSERT) {
-    const fileValues = [];
-    const fileParams = [];
-    const values = [];
-    const params = [];
+    const files = [];
+    const chunks = [];
+    const parts = [];
     for (let f = f0; f < Math.min(to, f0 + FILES_PER_INSERT) && f * PER_FILE < N; f++) {
       const fileId = `file-bench${String(f).padStart(8, '0')}`;
-      const k = fileParams.length;
-      fileValues.push(`($${k + 1}, $${k + 2}, 'proj_demo', $${k + 3}, 'completed', 0, 0, '{}', 'ingest_bench')`);
-      fileParams.push(storeId, fileId, `${fileId}.txt`);
+      files.push([storeId, fileId, 'proj_demo', `${fileId}.txt`, 'completed', 0, 0, '{}', 'ingest_bench']);
       for (let s = 0; s < PER_FILE && f * PER_FILE + s < N; s++) {
         const i = f * PER_FILE + s;
         const text = chunkText(i);
         const v = embedBuiltin(text);
         vectors.set(v, i * DIM);
-        const k = params.length;
-        values.push(`($${k + 1}, $${k + 2}, $${k + 3}, $${k + 4}, 100, $${k + 5}, $${k + 6})`);
-        params.push(storeId, fileId, s, text, toBlob(v), BUILTIN_ID);
+        if (runs) {
+          const cut = text.split(' ', 50).join(' ').length + 1;
+          parts.push([storeId, fileId, 2 * s, text.slice(0, cut)], [storeId, fileId, 2 * s + 1, text.slice(cut)]);
+        }
+        chunks.push([storeId, fileId, s, runs ? '' : text, ...(runs ? [2 * s, 2 * s + 1] : [null, null]), toBlob(v), BUILTIN_ID]);
       }
     }
     await db.query(
       `INSERT INTO vector_store_files (vector_store_id, file_id, project_id, filename, status, usage_bytes, created_at, chunking, ingest_id)
-       VALUES ${fileValues.join(',')}`,
-      fileParams,
+       VALUES ${valuesOf(files, 9)}`,
+      files.flat(),
     );
+    if (parts.length)
+      await db.query(`INSERT INTO vector_store_texts (vector_store_id, file_id, part, text) VALUES ${valuesOf(parts, 4)}`, parts.flat());
     await db.query(
-      `INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, tokens, embedding, embedder) VALUES ${values.join(',')}`,
-      params,
+      `INSERT INTO vector_store_chunks (vector_store_id, file_id, seq, text, text_from, text_to, embedding, embedder, tokens)
+       VALUES ${valuesOf(chunks, 8, ', 100')}`,
+      chunks.flat(),
     );
     if (((f0 - from) * PER_FILE) % 100_000 === 0) parentPort.postMessage((f0 - from) * PER_FILE);
   }
@@ -254,7 +269,7 @@ async function main() {
         const from = Math.floor((files * w) / FILL_THREADS);
         const to = Math.floor((files * (w + 1)) / FILL_THREADS);
         const worker = new Worker(fileURLToPath(import.meta.url), {
-          workerData: { fill: true, url: url.href, storeId: store.id, embedderFile, shared, from, to, N },
+          workerData: { fill: true, url: url.href, storeId: store.id, embedderFile, shared, from, to, N, runs: TEXT === 'runs' },
           argv: process.argv.slice(2),
         });
         worker.on('message', (m) => console.log(`filled ${m} chunks (thread ${w}, ${round((performance.now() - t0) / 1000)} s)`));
@@ -530,7 +545,7 @@ async function main() {
       );
     }
     report(`retrieval-scale-${N}`, rows, [
-      `${N} chunks of 100 made-up words in one store (PostgreSQL, filled in ${result.fill.s} s by ${FILL_THREADS} threads), ${QUERIES} queries (${SCAN_QUERIES} for the bare scan) of 3 words of a random chunk; ${EXACT ? 'exact = this build with --search-approximate-from 0' : `before = ${BASELINE}`}; readers ${MEMORY.join(' ')}.`,
+      `${N} chunks of 100 made-up words in one store (PostgreSQL, texts as ${TEXT}, filled in ${result.fill.s} s by ${FILL_THREADS} threads), ${QUERIES} queries (${SCAN_QUERIES} for the bare scan) of 3 words of a random chunk; ${EXACT ? 'exact = this build with --search-approximate-from 0' : `before = ${BASELINE}`}; readers ${MEMORY.join(' ')}.`,
       `Load average of this shared machine at the end: ${loadavg()
         .map((x) => round(x))
         .join(', ')} (stalls are wall time: a starved process stalls too).`,

@@ -194,14 +194,14 @@ export function createIndexCache(opts: { memoryBytes: number; approximateFrom?: 
       if (present && !present.length) continue;
       let after: { fileId: string; seq: number } | null = null;
       for (;;) {
-        const rows = await store.readChunkPage(db, storeId, after, PAGE, present);
-        if (!rows.length) break;
-        const page = pageOf(rows, embedder, h);
-        h.bytes = (await call({ op: 'chunks', store: storeId, page }, [page.vectors.buffer as ArrayBuffer])).bytes;
+        const { rows, next } = await store.readChunkPage(db, storeId, after, PAGE, present);
+        if (rows.length) {
+          const page = pageOf(rows, embedder, h);
+          h.bytes = (await call({ op: 'chunks', store: storeId, page }, [page.vectors.buffer as ArrayBuffer])).bytes;
+        }
         stats.pages++;
-        const last = rows[rows.length - 1];
-        after = { fileId: last.file_id, seq: last.seq };
-        if (rows.length < PAGE) break;
+        if (!next) break;
+        after = next;
         // Requests waiting on the server's thread go between two pages.
         await nextTurn();
       }

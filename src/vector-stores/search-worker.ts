@@ -5,7 +5,7 @@ import { words } from './lexical.js';
 import { searchIndexes, StoreIndex, type ChunkPage } from './index-core.js';
 import { prepareDir, restoreIndex, saveIndex, savedPath, sweepSaved } from './index-file.js';
 import type { SaveTo, WorkerReply, WorkerRequest } from './search-protocol.js';
-import { openSource, type ChunkRow, type Source, type SourceLocation } from './search-source.js';
+import { openSource, type ChunkKey, type ChunkRow, type Source, type SourceLocation } from './search-source.js';
 
 /**
  * The search worker (a thread started by index-cache.ts): holds this instance's store indexes and does
@@ -186,16 +186,14 @@ async function load(req: Extract<WorkerRequest, { op: 'load' }>): Promise<Worker
     );
     if (ids && !files.length) continue;
     const present = ids ? files.map((f) => f[0]) : undefined;
-    let after: { fileId: string; seq: number } | null = null;
+    let after: ChunkKey | null = null;
     for (;;) {
-      const rows = await source.chunks(req.store, after, PAGE, present);
-      if (!rows.length) break;
-      index.addChunks(pageOf(rows, req.embedder, index.dimensions));
+      const { rows, next } = await source.chunks(req.store, after, PAGE, present);
+      if (rows.length) index.addChunks(pageOf(rows, req.embedder, index.dimensions));
       pages++;
       added += rows.length;
-      const last = rows[rows.length - 1];
-      after = { fileId: last[0], seq: last[1] };
-      if (rows.length < PAGE) break;
+      if (!next) break;
+      after = next;
       // Searches of other stores go between two pages.
       await nextTurn();
     }

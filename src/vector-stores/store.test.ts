@@ -140,7 +140,7 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
     ]);
     const keys = [0, 1, 2, 3].map((seq) => ({ fileId: 'file-r', seq }));
     expect(await chunkTexts(db, 'vs_run_test', keys)).toEqual(['3 4 5 ', undefined, undefined, '']);
-    expect((await readChunkPage(db, 'vs_run_test', null, 10)).map((r) => r.text)).toEqual(['3 4 5 ', '', '', '']);
+    expect((await readChunkPage(db, 'vs_run_test', null, 10)).rows.map((r) => r.text)).toEqual(['3 4 5 ', '', '', '']);
   });
 
   it("deleting a store drops its files' rows a file at a time in short statements, nothing of another store", async () => {
@@ -213,7 +213,7 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
         ingest_id: 'ingest_old',
       });
       expect(await chunkTexts(store.db, 'vs_old', [{ fileId: 'file-old', seq: 0 }])).toEqual(['an older chunk']);
-      expect((await readChunkPage(store.db, 'vs_old', null, 10)).map((r) => r.text)).toEqual(['an older chunk']);
+      expect((await readChunkPage(store.db, 'vs_old', null, 10)).rows.map((r) => r.text)).toEqual(['an older chunk']);
       await insertText(store.db, 'vs_old', 'file-new', ['two ', 'parts']);
       expect(await getText(store.db, 'vs_old', 'file-new')).toBe('two parts');
     } finally {

@@ -378,8 +378,12 @@ export async function readTextParts(exec: Exec, key: IngestKey, from: number, to
 }
 
 /**
- * A page of a store's chunks (of some files only, when given) after a key, in file and chunk order: a
- * search index is loaded a page at a time, so no read holds the server's thread for long.
+ * The chunks of completed files among the next `limit` of a store's chunk rows (of some files only, when
+ * given) after a key, in file and chunk order, and where the next page starts (null: no rows are left): a
+ * search index is loaded a page at a time, so no read holds the server's thread for long. An ingestion
+ * writes a file's rows over several transactions (ingest.ts); they count from its last, which completes
+ * the file. Whether a row's file is completed is a subquery per row read, as in the worker's reads
+ * (search-source.ts: as a join, PostgreSQL sorted the rest of the store for every page).
  */
 export async function readChunkPage(
   exec: Exec,
@@ -389,17 +393,29 @@ export async function readChunkPage(
   fileIds?: readonly string[],
 ) {
   let q = exec
-    .selectFrom('vector_store_chunks')
-    .select(['file_id', 'seq', 'text', 'text_from', 'text_to', 'embedding', 'embedder'])
-    .where('vector_store_id', '=', storeId)
-    .where('file_id', 'in', completedFiles(exec, storeId));
-  if (fileIds) q = q.where('file_id', 'in', fileIds);
+    .selectFrom('vector_store_chunks as c')
+    .select(['c.file_id', 'c.seq', 'c.text', 'c.text_from', 'c.text_to', 'c.embedding', 'c.embedder'])
+    .select((eb) =>
+      eb
+        .selectFrom('vector_store_files as f')
+        .select('f.status')
+        .whereRef('f.vector_store_id', '=', 'c.vector_store_id')
+        .whereRef('f.file_id', '=', 'c.file_id')
+        .as('file_status'),
+    )
+    .where('c.vector_store_id', '=', storeId);
+  if (fileIds) q = q.where('c.file_id', 'in', fileIds);
   // A row comparison, which both databases answer from the primary key's order (an OR of the two made
   // PostgreSQL sort the rest of the store for every page).
-  if (after) q = q.where((eb) => eb(eb.refTuple('file_id', 'seq'), '>', eb.tuple(after.fileId, after.seq)));
-  const rows = await q.orderBy('file_id').orderBy('seq').limit(limit).execute();
+  if (after) q = q.where((eb) => eb(eb.refTuple('c.file_id', 'c.seq'), '>', eb.tuple(after.fileId, after.seq)));
+  const read = await q.orderBy('c.file_id').orderBy('c.seq').limit(limit).execute();
+  const rows = read.filter((r) => r.file_status === 'completed');
   const texts = await spannedTexts(exec, storeId, rows);
-  return rows.map(({ text_from: _f, text_to: _t, ...r }, i) => ({ ...r, text: texts[i] ?? '' }));
+  const last = read.at(-1);
+  return {
+    rows: rows.map(({ text_from: _f, text_to: _t, file_status: _s, ...r }, i) => ({ ...r, text: texts[i] ?? '' })),
+    next: last && read.length >= limit ? { fileId: last.file_id, seq: last.seq } : null,
+  };
 }
 
 /**
@@ -442,13 +458,6 @@ async function spannedTexts(
   return rows.map((r) => textOf(r, (p) => byKey.get(`${p} ${r.file_id}`)));
 }
 
-/**
- * The files of a store whose ingestion completed: only their chunks are read. An ingestion writes a
- * file's rows over several transactions (ingest.ts) and they count from its last one, which completes it.
- */
-const completedFiles = (exec: Exec, storeId: string) =>
-  exec.selectFrom('vector_store_files').select('file_id').where('vector_store_id', '=', storeId).where('status', '=', 'completed');
-
 /** The ingested files of a store (of some files only, when given) with their names and attributes. */
 export function readIndexedFiles(exec: Exec, storeId: string, fileIds?: readonly string[]) {
   let q = exec
@@ -482,8 +491,7 @@ export async function chunkTexts(
     )
     .select(['c.file_id', 'c.seq', 'c.text', 'c.text_from', 'c.text_to', 't.part', 't.text as part_text'])
     .where('c.vector_store_id', '=', storeId)
-    // Of a completed file: a look-up by key per hit (this runs on every search; `completedFiles` would
-    // list a store's every file each time).
+    // Of a completed file: a look-up by key per hit (this runs on every search).
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom('vector_store_files as f')

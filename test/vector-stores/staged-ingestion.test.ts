@@ -88,7 +88,7 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
       async fence(tx: Tx) {
         seen.push({
           ...(await rowsOf(tx)),
-          read: (await store.readChunkPage(tx, storeId, null, 10)).length,
+          read: (await store.readChunkPage(tx, storeId, null, 10)).rows.length,
           texts: await store.chunkTexts(tx, storeId, [{ fileId, seq: 0 }]),
           content: (await store.getStoreFile(tx, storeId, fileId))?.status,
         });
