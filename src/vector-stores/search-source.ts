@@ -18,7 +18,7 @@ export type FileRow = [fileId: string, filename: string, attributes: string | nu
 export type ChunkRow = [fileId: string, seq: number, text: string, embedding: Uint8Array, embedder: string];
 /** A chunk's key: where the next page starts after. */
 export type ChunkKey = { fileId: string; seq: number };
-/** A page of chunks: those of completed files among the rows read, and the last row's key (null: no rows are left). */
+/** A page of chunks: those of completed files among the rows read, and the last row's key (null: no rows are left after them). */
 export type RowPage = { rows: ChunkRow[]; next: ChunkKey | null };
 
 export interface Source {
@@ -43,8 +43,8 @@ const EXISTING = 'SELECT id FROM vector_stores WHERE id = ANY($1)';
  * Chunk rows in the primary key's order, each with whether its file is completed: an ingestion writes a
  * file's rows over several transactions (ingest.ts), and only a completed file's count. The check is a
  * subquery per row read, not a condition: as a join (`file_id IN (…)`), PostgreSQL read every file's rows
- * after the key and sorted them on disk for each page (1 s a page of 2,000 at 100,000 chunks, hours at a
- * million), and SQLite scanned the chunks of every file before the key.
+ * after the key and sorted them on disk for each page (1 s a page of 2,000 at 100,000 chunks), and
+ * SQLite scanned the chunks of every file before the key.
  * A chunk's text is its own, or its run of its file's text parts (tables.ts, `text_from`), joined in
  * order by each database's aggregate; empty if they are gone (the file changed: its next change brings it)
  * or the run is longer than MAX_RUN (ingest-segments.ts).
