@@ -169,7 +169,8 @@ export async function ingestFile(
     // its commit, on the server's thread (100–160 ms for a file of 8 MB). Each writes only while this
     // ingestion is the file's current one and in progress, and while the worker holds its claim (one
     // whose claim lapsed, and whose file another instance took over, writes nothing). None of the rows is
-    // read before the last one completes the file (store.ts, completedFiles).
+    // read before the last one completes the file: their readers check each row's file (store.ts
+    // readChunkPage and chunkTexts, search-source.ts).
     for (let i = 0; i < steps.length;) {
       let end = i + 1;
       for (let bytes = steps[i].bytes; end < steps.length && bytes + steps[end].bytes <= TRANSACTION_BYTES; end++)
