@@ -39,6 +39,9 @@ const pgLib = lazy<typeof pgType>('pg');
 
 const FILES = 'SELECT file_id, filename, attributes FROM vector_store_files WHERE vector_store_id = $1 AND status = $2';
 const EXISTING = 'SELECT id FROM vector_stores WHERE id = ANY($1)';
+/** The status of a chunk row's file (`c`), looked up by key: the server's reads use it too (store.ts `fileStatus`). */
+export const FILE_STATUS =
+  '(SELECT f.status FROM vector_store_files f WHERE f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id)';
 /**
  * Chunk rows in the primary key's order, each with whether its file is completed: an ingestion writes a
  * file's rows over several transactions (ingest.ts), and only a completed file's count. The check is a
@@ -52,8 +55,7 @@ const EXISTING = 'SELECT id FROM vector_stores WHERE id = ANY($1)';
 const chunksSql = (joined: string) =>
   `SELECT file_id, seq, CASE WHEN c.text_from IS NULL THEN c.text WHEN c.text_to - c.text_from >= ${MAX_RUN} THEN '' ELSE COALESCE((SELECT ${joined} FROM vector_store_texts t` +
   " WHERE t.vector_store_id = c.vector_store_id AND t.file_id = c.file_id AND t.part BETWEEN c.text_from AND c.text_to), '') END," +
-  ' embedding, embedder, (SELECT f.status FROM vector_store_files f WHERE f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id)' +
-  ' FROM vector_store_chunks c WHERE vector_store_id = $1';
+  ` embedding, embedder, ${FILE_STATUS} FROM vector_store_chunks c WHERE vector_store_id = $1`;
 const CHUNKS_SQLITE = chunksSql("group_concat(t.text, '' ORDER BY t.part)");
 const CHUNKS_PG = chunksSql("string_agg(t.text, '' ORDER BY t.part)");
 

@@ -3,6 +3,7 @@ import { nextTurn } from '../core/next-turn.js';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
 import { precompiledRows, type Db, type Exec } from '../store/db.js';
 import { MAX_RUN } from './ingest-segments.js';
+import { FILE_STATUS } from './search-source.js';
 import type { VectorStoreTables as T } from './tables.js';
 
 /** The SQL of vector stores, their files, batches, texts and chunks. Reads are scoped to a project. */
@@ -378,12 +379,19 @@ export async function readTextParts(exec: Exec, key: IngestKey, from: number, to
 }
 
 /**
+ * The status of a chunk row's file (`c`), looked up by key per row read. As a condition on the rows
+ * (`IN`, `EXISTS`), PostgreSQL joined on its estimates: for a store just filled or restored (no
+ * statistics yet), a load's every page read the rest of the store and sorted it, and a search's every hit
+ * scanned all the store's files. A subquery in the select list leaves the plan to the chunks' key.
+ */
+const fileStatus = () => sql<string | null>`${sql.raw(FILE_STATUS)}`;
+
+/**
  * The chunks of completed files among the next `limit` of a store's chunk rows (of some files only, when
  * given) after a key, in file and chunk order, and where the next page starts (null: no rows are left): a
  * search index is loaded a page at a time, so no read holds the server's thread for long. An ingestion
  * writes a file's rows over several transactions (ingest.ts); they count from its last, which completes
- * the file. Whether a row's file is completed is a subquery per row read, as in the worker's reads
- * (search-source.ts: as a join, PostgreSQL sorted the rest of the store for every page).
+ * the file (`fileStatus`).
  */
 export async function readChunkPage(
   exec: Exec,
@@ -395,14 +403,7 @@ export async function readChunkPage(
   let q = exec
     .selectFrom('vector_store_chunks as c')
     .select(['c.file_id', 'c.seq', 'c.text', 'c.text_from', 'c.text_to', 'c.embedding', 'c.embedder'])
-    .select((eb) =>
-      eb
-        .selectFrom('vector_store_files as f')
-        .select('f.status')
-        .whereRef('f.vector_store_id', '=', 'c.vector_store_id')
-        .whereRef('f.file_id', '=', 'c.file_id')
-        .as('file_status'),
-    )
+    .select(fileStatus().as('file_status'))
     .where('c.vector_store_id', '=', storeId);
   if (fileIds) q = q.where('c.file_id', 'in', fileIds);
   // A row comparison, which both databases answer from the primary key's order (an OR of the two made
@@ -469,16 +470,12 @@ export function readIndexedFiles(exec: Exec, storeId: string, fileIds?: readonly
   return q.execute();
 }
 
-/** The text of some chunks of a store (undefined for a chunk gone since), in one statement: a search's hits. */
-export async function chunkTexts(
-  exec: Exec,
-  storeId: string,
-  keys: readonly { fileId: string; seq: number }[],
-): Promise<(string | undefined)[]> {
-  if (!keys.length) return [];
-  // Each hit with the parts of its run (a row per part; one row, no part, for a chunk that keeps its
-  // text), in one statement: a search makes it once.
-  const rows = await exec
+/**
+ * The statement of `chunkTexts`: each hit with the parts of its run (a row per part; one row, no part,
+ * for a chunk that keeps its text) and its file's status, in one statement: a search makes it once.
+ */
+export function hitsQuery(exec: Exec, storeId: string, keys: readonly { fileId: string; seq: number }[]) {
+  return exec
     .selectFrom('vector_store_chunks as c')
     .leftJoin('vector_store_texts as t', (join) =>
       join
@@ -490,21 +487,22 @@ export async function chunkTexts(
         .on(sql<number>`c.text_to - c.text_from`, '<', MAX_RUN),
     )
     .select(['c.file_id', 'c.seq', 'c.text', 'c.text_from', 'c.text_to', 't.part', 't.text as part_text'])
+    .select(fileStatus().as('file_status'))
     .where('c.vector_store_id', '=', storeId)
-    // Of a completed file: a look-up by key per hit (this runs on every search).
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('vector_store_files as f')
-          .select('f.file_id')
-          .whereRef('f.vector_store_id', '=', 'c.vector_store_id')
-          .whereRef('f.file_id', '=', 'c.file_id')
-          .where('f.status', '=', 'completed'),
-      ),
-    )
-    .where((eb) => eb.or(keys.map((k) => eb.and([eb('c.file_id', '=', k.fileId), eb('c.seq', '=', k.seq)]))))
-    .execute();
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('c.file_id', '=', k.fileId), eb('c.seq', '=', k.seq)]))));
+}
+
+/** The text of some chunks of a store (undefined for a chunk gone since, or of a file not completed): a search's hits. */
+export async function chunkTexts(
+  exec: Exec,
+  storeId: string,
+  keys: readonly { fileId: string; seq: number }[],
+): Promise<(string | undefined)[]> {
+  if (!keys.length) return [];
+  const rows = await hitsQuery(exec, storeId, keys).execute();
   const found = new Map<string, { row: (typeof rows)[number]; parts: Map<number, string> }>();
   for (const r of rows) {
+    if (r.file_status !== 'completed') continue;
     const key = `${r.seq} ${r.file_id}`;
     const hit = found.get(key) ?? found.set(key, { row: r, parts: new Map() }).get(key)!;
     if (r.part !== null && r.part_text !== null) hit.parts.set(r.part, r.part_text);

@@ -177,7 +177,7 @@ describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
   // A store just filled has no statistics yet: PostgreSQL then read every row after the key and sorted
   // them on disk, for each page of a load (0.36 s a page at 100,000 chunks).
   if (dialect === 'postgres')
-    it('reads a whole store’s pages in the key’s order, a delta’s by the files’ ids, without statistics', async () => {
+    it('reads a whole store’s pages in the key’s order, a delta’s by the files’ ids, a search’s hits by their keys, without statistics', async () => {
       const big = (await createVectorStore(s.ctx, 'proj_demo', { name: 'plan' })).id;
       const embedding = toBlob(embedBuiltin('plan'));
       for (let f = 0; f < 40; f++) {
@@ -210,22 +210,38 @@ describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
       const client = new pg.Client({ connectionString: (s.ctx.store.location as { databaseUrl: string }).databaseUrl });
       await client.connect();
       try {
-        /** The plan's node types, depth first. */
-        const nodes = (plan: { 'Node Type': string; Plans?: unknown[] }): string[] => [
-          plan['Node Type'],
-          ...((plan.Plans ?? []) as (typeof plan)[]).flatMap(nodes),
+        type Node = { 'Node Type': string; 'Relation Name'?: string; 'Parent Relationship'?: string; Plans?: Node[] };
+        /** The plan's nodes, depth first: type, table read, how its parent uses it. */
+        const nodes = (n: Node): string[] => [
+          [n['Node Type'], n['Relation Name'] ?? '', n['Parent Relationship'] ?? ''].join(' / '),
+          ...(n.Plans ?? []).flatMap(nodes),
         ];
-        const planOf = async (page: ReturnType<typeof postgresPage>) => {
-          await client.query(page.setting);
-          const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${page.sql}`, page.args);
-          return nodes(rows[0]['QUERY PLAN'][0].Plan);
+        const planOf = async (sql: string, args: readonly unknown[], setting = 'SET enable_sort = on') => {
+          await client.query(setting);
+          const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, [...args]);
+          return nodes(rows[0]['QUERY PLAN'][0].Plan as Node);
         };
-        const whole = await planOf(postgresPage(big, { fileId: 'file-plan010', seq: 5 }, 100));
-        expect(whole).not.toContain('Sort');
-        expect(whole).toContain('Index Scan');
+        const pageOf = (page: ReturnType<typeof postgresPage>) => planOf(page.sql, page.args, page.setting);
+        // Each row's file is looked up by its key, below the plan of the chunks.
+        const filesByKey = (plan: string[]) =>
+          plan.filter((n) => n.includes('vector_store_files')).every((n) => n === 'Index Scan / vector_store_files / SubPlan');
+        const whole = await pageOf(postgresPage(big, { fileId: 'file-plan010', seq: 5 }, 100));
+        expect(whole.join(', ')).not.toContain('Sort');
+        expect(whole.join(', ')).toContain('Index Scan / vector_store_chunks');
+        expect(filesByKey(whole)).toBe(true);
         // A delta reads its files by their ids, whatever the store's size.
-        const delta = await planOf(postgresPage(big, null, 100, ['file-plan020', 'file-plan021']));
-        expect(delta.join(' ')).toMatch(/Index Scan|Bitmap Index Scan/);
+        const delta = await pageOf(postgresPage(big, null, 100, ['file-plan020', 'file-plan021']));
+        expect(delta.join(', ')).toMatch(/Index Scan \/ vector_store_chunks|Bitmap Index Scan \/ vector_store_chunks/);
+        // A search's hits: each found by its key, its file looked up by key, not a scan of the store's files.
+        const hits = store
+          .hitsQuery(
+            s.ctx.store.db,
+            big,
+            [3, 17, 29].map((f) => ({ fileId: `file-plan${String(f).padStart(3, '0')}`, seq: f })),
+          )
+          .compile();
+        const hitsPlan = await planOf(hits.sql, hits.parameters);
+        expect(filesByKey(hitsPlan), hitsPlan.join(', ')).toBe(true);
         expect((await source.chunks(big, { fileId: 'file-plan010', seq: 5 }, 100)).rows[0].slice(0, 3)).toEqual([
           'file-plan010',
           6,
