@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type * as Tokenizer from 'gpt-tokenizer';
 import { lazy } from '../store/lazy.js';
 import { PieceCache, pieceHash } from './piece-cache.js';
@@ -53,10 +54,18 @@ export function vocabulary(): Vocabulary {
   return vocab;
 }
 
-/** Loads the ranks and the pre-tokenizer's classes ahead of the first use, off the start path. */
+/**
+ * Loads the ranks and the pre-tokenizer's classes ahead of the first use, off the start path. The ranks'
+ * file (4.5 MB) is read off the server's thread, and taken as it is; without it (a run from the sources,
+ * a file of another build) they are made from gpt-tokenizer's module.
+ */
 export const warmTokenizer = () => {
-  vocabulary();
   warmClasses();
+  readFile(FILE)
+    .then((file) => {
+      vocab ??= decodeVocabulary(file);
+    })
+    .catch(() => vocabulary());
 };
 
 const cache = new PieceCache();

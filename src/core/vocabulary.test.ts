@@ -40,7 +40,25 @@ describe('the ranks as typed arrays', () => {
     wrongMagic[0] ^= 1;
     expect(() => decodeVocabulary(wrongMagic)).toThrow(/not a vocabulary/);
     expect(() => decodeVocabulary(file.subarray(0, 1000))).toThrow(/cut short/);
-    expect(() => decodeVocabulary(file.subarray(0, file.length - 1))).toThrow(/do not add up/);
+    expect(() => decodeVocabulary(file.subarray(0, file.length - 1))).toThrow(/cut short/);
+    const longer = new Uint8Array(file.length + 4);
+    longer.set(file);
+    expect(() => decodeVocabulary(longer)).toThrow(/longer than it says/);
+    // A token's length that is not its offsets'.
+    const lengths = file.slice();
+    lengths[20] ^= 1;
+    expect(() => decodeVocabulary(lengths)).toThrow(/tables are not of its tokens/);
+    // Slots that are not of its tokens: one token missing (token 0, one of those checked), or the table
+    // moved by one slot.
+    const slotsAt = file.length - 4 * v.slots.length;
+    const missing = file.slice();
+    const filled = v.slots.indexOf(1);
+    missing.fill(0, slotsAt + 4 * filled, slotsAt + 4 * filled + 4);
+    expect(() => decodeVocabulary(missing)).toThrow(/tables are not of its tokens/);
+    const moved = file.slice();
+    moved.set(file.subarray(slotsAt, file.length - 4), slotsAt + 4);
+    moved.set(file.subarray(file.length - 4), slotsAt);
+    expect(() => decodeVocabulary(moved)).toThrow(/tables are not of its tokens/);
     // A file whose single bytes are not all tokens cannot merge every text.
     expect(() => vocabularyOfRanks(['ab', 'cd'])).toThrow(/single byte/);
   });

@@ -5,7 +5,8 @@
  * look-up, and each key was a chase through memory).
  *
  * The build writes the ranks as a file beside the bundle (`encodeVocabulary`, dist/o200k.bin: the token
- * count, each token's length, then their bytes; 1.6 MB), which a start reads in a few milliseconds. Loading
+ * count, each token's length, their bytes, their offsets and the table of slots; 4.5 MB), which a start
+ * reads in a few milliseconds. Loading
  * gpt-tokenizer's module of ranks instead (what a run from the sources does) compiles and runs a script
  * of 200,000 entries: 0.2–0.4 s on the thread that asked.
  */
@@ -54,17 +55,28 @@ function assemble(lengths: Uint8Array, bytes: Uint8Array): Vocabulary {
   const count = lengths.length;
   const offsets = new Uint32Array(count + 1);
   let longest = 0;
+  const byteToken = new Int32Array(256).fill(-1);
   for (let t = 0; t < count; t++) {
     offsets[t + 1] = offsets[t] + lengths[t];
     if (lengths[t] > longest) longest = lengths[t];
   }
   if (offsets[count] !== bytes.length) throw new Error('the vocabulary’s lengths do not add up to its bytes');
-  // At most half full.
+  for (let t = 0; t < count; t++) if (lengths[t] === 1) byteToken[bytes[offsets[t]]] = t;
+  if (byteToken.includes(-1)) throw new Error('the vocabulary lacks a token of a single byte');
+  return { count, bytes, offsets, lengths, slots: slotsOf(count, bytes, offsets), longest, byteToken };
+}
+
+/** The slots' size for `count` tokens: a power of two, at most half full. */
+const slotCount = (count: number) => {
   let size = 1;
   while (size < 2 * count) size <<= 1;
-  const slots = new Int32Array(size);
-  const mask = size - 1;
-  const byteToken = new Int32Array(256).fill(-1);
+  return size;
+};
+
+/** The table of slots of the tokens (50–60 ms for o200k's 200,000: the build does it, and writes it). */
+function slotsOf(count: number, bytes: Uint8Array, offsets: Uint32Array): Int32Array {
+  const slots = new Int32Array(slotCount(count));
+  const mask = slots.length - 1;
   for (let t = 0; t < count; t++) {
     const from = offsets[t];
     const to = offsets[t + 1];
@@ -73,10 +85,26 @@ function assemble(lengths: Uint8Array, bytes: Uint8Array): Vocabulary {
     let slot = hashBytes(bytes, from, to) & mask;
     while (slots[slot] !== 0) slot = (slot + 1) & mask;
     slots[slot] = t + 1;
-    if (to - from === 1) byteToken[bytes[from]] = t;
   }
-  if (byteToken.includes(-1)) throw new Error('the vocabulary lacks a token of a single byte');
-  return { count, bytes, offsets, lengths, slots, longest, byteToken };
+  return slots;
+}
+
+/**
+ * A vocabulary read from a file is of its tokens: its sizes, and every 997th token and 17th byte found (a
+ * table of another hash, other offsets or other tokens fails here). Not every token: a start reads the file
+ * on the server's thread, and the build's test holds the file to the vocabulary made now
+ * (test/deploy/bundle.test.ts).
+ */
+function checked(v: Vocabulary): Vocabulary {
+  const bad = () => new Error('the vocabulary file’s tables are not of its tokens');
+  if (v.slots.length !== slotCount(v.count) || v.offsets[v.count] !== v.bytes.length || v.longest > 255) throw bad();
+  for (let t = 0; t < v.count; t += 997) {
+    const from = v.offsets[t];
+    const to = v.offsets[t + 1];
+    if (v.lengths[t] !== to - from || (from < to && rankOf(v, v.bytes, from, to) !== t)) throw bad();
+  }
+  for (let b = 0; b < 256; b += 17) if (v.byteToken[b] !== rankOf(v, Uint8Array.of(b), 0, 1)) throw bad();
+  return v;
 }
 
 /** gpt-tokenizer's ranks (`bpeRanks/…`'s default export: per rank its text, or its bytes, or nothing). */
@@ -95,27 +123,59 @@ export function vocabularyOfRanks(ranks: readonly (string | readonly number[] | 
   return assemble(lengths, Buffer.concat(parts, size));
 }
 
-/** The file's first four bytes: `o2k1`. */
-const MAGIC = 0x316b326f;
-const HEADER = 8;
+/** The file's first four bytes: `o2k2` (`o2k1`, before the tables were saved, is read as no file: made again). */
+const MAGIC = 0x326b326f;
+/** MAGIC, then the tokens', their bytes', the slots' counts and the longest token's length. */
+const HEADER = 20;
 
-/** The file the build writes: MAGIC, the token count, each token's length (a byte), then their bytes. */
+/**
+ * The file the build writes: the header, each token's length (a byte), their bytes, zeros up to a
+ * multiple of 4, then as 32-bit little-endian numbers the offsets, the tokens of single bytes and the
+ * slots: a start reads the tables instead of making them on the server's thread (30–45 ms).
+ */
 export function encodeVocabulary(v: Vocabulary): Uint8Array {
-  const out = new Uint8Array(HEADER + v.count + v.bytes.length);
+  const tablesAt = align(HEADER + v.count + v.bytes.length);
+  const out = new Uint8Array(tablesAt + 4 * (v.count + 1 + 256 + v.slots.length));
   const view = new DataView(out.buffer);
-  view.setUint32(0, MAGIC, true);
-  view.setUint32(4, v.count, true);
-  for (let t = 0; t < v.count; t++) out[HEADER + t] = v.offsets[t + 1] - v.offsets[t];
+  [MAGIC, v.count, v.bytes.length, v.slots.length, v.longest].forEach((n, i) => view.setUint32(4 * i, n, true));
+  out.set(v.lengths.subarray(0, v.count), HEADER);
   out.set(v.bytes, HEADER + v.count);
+  let at = tablesAt;
+  for (const table of [v.offsets, v.byteToken, v.slots])
+    for (let i = 0; i < table.length; i++, at += 4) view.setUint32(at, table[i], true);
   return out;
 }
+
+const align = (n: number) => (n + 3) & ~3;
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /** The vocabulary of such a file; throws when it is not one. */
 export function decodeVocabulary(file: Uint8Array): Vocabulary {
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   if (file.length < HEADER || view.getUint32(0, true) !== MAGIC) throw new Error('not a vocabulary file');
-  const count = view.getUint32(4, true);
-  if (HEADER + count > file.length) throw new Error('the vocabulary file is cut short');
-  // Views of the file: its bytes stay for as long as the process, as the arrays do.
-  return assemble(file.subarray(HEADER, HEADER + count), file.subarray(HEADER + count));
+  const [count, size, slots, longest] = [4, 8, 12, 16].map((at) => view.getUint32(at, true));
+  const tablesAt = align(HEADER + count + size);
+  const end = tablesAt + 4 * (count + 1 + 256 + slots);
+  if (end > file.length) throw new Error('the vocabulary file is cut short');
+  if (end < file.length) throw new Error('the vocabulary file is longer than it says');
+  // Views of the file: its bytes stay for as long as the process, as the arrays do; the tables too, where
+  // the file's buffer lets them be read as they are (4-byte aligned, a little-endian machine).
+  let at = tablesAt;
+  const table = <A extends Uint32Array | Int32Array>(of: new (buffer: ArrayBufferLike, offset: number, length: number) => A, length: number): A => {
+    const start = at;
+    at += 4 * length;
+    if ((file.byteOffset + start) % 4 === 0 && LITTLE_ENDIAN) return new of(file.buffer, file.byteOffset + start, length);
+    const copy = new of(new ArrayBuffer(4 * length), 0, length);
+    for (let i = 0; i < length; i++) copy[i] = view.getUint32(start + 4 * i, true);
+    return copy;
+  };
+  return checked({
+    count,
+    lengths: file.subarray(HEADER, HEADER + count),
+    bytes: file.subarray(HEADER + count, HEADER + count + size),
+    offsets: table(Uint32Array, count + 1),
+    byteToken: table(Int32Array, 256),
+    slots: table(Int32Array, slots),
+    longest,
+  });
 }

@@ -144,7 +144,10 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
       hook,
       `const fs = require('node:fs'); const Module = require('node:module');
        const read = fs.readFileSync;
-       fs.readFileSync = function (p, ...rest) { if (/(o200k|classes)\\.bin$/.test(String(p))) process.stderr.write('READ ' + String(p).split('/').pop() + '\\n'); return read.call(this, p, ...rest); };
+       const note = (p) => { if (/(o200k|classes)\\.bin$/.test(String(p))) process.stderr.write('READ ' + String(p).split('/').pop() + '\\n'); };
+       fs.readFileSync = function (p, ...rest) { note(p); return read.call(this, p, ...rest); };
+       const readAsync = fs.promises.readFile;
+       fs.promises.readFile = function (p, ...rest) { note(p); return readAsync.call(this, p, ...rest); };
        const load = Module._load;
        Module._load = function (request, ...rest) { if (request.startsWith('gpt-tokenizer')) process.stderr.write('LOAD ' + request + '\\n'); return load.call(this, request, ...rest); };`,
     );
