@@ -141,8 +141,7 @@ export function encodeVocabulary(v: Vocabulary): Uint8Array {
   out.set(v.lengths.subarray(0, v.count), HEADER);
   out.set(v.bytes, HEADER + v.count);
   let at = tablesAt;
-  for (const table of [v.offsets, v.byteToken, v.slots])
-    for (let i = 0; i < table.length; i++, at += 4) view.setUint32(at, table[i], true);
+  for (const table of [v.offsets, v.byteToken, v.slots]) for (let i = 0; i < table.length; i++, at += 4) view.setUint32(at, table[i], true);
   return out;
 }
 
@@ -161,7 +160,10 @@ export function decodeVocabulary(file: Uint8Array): Vocabulary {
   // Views of the file: its bytes stay for as long as the process, as the arrays do; the tables too, where
   // the file's buffer lets them be read as they are (4-byte aligned, a little-endian machine).
   let at = tablesAt;
-  const table = <A extends Uint32Array | Int32Array>(of: new (buffer: ArrayBufferLike, offset: number, length: number) => A, length: number): A => {
+  const table = <A extends Uint32Array | Int32Array>(
+    of: new (buffer: ArrayBufferLike, offset: number, length: number) => A,
+    length: number,
+  ): A => {
     const start = at;
     at += 4 * length;
     if ((file.byteOffset + start) % 4 === 0 && LITTLE_ENDIAN) return new of(file.buffer, file.byteOffset + start, length);
