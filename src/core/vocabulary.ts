@@ -6,9 +6,8 @@
  *
  * The build writes the ranks as a file beside the bundle (`encodeVocabulary`, dist/o200k.bin: the token
  * count, each token's length, their bytes, their offsets and the table of slots; 4.5 MB), which a start
- * reads in a few milliseconds. Loading
- * gpt-tokenizer's module of ranks instead (what a run from the sources does) compiles and runs a script
- * of 200,000 entries: 0.2–0.4 s on the thread that asked.
+ * reads in a few milliseconds. Loading gpt-tokenizer's module of ranks instead (what a run from the
+ * sources does) compiles and runs a script of 200,000 entries: 0.2–0.4 s on the thread that asked.
  */
 export interface Vocabulary {
   /** Tokens (ranks) 0 … count - 1. */
@@ -73,7 +72,7 @@ const slotCount = (count: number) => {
   return size;
 };
 
-/** The table of slots of the tokens (50–60 ms for o200k's 200,000: the build does it, and writes it). */
+/** The table of slots of the tokens (30–45 ms for o200k's 200,000 at a start: the build makes it, and writes it). */
 function slotsOf(count: number, bytes: Uint8Array, offsets: Uint32Array): Int32Array {
   const slots = new Int32Array(slotCount(count));
   const mask = slots.length - 1;
