@@ -59,6 +59,9 @@ describe('the ranks as typed arrays', () => {
     moved.set(file.subarray(slotsAt, file.length - 4), slotsAt + 4);
     moved.set(file.subarray(file.length - 4), slotsAt);
     expect(() => decodeVocabulary(moved)).toThrow(/tables are not of its tokens/);
+    // A table with no empty slot: a look-up of bytes that are no token still ends.
+    const full = { ...v, slots: v.slots.map((x, i) => x || 1 + (i % v.count)) };
+    expect(rankOf(full, Buffer.from('qzxjqzxjqzxj'), 0, 12)).toBe(-1);
     // A file whose single bytes are not all tokens cannot merge every text.
     expect(() => vocabularyOfRanks(['ab', 'cd'])).toThrow(/single byte/);
   });

@@ -38,7 +38,8 @@ export function rankOf(v: Vocabulary, b: Uint8Array, from: number, to: number): 
   if (length > v.longest) return -1;
   const { slots, offsets, bytes } = v;
   const mask = slots.length - 1;
-  for (let slot = hashBytes(b, from, to) & mask; ; slot = (slot + 1) & mask) {
+  // At most every slot once: a table read from a file need not have an empty one.
+  for (let slot = hashBytes(b, from, to) & mask, probes = 0; probes < slots.length; slot = (slot + 1) & mask, probes++) {
     const t = slots[slot] - 1;
     if (t < 0) return -1;
     const start = offsets[t];
@@ -47,6 +48,7 @@ export function rankOf(v: Vocabulary, b: Uint8Array, from: number, to: number): 
     while (i < length && bytes[start + i] === b[from + i]) i++;
     if (i === length) return t;
   }
+  return -1;
 }
 
 /** A vocabulary from its tokens' lengths (each at most 255) and their bytes, one after the other. */
