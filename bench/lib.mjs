@@ -360,6 +360,35 @@ export function rng(seed) {
     return x / 4294967296;
   };
 }
+/**
+ * A preload (`node --import <it> …`) that records the server thread's worst event-loop delay every
+ * 100 ms, with the time, into the file named by BENCH_ELD_FILE (workers inherit the preload: only the main
+ * thread counts). Written into `dir`; returns its path. Read with `worstStall`.
+ */
+export function eventLoopRecorder(dir) {
+  const file = join(dir, 'eld.mjs');
+  writeFileSync(
+    file,
+    `import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { appendFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
+const h = isMainThread && monitorEventLoopDelay({ resolution: 5 });
+if (h) h.enable();
+if (h) setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
+`,
+  );
+  return file;
+}
+
+/** The worst stall (ms) an `eventLoopRecorder` log holds between two wall-clock times (the last interval's record after `to` included). */
+export const worstStall = (log, from, to) =>
+  readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' ').map(Number))
+    .filter(([t]) => t >= from && t <= to + 200)
+    .reduce((m, [, d]) => Math.max(m, d), 0);
+
 /** Chunk `i` of the retrieval benches' store: 100 of the made-up words. */
 export const madeUpChunk = (i) => {
   const r = rng(i * 2654435761 + 1);

@@ -32,7 +32,7 @@ import { build } from 'esbuild';
 import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { cpuMs, madeUpChunk as chunkText, report, rng } from './lib.mjs';
+import { cpuMs, eventLoopRecorder, madeUpChunk as chunkText, report, rng, worstStall } from './lib.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -64,27 +64,9 @@ if (isMainThread) setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout
 const work = isMainThread ? mkdtempSync(join(tmpdir(), 'standin-bench-retrieval-')) : '';
 
 // Every instance records its worst event-loop delay each 100 ms, with the time, into its own file.
-const ELD = join(work, 'eld.mjs');
-if (isMainThread)
-  writeFileSync(
-    ELD,
-    `import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { appendFileSync } from 'node:fs';
-import { isMainThread } from 'node:worker_threads';
-// Workers inherit the preload: only the server's own thread counts.
-const h = isMainThread && monitorEventLoopDelay({ resolution: 5 });
-if (h) h.enable();
-if (h) setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
-`,
-  );
+const ELD = isMainThread ? eventLoopRecorder(work) : '';
 /** The worst stall an instance recorded between two wall-clock times (ms). */
-const stallOf = (inst, from, to) =>
-  readFileSync(inst.eld, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => l.split(' ').map(Number))
-    .filter(([t]) => t >= from && t <= to + 200)
-    .reduce((m, [, d]) => Math.max(m, d), 0);
+const stallOf = (inst, from, to) => worstStall(inst.eld, from, to);
 /** CPU time of a process's main thread (the server's event loop) alone, ms. */
 const mainCpuMs = (pid) => {
   const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -252,6 +234,10 @@ async function main() {
       ...MEMORY,
       '--search-index-dir',
       indexDir,
+      // Saved at any size the bench is given (the server's default saves from 10,000 live chunks; a smaller
+      // store was never saved, and the bench waited its 30 minutes for the file).
+      '--search-index-save-from',
+      String(Math.max(1, Math.min(N, 10_000))),
       ...(process.env.BENCH_RETRIEVAL_ARGS ?? '').split(' ').filter(Boolean),
     ]);
     running.push(a);
