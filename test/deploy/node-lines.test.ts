@@ -110,8 +110,8 @@ function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.Proce
 /**
  * `npm start` in `dir` until its banner is out; then `/readyz`, the banner's curl, and a SIGTERM to the
  * Standin process (the banner's `pid`): it drains, logs `instance.stopped` and exits 0, and so does
- * `npm start`. (npm signalled itself ends by the signal, whatever its script does: the test stops Standin
- * as a supervisor of `node dist/main.js serve` does.)
+ * `npm start`. (The test stops Standin as a supervisor of `node dist/main.js serve` does; a signal to npm
+ * itself is test/deploy/npm-start.test.ts's.)
  */
 async function startAndStop(dir: string, env: NodeJS.ProcessEnv, nodeBinary: string): Promise<void> {
   const port = await freePort();
