@@ -21,7 +21,7 @@
 // instead of the two small warm-up files: the batch then meets processes past their start (their code compiled, their
 // caches of words and pre-tokens filled), as a long ingestion's processes are, with text still new to them.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -77,9 +77,12 @@ function cpuOf(pick) {
 /**
  * CPU ms of the server's child processes (ingestion processes, search worker), by pid: found in each of
  * its threads' `children` (a few files), not by reading every process's stat on the machine, which the
- * bench does every 20 ms while ingesting, on the cores it measures.
+ * bench does every 20 ms while ingesting, on the cores it measures. A kernel without those files
+ * (CONFIG_PROC_CHILDREN) gets the scan.
  */
 function childrenCpu(pid) {
+  if (!existsSync(`/proc/${pid}/task/${pid}/children`))
+    return cpuOf((p) => Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid);
   const out = new Map();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let children = '';
