@@ -28,7 +28,7 @@ function alive(pid: number): boolean {
 }
 
 describe('npm start and signals', () => {
-  it('every script that runs a command after others execs it, so a signal to npm reaches that command', () => {
+  it('every script that chains into node or vitest execs it, so a signal to npm reaches that process', () => {
     for (const [name, script] of Object.entries(scripts)) {
       if (!script.includes('&&')) continue;
       const last = script.split('&&').pop()!.trim();
