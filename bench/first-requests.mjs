@@ -6,7 +6,7 @@
 // /path/main.js adds an older build. Rounds alternate (BENCH_ROUNDS, 3), each on a fresh data folder.
 // Run: npm run build && node bench/first-requests.mjs
 import { setTimeout as sleep } from 'node:timers/promises';
-import { report, startBaseline, startStandin } from './lib.mjs';
+import { platformPost, report, startBaseline, startStandin } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const OLD = process.env.BENCH_FIRST_BASELINE_SCRIPT;
@@ -34,13 +34,7 @@ async function heldWhile(base, send) {
 
 /** The requests, in order: each a name and how to send it (given the store made by the first). */
 function requests(s) {
-  const headers = { authorization: `Bearer ${s.keys.platform}`, 'content-type': 'application/json' };
-  const post = async (path, body) => {
-    const res = await fetch(`${s.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const json = await res.json();
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const { post } = platformPost(s);
   let store;
   return [
     ['POST /v1/vector_stores', async () => (store ??= await post('/v1/vector_stores', { name: 'first' }))],

@@ -193,6 +193,21 @@ function statMs(pid, first) {
 }
 
 /**
+ * `post` for a started Standin (`startStandin`): a JSON body sent with its platform key, the answer's JSON
+ * back, any status but 200 thrown; and the headers it sends.
+ */
+export function platformPost(standin) {
+  const headers = { authorization: `Bearer ${standin.keys.platform}`, 'content-type': 'application/json' };
+  const post = async (path, body) => {
+    const res = await fetch(`${standin.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const json = await res.json();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  return { headers, post };
+}
+
+/**
  * A Standin for a bench of the platform API: started with `adminKey`, stopped (and `onStop` run) on an
  * uncaught error, given `config` through the control plane (rate limits raised, models…), with `post`:
  * a JSON body sent with the platform key, the answer's JSON back, any status but 200 thrown.
@@ -205,13 +220,7 @@ export async function apiBench({ adminKey, config, onStop = async () => {} }) {
     await onStop();
     process.exit(1);
   });
-  const headers = { authorization: `Bearer ${standin.keys.platform}`, 'content-type': 'application/json' };
-  const post = async (path, body) => {
-    const res = await fetch(`${standin.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const json = await res.json();
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const { headers, post } = platformPost(standin);
   const cfg = await fetch(`${standin.url}/admin/v1/config`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
