@@ -225,6 +225,26 @@ async function main() {
   const db = new pg.Client({ connectionString: url.href });
   await db.connect();
   const running = [];
+  // The instances stopped and the schema dropped once, at the end or on an interrupt (a million chunks
+  // leave gigabytes in the database).
+  let cleaned;
+  const cleanup = () =>
+    (cleaned ??= (async () => {
+      for (const inst of running) {
+        inst.child.kill('SIGTERM');
+        await new Promise((r) => (inst.child.exitCode !== null ? r() : inst.child.once('exit', r)));
+      }
+      await db.end();
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+      rmSync(work, { recursive: true, force: true });
+    })());
+  const interrupted = (signal) => {
+    console.error(`${signal}: stopping the instances and dropping schema ${schema}`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     // A: reads (now), B: ingests (now), C: reads (before).
     // BENCH_RETRIEVAL_ARGS: settings of the reading instance (e.g. --search-approximate-from 50000).
@@ -540,14 +560,7 @@ async function main() {
         : 'No ingestion (--no-ingest).',
     ]);
   } finally {
-    for (const inst of running) {
-      inst.child.kill('SIGTERM');
-      await new Promise((r) => (inst.child.exitCode !== null ? r() : inst.child.once('exit', r)));
-    }
-    await db.end();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-    rmSync(work, { recursive: true, force: true });
+    await cleanup();
   }
 }
 
