@@ -8,6 +8,8 @@
 // JIT warm), then each round 1 MB it has not seen ("new after"), then the same again ("seen").
 // Run: node bench/embed-ab.mjs [treeA [treeB]]   (default: this tree against itself, which shows the
 // harness's own spread; e.g. node bench/embed-ab.mjs /work/wt-base .)   BENCH_EMBED_ROUNDS (8).
+// BENCH_EMBED_WHAT=prepare times an ingestion process's whole work on each file instead (prepare.ts
+// `prepareFile`: extract, token ends, chunk, embed), for changes outside the embedder.
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { changelogTexts, importTree, report } from './lib.mjs';
@@ -32,6 +34,8 @@ for (const [i, tree] of trees.entries()) {
     await importTree(build, tree, folder, (src) => [
       `export * as chunk from ${src('vector-stores/chunk.ts')};`,
       `export * as emb from ${src('vector-stores/embedder.ts')};`,
+      `export { prepareFile } from ${src('vector-stores/prepare.ts')};`,
+      `export { DEFAULT_LIMITS } from ${src('vector-stores/limits.ts')};`,
     ]),
   );
 }
@@ -39,25 +43,30 @@ for (const [i, tree] of trees.entries()) {
 const files = changelogTexts(WARM + ROUNDS * PER_ROUND, FILE_BYTES).map((text) => {
   const starts = [];
   const chunks = [...modules[0].chunk.chunkText(text, modules[0].chunk.AUTO_CHUNKING, starts)];
-  return { text, chunks, starts, mb: Buffer.byteLength(text) / 1e6 };
+  return { text, chunks, starts, bytes: Buffer.from(text), mb: Buffer.byteLength(text) / 1e6 };
 });
 const cpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-/** CPU ms per MB of one tree's embedder over `set`. */
-const embed = (m, set) => {
+const PREPARE = process.env.BENCH_EMBED_WHAT === 'prepare';
+/** CPU ms per MB of one tree's embedder (or its whole `prepareFile`) over `set`. */
+const embed = async (m, set) => {
   const at = cpu();
-  for (const f of set) m.emb.embedChunks(f.text, f.chunks, f.starts);
+  for (const f of set) {
+    if (PREPARE)
+      await m.prepareFile({ filename: 'a.txt', data: f.bytes, chunking: m.chunk.AUTO_CHUNKING, embed: true, limits: m.DEFAULT_LIMITS });
+    else m.emb.embedChunks(f.text, f.chunks, f.starts);
+  }
   return (cpu() - at) / set.reduce((n, f) => n + f.mb, 0);
 };
 
-for (const m of modules) embed(m, files.slice(0, WARM));
+for (const m of modules) await embed(m, files.slice(0, WARM));
 const runs = { 'new after': [[], []], seen: [[], []] };
 for (let r = 0; r < ROUNDS; r++) {
   const set = files.slice(WARM + r * PER_ROUND, WARM + (r + 1) * PER_ROUND);
   const order = r % 2 ? [1, 0] : [0, 1];
-  for (const kind of Object.keys(runs)) for (const t of order) runs[kind][t].push(embed(modules[t], set));
+  for (const kind of Object.keys(runs)) for (const t of order) runs[kind][t].push(await embed(modules[t], set));
 }
 
 const median = (xs) => {
@@ -71,6 +80,6 @@ const rows = Object.entries(runs).map(([kind, [xa, xb]]) => ({
   'B against A, median of the rounds’ ratios': `${(100 * median(xb.map((x, i) => x / xa[i]))).toFixed(1)} %`,
   'rounds’ ratios, lowest–highest': `${(100 * Math.min(...xb.map((x, i) => x / xa[i]))).toFixed(0)}–${(100 * Math.max(...xb.map((x, i) => x / xa[i]))).toFixed(0)} %`,
 }));
-report('embed-ab', rows, [
+report(PREPARE ? 'prepare-ab' : 'embed-ab', rows, [
   `A: ${trees[0]}; B: ${trees[1]}. ${ROUNDS} rounds of ${PER_ROUND} files of ${FILE_BYTES >> 10} KB, in one process.`,
 ]);

@@ -12,10 +12,12 @@ import { execFileSync, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { changelogTexts, report } from './lib.mjs';
+import { changelogTexts, copyBuilt, report } from './lib.mjs';
 
 const trees = process.argv.length > 2 ? process.argv.slice(2).map((t) => resolve(t)) : [resolve('.')];
 const ROUNDS = Number(process.env.BENCH_PROCESSES_ROUNDS ?? 2);
+/** BENCH_PROCESSES_WARM_FILES (0) other files of the changelogs first, not timed: processes past their start, their text still new. */
+const WARM_FILES = Number(process.env.BENCH_PROCESSES_WARM_FILES ?? 0);
 const CHUNKING = { max_chunk_size_tokens: 800, chunk_overlap_tokens: 400 };
 const round = (x) => Math.round(x * 10) / 10;
 const cpu = () => {
@@ -28,7 +30,7 @@ const cpuOf = (pid) => {
 };
 
 /** The changelogs, cut at a line end into 32 texts of about 512 KB (as bench/ingest-throughput.mjs), as bytes. */
-const corpus = () => changelogTexts().map((t) => Buffer.from(t));
+const corpus = () => changelogTexts(WARM_FILES + 32).map((t) => Buffer.from(t));
 
 /**
  * The tree's ingestion code bundled into a folder of its own: the pool, and its ingestion process as
@@ -38,6 +40,7 @@ async function bundled(tree) {
   const { build } = await import(join(tree, 'node_modules/esbuild/lib/main.js'));
   const folder = join(tree, 'node_modules/.cache/standin-bench-processes', createHash('sha256').update(tree).digest('hex').slice(0, 12));
   mkdirSync(folder, { recursive: true });
+  copyBuilt(tree, folder);
   writeFileSync(join(folder, 'package.json'), '{"type":"module"}');
   const src = (p) => JSON.stringify(join(tree, 'src/vector-stores', p));
   const entry = join(folder, 'entry.ts');
@@ -94,20 +97,24 @@ async function ipcAlone(lib, file) {
   return { server: (cpu() - here) / mb, processes: (last.cpu - first.cpu) / mb };
 }
 
-async function oneProcess(lib, files) {
+async function oneProcess(lib, all) {
   const m = await import(lib);
+  const [warm, files] = [all.slice(0, WARM_FILES), all.slice(WARM_FILES)];
   await m.prepareFile({ filename: 'w.txt', data: files[0].subarray(0, 20_000), chunking: CHUNKING, embed: true, limits: m.DEFAULT_LIMITS });
+  for (const data of warm) await m.prepareFile({ filename: 'w.txt', data, chunking: CHUNKING, embed: true, limits: m.DEFAULT_LIMITS });
   const here = cpu();
   for (const data of files) await m.prepareFile({ filename: 'a.txt', data, chunking: CHUNKING, embed: true, limits: m.DEFAULT_LIMITS });
   return { server: 0, processes: (cpu() - here) / (files.reduce((n, f) => n + f.length, 0) / 1e6) };
 }
 
-async function pool(lib, files, processes) {
+async function pool(lib, all, processes) {
   const m = await import(lib);
+  const [warm, files] = [all.slice(0, WARM_FILES), all.slice(WARM_FILES)];
   const p = m.createIngestPool({ processes, limits: m.DEFAULT_LIMITS });
   const run = (data) => p.run({ filename: 'a.txt', data, chunking: CHUNKING, embed: true });
   // Every process started and its tables loaded first: a start is paid once, not per MB.
   await Promise.all(Array.from({ length: processes }, () => run(files[0].subarray(0, 20_000))));
+  await Promise.all(warm.map(run));
   const pids = p.pids();
   const before = pids.map(cpuOf);
   const here = cpu();
@@ -132,7 +139,7 @@ else if (process.env.BENCH_PROCESSES_CHILD) {
   const files = corpus();
   const out =
     what === 'ipc'
-      ? await ipcAlone(lib, files[0])
+      ? await ipcAlone(lib, files[WARM_FILES])
       : what === 'one'
         ? await oneProcess(lib, files)
         : await pool(lib, files, what === 'pool1' ? 1 : 2);

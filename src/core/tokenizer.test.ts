@@ -1,7 +1,18 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
-import { describe, expect, it } from 'vitest';
-import { countText, decodeTokens, encodePieces, encodeText, mergeLong, mergeShort, tokenEnds, vocabulary } from './tokenizer.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileWasm } from '../../scripts/wasm.mjs';
+import {
+  countText,
+  decodeTokens,
+  encodePieces,
+  encodeText,
+  mergeLong,
+  mergeShort,
+  tokenEnds,
+  useTokenEndsModule,
+  vocabulary,
+} from './tokenizer.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -186,29 +197,64 @@ function referenceEnds(text: string): number[] {
   return encode(text, { disallowedSpecial: new Set() }).map((t) => (at += vocabulary().lengths[t]));
 }
 
-describe('token ends', () => {
-  it('ends tokens where gpt-tokenizer does past the cache of pre-tokens starting over, and again from it', () => {
-    let seed = 5;
-    const r = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
-    // More distinct pre-tokens (random words) than the cache holds (200,000), among repeated ones.
-    const words: string[] = [];
-    for (let i = 0; i < 230_000; i++) {
-      let w = ' ';
-      for (let j = 3 + Math.floor(r() * 6); j > 0; j--) w += String.fromCharCode(97 + Math.floor(r() * 26));
-      words.push(w);
-      if (i % 1000 === 0) words.push(' ünïcödé 日本語 😀\n the of and');
-    }
-    const text = words.join('');
-    const expected = referenceEnds(text);
-    for (let pass = 0; pass < 2; pass++) {
-      const got = tokenEnds(text, 5_000_000)!;
-      expect(got.count).toBe(expected.length);
-      expect(Array.from(got.ends.subarray(0, got.count))).toEqual(expected);
+/** More distinct pre-tokens (random words) than the cache holds (200,000), among repeated ones, and their ends: made once for both implementations. */
+let overflowCase: { text: string; expected: number[] } | undefined;
+function overflow() {
+  if (overflowCase) return overflowCase;
+  let seed = 5;
+  const r = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+  const words: string[] = [];
+  for (let i = 0; i < 230_000; i++) {
+    let w = ' ';
+    for (let j = 3 + Math.floor(r() * 6); j > 0; j--) w += String.fromCharCode(97 + Math.floor(r() * 26));
+    words.push(w);
+    if (i % 1000 === 0) words.push(' ünïcödé 日本語 😀\n the of and');
+  }
+  const text = words.join('');
+  return (overflowCase = { text, expected: referenceEnds(text) });
+}
+
+// Token ends in JavaScript, and in WebAssembly (token-scan.as.ts, compiled from the sources as the build does).
+describe.each([
+  ['JavaScript', async () => undefined],
+  ['WebAssembly', () => compileWasm('src/core/token-scan.as.ts')],
+])('token ends in %s', (_, wasm) => {
+  beforeAll(async () => expect(useTokenEndsModule(await wasm()) === null).toBe(_ === 'JavaScript'));
+  afterAll(() => useTokenEndsModule(undefined));
+
+  it('ends tokens where gpt-tokenizer does on texts of every kind: every script, emoji, lone surrogates, long pre-tokens', () => {
+    const kinds = [lower, cjk, emoji, (r: number) => '0123456789.,;:!?-_/\\[]{}'[Math.floor(r * 24)]];
+    const texts = Array.from({ length: 40 }, (_, i) => {
+      const r = random(300 + i);
+      let text = '';
+      while (text.length < 3000)
+        text +=
+          draw(1 + Math.floor(r() ** 3 * 400), kinds[Math.floor(r() * kinds.length)], i * 1000 + text.length) +
+          [' ', '\n', '\r\n', '  ', '\t', "'s ", "'LL ", '\ud800', '\udc00x', '<|endoftext|>', 'ǅungla '][Math.floor(r() * 11)];
+      return text;
+    });
+    for (const text of [...texts, prose, `x.${'\n/'.repeat(400)}y`, `a${' \u2000\u3000'.repeat(200)}b`, '', ' ', '😀']) {
+      const got = tokenEnds(text, 1e6)!;
+      expect(Array.from(got.ends.subarray(0, got.count))).toEqual(referenceEnds(text));
     }
   });
 
-  it('stops past the most tokens it may read', () => {
+  it('ends tokens where gpt-tokenizer does past the cache of pre-tokens starting over, and again from it', () => {
+    const { text, expected } = overflow();
+    for (let pass = 0; pass < 2; pass++) {
+      const got = tokenEnds(text, 5_000_000)!;
+      expect(got.count).toBe(expected.length);
+      // Compared as one string: toEqual over 1.5 million numbers takes seconds.
+      expect(got.ends.subarray(0, got.count).join()).toBe(expected.join());
+    }
+  });
+
+  it('stops past the most tokens it may read, in short pre-tokens and in a long one', () => {
     expect(tokenEnds(' word'.repeat(100), 99)).toBeUndefined();
     expect(tokenEnds(' word'.repeat(100), 100)?.count).toBe(100);
+    const long = `${' word'.repeat(10)} ${'日本'.repeat(500)}`;
+    const all = referenceEnds(long).length;
+    expect(tokenEnds(long, all - 1)).toBeUndefined();
+    expect(tokenEnds(long, all)?.count).toBe(all);
   });
 });
