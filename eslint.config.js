@@ -3,8 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // AssemblyScript (src/**/*.as.ts) is compiled by asc, with types of its own (i32, usize): not TypeScript's to check.
-  { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', '**/fixtures/**', 'src/**/*.as.ts'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', '**/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -405,9 +405,9 @@ export const madeUpChunk = (i) => {
   return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
 };
 
-/** Copies the files a tree's build writes beside its bundle (the ranks, the classes, the WebAssembly), those it has, into `folder`. */
+/** Copies the files a tree's build writes beside its bundle (the ranks, the classes), those it has, into `folder`. */
 export function copyBuilt(tree, folder) {
-  for (const file of ['o200k.bin', 'classes.bin', 'token-scan.wasm']) {
+  for (const file of ['o200k.bin', 'classes.bin']) {
     rmSync(join(folder, file), { force: true });
     if (existsSync(join(tree, 'dist', file))) copyFileSync(join(tree, 'dist', file), join(folder, file));
   }
@@ -417,7 +417,7 @@ export function copyBuilt(tree, folder) {
  * The module a bench makes of another source tree's files: `exports(src)` (src: a path of the tree's src/
  * as a JSON string) written as an entry in `folder`, bundled there with `build` (esbuild; packages stay
  * external, so the folder must be where they resolve: a node_modules/.cache) and imported. The files its
- * build writes beside the bundle (the ranks, the classes, the WebAssembly) are copied beside this one, as
+ * build writes beside the bundle (the ranks, the classes) are copied beside this one, as
  * an ingestion process has them.
  */
 export async function importTree(build, tree, folder, exports) {

@@ -6,7 +6,6 @@ import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { finishServerScript } from './server-script.mjs';
 import { serverBundle, serverScript, serverSplitting } from './bundle-options.mjs';
-import { compileWasm } from './wasm.mjs';
 
 // The entry (src/start.ts, dist/main.js), the ingestion process (src/vector-stores/ingest-pool.ts forks it)
 // and the search worker (index-cache.ts starts it): modules of their own, sharing chunks. The entry runs the
@@ -48,9 +47,6 @@ await runBundled('scripts/o200k.ts', 'dist/o200k.bin');
 // The pre-tokenizer's character classes (src/core/pretokens.ts): dist/classes.bin, 64 KB a start reads where
 // testing each character took 50–60 ms of the thread that first counted tokens.
 await runBundled('scripts/classes.ts', 'dist/classes.bin');
-// The tokenizer's token ends in WebAssembly (src/core/token-scan.as.ts), twice as fast as its JavaScript:
-// dist/token-scan.wasm, beside the bundle.
-writeFileSync('dist/token-scan.wasm', await compileWasm('src/core/token-scan.as.ts'));
 // Every route's request validators as code (src/core/validation.ts): dist/validators/, beside the bundle, so
 // a route's first request loads its validator rather than compiling it on the server's thread.
 await runBundled('scripts/validators.ts', 'dist/validators');

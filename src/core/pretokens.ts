@@ -67,9 +67,6 @@ function table(): Uint8Array {
 /** Loads the table ahead of its first use. */
 export const warmClasses = () => void table();
 
-/** The Basic Multilingual Plane's classes, a unit's class at its index (token-scan.ts copies them). */
-export const bmpClasses = (): Uint8Array => table();
-
 /** The class of each UTF-16 unit of `text`: a pair's class on its first unit, SECOND on its second. */
 export function classesOf(text: string): Uint8Array {
   const t = table();

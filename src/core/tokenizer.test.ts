@@ -1,18 +1,7 @@
 import { decode, encode } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileWasm } from '../../scripts/wasm.mjs';
-import {
-  countText,
-  decodeTokens,
-  encodePieces,
-  encodeText,
-  mergeLong,
-  mergeShort,
-  tokenEnds,
-  useTokenEndsModule,
-  vocabulary,
-} from './tokenizer.js';
+import { describe, expect, it } from 'vitest';
+import { countText, decodeTokens, encodePieces, encodeText, mergeLong, mergeShort, tokenEnds, vocabulary } from './tokenizer.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -197,31 +186,7 @@ function referenceEnds(text: string): number[] {
   return encode(text, { disallowedSpecial: new Set() }).map((t) => (at += vocabulary().lengths[t]));
 }
 
-/** More distinct pre-tokens (random words) than the cache holds (200,000), among repeated ones, and their ends: made once for both implementations. */
-let overflowCase: { text: string; expected: number[] } | undefined;
-function overflow() {
-  if (overflowCase) return overflowCase;
-  let seed = 5;
-  const r = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
-  const words: string[] = [];
-  for (let i = 0; i < 230_000; i++) {
-    let w = ' ';
-    for (let j = 3 + Math.floor(r() * 6); j > 0; j--) w += String.fromCharCode(97 + Math.floor(r() * 26));
-    words.push(w);
-    if (i % 1000 === 0) words.push(' ünïcödé 日本語 😀\n the of and');
-  }
-  const text = words.join('');
-  return (overflowCase = { text, expected: referenceEnds(text) });
-}
-
-// Token ends in JavaScript, and in WebAssembly (token-scan.as.ts, compiled from the sources as the build does).
-describe.each([
-  ['JavaScript', async () => undefined],
-  ['WebAssembly', () => compileWasm('src/core/token-scan.as.ts')],
-])('token ends in %s', (_, wasm) => {
-  beforeAll(async () => expect(useTokenEndsModule(await wasm()) === null).toBe(_ === 'JavaScript'));
-  afterAll(() => useTokenEndsModule(undefined));
-
+describe('token ends', () => {
   it('ends tokens where gpt-tokenizer does on texts of every kind: every script, emoji, lone surrogates, long pre-tokens', () => {
     const kinds = [lower, cjk, emoji, (r: number) => '0123456789.,;:!?-_/\\[]{}'[Math.floor(r * 24)]];
     const texts = Array.from({ length: 40 }, (_, i) => {
@@ -240,7 +205,18 @@ describe.each([
   });
 
   it('ends tokens where gpt-tokenizer does past the cache of pre-tokens starting over, and again from it', () => {
-    const { text, expected } = overflow();
+    let seed = 5;
+    const r = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+    // More distinct pre-tokens (random words) than the cache holds (200,000), among repeated ones.
+    const words: string[] = [];
+    for (let i = 0; i < 230_000; i++) {
+      let w = ' ';
+      for (let j = 3 + Math.floor(r() * 6); j > 0; j--) w += String.fromCharCode(97 + Math.floor(r() * 26));
+      words.push(w);
+      if (i % 1000 === 0) words.push(' ünïcödé 日本語 😀\n the of and');
+    }
+    const text = words.join('');
+    const expected = referenceEnds(text);
     for (let pass = 0; pass < 2; pass++) {
       const got = tokenEnds(text, 5_000_000)!;
       expect(got.count).toBe(expected.length);

@@ -3,8 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type * as Tokenizer from 'gpt-tokenizer';
 import { lazy } from '../store/lazy.js';
 import { PieceCache, pieceHash } from './piece-cache.js';
-import { bmpClasses, classesOf, pretokenEnd, warmClasses } from './pretokens.js';
-import { tokenEndsOf, type TokenEnds } from './token-scan.js';
+import { classesOf, pretokenEnd, warmClasses } from './pretokens.js';
 import { decodeVocabulary, rankOf, vocabularyOfRanks, type Vocabulary } from './vocabulary.js';
 
 /**
@@ -127,34 +126,6 @@ function* blocks(piece: string): Generator<number[]> {
  * tokens (it stops reading there).
  */
 export function tokenEnds(text: string, max: number): { ends: Uint32Array; count: number } | undefined {
-  const fast = wasmEnds === undefined ? useTokenEndsModule(readWasm()) : wasmEnds;
-  return fast ? fast(text, max) : scriptEnds(text, max);
-}
-
-/** Where the build writes token-scan.as.ts compiled (dist/token-scan.wasm, beside the bundle); from the sources there is none. */
-const WASM_FILE = new URL('./token-scan.wasm', import.meta.url);
-const readWasm = () => {
-  try {
-    return readFileSync(WASM_FILE);
-  } catch {
-    return undefined;
-  }
-};
-
-/** tokenEnds in WebAssembly (token-scan.ts), null for the JavaScript, undefined until the first call looks for the build's file. */
-let wasmEnds: TokenEnds | null | undefined;
-
-/**
- * Makes tokenEnds use `wasm` (token-scan.as.ts compiled), or its JavaScript without one: the build's file
- * is used where there is one, and the tests hold each against the other.
- */
-export function useTokenEndsModule(wasm: Uint8Array | undefined): TokenEnds | null {
-  wasmEnds = wasm ? tokenEndsOf(wasm, { classes: bmpClasses(), lengths: vocabulary().lengths, classesOf, merge, blocks }) : null;
-  return wasmEnds;
-}
-
-/** tokenEnds in JavaScript. */
-function scriptEnds(text: string, max: number): { ends: Uint32Array; count: number } | undefined {
   const { lengths } = vocabulary();
   let ends = new Uint32Array(Math.min(max + 1, 1024 + (text.length >> 2)));
   let count = 0;

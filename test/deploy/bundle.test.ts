@@ -241,61 +241,6 @@ const asks = [['GET', '/v1/files'], ['GET', '/v1/files/file_1'], ['GET', '/v1/fi
     }
   });
 
-  it("ends tokens in its ingestion processes with the build's WebAssembly, the module the sources compile to (src/core/token-scan.as.ts)", async () => {
-    ensureBuilt();
-    const { compileWasm } = await import('../../scripts/wasm.mjs');
-    expect(Buffer.from(await compileWasm('src/core/token-scan.as.ts')).equals(readFileSync(join(root, 'dist/token-scan.wasm')))).toBe(true);
-    // The hook, in the server and in the processes it forks (which get no environment: the hook adds itself
-    // to their arguments), notes which process reads the module.
-    const dir = mkdtempSync(join(tmpdir(), 'standin-token-scan-'));
-    const hook = join(dir, 'hook.cjs');
-    const reads = join(dir, 'reads');
-    writeFileSync(reads, '');
-    writeFileSync(
-      hook,
-      `const fs = require('node:fs'); const read = fs.readFileSync;
-       fs.readFileSync = function (p, ...rest) { if (String(p).endsWith('token-scan.wasm')) fs.appendFileSync(${JSON.stringify(reads)}, process.pid + '\\n'); return read.call(this, p, ...rest); };
-       const cp = require('node:child_process'); const fork = cp.fork;
-       cp.fork = (m, args, o = {}) => fork(m, args, { ...o, execArgv: [...(o.execArgv ?? []), '--require', __filename] });`,
-    );
-    const ADMIN = 'sk-admin-token-scan-test-00000000000000000';
-    const KEY = 'sk-proj-token-scan-test-000000000000000000';
-    const port = await freePort();
-    const built = await serve({
-      NODE_OPTIONS: `--require ${hook}`,
-      STANDIN_PORT: String(port),
-      STANDIN_DATA: join(dir, 'data'),
-      STANDIN_ADMIN_KEY: ADMIN,
-    });
-    const call = caller(() => `http://127.0.0.1:${port}`, KEY);
-    try {
-      await call('/admin/v1/projects/proj_demo/api_keys', { method: 'POST', key: ADMIN, body: { name: 't', value: KEY } });
-      const form = new FormData();
-      form.append('purpose', 'assistants');
-      form.append(
-        'file',
-        new Blob([`${'The quick brown fox jumps over the lazy dog. '.repeat(200)}A heron stands in the marsh.`]),
-        'notes.txt',
-      );
-      const file = (await call('/v1/files', { method: 'POST', body: form })).body;
-      const store = (await call('/v1/vector_stores', { method: 'POST', body: { name: 's', file_ids: [file.id] } })).body;
-      let status = 'in_progress';
-      for (let i = 0; i < 200 && status === 'in_progress'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = (await call(`/v1/vector_stores/${store.id}/files/${file.id}`)).body.status;
-      }
-      expect(status).toBe('completed');
-      const found = (await call(`/v1/vector_stores/${store.id}/search`, { method: 'POST', body: { query: 'heron marsh' } })).body;
-      expect(found.data[0].content[0].text).toContain('A heron stands in the marsh.');
-      const pids = readFileSync(reads, 'utf8').split('\n').filter(Boolean);
-      expect(pids.filter((pid) => pid !== String(built.pid)).length).toBeGreaterThan(0);
-    } finally {
-      built.kill('SIGTERM');
-      await new Promise((r) => built.on('close', r));
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
   it("starts from the build's code cache: the instance says so as it listens (src/core/code-cache.ts)", async () => {
     ensureBuilt();
     const data = mkdtempSync(join(tmpdir(), 'standin-code-cache-'));
