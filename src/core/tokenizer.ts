@@ -123,9 +123,9 @@ function* blocks(piece: string): Generator<number[]> {
 /**
  * Where each token of a text ends, in bytes of its UTF-8, and how many there are: what the chunker needs
  * (vector-stores/chunk.ts), without the token ids. Undefined as soon as the text holds more than `max`
- * tokens (it stops reading there).
+ * tokens (it stops reading there). `k`: the text's classes (pretokens.ts `classesOf`), where the caller has them.
  */
-export function tokenEnds(text: string, max: number): { ends: Uint32Array; count: number } | undefined {
+export function tokenEnds(text: string, max: number, k = classesOf(text)): { ends: Uint32Array; count: number } | undefined {
   const { lengths } = vocabulary();
   let ends = new Uint32Array(Math.min(max + 1, 1024 + (text.length >> 2)));
   let count = 0;
@@ -140,7 +140,6 @@ export function tokenEnds(text: string, max: number): { ends: Uint32Array; count
     }
     return true;
   };
-  const k = classesOf(text);
   for (let p = 0; p < text.length;) {
     const e = pretokenEnd(text, k, p);
     if (e - p > LONG) {

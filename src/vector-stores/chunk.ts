@@ -78,10 +78,16 @@ const REPLACEMENT = 0xfffd;
  * UTF-8 makes U+FFFD) or the slice a U+FFFD at an edge. The chunk is then that slice, which V8 keeps as a
  * view of the text, not a copy (decoding copied twice the text under auto chunking).
  * With `starts`, where each chunk's text should begin in `text` (UTF-16 units: the first whole character
- * of its bytes) is pushed there, for the embedder (embedder.ts `embedChunks`, which checks it).
+ * of its bytes) is pushed there, for the embedder (embedder.ts `embedChunks`, which checks it). `classes`:
+ * the text's character classes (core/pretokens.ts `classesOf`), where the caller has them for the embedder too.
  */
-export function* chunkText(text: string, chunking: Chunking, starts?: number[]): Generator<{ text: string; tokens: number }> {
-  const spans = tokenEnds(text, MAX_FILE_TOKENS);
+export function* chunkText(
+  text: string,
+  chunking: Chunking,
+  starts?: number[],
+  classes?: Uint8Array,
+): Generator<{ text: string; tokens: number }> {
+  const spans = tokenEnds(text, MAX_FILE_TOKENS, classes);
   if (!spans) throw new TooManyTokens(`the file holds more than ${MAX_FILE_TOKENS} tokens`);
   const { ends, count } = spans;
   const wellFormed = text.isWellFormed();

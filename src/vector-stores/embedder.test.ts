@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
 import { BUILTIN_DIMENSIONS, BUILTIN_ID, embedBuiltin, embedChunks, fromBlob, toBlob } from './embedder.js';
 import { words } from './lexical.js';
@@ -61,6 +62,33 @@ describe('built-in embedder and words', () => {
     for (const c of chunks) digest.update(toBlob(embedBuiltin(c.text)));
     // Changing these bytes changes every stored vector's meaning: give the embedder a new BUILTIN_ID with it.
     expect([BUILTIN_ID, chunks.length, digest.digest('hex')]).toEqual([BUILTIN_ID_PINNED, CHUNKS_PINNED, DIGEST_PINNED]);
+  });
+
+  it("embeds a text's chunks with the text's own character classes, which are the lowercased text's", () => {
+    // embedChunks takes the classes the tokenizer made of the text for those of the text lowercased: for
+    // every code point whose lowercase is as long (the others, and a text with a contextual case, take
+    // another path), its lowercase is one code point of the same class, letter or number.
+    const from: string[] = [];
+    const to: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const ch = String.fromCodePoint(cp);
+      const lower = ch.toLowerCase();
+      if (lower.length !== ch.length) continue;
+      from.push(ch);
+      to.push(lower);
+    }
+    const bits = (k: Uint8Array) => Array.from(k, (c) => (c === SECOND ? SECOND : c & (LETTER | NUMBER)));
+    expect(from.length).toBeGreaterThan(1_100_000);
+    expect(bits(classesOf(from.join('')))).toEqual(bits(classesOf(to.join(''))));
+    const text = 'Río NAÏVE Straße 日本語 😀 ΣΟΦΊΑ 2026 İstanbul '.repeat(400);
+    const starts: number[] = [];
+    const chunks = [...chunkText(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, starts)];
+    expect(embedChunks(text, chunks, starts, classesOf(text))).toEqual(embedChunks(text, chunks, starts));
+    const plain = text.replaceAll('İ', 'I').replaceAll('Σ', 'S');
+    const plainStarts: number[] = [];
+    const plainChunks = [...chunkText(plain, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, plainStarts)];
+    expect(embedChunks(plain, plainChunks, plainStarts, classesOf(plain))).toEqual(embedChunks(plain, plainChunks, plainStarts));
   });
 
   it('reads words lowercased, without punctuation and function words', () => {

@@ -300,9 +300,15 @@ let runsOfText = new Int32Array(RUN * 1024);
  * word look-ups and the numbering of features made once for the whole text instead of once per chunk
  * (auto chunking has every token in two chunks). `starts[i]` is where chunk i's text begins in `text`
  * (UTF-16 units); a chunk whose text is not found there (a window that cut a character) is embedded on
- * its own.
+ * its own. `classes`: the text's character classes (pretokens.ts `classesOf`), where the caller made them
+ * for the tokenizer.
  */
-export function embedChunks(text: string, chunks: readonly { text: string }[], starts: readonly number[]): Float32Array {
+export function embedChunks(
+  text: string,
+  chunks: readonly { text: string }[],
+  starts: readonly number[],
+  classes?: Uint8Array,
+): Float32Array {
   const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
   const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
   const lower = text.toLowerCase();
@@ -310,8 +316,11 @@ export function embedChunks(text: string, chunks: readonly { text: string }[], s
     chunks.forEach((c, i) => embedInto(c.text, at(i)));
     return out;
   }
-  // The text's runs of letters and digits, each with its word's record and its pair's feature.
-  const k = classesOf(lower);
+  // The text's runs of letters and digits, each with its word's record and its pair's feature. Where the
+  // lowercased text is as long as the text and no character's case depends on its neighbours, each
+  // character's lowercase is one character of the same length and of the same class, letter or number
+  // (embedder.test.ts checks every code point): the text's classes are the lowercased text's.
+  const k = classes ?? classesOf(lower);
   features.beginText();
   let runs = runsOfText;
   let n = 0;

@@ -1,3 +1,4 @@
+import { classesOf } from '../core/pretokens.js';
 import { chunkText, TooManyTokens, type Chunking } from './chunk.js';
 import { embedChunks } from './embedder.js';
 import { ExtractError, extractText } from './extract.js';
@@ -40,9 +41,11 @@ export async function prepareFile(req: PrepareRequest): Promise<{ prepared: Prep
   const text = (await extractText(req.filename, data, req.limits)).replaceAll(NUL, '');
   if (!text.trim()) throw new ExtractError('invalid_file', `The file ${req.filename} holds no text to index.`);
   const starts: number[] = [];
-  const chunks = [...chunkText(text, req.chunking, starts)];
+  // The character classes, made once for the tokenizer and the embedder.
+  const classes = classesOf(text);
+  const chunks = [...chunkText(text, req.chunking, starts, classes)];
   if (!req.embed) return { prepared: { text, chunks }, starts };
-  return { prepared: { text, chunks, vectors: embedChunks(text, chunks, starts) }, starts };
+  return { prepared: { text, chunks, vectors: embedChunks(text, chunks, starts, classes) }, starts };
 }
 
 /** The `last_error` of a failure in `prepareFile`: every error there comes of the file's content. */
