@@ -98,5 +98,17 @@ describe('token chunking', () => {
       expect(chunks, JSON.stringify(text)).toEqual(expected.map(({ text, tokens }) => ({ text, tokens })));
       expect(starts).toEqual(expected.map((e) => e.start));
     }
+    // Long stretches of ASCII between the edges (measured at once, not walked), a wider character now and then.
+    const long = ['plain ASCII prose runs on, line after line, ', 'and on.\n', ...pieces];
+    for (let t = 0; t < 100; t++) {
+      const text = Array.from({ length: 20 + random(200) }, () => long[random(4) ? random(2) : 2 + random(long.length - 2)]).join('');
+      const size = 5 + random(60);
+      const overlap = random(size);
+      const starts: number[] = [];
+      const chunks = [...chunkText(text, { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap }, starts)];
+      const expected = reference(text, size, overlap);
+      expect(chunks, JSON.stringify(text)).toEqual(expected.map(({ text, tokens }) => ({ text, tokens })));
+      expect(starts).toEqual(expected.map((e) => e.start));
+    }
   });
 });
