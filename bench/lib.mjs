@@ -1,8 +1,8 @@
 // Shared helpers of the benchmarks: start processes, run autocannon, print a table, write JSON.
 import { spawn } from 'node:child_process';
 import {
-  copyFileSync,
   closeSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -416,9 +416,8 @@ export function copyBuilt(tree, folder) {
 /**
  * The module a bench makes of another source tree's files: `exports(src)` (src: a path of the tree's src/
  * as a JSON string) written as an entry in `folder`, bundled there with `build` (esbuild; packages stay
- * external, so the folder must be where they resolve: a node_modules/.cache) and imported. The files its
- * build writes beside the bundle (the ranks, the classes) are copied beside this one, as
- * an ingestion process has them.
+ * external, so the folder must be where they resolve: a node_modules/.cache) and imported, with the files
+ * the tree's build writes beside its bundle (`copyBuilt`), as an ingestion process has them.
  */
 export async function importTree(build, tree, folder, exports) {
   mkdirSync(folder, { recursive: true });
