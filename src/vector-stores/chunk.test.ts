@@ -88,27 +88,26 @@ describe('token chunking', () => {
     const pieces = ['a', 'word ', ' ', '\n', 'é', 'ß', '語', '日本', '😀', '👍🏽', '\uFFFD', '\uFFFD\uFFFD', '1234', '\ud800', '\udc00'];
     let seed = 7;
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
-    for (let t = 0; t < 300; t++) {
-      const text = Array.from({ length: 1 + random(120) }, () => pieces[random(t % 3 ? pieces.length - 2 : pieces.length)]).join('');
-      const size = 1 + random(9);
+    /** The chunks and starts of `text` in windows of `size` tokens (a random overlap), as the definition has them. */
+    const check = (text: string, size: number) => {
       const overlap = random(size);
       const starts: number[] = [];
       const chunks = [...chunkText(text, { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap }, starts)];
       const expected = reference(text, size, overlap);
       expect(chunks, JSON.stringify(text)).toEqual(expected.map(({ text, tokens }) => ({ text, tokens })));
       expect(starts).toEqual(expected.map((e) => e.start));
-    }
+    };
+    for (let t = 0; t < 300; t++)
+      check(
+        Array.from({ length: 1 + random(120) }, () => pieces[random(t % 3 ? pieces.length - 2 : pieces.length)]).join(''),
+        1 + random(9),
+      );
     // Long stretches of ASCII between the edges (measured at once, not walked), a wider character now and then.
     const long = ['plain ASCII prose runs on, line after line, ', 'and on.\n', ...pieces];
-    for (let t = 0; t < 100; t++) {
-      const text = Array.from({ length: 20 + random(200) }, () => long[random(4) ? random(2) : 2 + random(long.length - 2)]).join('');
-      const size = 5 + random(60);
-      const overlap = random(size);
-      const starts: number[] = [];
-      const chunks = [...chunkText(text, { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap }, starts)];
-      const expected = reference(text, size, overlap);
-      expect(chunks, JSON.stringify(text)).toEqual(expected.map(({ text, tokens }) => ({ text, tokens })));
-      expect(starts).toEqual(expected.map((e) => e.start));
-    }
+    for (let t = 0; t < 100; t++)
+      check(
+        Array.from({ length: 20 + random(200) }, () => long[random(4) ? random(2) : 2 + random(long.length - 2)]).join(''),
+        5 + random(60),
+      );
   });
 });
