@@ -123,47 +123,45 @@ async function pgSchema() {
 }
 
 /**
- * The bytes of text a store holds (UTF-8): its chunks' rows and its files' texts. Chunks stored as runs of
- * their text's parts hold none of their own; rows written before, or by an older build, hold theirs.
+ * A connection of the bench's own to a server's store: a PostgreSQL client, or SQLite read-only. `row`
+ * runs a query with `$1`-style parameters (`@p1` to SQLite) and gives its first row.
  */
-async function storedText(s, storeId) {
-  const sql = (length) =>
-    `SELECT (SELECT COALESCE(SUM(${length}), 0) FROM vector_store_chunks WHERE vector_store_id = $1) AS chunks,` +
-    ` (SELECT COALESCE(SUM(${length}), 0) FROM vector_store_texts WHERE vector_store_id = $1) AS texts`;
-  if (s.url) {
-    const client = new pg.Client({ connectionString: s.url });
-    await client.connect();
-    try {
-      const { chunks, texts } = (await client.query(sql('octet_length(text)'), [storeId])).rows[0];
-      return { chunks: Number(chunks), texts: Number(texts) };
-    } finally {
-      await client.end();
-    }
-  }
-  const db = new Database(join(s.data, 'standin.db'), { readonly: true });
-  try {
-    return db.prepare(sql('length(CAST(text AS BLOB))').replaceAll('$1', '?')).get(storeId, storeId);
-  } finally {
-    db.close();
-  }
-}
-
-/**
- * How many of a store's files are no longer in progress, read from the server's store (a read-only SQLite
- * connection, or a PostgreSQL client): the end of a batch without asking the server, whose requests (a
- * status read every 20 ms) cost it and the bench 7–10 ms of CPU per MB on the cores being measured.
- */
-async function storeReader(s) {
-  const sql = `SELECT COUNT(*) AS n FROM vector_store_files WHERE vector_store_id = $1 AND status <> 'in_progress'`;
+async function storeConnection(s) {
   if (s.databaseUrl) {
     const client = new pg.Client({ connectionString: s.databaseUrl });
     await client.connect();
-    return { ended: async (storeId) => Number((await client.query(sql, [storeId])).rows[0].n), close: () => client.end() };
+    return { postgres: true, row: async (sql, params) => (await client.query(sql, params)).rows[0], close: () => client.end() };
   }
   const db = new Database(join(s.data, 'standin.db'), { readonly: true });
-  const statement = db.prepare(sql.replace('$1', '?'));
-  return { ended: async (storeId) => statement.get(storeId).n, close: async () => db.close() };
+  const statements = new Map();
+  const prepared = (sql) => statements.get(sql) ?? statements.set(sql, db.prepare(sql.replace(/\$(\d+)/g, '@p$1'))).get(sql);
+  const named = (params) => Object.fromEntries(params.map((v, i) => [`p${i + 1}`, v]));
+  return { postgres: false, row: async (sql, params) => prepared(sql).get(named(params)), close: async () => db.close() };
 }
+
+/**
+ * The bytes of text a store holds (UTF-8): its chunks' rows and its files' texts. Chunks stored as runs of
+ * their text's parts hold none of their own; rows written before, or by an older build, hold theirs.
+ */
+async function storedText(store, storeId) {
+  const length = store.postgres ? 'octet_length(text)' : 'length(CAST(text AS BLOB))';
+  const { chunks, texts } = await store.row(
+    `SELECT (SELECT COALESCE(SUM(${length}), 0) FROM vector_store_chunks WHERE vector_store_id = $1) AS chunks,` +
+      ` (SELECT COALESCE(SUM(${length}), 0) FROM vector_store_texts WHERE vector_store_id = $1) AS texts`,
+    [storeId],
+  );
+  return { chunks: Number(chunks), texts: Number(texts) };
+}
+
+/**
+ * How many of a store's files are no longer in progress: the end of a batch read from the store, without
+ * asking the server, whose requests (a status read every 20 ms) cost it and the bench 7–8 ms of CPU per MB
+ * on the cores being measured.
+ */
+const filesEnded = async (store, storeId) =>
+  Number(
+    (await store.row(`SELECT COUNT(*) AS n FROM vector_store_files WHERE vector_store_id = $1 AND status <> 'in_progress'`, [storeId])).n,
+  );
 
 /** CPU ms of every PostgreSQL process on the machine (the server's backends among them; the bench's own are idle). */
 const postgresCpu = () =>
@@ -214,6 +212,8 @@ async function start(script) {
 
 async function measure(script, { warm: warmTexts, texts }) {
   const s = await start(script);
+  /** The bench's reads of the server's store (storeConnection), open from the batch on. */
+  let store;
   const api = async (path, body, key = KEY) => {
     const res = await fetch(`${s.url}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
@@ -262,7 +262,7 @@ async function measure(script, { warm: warmTexts, texts }) {
         await sleep(5);
       }
     })();
-    const reader = await storeReader(s);
+    store = await storeConnection(s);
     const server0 = cpuMs(s.child.pid);
     const children0 = childrenCpu(s.child.pid);
     const ended0 = endedChildrenCpuMs(s.child.pid);
@@ -273,7 +273,7 @@ async function measure(script, { warm: warmTexts, texts }) {
     let batch = await api(`/v1/vector_stores/${vs.id}/file_batches`, { file_ids: ids });
     // The ingestion processes seen while ingesting: one started meanwhile replaced one (or the pool grew).
     const seen = new Set(children0.keys());
-    for (let polls = 0; HTTP_POLL ? batch.status === 'in_progress' : (await reader.ended(vs.id)) < ids.length; polls++) {
+    for (let polls = 0; HTTP_POLL ? batch.status === 'in_progress' : (await filesEnded(store, vs.id)) < ids.length; polls++) {
       await sleep(HTTP_POLL ? 20 : 5);
       if (HTTP_POLL || polls % 4 === 0) for (const p of childrenCpu(s.child.pid).keys()) seen.add(p);
       if (!HTTP_POLL) continue;
@@ -291,7 +291,6 @@ async function measure(script, { warm: warmTexts, texts }) {
     // after a file that left them above half their memory limit), less what they had used before.
     const ended = endedChildrenCpuMs(s.child.pid) - ended0 - [...children0].reduce((n, [p, ms]) => n + (children1.has(p) ? 0 : ms), 0);
     const childCpu = ended + [...children1].reduce((n, [p, ms]) => n + ms - (children0.get(p) ?? 0), 0);
-    await reader.close();
     // What one of the bench's requests costs the server, with nothing being ingested: the same polling
     // for a while, less what the server spends as long with no request at all (its timers; before stop
     // 60 that was counted as the requests', and taken off the server's figure with them); that times the
@@ -316,7 +315,7 @@ async function measure(script, { warm: warmTexts, texts }) {
     }
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
     const mb = bytes / 1e6;
-    const stored = await storedText({ data: s.data, url: s.databaseUrl }, vs.id);
+    const stored = await storedText(store, vs.id);
     const serverMsPerMb = Math.max(0, serverCpu - perRequest * ingesting) / mb;
     const run = {
       processesBefore: children0.size,
@@ -338,6 +337,7 @@ async function measure(script, { warm: warmTexts, texts }) {
     );
     return run;
   } finally {
+    await store?.close();
     if (process.env.BENCH_INGEST_NODE_ARGS) {
       s.child.kill('SIGTERM');
       await new Promise((r) => s.child.once('exit', r));
