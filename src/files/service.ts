@@ -282,6 +282,9 @@ export async function readFileBytes(
   return { file, data: Buffer.concat(parts) };
 }
 
+const tooLarge = (fileId: string, maxBytes: number) =>
+  invalid(`The file ${fileId} is larger than ${maxBytes} bytes.`, 'file_id', 'file_too_large');
+
 /** readFileBytes as storage read them, not copied into one buffer (a copy of a large file holds the thread). */
 export async function readFileParts(
   ctx: Ctx,
@@ -292,11 +295,28 @@ export async function readFileParts(
   const { file, stream } = await openFileContent(ctx, projectId, fileId);
   if (file.bytes > maxBytes) {
     stream.destroy();
-    throw invalid(`The file ${fileId} is larger than ${maxBytes} bytes.`, 'file_id', 'file_too_large');
+    throw tooLarge(fileId, maxBytes);
   }
   const parts: Buffer[] = [];
   for await (const chunk of stream) parts.push(chunk as Buffer);
   return { file, parts };
+}
+
+/**
+ * Where a live file's bytes are on this machine's disk, for a reader in another process (the ingestion
+ * processes), or undefined where they are kept in the database; refused above `maxBytes`.
+ */
+export async function localFile(
+  ctx: Ctx,
+  projectId: string,
+  fileId: string,
+  maxBytes: number,
+): Promise<{ file: FileObject; path: string } | undefined> {
+  const { storage } = ctx.services.files;
+  if (!storage.localPath) return undefined;
+  const file = await getFile(ctx, projectId, fileId);
+  if (file.bytes > maxBytes) throw tooLarge(fileId, maxBytes);
+  return { file, path: storage.localPath(fileId) };
 }
 
 /** Job: removes a file once its `expires_at` has passed (the clock may have been moved back by a reset: then it waits). */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import {
   MEMORY_MARK,
@@ -6,6 +7,7 @@ import {
   toWire,
   type ChildReply,
   type ChildRequest,
+  type FileAt,
   type ReplyPart,
   type RequestPart,
 } from './ingest-protocol.js';
@@ -54,13 +56,26 @@ process.on('disconnect', () => process.exit(0));
 /** The bytes of the file being sent (requestOf). */
 let data: { id: number; parts: Uint8Array[] } = { id: 0, parts: [] };
 
+/** The bytes of a file named by its place on disk; throws (the file is tried again later) when they are not there, or not all there. */
+function readAt(at: FileAt): Buffer {
+  const bytes = readFileSync(at.path);
+  if (bytes.length !== at.bytes) throw new Error(`the file holds ${bytes.length} bytes where ${at.bytes} were stored`);
+  return bytes;
+}
+
 process.on('message', (m: RequestPart | ChildRequest) => {
   if (data.id !== m.id) data = { id: m.id, parts: [] };
   if ('data' in m) return void data.parts.push(m.data);
-  const { id, filename } = m;
-  const bytes = Buffer.concat(data.parts);
-  data = { id: 0, parts: [] };
-  prepareFile({ ...m, data: bytes })
+  const { id, filename, at, ...rest } = m;
+  let bytes: Buffer;
+  try {
+    bytes = at ? readAt(at) : Buffer.concat(data.parts);
+  } catch (err) {
+    return void send({ id, ok: false, error: `the file could not be read: ${(err as Error).message}`, rss: residentAfterFile() });
+  } finally {
+    data = { id: 0, parts: [] };
+  }
+  prepareFile({ ...rest, filename, data: bytes })
     .then(
       ({ prepared, starts }) => {
         for (const part of messagesOf(id, toWire(prepared, starts))) send(part);

@@ -1,9 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pdfBomb } from '../../test/hostile/bombs.js';
 import { filler } from '../../test/vector-stores/fixtures.js';
 import { AUTO_CHUNKING } from './chunk.js';
 import { BUILTIN_DIMENSIONS, embedBuiltin } from './embedder.js';
-import { createIngestPool, FileRefused, type IngestPool } from './ingest-pool.js';
+import { createIngestPool, EARLY_READ_BYTES, FileRefused, type IngestPool } from './ingest-pool.js';
 import { DEFAULT_LIMITS, type IngestLimits } from './limits.js';
 
 const MB = 1024 * 1024;
@@ -130,6 +133,56 @@ describe('ingestion processes', () => {
     expect((await c).text).toBe('third');
     expect(reads).toEqual(['a', 'b', 'c']);
     expect(p.pids()).toEqual([pid]);
+  });
+
+  it('reads a small file while it waits for a process, one such file a process at most', async () => {
+    const p = make();
+    const reads: string[] = [];
+    const file = (name: string, bytes?: number) =>
+      p.run({
+        filename: `${name}.txt`,
+        data: async () => {
+          reads.push(name);
+          return Buffer.from(name);
+        },
+        bytes,
+        chunking: AUTO_CHUNKING,
+        embed: true,
+      });
+    const files = [file('a', 1), file('b', 1), file('c', 1), file('big', EARLY_READ_BYTES + 1)];
+    // a has the process (still starting); b is read meanwhile, c waits behind it unread, and so does a file too large to hold.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads.toSorted()).toEqual(['a', 'b']);
+    expect((await Promise.all(files)).map((f) => f.text)).toEqual(['a', 'b', 'c', 'big']);
+    expect(reads.slice(2)).toEqual(['c', 'big']);
+  });
+
+  it("reads a file named by its place on this machine's disk in the process, and a file not there is tried again, not refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'standin-ingest-at-'));
+    try {
+      const text = filler(300);
+      writeFileSync(join(dir, 'a'), text);
+      const p = make();
+      const run = (path: string, bytes: number) =>
+        p.run({ filename: 'a.txt', data: { path, bytes }, chunking: AUTO_CHUNKING, embed: true });
+      const out = await run(join(dir, 'a'), Buffer.byteLength(text));
+      expect(out.text).toBe(text);
+      expect(out.vectors?.length).toBe(out.chunks.length);
+      const [pid] = p.pids();
+      for (const [path, bytes, why] of [
+        [join(dir, 'gone'), 5, /the file could not be read: ENOENT/],
+        [join(dir, 'a'), Buffer.byteLength(text) - 1, /holds \d+ bytes where \d+ were stored/],
+      ] as const) {
+        const err = await run(path, bytes).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(Error);
+        expect(err).not.toBeInstanceOf(FileRefused);
+        expect((err as Error).message).toMatch(why);
+      }
+      expect((await run(join(dir, 'a'), Buffer.byteLength(text))).text).toBe(text);
+      expect(p.pids()).toEqual([pid]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('ends a file whose read outlasts the pool, without refusing it', async () => {

@@ -170,6 +170,10 @@ describe('the ingestion reply on the wire', () => {
       expect(Buffer.concat(parts).equals(bytes)).toBe(true);
       expect(messages.at(-1)).toEqual({ id: 3, ...rest });
     }
+    // A file on this machine's disk: only where it is, for the process to read.
+    expect([...requestOf(4, { ...rest, data: { path: '/data/files/file-a', bytes: 12 } })]).toEqual([
+      { id: 4, ...rest, at: { path: '/data/files/file-a', bytes: 12 } },
+    ]);
   });
 });
 

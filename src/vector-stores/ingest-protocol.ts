@@ -2,7 +2,7 @@ import { BUILTIN_DIMENSIONS } from './embedder.js';
 import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
 
 /** The messages between the server (ingest-pool.ts) and an ingestion process (ingest-child.ts). */
-export type ChildRequest = { id: number } & Omit<PrepareRequest, 'data'>;
+export type ChildRequest = { id: number; at?: FileAt } & Omit<PrepareRequest, 'data'>;
 /**
  * The file's bytes go first, in parts of at most DATA_PART bytes: one message of 8 MB held the server's
  * thread for 100 ms to encode, and messages of 1 MiB (copied when gathered, when encoded and when Node
@@ -11,12 +11,23 @@ export type ChildRequest = { id: number } & Omit<PrepareRequest, 'data'>;
 export type RequestPart = { id: number; data: Uint8Array };
 export const DATA_PART = 1 << 19;
 
-/** The file's bytes as the server read them: one buffer, or the parts storage read. */
-export type FileData = Uint8Array | readonly Uint8Array[];
+/**
+ * A file on this machine's disk (files/storage/fs.ts, with SQLite), which the process reads itself: sent
+ * through the pipe, a file of 512 KB reached a process 4–7 ms after it was free, the pipe holding 200 KB and
+ * refilled at each turn of a server busy writing the file before. `bytes`: its size, checked.
+ */
+export interface FileAt {
+  path: string;
+  bytes: number;
+}
+
+/** The file's bytes as the server read them (one buffer, or the parts storage read), or where they are. */
+export type FileData = Uint8Array | readonly Uint8Array[] | FileAt;
 
 /** The messages of a request: its bytes in parts of at most DATA_PART (small ones sent together), then the rest. */
 export function* requestOf(id: number, req: Omit<PrepareRequest, 'data'> & { data: FileData }): Generator<RequestPart | ChildRequest> {
   const { data, ...rest } = req;
+  if ('path' in data) return void (yield { id, ...rest, at: { path: data.path, bytes: data.bytes } });
   let group: Uint8Array[] = [];
   let size = 0;
   for (const buffer of data instanceof Uint8Array ? [data] : data) {
@@ -37,7 +48,7 @@ export function* requestOf(id: number, req: Omit<PrepareRequest, 'data'> & { dat
 // One piece goes as it is (Node's serializer writes a view's bytes only); several are gathered into one.
 const gathered = (group: Uint8Array[]) => (group.length === 1 ? group[0] : Buffer.concat(group));
 /** A reply's end: after its ReplyParts when the file was prepared. */
-export type ChildReply = { id: number; rss: number } & ({ ok: true } | { ok: false; refusal: Refusal });
+export type ChildReply = { id: number; rss: number } & ({ ok: true } | { ok: false; refusal: Refusal } | { ok: false; error: string });
 
 /**
  * After a file that left an ingestion process above this share of its memory limit, the process is

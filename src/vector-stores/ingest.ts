@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors.js';
 import { ClaimLost, type JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
 import { nextTurn } from '../core/next-turn.js';
-import { getFile, readFileParts } from '../files/service.js';
+import { getFile, localFile, readFileParts } from '../files/service.js';
 import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
 import { fromJson, toJson, type Tx } from '../store/db.js';
 import type { Chunking } from './chunk.js';
@@ -104,8 +104,14 @@ export async function ingestFile(
     const builtin = embedder === builtinEmbedder;
     const prepared = await ctx.services.vectorStores.ingestion.run({
       filename: file.filename,
-      // Read once a process is free: a job waiting for one holds no bytes.
-      data: async () => (await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES)).parts,
+      // On this machine's disk the process reads the file itself; else it is read once a process is free (a
+      // job waiting for one holds no bytes), or while it waits when small (ingest-pool.ts).
+      data: async () => {
+        const local = await localFile(ctx, row.project_id, fileId, MAX_FILE_BYTES);
+        if (local) return { path: local.path, bytes: local.file.bytes };
+        return (await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES)).parts;
+      },
+      bytes: file.bytes,
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
     });

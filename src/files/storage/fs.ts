@@ -39,6 +39,7 @@ export function fsStorage(dir: string): FileStorage {
       const handle = await open(path(id), 'r');
       return handle.createReadStream();
     },
+    localPath: path,
     async remove(id) {
       await rm(path(id), { force: true });
       await rm(`${path(id)}.part`, { force: true });

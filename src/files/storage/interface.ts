@@ -26,6 +26,8 @@ export interface FileStorage {
   write(id: string, source: AsyncIterable<Buffer>): Promise<number>;
   /** The bytes of a stored file as a stream (opened before it resolves, so a missing file throws here). */
   open(id: string): Promise<Readable>;
+  /** Where the bytes of `id` are on this machine's disk, for a reader in another process (fs.ts only). */
+  localPath?(id: string): string;
   /** Frees the bytes, and any leftover of a write cut off by a crash; no error when there are none. `exec`: the transaction deleting the row, where the storage is the database. */
   remove(id: string, exec?: Exec): Promise<void>;
   /** Forgets every stored file (the control plane's reset). */
