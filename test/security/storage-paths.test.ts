@@ -46,7 +46,7 @@ describe('values that become file names stay inside their folder', () => {
     expect(path).toBe(join(tmp, 'generated-secrets', '.._.._x'));
   });
 
-  it('the folder storage writes, reads and removes only names inside its folder', async () => {
+  it('the folder storage writes, reads, removes and names to the ingestion processes only names inside its folder', async () => {
     const dir = join(tmp, 'files');
     const storage = fsStorage(dir);
     const victim = join(tmp, 'victim');
@@ -55,7 +55,9 @@ describe('values that become file names stay inside their folder', () => {
       await expect(storage.open(name)).rejects.toThrow(/not a name file storage keeps bytes under/);
       await expect(storage.remove(name)).rejects.toThrow(/not a name file storage keeps bytes under/);
       await expect(storage.write(name, (async function* () {})())).rejects.toThrow(/not a name file storage keeps bytes under/);
+      expect(() => storage.localPath!(name)).toThrow(/not a name file storage keeps bytes under/);
     }
+    expect(storage.localPath!('file-ok')).toBe(join(dir, 'file-ok'));
     expect(existsSync(victim)).toBe(true);
     expect(
       await storage.write(
