@@ -71,7 +71,9 @@ process.on('message', (m: RequestPart | ChildRequest) => {
   try {
     bytes = at ? readAt(at) : Buffer.concat(data.parts);
   } catch (err) {
-    return void send({ id, ok: false, error: `the file could not be read: ${(err as Error).message}`, rss: residentAfterFile() });
+    // The system's code, not its message: that names the path, and the error may become the file's `last_error`.
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    return void send({ id, ok: false, error: `the file could not be read: ${why}`, rss: residentAfterFile() });
   } finally {
     data = { id: 0, parts: [] };
   }

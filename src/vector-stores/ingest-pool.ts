@@ -46,7 +46,7 @@ export class FileRefused extends Error {
 /**
  * Files up to this size are read while they wait for a process. Read once the process was free, a file of
  * 512 KB reached it 10–15 ms later on a server busy writing the file before (a read of 64 KiB a turn of its
- * event loop): a process idle for a fifth of its time (bench/ingest-throughput.mjs).
+ * event loop): a process idle for a fifth of its time (docs/files.md, Stop 61).
  */
 export const EARLY_READ_BYTES = 4 << 20;
 
