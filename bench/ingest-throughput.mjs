@@ -22,9 +22,11 @@
 // BENCH_INGEST_WARM_FILES (0) more files of the changelogs, other text than the batch's, are ingested first (not timed)
 // instead of the two small warm-up files: the batch then meets processes past their start (their code compiled, their
 // caches of words and pre-tokens filled), as a long ingestion's processes are, with text still new to them.
+// Also how many of the machine's cores the batch kept busy (all the CPU measured, over the batch's time): below
+// their number, something waited rather than worked (stop 61: the processes waiting for their next file).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -381,6 +383,8 @@ const median = (xs) => {
 };
 const storedShown = (xs) => (xs.length ? `${round(xs[0].chunkTextPerMb, 2)} + ${round(xs[0].textPerMb, 2)}` : '');
 const show = (xs) => `${round(best(xs).mbps, 2)} (runs: ${xs.map((x) => round(x.mbps, 2)).join(', ')})`;
+/** CPU ms per MB of everything measured (the server's with the bench's requests: CPU spent all the same), times MB per second. */
+const coresBusy = (x) => ((x.rawServerMsPerMb + x.childMsPerMb + x.postgresMsPerMb + x.benchMsPerMb) * x.mbps) / 1000;
 const cpu = (xs) =>
   [xs.map((x) => x.serverMsPerMb), xs.map((x) => x.childMsPerMb), ...(DATABASE_URL ? [xs.map((x) => x.postgresMsPerMb)] : [])]
     .map((figures) => round(median(figures)))
@@ -400,6 +404,13 @@ report(
       before: cpu(runs.before),
       now: cpu(runs.now),
       goal: '≤ 100 in all (20 MB/s on 2 cores)',
+    },
+    {
+      // What the batch kept busy of the machine: below its cores, something waited rather than worked.
+      measure: `cores busy during the batch (the server, the ingestion processes${DATABASE_URL ? ', PostgreSQL’s' : ''} and the bench), of ${availableParallelism()}, median of runs`,
+      before: runs.before.length ? round(median(runs.before.map(coresBusy)), 2) : '',
+      now: round(median(runs.now.map(coresBusy)), 2),
+      goal: '',
     },
     {
       measure: `CPU ms per MB of the bench itself (${HTTP_POLL ? 'its status reads' : 'its reads of the store'}${HTTP_PROBE ? ' and probe' : ''}), on the same cores, median of runs`,
