@@ -303,20 +303,20 @@ export async function readFileParts(
 }
 
 /**
- * Where a live file's bytes are on this machine's disk, for a reader in another process (the ingestion
- * processes), or undefined where they are kept in the database; refused above `maxBytes`.
+ * Where a live file's bytes are on this machine's disk and how many there are, for a reader in another
+ * process (the ingestion processes), or undefined where they are kept in the database; refused above `maxBytes`.
  */
 export async function localFile(
   ctx: Ctx,
   projectId: string,
   fileId: string,
   maxBytes: number,
-): Promise<{ file: FileObject; path: string } | undefined> {
+): Promise<{ path: string; bytes: number } | undefined> {
   const { storage } = ctx.services.files;
   if (!storage.localPath) return undefined;
   const file = await getFile(ctx, projectId, fileId);
   if (file.bytes > maxBytes) throw tooLarge(fileId, maxBytes);
-  return { file, path: storage.localPath(fileId) };
+  return { path: storage.localPath(fileId), bytes: file.bytes };
 }
 
 /** Job: removes a file once its `expires_at` has passed (the clock may have been moved back by a reset: then it waits). */

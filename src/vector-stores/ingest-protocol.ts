@@ -27,7 +27,7 @@ export type FileData = Uint8Array | readonly Uint8Array[] | FileAt;
 /** The messages of a request: its bytes in parts of at most DATA_PART (small ones sent together), then the rest. */
 export function* requestOf(id: number, req: Omit<PrepareRequest, 'data'> & { data: FileData }): Generator<RequestPart | ChildRequest> {
   const { data, ...rest } = req;
-  if ('path' in data) return void (yield { id, ...rest, at: { path: data.path, bytes: data.bytes } });
+  if ('path' in data) return void (yield { id, ...rest, at: data });
   let group: Uint8Array[] = [];
   let size = 0;
   for (const buffer of data instanceof Uint8Array ? [data] : data) {

@@ -106,11 +106,9 @@ export async function ingestFile(
       filename: file.filename,
       // On this machine's disk the process reads the file itself; else it is read once a process is free (a
       // job waiting for one holds no bytes), or while it waits when small (ingest-pool.ts).
-      data: async () => {
-        const local = await localFile(ctx, row.project_id, fileId, MAX_FILE_BYTES);
-        if (local) return { path: local.path, bytes: local.file.bytes };
-        return (await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES)).parts;
-      },
+      data: async () =>
+        (await localFile(ctx, row.project_id, fileId, MAX_FILE_BYTES)) ??
+        (await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES)).parts,
       bytes: file.bytes,
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
