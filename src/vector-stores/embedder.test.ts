@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
-import { BUILTIN_DIMENSIONS, BUILTIN_ID, embedBuiltin, embedChunks, fromBlob, toBlob } from './embedder.js';
+import { BUILTIN_DIMENSIONS, BUILTIN_ID, embedBuiltin, embedChunks, fromBlob, lowerCased, toBlob } from './embedder.js';
 import { words } from './lexical.js';
 
 // Made by the embedder as it was before stop 60's change to its vectors' sums (which kept them to the bit).
@@ -89,6 +89,30 @@ describe('built-in embedder and words', () => {
     const plainStarts: number[] = [];
     const plainChunks = [...chunkText(plain, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, plainStarts)];
     expect(embedChunks(plain, plainChunks, plainStarts, classesOf(plain))).toEqual(embedChunks(plain, plainChunks, plainStarts));
+  });
+
+  it("lowercases a text unit by unit as toLowerCase does, and leaves to it the characters whose case is not one unit's", () => {
+    const lowered = (text: string) => {
+      const units = lowerCased(text);
+      return units && Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('utf16le');
+    };
+    // Every unit of the Basic Multilingual Plane but the surrogates, İ, Σ and U+0000, each between letters and after a space.
+    const units: string[] = [];
+    for (let c = 1; c < 0x10000; c++) if ((c & 0xf800) !== 0xd800 && c !== 0x130 && c !== 0x3a3) units.push(String.fromCharCode(c));
+    const every = units.map((u) => `a${u}B ${u}`).join('');
+    expect(lowered(every)).toBe(every.toLowerCase());
+    // Those the table leaves out: toLowerCase, kept where it is one unit a unit and no case depends on a neighbour.
+    expect(lowered('ÀB 𐐀 Ǆ\u0000x')).toBe('àb 𐐨 ǆ\u0000x');
+    expect(lowered('İstanbul')).toBeUndefined();
+    expect(lowered('ΣΟΦΊΑ')).toBeUndefined();
+    expect(lowered('')).toBe('');
+    // The vectors of a text lowercased by the table are those of each chunk embedded alone (toLowerCase).
+    const text = 'Río NAÏVE Straße ŁÓDŹ Ωμέγα Кириллица 日本語 2026 Ǆemal '.repeat(300);
+    expect(lowered(text)).toBe(text.toLowerCase());
+    const starts: number[] = [];
+    const chunks = [...chunkText(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, starts)];
+    const vectors = embedChunks(text, chunks, starts);
+    chunks.forEach((c, i) => expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)));
   });
 
   it('reads words lowercased, without punctuation and function words', () => {

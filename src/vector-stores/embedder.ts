@@ -101,11 +101,11 @@ class TextFeatures {
   }
 
   /**
-   * Where the record of the word `lower[from, to)` starts in `words`, or -1 when it is no word: looked up
+   * Where the record of the word `lower[from, to)` (UTF-16 units of a lowercased text) starts in `words`, or -1 when it is no word: looked up
    * in this text's words first (a few thousand in a file, where the word cache holds a hundred thousand
    * spread over megabytes), then in the word cache.
    */
-  word(lower: string, from: number, to: number): number {
+  word(lower: Uint16Array, from: number, to: number): number {
     const length = to - from;
     if (length > LONGEST) return -1;
     const h = keyHash(lower, from, to);
@@ -118,7 +118,7 @@ class TextFeatures {
       if (met[at] !== h || met[at + 1] !== length) continue;
       const start = met[at + 3];
       let i = 0;
-      while (i < length && this.metChars[start + i] === lower.charCodeAt(from + i)) i++;
+      while (i < length && this.metChars[start + i] === lower[from + i]) i++;
       if (i === length) return met[at + 2];
     }
     const entry = wordCache.find(lower, from, to, h);
@@ -128,7 +128,7 @@ class TextFeatures {
       grown.set(this.metChars);
       this.metChars = grown;
     }
-    for (let i = 0; i < length; i++) this.metChars[this.metCharsUsed + i] = lower.charCodeAt(from + i);
+    this.metChars.set(lower.subarray(from, to), this.metCharsUsed);
     const at = MET * slot;
     met[at] = h;
     met[at + 1] = length;
@@ -262,6 +262,7 @@ function embedInto(text: string, into: Float32Array): Float32Array {
   // found with the pre-tokenizer's class table rather than its regex.
   const lower = text.toLowerCase();
   const k = classesOf(lower);
+  const units = unitsOf(lower);
   features.beginText();
   features.beginPiece();
   let previous = 0;
@@ -272,7 +273,7 @@ function embedInto(text: string, into: Float32Array): Float32Array {
       continue;
     }
     const e = runEnd(k, i, k.length);
-    const base = features.word(lower, i, e);
+    const base = features.word(units, i, e);
     i = e;
     if (base < 0) continue;
     const hash = features.words[base];
@@ -288,6 +289,50 @@ function embedInto(text: string, into: Float32Array): Float32Array {
 // Lowercasing that is not one unit for one unit, or depends on what follows (a final sigma): a text
 // holding one is embedded chunk by chunk.
 const CONTEXTUAL_CASE = /[\u0130\u03a3]/;
+
+/**
+ * Per UTF-16 unit: its lowercase, where that is one unit whatever surrounds it; 0 for the units where it
+ * may not be (İ, whose lowercase is two units; Σ, whose depends on what follows; the halves of a surrogate
+ * pair, whose code point may have a case of its own).
+ */
+let lowerUnits: Uint16Array | undefined;
+function lowerTable(): Uint16Array {
+  if (lowerUnits) return lowerUnits;
+  const table = new Uint16Array(1 << 16);
+  for (let c = 0; c < table.length; c++) {
+    const lower = String.fromCharCode(c).toLowerCase();
+    const plain = lower.length === 1 && c !== 0x03a3 && (c & 0xf800) !== 0xd800;
+    table[c] = plain ? lower.charCodeAt(0) : 0;
+  }
+  return (lowerUnits = table);
+}
+/**
+ * The text lowercased, as `toLowerCase` makes it, where each character's lowercase is one unit and none
+ * depends on its neighbours; otherwise undefined. Made unit by unit from a table: V8 lowercases a text
+ * holding any character past U+00FF (nearly every file of prose) through ICU, at 5–10 ms per MB, more than
+ * the rest of this step's pass over the text. A text with a unit the table leaves out (İ, Σ, a surrogate;
+ * U+0000, whose lowercase is itself, marks them) is lowercased by `toLowerCase` and checked as before.
+ */
+export function lowerCased(text: string): Uint16Array | undefined {
+  const table = lowerTable();
+  const units = new Uint16Array(text.length);
+  let odd = false;
+  for (let i = 0; i < text.length; i++) {
+    const l = table[text.charCodeAt(i)];
+    units[i] = l;
+    if (l === 0) odd = true;
+  }
+  if (!odd) return units;
+  const lower = text.toLowerCase();
+  return lower.length === text.length && !CONTEXTUAL_CASE.test(text) ? unitsOf(lower) : undefined;
+}
+
+/** The UTF-16 units of a string. */
+function unitsOf(s: string): Uint16Array {
+  const units = new Uint16Array(s.length);
+  for (let i = 0; i < s.length; i++) units[i] = s.charCodeAt(i);
+  return units;
+}
 
 /** Per run of letters and digits in embedChunks: start, end, word record (-1: no word), pair feature number and the run before it that is a word (-1: none). */
 const RUN = 5;
@@ -311,8 +356,8 @@ export function embedChunks(
 ): Float32Array {
   const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
   const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
-  const lower = text.toLowerCase();
-  if (lower.length !== text.length || CONTEXTUAL_CASE.test(text)) {
+  const lower = lowerCased(text);
+  if (lower === undefined) {
     chunks.forEach((c, i) => embedInto(c.text, at(i)));
     return out;
   }
@@ -320,7 +365,7 @@ export function embedChunks(
   // lowercased text is as long as the text and no character's case depends on its neighbours, each
   // character's lowercase is one character of the same length and of the same class, letter or number
   // (embedder.test.ts checks every code point): the text's classes are the lowercased text's.
-  const k = classes ?? classesOf(lower);
+  const k = classes ?? classesOf(text);
   features.beginText();
   let runs = runsOfText;
   let n = 0;

@@ -14,7 +14,10 @@ function valuesOf(cache: WordFeatureCache, entry: number): number[] {
   return Array.from(cache.values().subarray(start, start + 2 + cache.grams(entry)));
 }
 
-const find = (cache: WordFeatureCache, text: string, from: number, to: number) => cache.find(text, from, to, keyHash(text, from, to));
+function find(cache: WordFeatureCache, text: string, from: number, to: number): number {
+  const units = Uint16Array.from({ length: text.length }, (_, i) => text.charCodeAt(i));
+  return cache.find(units, from, to, keyHash(units, from, to));
+}
 
 describe('the word cache of the built-in embedder', () => {
   it('finds a word from any text holding it, with its features, and no features for what is no word', () => {

@@ -33,9 +33,9 @@ export const PAIR_SEED = 0x2545f491;
 const GRAM_SEED = 0x9e3779b9;
 
 /** The hash `find` takes: FNV-1a over the units, its high bits folded into the low ones (the slots' index). */
-export function keyHash(text: string, from: number, to: number): number {
+export function keyHash(units: Uint16Array, from: number, to: number): number {
   let h = 0x811c9dc5;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  for (let i = from; i < to; i++) h = Math.imul(h ^ units[i], 0x01000193);
   return h ^ (h >>> 15);
 }
 
@@ -63,23 +63,23 @@ export class WordFeatureCache {
   private size = 0;
 
   /**
-   * The entry of `text[from, to)` (a lowercased run of letters and digits, at most lexical.ts LONGEST units, with
-   * `h = keyHash(text, from, to)`), made on a miss; -1 for no word.
+   * The entry of `units[from, to)` (the UTF-16 units of a lowercased run of letters and digits, at most
+   * lexical.ts LONGEST, with `h = keyHash(units, from, to)`), made on a miss; -1 for no word.
    */
-  find(text: string, from: number, to: number, h: number): number {
+  find(units: Uint16Array, from: number, to: number, h: number): number {
     const length = to - from;
     const slots = this.slots;
     const entries = this.entries;
     const chars = this.chars;
     for (let slot = h & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
       const entry = slots[2 * slot] - 1;
-      if (entry < 0) return this.make(text, from, to, h, slot);
+      if (entry < 0) return this.make(units, from, to, h, slot);
       if (slots[2 * slot + 1] !== h) continue;
       const at = entry * STRIDE;
       if (entries[at + 1] !== length) continue;
       const start = entries[at];
       let i = 0;
-      while (i < length && chars[start + i] === text.charCodeAt(from + i)) i++;
+      while (i < length && chars[start + i] === units[from + i]) i++;
       if (i === length) return entries[at + 3] < 0 ? -1 : entry;
     }
   }
@@ -89,7 +89,7 @@ export class WordFeatureCache {
   /** How many trigram features the entry has (the word's length). */
   grams = (entry: number): number => this.entries[entry * STRIDE + 3];
   values = (): Uint32Array => this.pool;
-  private make(text: string, from: number, to: number, h: number, slot: number): number {
+  private make(units: Uint16Array, from: number, to: number, h: number, slot: number): number {
     if (this.size === CAPACITY) {
       this.slots.fill(0);
       this.size = 0;
@@ -98,7 +98,7 @@ export class WordFeatureCache {
       slot = h & (SLOTS - 1);
     }
     const length = to - from;
-    const w = text.slice(from, to);
+    const w = String.fromCharCode(...units.subarray(from, to));
     // lexical.ts decides what is a word (the same runs, less function words).
     const kept = words(w);
     const isWord = kept.length === 1 && kept[0] === w;
@@ -111,7 +111,7 @@ export class WordFeatureCache {
     this.entries[at + 1] = length;
     this.entries[at + 2] = this.poolUsed;
     this.entries[at + 3] = isWord ? length : -1;
-    for (let i = 0; i < length; i++) this.chars[this.charsUsed + i] = text.charCodeAt(from + i);
+    this.chars.set(units.subarray(from, to), this.charsUsed);
     this.charsUsed += length;
     this.slots[2 * slot] = entry + 1;
     this.slots[2 * slot + 1] = h;
