@@ -12,6 +12,7 @@ import {
   type RequestPart,
 } from './ingest-protocol.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
+import { embedChunks } from './embedder.js';
 import { prepareFile, refusalOf } from './prepare.js';
 
 /**
@@ -90,5 +91,9 @@ process.on('message', (m: RequestPart | ChildRequest) => {
       send(refusal ? { id, ok: false, refusal, rss } : { id, ok: true, rss });
     });
 });
-// The tokenizer's tables load now, while nothing waits: every file is tokenized.
-setImmediate(() => [...chunkText('warm', AUTO_CHUNKING)]);
+// The tokenizer's and the embedder's tables are made now, while nothing waits: every file is tokenized,
+// and most are embedded here.
+setImmediate(() => {
+  const starts: number[] = [];
+  embedChunks('warm', [...chunkText('warm', AUTO_CHUNKING, starts)], starts);
+});
