@@ -115,6 +115,19 @@ describe('built-in embedder and words', () => {
     chunks.forEach((c, i) => expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)));
   });
 
+  it("embeds the chunks of a text of many features as each chunk alone: the text's table of features grows past its first size", () => {
+    // 12,000 made-up words, a few common and most rare: far more features than the table's 4,096 first
+    // numbers, and a common word's met in every chunk, before and after the table grew.
+    let seed = 7;
+    const r = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+    const vocabulary = Array.from({ length: 12_000 }, () => `w${Math.floor(r() * 1e9).toString(36)}`);
+    const text = Array.from({ length: 50_000 }, () => vocabulary[Math.floor(r() ** 3 * vocabulary.length)]).join(' ');
+    const starts: number[] = [];
+    const chunks = [...chunkText(text, AUTO_CHUNKING, starts)];
+    const vectors = embedChunks(text, chunks, starts);
+    chunks.forEach((c, i) => expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)));
+  });
+
   it('reads words lowercased, without punctuation and function words', () => {
     expect(words('The Capital, of ZORBANIA!')).toEqual(['capital', 'zorbania']);
   });
