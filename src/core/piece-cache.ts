@@ -12,8 +12,8 @@ export class PieceCache {
   private used = 0;
   private entries = 0;
 
-  /** Where `text[from, to)`'s tokens start in `values()` (and how many, in `count`), or `-1 - slot` of a free slot for `add`. */
-  find(text: string, from: number, to: number, h: number): number {
+  /** Where the tokens of the pre-token `units[from, to)` (UTF-16 units) start in `values()` (and how many, in `count`), or `-1 - slot` of a free slot for `add`. */
+  find(units: Uint16Array, from: number, to: number, h: number): number {
     const slots = this.slots;
     const pool = this.pool;
     const length = to - from;
@@ -23,7 +23,7 @@ export class PieceCache {
       if (slots[at + 1] !== h || slots[at + 2] >>> 16 !== length) continue;
       let i = 0;
       const start = slots[at] - 1;
-      while (i < length && pool[start + i] === text.charCodeAt(from + i)) i++;
+      while (i < length && pool[start + i] === units[from + i]) i++;
       if (i === length) {
         this.count = slots[at + 2] & 0xffff;
         return start + length;
@@ -36,8 +36,8 @@ export class PieceCache {
   /** The pool: valid until the next `add`. */
   values = () => this.pool;
 
-  /** Remembers `tokens` for `text[from, to)` in the free slot `find` named; returns where they start, as `find` does. */
-  add(text: string, from: number, to: number, h: number, free: number, tokens: readonly number[]): number {
+  /** Remembers `tokens` for `units[from, to)` in the free slot `find` named; returns where they start, as `find` does. */
+  add(units: Uint16Array, from: number, to: number, h: number, free: number, tokens: readonly number[]): number {
     const length = to - from;
     const need = length + 2 * tokens.length;
     if (length > 0xffff || tokens.length > 0xffff || need > MAX_POOL) throw new RangeError('a pre-token too long to remember');
@@ -50,12 +50,12 @@ export class PieceCache {
       this.slots.fill(0);
       this.used = 0;
       this.entries = 0;
-      free = this.find(text, from, to, h);
+      free = this.find(units, from, to, h);
     }
     const slot = -1 - free;
     const start = this.used;
     const pool = this.pool;
-    for (let i = 0; i < length; i++) pool[start + i] = text.charCodeAt(from + i);
+    pool.set(units.subarray(from, to), start);
     for (let i = 0; i < tokens.length; i++) {
       pool[start + length + 2 * i] = tokens[i] & 0xffff;
       pool[start + length + 2 * i + 1] = tokens[i] >>> 16;
@@ -76,9 +76,9 @@ const SLOTS = 1 << 19;
 /** The pool grows to this many units (16 MB) at most. */
 const MAX_POOL = 1 << 23;
 
-/** The hash `find` and `add` take: FNV-1a over the units of `text[from, to)`, its high bits folded into the low ones. */
-export function pieceHash(text: string, from: number, to: number): number {
+/** The hash `find` and `add` take: FNV-1a over `units[from, to)`, its high bits folded into the low ones. */
+export function pieceHash(units: Uint16Array, from: number, to: number): number {
   let h = 0x811c9dc5;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  for (let i = from; i < to; i++) h = Math.imul(h ^ units[i], 0x01000193);
   return h ^ (h >>> 15);
 }

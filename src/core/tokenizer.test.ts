@@ -186,18 +186,23 @@ function referenceEnds(text: string): number[] {
   return encode(text, { disallowedSpecial: new Set() }).map((t) => (at += vocabulary().lengths[t]));
 }
 
+/** Texts of about 3,000 units of every kind: every script, emoji, lone surrogates, long pre-tokens. */
+const mixedTexts = (count: number) => {
+  const kinds = [lower, cjk, emoji, (r: number) => '0123456789.,;:!?-_/\\[]{}'[Math.floor(r * 24)]];
+  return Array.from({ length: count }, (_, i) => {
+    const r = random(300 + i);
+    let text = '';
+    while (text.length < 3000)
+      text +=
+        draw(1 + Math.floor(r() ** 3 * 400), kinds[Math.floor(r() * kinds.length)], i * 1000 + text.length) +
+        [' ', '\n', '\r\n', '  ', '\t', "'s ", "'LL ", '\ud800', '\udc00x', '<|endoftext|>', 'ǅungla '][Math.floor(r() * 11)];
+    return text;
+  });
+};
+
 describe('token ends', () => {
   it('ends tokens where gpt-tokenizer does on texts of every kind: every script, emoji, lone surrogates, long pre-tokens', () => {
-    const kinds = [lower, cjk, emoji, (r: number) => '0123456789.,;:!?-_/\\[]{}'[Math.floor(r * 24)]];
-    const texts = Array.from({ length: 40 }, (_, i) => {
-      const r = random(300 + i);
-      let text = '';
-      while (text.length < 3000)
-        text +=
-          draw(1 + Math.floor(r() ** 3 * 400), kinds[Math.floor(r() * kinds.length)], i * 1000 + text.length) +
-          [' ', '\n', '\r\n', '  ', '\t', "'s ", "'LL ", '\ud800', '\udc00x', '<|endoftext|>', 'ǅungla '][Math.floor(r() * 11)];
-      return text;
-    });
+    const texts = mixedTexts(40);
     for (const text of [...texts, prose, `x.${'\n/'.repeat(400)}y`, `a${' \u2000\u3000'.repeat(200)}b`, '', ' ', '😀']) {
       const got = tokenEnds(text, 1e6)!;
       expect(Array.from(got.ends.subarray(0, got.count))).toEqual(referenceEnds(text));
@@ -223,6 +228,30 @@ describe('token ends', () => {
       // Compared as one string: toEqual over 1.5 million numbers takes seconds.
       expect(got.ends.subarray(0, got.count).join()).toBe(expected.join());
     }
+  });
+
+  it('ends tokens where gpt-tokenizer does across the stretches of a long text that the look-ups copy, and between two texts', () => {
+    // Over 5 stretches of 65,792 units: pre-tokens of every kind on their edges.
+    const text = mixedTexts(40).join('').repeat(3);
+    const got = tokenEnds(text, 5_000_000)!;
+    expect(got.ends.subarray(0, got.count).join()).toBe(referenceEnds(text).join());
+    // Two texts' pieces taken in turns, the ends of a third (longer) made between them: each as it is alone.
+    // Texts without long pre-tokens, whose pieces are few (a segment each); the second with its units reversed (lone surrogates).
+    const [a, b, c] = [prose.repeat(500), prose.split('').reverse().join('').repeat(600), `${prose}\ud800`.repeat(900)];
+    const [pa, pb] = [encodePieces(a), encodePieces(b)];
+    const [ta, tb]: number[][] = [[], []];
+    const ends = referenceEnds(c).join();
+    for (let done = false; !done;) {
+      const na = pa.next();
+      if (!na.done) ta.push(...na.value);
+      const got = tokenEnds(c, 1e6)!;
+      expect(got.ends.subarray(0, got.count).join()).toBe(ends);
+      const nb = pb.next();
+      if (!nb.done) tb.push(...nb.value);
+      done = !!na.done && !!nb.done;
+    }
+    expect(ta).toEqual(encode(a, PLAIN));
+    expect(tb).toEqual(encode(b, PLAIN));
   });
 
   it('stops past the most tokens it may read, in short pre-tokens and in a long one', () => {
