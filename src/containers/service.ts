@@ -308,9 +308,14 @@ export async function openContainerFileContent(
   const stream = Readable.from(
     (async function* () {
       for (let seq = 0; ; seq++) {
-        const part = await store.readPart(db, fileId, seq);
+        const part = await db
+          .selectFrom('container_file_parts')
+          .select('data')
+          .where('container_file_id', '=', fileId)
+          .where('seq', '=', seq)
+          .executeTakeFirst();
         if (!part) return;
-        yield part;
+        yield Buffer.from(part.data);
       }
     })(),
   );

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { bytesColumn, bytesOf, type Exec } from '../store/db.js';
+import type { Exec } from '../store/db.js';
 import type { ContainersTables as T } from './tables.js';
 
 /** The SQL of containers and their files. Reads are scoped to a project. */
@@ -88,26 +88,15 @@ export async function putFile(exec: Exec, row: Insertable<T['container_files']>,
       .execute();
 }
 
-/** One part of a file's bytes, or undefined past the last. */
-export async function readPart(exec: Exec, fileId: string, seq: number): Promise<Buffer | undefined> {
-  const row = await exec
-    .selectFrom('container_file_parts')
-    .select(bytesColumn(exec, 'data').as('data'))
-    .where('container_file_id', '=', fileId)
-    .where('seq', '=', seq)
-    .executeTakeFirst();
-  return row && bytesOf(row.data);
-}
-
 /** A file's bytes, whole (the sandbox takes them whole). */
 export async function readBytes(exec: Exec, fileId: string): Promise<Buffer> {
   const parts = await exec
     .selectFrom('container_file_parts')
-    .select(bytesColumn(exec, 'data').as('data'))
+    .select('data')
     .where('container_file_id', '=', fileId)
     .orderBy('seq')
     .execute();
-  return Buffer.concat(parts.map((p) => bytesOf(p.data)));
+  return Buffer.concat(parts.map((p) => Buffer.from(p.data)));
 }
 
 export async function deleteFile(exec: Exec, id: string): Promise<boolean> {

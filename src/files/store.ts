@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { bytesColumn, bytesOf, type Exec } from '../store/db.js';
+import type { Exec } from '../store/db.js';
 import type { FilesTables } from './tables.js';
 
 /** The SQL of files and their parts. Every read of a file is scoped to its project; an expired file is gone. */
@@ -52,13 +52,8 @@ export async function insertPart(exec: Exec, fileId: string, seq: number, data: 
 
 /** One part of a file's bytes, or undefined past the last. */
 export async function readPart(exec: Exec, fileId: string, seq: number): Promise<Buffer | undefined> {
-  const row = await exec
-    .selectFrom('file_parts')
-    .select(bytesColumn(exec, 'data').as('data'))
-    .where('file_id', '=', fileId)
-    .where('seq', '=', seq)
-    .executeTakeFirst();
-  return row && bytesOf(row.data);
+  const row = await exec.selectFrom('file_parts').select('data').where('file_id', '=', fileId).where('seq', '=', seq).executeTakeFirst();
+  return row?.data;
 }
 
 export async function deleteParts(exec: Exec, fileId: string): Promise<void> {

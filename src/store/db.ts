@@ -1,16 +1,6 @@
 import { claimFolder, folderError, prepareFolder } from './folder.js';
 import { join } from 'node:path';
-import {
-  Kysely,
-  PostgresAdapter,
-  PostgresDialect,
-  sql,
-  SqliteDialect,
-  type Compilable,
-  type CompiledQuery,
-  type RawBuilder,
-  type Transaction,
-} from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazy } from './lazy.js';
@@ -215,23 +205,6 @@ export async function runTogether(db: Db, queries: readonly Compilable<unknown>[
     for (const c of compiled) await tx.executeQuery(c);
   });
 }
-
-/**
- * A binary column (`bytea`, `blob`) as a read should select it. On PostgreSQL as base64 text: node-postgres
- * reads `bytea` as hex text, twice the bytes, made into a string and decoded on the reading thread (its
- * binary results cannot help: its parser reads every value as UTF-8 text). A file's part of 1 MiB took
- * 9–12 ms of the reader's CPU as hex on stop 63's machine, 6–8 as base64, and the same of PostgreSQL's.
- * PostgreSQL breaks base64 into lines; Node's decoder skips the line breaks. `bytesOf` makes bytes of
- * what was read. SQLite hands a blob over as it is.
- */
-export function bytesColumn(exec: Exec, column: string): RawBuilder<Uint8Array | string> {
-  return exec.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<string>`encode(${sql.ref(column)}, 'base64')`
-    : sql<Uint8Array>`${sql.ref(column)}`;
-}
-/** The bytes of a value `bytesColumn` selected. */
-export const bytesOf = (v: Uint8Array | string): Buffer =>
-  typeof v === 'string' ? Buffer.from(v, 'base64') : Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
 /** JSON columns are text in both stores: one code path, and SQLite has no json type. */
 export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
