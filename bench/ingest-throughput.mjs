@@ -372,9 +372,14 @@ const mb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6;
 const baseline = process.env.BENCH_INGEST_ONLY_NOW ? '' : (process.env.BENCH_INGEST_BASELINE_SCRIPT ?? (await baselineScript()));
 const now = process.env.BENCH_INGEST_SCRIPT ?? 'dist/main.js';
 const runs = { before: [], now: [] };
+// The order swapped every round: a run leaves work behind it (PostgreSQL's checkpoint, vacuum and the
+// dropped schema; the page cache's writes) that lands on the run after it.
 for (let r = 0; r < ROUNDS; r++) {
-  if (baseline) runs.before.push(await measure(baseline, { warm, texts }));
-  runs.now.push(await measure(now, { warm, texts }));
+  const order = r % 2 ? ['now', 'before'] : ['before', 'now'];
+  for (const which of order) {
+    if (which === 'before' && baseline) runs.before.push(await measure(baseline, { warm, texts }));
+    if (which === 'now') runs.now.push(await measure(now, { warm, texts }));
+  }
 }
 const best = (xs) => xs.reduce((a, b) => (b.mbps > a.mbps ? b : a), { mbps: 0, serverMsPerMb: 0, childMsPerMb: 0 });
 const median = (xs) => {
@@ -432,7 +437,7 @@ report(
     },
   ],
   [
-    `before: ${process.env.BENCH_INGEST_BASELINE_SCRIPT ?? `commit ${BASELINE}`}; now: ${now}. ${ROUNDS} rounds, alternating, each on a fresh server (${DATABASE_URL ? 'PostgreSQL, a schema of its own' : 'SQLite'}), ingestion processes at their default count, ${WARM_FILES ? `warmed by ${WARM_FILES} other files of ${FILE_BYTES >> 10} KB first` : 'each warmed by a small file first'}.`,
+    `before: ${process.env.BENCH_INGEST_BASELINE_SCRIPT ?? `commit ${BASELINE}`}; now: ${now}. ${ROUNDS} rounds, alternating (the order swapped each round), each on a fresh server (${DATABASE_URL ? 'PostgreSQL, a schema of its own' : 'SQLite'}), ingestion processes at their default count, ${WARM_FILES ? `warmed by ${WARM_FILES} other files of ${FILE_BYTES >> 10} KB first` : 'each warmed by a small file first'}.`,
     HTTP_PROBE
       ? 'The probe asks GET /v1/models one request at a time (5 ms apart): its worst latency bounds the longest stall of the server’s thread.'
       : 'The stall is the server’s own record of its event loop’s worst delay (monitorEventLoopDelay, every 100 ms).',
