@@ -14,6 +14,11 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** Whether `w` (lowercased) is one of the function words `words` leaves out. */
+export const isStopword = (w: string): boolean => STOPWORDS.has(w);
+/** The longest function word's length: a longer run is never one. */
+export const LONGEST_STOPWORD = Math.max(...[...STOPWORDS].map((w) => w.length));
+
 /** The words of a text that count for retrieval, in order. */
 export function words(text: string): string[] {
   // match() with the global flag gives the runs themselves, without a match object each.

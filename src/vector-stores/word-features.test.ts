@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { LONGEST, words } from './lexical.js';
-import { fnv, keyHash, mix, WordFeatureCache } from './word-features.js';
+import { isStopword, LONGEST, LONGEST_STOPWORD, words } from './lexical.js';
+import { keyHash, mix, WordFeatureCache } from './word-features.js';
+
+/** 32-bit FNV-1a over the UTF-16 units of `s[from, to)` from `seed`, made from the string: the cache makes it from units. */
+function fnv(s: string, from: number, to: number, seed: number): number {
+  let h = seed;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h;
+}
 
 /** What the cache should hold for a word: its hash, its feature, the features of the trigrams of `#w#`. */
 function expected(w: string): number[] {
@@ -33,6 +40,25 @@ describe('the word cache of the built-in embedder', () => {
     expect(find(cache, 'the', 0, 3)).toBe(-1);
     expect(find(cache, 'q'.repeat(LONGEST + 1), 0, LONGEST + 1)).toBe(-1);
     expect(valuesOf(cache, find(cache, 'q'.repeat(LONGEST), 0, LONGEST))).toEqual(expected('q'.repeat(LONGEST)));
+  });
+
+  it('tells words from function words as `words` does, in every script', () => {
+    const cache = new WordFeatureCache();
+    const runs = [
+      ...'a an the which would there their'.split(' '),
+      ...'ab abc abcde abcdef zzzzz 0 42 2026 x86 utf8'.split(' '),
+      // Not ASCII: lowercase letters and digits of other scripts, and marks (`words` decides these).
+      ...'straße café ﬁle ǆ привет ελλάδα ٣٤ ۱۲ 東京 ｆｕｌｌ e\u0301'.split(' '),
+    ];
+    expect(LONGEST_STOPWORD).toBe(Math.max(...runs.filter(isStopword).map((w) => w.length)));
+    for (const w of runs) {
+      const e = find(cache, w, 0, w.length);
+      const isWord = words(w).length === 1 && words(w)[0] === w;
+      expect(e >= 0, w).toBe(isWord);
+      if (isWord) expect(valuesOf(cache, e), w).toEqual(expected(w));
+      // Found again, the same.
+      expect(find(cache, `(${w})`, 1, w.length + 1), w).toBe(e);
+    }
   });
 
   it('starts over when full and gives the same features after', () => {

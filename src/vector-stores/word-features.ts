@@ -1,4 +1,4 @@
-import { words } from './lexical.js';
+import { isStopword, LONGEST, LONGEST_STOPWORD, words } from './lexical.js';
 
 /**
  * What the built-in embedder (embedder.ts) takes from each word: its hash, its feature and its character
@@ -6,16 +6,6 @@ import { words } from './lexical.js';
  * embedder looks up every word of a file; a cache of strings and objects (each with an array of its own)
  * cost a chase through memory a look-up, and the look-ups were a quarter of the embedder's time on new text.
  */
-
-/** 32-bit FNV-1a over UTF-16 code units of `s[from, to)`, starting from `seed`. */
-export function fnv(s: string, from: number, to: number, seed: number): number {
-  let h = seed;
-  for (let i = from; i < to; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h;
-}
 
 /** murmur3's finalizer: every bit of the result depends on every bit of the input. */
 export function mix(h: number): number {
@@ -31,6 +21,8 @@ export function mix(h: number): number {
 const WORD_SEED = 0x811c9dc5;
 export const PAIR_SEED = 0x2545f491;
 const GRAM_SEED = 0x9e3779b9;
+/** `#`, a trigram's mark of a word's edge. */
+const MARK = 0x23;
 
 /** The hash `find` takes: FNV-1a over the units, its high bits folded into the low ones (the slots' index). */
 export function keyHash(units: Uint16Array, from: number, to: number): number {
@@ -98,10 +90,18 @@ export class WordFeatureCache {
       slot = h & (SLOTS - 1);
     }
     const length = to - from;
-    const w = String.fromCharCode(...units.subarray(from, to));
-    // lexical.ts decides what is a word (the same runs, less function words).
-    const kept = words(w);
-    const isWord = kept.length === 1 && kept[0] === w;
+    // lexical.ts decides what is a word (the same runs, less function words). A run of ASCII lowercase
+    // letters and digits is one of its runs as it is: a word unless too long or a function word (short ones
+    // alone are made a string to ask). Others go through `words` itself.
+    let ascii = true;
+    for (let i = from; i < to && ascii; i++) ascii = (units[i] >= 0x61 && units[i] <= 0x7a) || (units[i] >= 0x30 && units[i] <= 0x39);
+    let isWord: boolean;
+    if (ascii) isWord = length <= LONGEST && (length > LONGEST_STOPWORD || !isStopword(String.fromCharCode(...units.subarray(from, to))));
+    else {
+      const w = String.fromCharCode(...units.subarray(from, to));
+      const kept = words(w);
+      isWord = kept.length === 1 && kept[0] === w;
+    }
     if (this.charsUsed + length > this.chars.length) this.chars = grown(this.chars, this.charsUsed + length);
     const need = isWord ? 2 + length : 0;
     if (this.poolUsed + need > this.pool.length) this.pool = grown(this.pool, this.poolUsed + need);
@@ -118,12 +118,16 @@ export class WordFeatureCache {
     if (!isWord) return -1;
     const p = this.pool;
     let u = this.poolUsed;
-    const hash = fnv(w, 0, length, WORD_SEED);
-    p[u++] = hash;
+    let hash = WORD_SEED;
+    for (let i = from; i < to; i++) hash = Math.imul(hash ^ units[i], 0x01000193);
+    p[u++] = hash >>> 0;
     p[u++] = mix(hash);
     // The trigrams of `#w#`: the first and last take the marks.
-    const marked = `#${w}#`;
-    for (let j = 0; j < length; j++) p[u++] = mix(fnv(marked, j, j + 3, GRAM_SEED));
+    for (let j = 0; j < length; j++) {
+      let g = GRAM_SEED;
+      for (let i = j; i < j + 3; i++) g = Math.imul(g ^ (i === 0 || i === length + 1 ? MARK : units[from + i - 1]), 0x01000193);
+      p[u++] = mix(g);
+    }
     this.poolUsed = u;
     return entry;
   }
