@@ -24,10 +24,16 @@ const GRAM_SEED = 0x9e3779b9;
 /** `#`, a trigram's mark of a word's edge. */
 const MARK = 0x23;
 
-/** The hash `find` takes: FNV-1a over the units, its high bits folded into the low ones (the slots' index). */
-export function keyHash(units: Uint16Array, from: number, to: number): number {
-  let h = 0x811c9dc5;
+/** 32-bit FNV-1a over the UTF-16 units `units[from, to)`, starting from `seed`. */
+function fnv(units: Uint16Array, from: number, to: number, seed: number): number {
+  let h = seed;
   for (let i = from; i < to; i++) h = Math.imul(h ^ units[i], 0x01000193);
+  return h;
+}
+
+/** The hash `find` takes: the word's hash, its high bits folded into the low ones (the slots' index). */
+export function keyHash(units: Uint16Array, from: number, to: number): number {
+  const h = fnv(units, from, to, WORD_SEED);
   return h ^ (h >>> 15);
 }
 
@@ -118,9 +124,8 @@ export class WordFeatureCache {
     if (!isWord) return -1;
     const p = this.pool;
     let u = this.poolUsed;
-    let hash = WORD_SEED;
-    for (let i = from; i < to; i++) hash = Math.imul(hash ^ units[i], 0x01000193);
-    p[u++] = hash >>> 0;
+    const hash = fnv(units, from, to, WORD_SEED);
+    p[u++] = hash;
     p[u++] = mix(hash);
     // The trigrams of `#w#`: the first and last take the marks.
     for (let j = 0; j < length; j++) {
