@@ -61,6 +61,14 @@ describe('the word cache of the built-in embedder', () => {
     }
   });
 
+  it('keys a word by FNV-1a over its units, folded', () => {
+    for (const w of ['capital', 'x', 'straße', '東京']) {
+      const units = Uint16Array.from({ length: w.length }, (_, i) => w.charCodeAt(i));
+      const h = fnv(w, 0, w.length, 0x811c9dc5);
+      expect(keyHash(units, 0, w.length), w).toBe(h ^ (h >>> 15));
+    }
+  });
+
   it('starts over when full and gives the same features after', () => {
     const cache = new WordFeatureCache();
     const ws = Array.from({ length: 230_000 }, (_, i) => `w${i.toString(36)}`);

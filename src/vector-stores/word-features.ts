@@ -1,3 +1,4 @@
+import { pieceHash } from '../core/piece-cache.js';
 import { isStopword, LONGEST, LONGEST_STOPWORD, words } from './lexical.js';
 
 /**
@@ -31,11 +32,8 @@ function fnv(units: Uint16Array, from: number, to: number, seed: number): number
   return h;
 }
 
-/** The hash `find` takes: the word's hash, its high bits folded into the low ones (the slots' index). */
-export function keyHash(units: Uint16Array, from: number, to: number): number {
-  const h = fnv(units, from, to, WORD_SEED);
-  return h ^ (h >>> 15);
-}
+/** The hash `find` takes: the pre-token cache's hash of a stretch of units (a slot's index and check, never stored). */
+export const keyHash = pieceHash;
 
 /** Words remembered at most (then it starts over), and slots (a power of two, at least twice as many). */
 const CAPACITY = 100_000;
