@@ -347,15 +347,20 @@ export function createJobQueue(
    * already settled (`locked_by` cleared by a retry) is not locked again by a renewal that was under way.
    */
   async function renew(def: Definition, job: Claimed, exec: Exec = store.db): Promise<boolean> {
-    const res = await exec
-      .updateTable('jobs')
-      .set({ locked_until: wallNow() + def.visibilityMs })
-      .where('id', '=', job.id)
-      .where('attempts', '=', job.attempts)
-      .where('locked_by', '=', workerId)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+    const statement = renewStatement({ until: wallNow() + def.visibilityMs, id: job.id, attempts: job.attempts, worker: workerId });
+    return Number((await exec.executeQuery(statement.compile())).numAffectedRows ?? 0) > 0;
   }
+  // Every transaction of a job that fences runs it (an ingestion: one to three a file).
+  const renewStatement = compiledOnce<{ until: number; id: string; attempts: number; worker: string }, unknown>(
+    ['until', 'id', 'attempts', 'worker'],
+    (a) =>
+      store.db
+        .updateTable('jobs')
+        .set({ locked_until: a.until })
+        .where('id', '=', a.id)
+        .where('attempts', '=', a.attempts)
+        .where('locked_by', '=', a.worker),
+  );
 
   /**
    * Runs one job and records how it ended. `release` frees the job's slot as soon as the handler is done:

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import type { Exec } from '../store/db.js';
+import { precompiled, type Exec } from '../store/db.js';
 import type { FilesTables } from './tables.js';
 
 /** The SQL of files and their parts. Every read of a file is scoped to its project; an expired file is gone. */
@@ -10,15 +10,17 @@ export async function insertFile(exec: Exec, row: Insertable<FilesTables['files'
   await exec.insertInto('files').values(row).execute();
 }
 
-/** A live file of the project (not expired at `nowSeconds`). */
-export const getFile = (exec: Exec, projectId: string, id: string, nowSeconds: number) =>
-  exec
+const liveFile = precompiled<{ projectId: string; id: string; nowSeconds: number }, FileRow>(['projectId', 'id', 'nowSeconds'], (db, a) =>
+  db
     .selectFrom('files')
     .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowSeconds)]))
-    .executeTakeFirst();
+    .where('id', '=', a.id)
+    .where('project_id', '=', a.projectId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', a.nowSeconds)])),
+);
+/** A live file of the project (not expired at `nowSeconds`); the row is shared by the same read in one turn: not to be changed. */
+export const getFile = async (exec: Exec, projectId: string, id: string, nowSeconds: number): Promise<FileRow | undefined> =>
+  (await liveFile(exec, { projectId, id, nowSeconds }))[0];
 
 /** Any file row by id, expired or not (the expiry and cleanup jobs). */
 export const getFileById = (exec: Exec, id: string) => exec.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import {
+  BUNDLED,
   MEMORY_MARK,
   messagesOf,
   RETIRE_AT,
@@ -8,12 +9,13 @@ import {
   type ChildReply,
   type ChildRequest,
   type FileAt,
+  type ReplyBundle,
   type ReplyPart,
   type RequestPart,
 } from './ingest-protocol.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
 import { embedChunks } from './embedder.js';
-import { prepareFile, refusalOf } from './prepare.js';
+import { prepareFile, refusalOf, type Refusal } from './prepare.js';
 
 /**
  * An ingestion process (started by ingest-pool.ts with `fork`; argv[2] is its memory limit in bytes):
@@ -37,7 +39,7 @@ setInterval(() => {
 const limit = Number(process.argv[2]);
 new Worker(WATCHDOG, { eval: true, workerData: { parent: process.ppid, limit, mark: MEMORY_MARK } }).unref();
 
-const send = (message: ReplyPart | ChildReply) => process.send?.(message);
+const send = (message: ReplyPart | ChildReply | ReplyBundle) => process.send?.(message);
 
 /**
  * Resident memory after a file. Past RETIRE_AT of the limit the pool replaces the process, so a full
@@ -81,14 +83,19 @@ process.on('message', (m: RequestPart | ChildRequest) => {
   prepareFile({ ...rest, filename, data: bytes })
     .then(
       ({ prepared, starts }) => {
-        for (const part of messagesOf(id, toWire(prepared, starts))) send(part);
+        const parts = [...messagesOf(id, toWire(prepared, starts))];
+        // A small reply goes with its end, as one message.
+        if (parts.length < BUNDLED) return { parts };
+        for (const part of parts) send(part);
+        return { parts: [] };
       },
-      (err: unknown) => refusalOf(err, filename),
+      (err: unknown) => ({ parts: [], refusal: refusalOf(err, filename) }),
     )
-    // Nothing holds the file's bytes, text or chunks here: the collection can free them.
-    .then((refusal) => {
+    // Nothing holds the file's bytes, text or chunks here but a small reply: the collection can free them.
+    .then(({ parts, refusal }: { parts: ReplyPart[]; refusal?: Refusal }) => {
       const rss = residentAfterFile();
-      send(refusal ? { id, ok: false, refusal, rss } : { id, ok: true, rss });
+      const end: ChildReply = refusal ? { id, ok: false, refusal, rss } : { id, ok: true, rss };
+      send(parts.length ? { id, bundle: [...parts, end] } : end);
     });
 });
 // The tokenizer's and the embedder's tables are made now, while nothing waits: every file is tokenized,

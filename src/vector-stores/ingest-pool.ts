@@ -7,9 +7,11 @@ import {
   MEMORY_MARK,
   requestOf,
   RETIRE_AT,
+  unbundled,
   type ChildReply,
   type FileData,
   type Received,
+  type ReplyBundle,
   type ReplyPart,
 } from './ingest-protocol.js';
 import { beyond, type IngestLimits } from './limits.js';
@@ -99,12 +101,14 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
     const child: Child = { proc, busy: true, stderr: '', timedOut: false, exited: new Promise((r) => (exited = r)) };
     proc.stderr!.on('data', (d: Buffer) => (child.stderr = (child.stderr + d.toString()).slice(-4096)));
     proc.on('error', () => {});
-    proc.on('message', (m: ReplyPart | ChildReply) => {
+    proc.on('message', (m: ReplyPart | ChildReply | ReplyBundle) => {
       const current = child.current;
       if (current?.id !== m.id) return;
-      if ('ok' in m) return current.resolve(m);
       try {
-        current.reply.add(m);
+        for (const one of 'bundle' in m ? unbundled(m) : [m]) {
+          if ('ok' in one) return current.resolve(one);
+          current.reply.add(one);
+        }
       } catch (err) {
         current.reject(err as Error);
         child.current = undefined;

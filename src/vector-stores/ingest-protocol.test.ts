@@ -5,6 +5,7 @@ import { BUILTIN_DIMENSIONS } from './embedder.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import {
   Assembly,
+  BUNDLED,
   CHUNKS_A_MESSAGE,
   DATA_PART,
   fromWire,
@@ -13,6 +14,8 @@ import {
   TEXT_PART,
   textParts,
   toWire,
+  unbundled,
+  type ReplyBundle,
   type ReplyPart,
   type WirePrepared,
 } from './ingest-protocol.js';
@@ -151,6 +154,26 @@ describe('the ingestion reply on the wire', () => {
       const assembly = new Assembly();
       expect(() => messages.forEach((m) => assembly.add(m))).toThrow('malformed reply');
     }
+  });
+
+  it('takes a bundle only as a small reply with its end last', () => {
+    const part = { id: 2, part: 'abc' };
+    const batch = { id: 2, spans: Int32Array.of(0, 3, 1), odd: [] as [number, string][] };
+    const end = { id: 2, ok: true as const, rss: 1 };
+    expect(unbundled({ id: 2, bundle: [part, batch, end] })).toEqual([part, batch, end]);
+    expect(unbundled({ id: 2, bundle: [end] })).toEqual([end]);
+    const bad: unknown[] = [
+      [],
+      [part, batch],
+      [end, part],
+      [part, end, end],
+      [part, part, batch, end].slice(0, BUNDLED + 1),
+      [{ ...part, id: 3 }, end],
+      [null, end],
+      'abc',
+      { length: 1, 0: end },
+    ];
+    for (const bundle of bad) expect(() => unbundled({ id: 2, bundle } as ReplyBundle)).toThrow('malformed reply');
   });
 
   it("sends a file's bytes in parts of at most DATA_PART, small ones together, then the request", () => {

@@ -139,6 +139,27 @@ export function* messagesOf(id: number, w: WirePrepared): Generator<ReplyPart> {
   }
 }
 
+/**
+ * A small reply's messages and its end as one message: every message is a write to the pipe in the
+ * process and a task of the server's thread, which for a file of a few KB cost more than its messages'
+ * content (the reply of a file of 2 KB was three messages). A bundle holds at most BUNDLED messages,
+ * whose last is the end.
+ */
+export type ReplyBundle = { id: number; bundle: (ReplyPart | ChildReply)[] };
+/** Messages a bundle holds at most: one text part, one message of chunks, the end. */
+export const BUNDLED = 3;
+
+/** The messages of a bundle; throws when it does not hold together (a process is not trusted). */
+export function unbundled(m: ReplyBundle): (ReplyPart | ChildReply)[] {
+  const { bundle } = m;
+  const ok =
+    Array.isArray(bundle) &&
+    bundle.length <= BUNDLED &&
+    bundle.every((b, i) => typeof b === 'object' && b !== null && b.id === m.id && 'ok' in b === (i === bundle.length - 1));
+  if (!ok || !bundle.length) throw malformed();
+  return bundle;
+}
+
 /** A prepared file as the server has it: the text also in its parts, and each chunk's vector on its own. */
 export interface Received {
   text: string;

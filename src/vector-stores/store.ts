@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Compilable, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { nextTurn } from '../core/next-turn.js';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiledRows, type Db, type Exec } from '../store/db.js';
+import { precompiled, precompiledRows, precompiledWrite, type Db, type Exec } from '../store/db.js';
 import { MAX_RUN } from './ingest-segments.js';
 import { FILE_STATUS } from './search-source.js';
 import type { VectorStoreTables as T } from './tables.js';
@@ -53,27 +53,35 @@ export const CHANGES_KEPT = 1000;
  * Says these files' chunks or attributes changed in a store: its `index_version` grows by one and the
  * change is logged under the new version, in the caller's transaction (so every instance sees both at once).
  */
-export async function bumpVersion(exec: Exec, storeId: string, fileIds: readonly string[]): Promise<void> {
-  const row = await exec
+const bumpStatement = precompiled<{ storeId: string }, { index_version: number }>(['storeId'], (db, a) =>
+  db
     .updateTable('vector_stores')
     .set({ index_version: sql`index_version + 1` })
-    .where('id', '=', storeId)
-    .returning('index_version')
-    .executeTakeFirst();
+    .where('id', '=', a.storeId)
+    .returning('index_version'),
+);
+const changeStatement = precompiledWrite<{ storeId: string; version: number; fileId: string }>(['storeId', 'version', 'fileId'], (db, a) =>
+  db.insertInto('vector_store_changes').values({ vector_store_id: a.storeId, version: a.version, file_id: a.fileId }),
+);
+const forgetChangesStatement = precompiledWrite<{ storeId: string; upTo: number }>(['storeId', 'upTo'], (db, a) =>
+  db.deleteFrom('vector_store_changes').where('vector_store_id', '=', a.storeId).where('version', '<=', a.upTo),
+);
+
+export async function bumpVersion(exec: Exec, storeId: string, fileIds: readonly string[]): Promise<void> {
+  // Every ingestion runs these (statements compiled once: Kysely's building and compiling was a tenth of the
+  // server's time per file of a batch of small files).
+  const [row] = await bumpStatement(exec, { storeId });
   if (!row) return;
   const version = row.index_version;
   const unique = [...new Set(fileIds)];
-  for (let i = 0; i < unique.length; i += 100)
-    await exec
-      .insertInto('vector_store_changes')
-      .values(unique.slice(i, i + 100).map((file_id) => ({ vector_store_id: storeId, version, file_id })))
-      .execute();
-  if (version > CHANGES_KEPT)
-    await exec
-      .deleteFrom('vector_store_changes')
-      .where('vector_store_id', '=', storeId)
-      .where('version', '<=', version - CHANGES_KEPT)
-      .execute();
+  if (unique.length === 1) await changeStatement(exec, { storeId, version, fileId: unique[0] });
+  else
+    for (let i = 0; i < unique.length; i += 100)
+      await exec
+        .insertInto('vector_store_changes')
+        .values(unique.slice(i, i + 100).map((file_id) => ({ vector_store_id: storeId, version, file_id })))
+        .execute();
+  if (version > CHANGES_KEPT) await forgetChangesStatement(exec, { storeId, upTo: version - CHANGES_KEPT });
 }
 
 /** The files changed by the versions after `from` up to `to`, with the versions seen. */
@@ -132,18 +140,43 @@ export const fileCounts = (exec: Exec, storeIds: readonly string[]) =>
 
 // Files of a store
 
-/** Attaches a file (again): a new attachment replaces an earlier one of the same file. */
-export async function upsertStoreFile(exec: Exec, row: Insertable<T['vector_store_files']>): Promise<void> {
-  const { vector_store_id: _s, file_id: _f, project_id: _p, ...rest } = row;
-  await exec
-    .insertInto('vector_store_files')
-    .values(row)
-    .onConflict((oc) => oc.columns(['vector_store_id', 'file_id']).doUpdateSet(rest))
-    .execute();
+type StoreFileInsert = Insertable<T['vector_store_files']>;
+/** The columns an attachment writes; one attached again keeps its store, file and project. */
+const ATTACHED = [
+  'filename',
+  'status',
+  'usage_bytes',
+  'created_at',
+  'last_error',
+  'chunking',
+  'attributes',
+  'batch_id',
+  'ingest_id',
+] as const;
+const upsertStoreFileStatement = precompiledWrite<Required<StoreFileInsert>>(
+  ['vector_store_id', 'file_id', 'project_id', ...ATTACHED],
+  (db, row) =>
+    db
+      .insertInto('vector_store_files')
+      .values(row)
+      .onConflict((oc) =>
+        oc
+          .columns(['vector_store_id', 'file_id'])
+          .doUpdateSet((eb) => Object.fromEntries(ATTACHED.map((c) => [c, eb.ref(`excluded.${c}`)]))),
+      ),
+);
+
+/** Attaches a file (again): a new attachment replaces an earlier one of the same file (every file of a batch: a statement compiled once). */
+export async function upsertStoreFile(exec: Exec, row: StoreFileInsert): Promise<void> {
+  await upsertStoreFileStatement(exec, { last_error: null, attributes: null, batch_id: null, ...row });
 }
 
-export const getStoreFile = (exec: Exec, storeId: string, fileId: string) =>
-  exec.selectFrom('vector_store_files').selectAll().where('vector_store_id', '=', storeId).where('file_id', '=', fileId).executeTakeFirst();
+const storeFileStatement = precompiled<{ storeId: string; fileId: string }, StoreFileRow>(['storeId', 'fileId'], (db, a) =>
+  db.selectFrom('vector_store_files').selectAll().where('vector_store_id', '=', a.storeId).where('file_id', '=', a.fileId),
+);
+/** A file's attachment to a store; the row is shared by the same read in one turn: not to be changed. */
+export const getStoreFile = async (exec: Exec, storeId: string, fileId: string): Promise<StoreFileRow | undefined> =>
+  (await storeFileStatement(exec, { storeId, fileId }))[0];
 
 /** A page of a store's files (ordered by file id, which is time-ordered), by status and batch when asked. */
 export function listStoreFiles(
@@ -166,14 +199,25 @@ export async function setAttributes(exec: Exec, storeId: string, fileId: string,
     .execute();
 }
 
-/** Drops what a file's earlier ingestion left in a store (chunks and text), CHUNK_ROWS chunks and TEXT_PARTS parts of text a statement. */
-export async function clearIngested(exec: Exec, storeId: string, fileId: string): Promise<void> {
-  const chunks = await exec
+type FileKey = { storeId: string; fileId: string };
+const lastChunkStatement = precompiled<FileKey, { last: number | null; segments: number | null }>(['storeId', 'fileId'], (db, a) =>
+  db
     .selectFrom('vector_store_chunks')
     .select((eb) => [eb.fn.max('seq').as('last'), eb.fn.max('text_to').as('segments')])
-    .where('vector_store_id', '=', storeId)
-    .where('file_id', '=', fileId)
-    .executeTakeFirst();
+    .where('vector_store_id', '=', a.storeId)
+    .where('file_id', '=', a.fileId),
+);
+const lastPartStatement = precompiled<FileKey, { last: number | null }>(['storeId', 'fileId'], (db, a) =>
+  db
+    .selectFrom('vector_store_texts')
+    .select((eb) => eb.fn.max('part').as('last'))
+    .where('vector_store_id', '=', a.storeId)
+    .where('file_id', '=', a.fileId),
+);
+
+/** Drops what a file's earlier ingestion left in a store (chunks and text), CHUNK_ROWS chunks and TEXT_PARTS parts of text a statement. */
+export async function clearIngested(exec: Exec, storeId: string, fileId: string): Promise<void> {
+  const [chunks] = await lastChunkStatement(exec, { storeId, fileId });
   for (let from = 0; from <= Number(chunks?.last ?? -1); from += CHUNK_ROWS) {
     await exec
       .deleteFrom('vector_store_chunks')
@@ -184,12 +228,7 @@ export async function clearIngested(exec: Exec, storeId: string, fileId: string)
       .execute();
     await nextTurn();
   }
-  const texts = await exec
-    .selectFrom('vector_store_texts')
-    .select((eb) => eb.fn.max('part').as('last'))
-    .where('vector_store_id', '=', storeId)
-    .where('file_id', '=', fileId)
-    .executeTakeFirst();
+  const [texts] = await lastPartStatement(exec, { storeId, fileId });
   // A text cut at its chunks' edges has small parts (chunks name them); one from before, parts of TEXT_PART.
   const step = chunks?.segments == null ? TEXT_PARTS : TEXT_SEGMENTS;
   for (let from = 0; from <= Number(texts?.last ?? -1); from += step) {
@@ -226,15 +265,17 @@ export const stillIngesting = async (exec: Exec, key: IngestKey): Promise<boolea
 
 /** The status of this ingestion's attachment, undefined when the file was attached again or removed (its row locked: stillIngesting). */
 export async function attachmentStatus(exec: Exec, key: IngestKey): Promise<string | undefined> {
-  let q = exec
+  return (await attachmentStatusStatement(exec, key))[0]?.status;
+}
+const attachmentStatusStatement = precompiled<IngestKey, { status: string }>(['storeId', 'fileId', 'ingestId'], (db, a) => {
+  const q = db
     .selectFrom('vector_store_files')
     .select('status')
-    .where('vector_store_id', '=', key.storeId)
-    .where('file_id', '=', key.fileId)
-    .where('ingest_id', '=', key.ingestId);
-  if (exec.getExecutor().adapter instanceof PostgresAdapter) q = q.forUpdate();
-  return (await q.executeTakeFirst())?.status;
-}
+    .where('vector_store_id', '=', a.storeId)
+    .where('file_id', '=', a.fileId)
+    .where('ingest_id', '=', a.ingestId);
+  return db.getExecutor().adapter instanceof PostgresAdapter ? q.forUpdate() : q;
+});
 
 type IngestKey = { storeId: string; fileId: string; ingestId: string };
 
@@ -249,24 +290,25 @@ export async function storesOfFile(exec: Exec, projectId: string, fileId: string
   return rows.map((r) => r.vector_store_id);
 }
 
+type IngestionEnd = { status: 'completed' | 'failed' | 'cancelled'; usage_bytes: number; last_error: string | null };
+const endIngestionStatement = precompiledWrite<IngestKey & IngestionEnd>(
+  ['storeId', 'fileId', 'ingestId', 'status', 'usage_bytes', 'last_error'],
+  (db, a) =>
+    db
+      .updateTable('vector_store_files')
+      .set({ status: a.status, usage_bytes: a.usage_bytes, last_error: a.last_error })
+      .where('vector_store_id', '=', a.storeId)
+      .where('file_id', '=', a.fileId)
+      .where('ingest_id', '=', a.ingestId)
+      .where('status', '=', 'in_progress'),
+);
+
 /**
  * Ends an ingestion, if the attachment it served is still the current one and still in progress (a
  * cancel, a delete or a newer attachment wins otherwise). True when it ended it.
  */
-export async function endIngestion(
-  exec: Exec,
-  key: { storeId: string; fileId: string; ingestId: string },
-  end: { status: 'completed' | 'failed' | 'cancelled'; usage_bytes: number; last_error: string | null },
-): Promise<boolean> {
-  const res = await exec
-    .updateTable('vector_store_files')
-    .set(end)
-    .where('vector_store_id', '=', key.storeId)
-    .where('file_id', '=', key.fileId)
-    .where('ingest_id', '=', key.ingestId)
-    .where('status', '=', 'in_progress')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
+export async function endIngestion(exec: Exec, key: IngestKey, end: IngestionEnd): Promise<boolean> {
+  return (await endIngestionStatement(exec, { ...key, ...end })) > 0;
 }
 
 /** Every column of a chunk row: the insert names each (precompiledRows). */
