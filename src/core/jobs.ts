@@ -233,6 +233,18 @@ interface Claimed {
 
 type Definition = Required<Omit<JobDefinition, 'onAbandon' | 'logsTakeover'>> & Pick<JobDefinition, 'onAbandon' | 'logsTakeover'>;
 
+/** Every transaction of a job that fences runs it (an ingestion: one to three a file): compiled once. */
+const renewStatement = precompiledWrite<{ until: number; id: string; attempts: number; worker: string }>(
+  ['until', 'id', 'attempts', 'worker'],
+  (db, a) =>
+    db
+      .updateTable('jobs')
+      .set({ locked_until: a.until })
+      .where('id', '=', a.id)
+      .where('attempts', '=', a.attempts)
+      .where('locked_by', '=', a.worker),
+);
+
 export function createJobQueue(
   store: Store,
   clock: Clock,
@@ -347,20 +359,8 @@ export function createJobQueue(
    * already settled (`locked_by` cleared by a retry) is not locked again by a renewal that was under way.
    */
   async function renew(def: Definition, job: Claimed, exec: Exec = store.db): Promise<boolean> {
-    const statement = renewStatement({ until: wallNow() + def.visibilityMs, id: job.id, attempts: job.attempts, worker: workerId });
-    return Number((await exec.executeQuery(statement.compile())).numAffectedRows ?? 0) > 0;
+    return (await renewStatement(exec, { until: wallNow() + def.visibilityMs, id: job.id, attempts: job.attempts, worker: workerId })) > 0;
   }
-  // Every transaction of a job that fences runs it (an ingestion: one to three a file).
-  const renewStatement = compiledOnce<{ until: number; id: string; attempts: number; worker: string }, unknown>(
-    ['until', 'id', 'attempts', 'worker'],
-    (a) =>
-      store.db
-        .updateTable('jobs')
-        .set({ locked_until: a.until })
-        .where('id', '=', a.id)
-        .where('attempts', '=', a.attempts)
-        .where('locked_by', '=', a.worker),
-  );
 
   /**
    * Runs one job and records how it ended. `release` frees the job's slot as soon as the handler is done:

@@ -1,6 +1,16 @@
 import { claimFolder, folderError, prepareFolder } from './folder.js';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  type Compilable,
+  type CompiledQuery,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type Transaction,
+} from 'kysely';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazy } from './lazy.js';
@@ -38,6 +48,7 @@ export interface Store {
 }
 
 const pgLib = lazy<typeof pg>('pg');
+const isPostgres = (adapter: object) => adapter instanceof PostgresAdapter;
 
 /**
  * A value PostgreSQL keeps out of line (a file's part, a file's text, a chunk's text: over about 2 KB) is
@@ -48,6 +59,47 @@ const pgLib = lazy<typeof pg>('pg');
  */
 export const LZ4_TOAST = `select set_config('default_toast_compression', 'lz4', false) from pg_settings
   where name = 'default_toast_compression' and 'lz4' = any(enumvals)`;
+
+/**
+ * Statements compiled once (`compiledOnce`, `precompiledRows`, the job queue's): a fixed set of shapes,
+ * each prepared by name on a pool connection the first time it runs there, so PostgreSQL parses and plans
+ * it once a connection instead of at every run: 64–69 µs of the server's CPU a short statement instead
+ * of 110–130 (an indexed read and an update, one connection). The pipelined connections name every
+ * statement themselves (store/pipeline.ts).
+ */
+const namedStatements = new Map<string, string>();
+/** Distinct statements named at most (each a prepared statement on every pool connection that runs it). */
+const MAX_NAMED = 1000;
+/** Names a compiled statement's SQL for the pool's connections (PostgreSQL's SQL only: SQLite caches its own). */
+export function nameStatement(sql: string): void {
+  if (!namedStatements.has(sql) && namedStatements.size < MAX_NAMED) namedStatements.set(sql, `standin_p${namedStatements.size}`);
+}
+
+/**
+ * The pool as Kysely sees it: a named statement runs as a prepared statement of its connection. Another
+ * instance changing a table under a prepared `SELECT *` (a newer version's migration) makes PostgreSQL
+ * refuse it on that connection from then on ("cached plan must not change result type"): the statement
+ * fails once, and the connection is dropped when released rather than kept with its stale statements.
+ */
+function withNamedStatements(pool: pg.Pool): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let stale = false;
+      const query = (sql: string | object, values?: readonly unknown[]) => {
+        const name = typeof sql === 'string' ? namedStatements.get(sql) : undefined;
+        // A cursor (one argument) and any statement not compiled once go as they are.
+        if (!name) return values === undefined ? client.query(sql as pg.Submittable) : client.query(sql as string, [...values]);
+        return client.query({ text: sql as string, values: [...values!], name }).catch((err: unknown) => {
+          if ((err as { code?: string }).code === '0A000') stale = true;
+          throw err;
+        });
+      };
+      return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release(stale || undefined) };
+    },
+    end: () => pool.end(),
+  };
+}
 
 /** Opens the store: PostgreSQL when `databaseUrl` is set, else SQLite (WAL) in `dataDir`. */
 export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; pipelines?: number }): Store {
@@ -69,7 +121,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
       // Queued ahead of the statement the connection was opened for. A broken connection fails that one too.
       void client.query(LZ4_TOAST).catch(() => {});
     });
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
     const pipeline = new Pipeline(() => new pgm.Client({ ...config, pipeline: true }), opts.pipelines ?? 1);
     pipelines.set(db, pipeline);
     return {
@@ -313,6 +365,7 @@ function compiledOnce<A extends Record<string, unknown>, R>(
     if (!entry) {
       const sentinels = Object.fromEntries(names.map((n, i) => [n, `\u0000param${i}\u0000`])) as unknown as A;
       const compiled = build(exec as Db, sentinels).compile();
+      if (isPostgres(executor.adapter)) nameStatement(compiled.sql);
       const order = compiled.parameters.map((p): Slot => {
         // eslint-disable-next-line no-control-regex -- the sentinels are NUL-delimited so no real value can match
         const m = typeof p === 'string' ? /^\u0000param(\d+)\u0000$/.exec(p) : null;
@@ -349,6 +402,7 @@ export function precompiledRows<T extends Record<string, unknown>>(
       (_, r) => Object.fromEntries(columns.map((c, i) => [c, `\u0000row${r}:${i}\u0000`])) as unknown as T,
     );
     const compiled = build(db, sentinels).compile();
+    if (isPostgres(db.getExecutor().adapter)) nameStatement(compiled.sql);
     const order = compiled.parameters.map((p): Slot => {
       // eslint-disable-next-line no-control-regex -- the sentinels are NUL-delimited so no real value can match
       const m = typeof p === 'string' ? /^\u0000row(\d+):(\d+)\u0000$/.exec(p) : null;

@@ -2,6 +2,8 @@ import type pg from 'pg';
 
 /** Distinct statements prepared by name at most; past it, new ones run unnamed (parsed each time). */
 const MAX_NAMED = 2000;
+/** A retired connection stays open this long for the statements in flight on it (longer than a statement's timeout). */
+const RETIRED_FOR = 35_000;
 /** Characters of remembered column results at most (about 32 MB); past it they are all forgotten. */
 const MAX_REMEMBERED = 32 * 1024 * 1024;
 /**
@@ -162,8 +164,29 @@ export class Pipeline {
     if (name === undefined && this.names.size < MAX_NAMED) this.names.set(sql, (name = `standin_${this.names.size}`));
     const config = { text: sql, values: params as unknown[], name, ...(array ? { rowMode: 'array' as const } : {}) };
     this.sent++;
-    return client.query(config);
+    const sent = client.query(config);
+    if (name === undefined) return sent;
+    return sent.catch((err: unknown) => {
+      // A table changed under a prepared statement (another instance's newer migration): PostgreSQL refuses
+      // it on this connection from then on. The connection is replaced; this statement alone fails.
+      if ((err as { code?: string }).code === '0A000') this.retire(client);
+      throw err;
+    });
   }
+
+  /** New turns go to a new connection; this one ends once what is in flight on it is done (every statement has a timeout). */
+  private retire(client: pg.Client): void {
+    const i = this.clients.indexOf(client);
+    if (i < 0) return;
+    this.clients[i] = undefined;
+    this.retired.add(client);
+    setTimeout(() => {
+      this.retired.delete(client);
+      void client.end().catch(() => undefined);
+    }, RETIRED_FOR).unref();
+  }
+  /** Connections retired and not yet ended (ended at close too). */
+  private readonly retired = new Set<pg.Client>();
 
   /** The connection of this turn: corked, so the turn's statements leave in one write when it ends. */
   private turn(): pg.Client {
@@ -202,7 +225,8 @@ export class Pipeline {
   async close(): Promise<void> {
     this.closed = true;
     this.endTurn();
-    const clients = this.clients.splice(0).filter((c) => c !== undefined);
+    const clients = [...this.clients.splice(0).filter((c) => c !== undefined), ...this.retired];
+    this.retired.clear();
     await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
   }
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { dialects, startTestStandin } from '../../test/helpers.js';
 import { precompiled, precompiledColumn, precompiledRows, precompiledWrite, runAlone } from './db.js';
@@ -40,6 +41,50 @@ describe.each(dialects())('precompiled queries (%s)', (dialect) => {
       await s.close();
     }
   });
+
+  it.runIf(dialect === 'postgres')(
+    'on PostgreSQL are prepared by name on the connection that runs them, and a table changed under one fails it once there',
+    async () => {
+      const s = await startTestStandin({ dialect, seed: false });
+      try {
+        const db = s.ctx.store.db;
+        const pool = s.ctx.store.pgPool!;
+        await db.insertInto('settings').values({ key: 'p', value: '1' }).execute();
+        const row = precompiled(['key'] as const, (k, a: { key: string }) => k.selectFrom('settings').selectAll().where('key', '=', a.key));
+        const prepared = await db.transaction().execute(async (tx) => {
+          expect(await row(tx, { key: 'p' })).toEqual([{ key: 'p', value: '1' }]);
+          return (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(tx)).rows;
+        });
+        expect(prepared.map((r) => r.statement)).toContain('select * from "settings" where "key" = $1');
+        // A newer version's migration, run by another instance, adds a column under the prepared `select *`.
+        const connections = pool.totalCount;
+        await sql`alter table settings add column extra text`.execute(db);
+        const outcomes: string[] = [];
+        for (let i = 0; i < 3; i++)
+          outcomes.push(
+            await db
+              .transaction()
+              .execute(async (tx) => JSON.stringify(await row(tx, { key: 'p' })))
+              .catch((err: { code?: string }) => `failed ${err.code}`),
+          );
+        // At most the one connection that prepared it fails, once, and is dropped; the others prepare it anew.
+        expect(outcomes.filter((o) => o.startsWith('failed')).length).toBeLessThanOrEqual(1);
+        expect(outcomes.filter((o) => o.startsWith('failed')).every((o) => o === 'failed 0A000')).toBe(true);
+        expect(outcomes.at(-1)).toBe(JSON.stringify([{ key: 'p', value: '1', extra: null }]));
+        if (outcomes[0].startsWith('failed')) expect(pool.totalCount).toBeLessThan(connections + 1);
+        // The same outside a transaction, on the pipelined connections (store/pipeline.ts, which name every statement).
+        expect(await row(db, { key: 'p' })).toEqual([{ key: 'p', value: '1', extra: null }]);
+        await sql`alter table settings add column more text`.execute(db);
+        const alone: string[] = [];
+        for (let i = 0; i < 3; i++)
+          alone.push(await row(db, { key: 'p' }).then(JSON.stringify, (err: { code?: string }) => `failed ${err.code}`));
+        expect(alone.filter((o) => o.startsWith('failed'))).toEqual(alone[0].startsWith('failed') ? ['failed 0A000'] : []);
+        expect(alone.at(-1)).toBe(JSON.stringify([{ key: 'p', value: '1', extra: null, more: null }]));
+      } finally {
+        await s.close();
+      }
+    },
+  );
 
   it('reads outside a transaction see only committed data', async () => {
     const s = await startTestStandin({ dialect, seed: false });
