@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { precompiled, type Exec } from '../store/db.js';
 import type { HoldsTables } from './tables.js';
 
-/** The SQL of per-project work holds. */
+// The SQL of per-project work holds.
 
 const holdsOf = precompiled<{ projectId: string }, Selectable<HoldsTables['work_holds']>>(['projectId'], (db, a) =>
   db.selectFrom('work_holds').selectAll().where('project_id', '=', a.projectId),

@@ -61,17 +61,17 @@ export const LZ4_TOAST = `select set_config('default_toast_compression', 'lz4', 
   where name = 'default_toast_compression' and 'lz4' = any(enumvals)`;
 
 /**
- * Statements compiled once (`compiledOnce`, `precompiledRows`, the job queue's): a fixed set of shapes,
- * each prepared by name on a pool connection the first time it runs there, so PostgreSQL parses and plans
- * it once a connection instead of at every run: 64–69 µs of the server's CPU a short statement instead
- * of 110–130 (an indexed read and an update, one connection). The pipelined connections name every
+ * Statements compiled once (`precompiled` and its kin, `precompiledRows`): a fixed set of shapes, each
+ * prepared by name on a pool connection the first time it runs there, so PostgreSQL parses and plans it
+ * once a connection instead of at every run: 64–69 µs of PostgreSQL's CPU a short statement instead of
+ * 110–130 (an indexed read and an update, one connection). The pipelined connections name every
  * statement themselves (store/pipeline.ts).
  */
 const namedStatements = new Map<string, string>();
 /** Distinct statements named at most (each a prepared statement on every pool connection that runs it). */
 const MAX_NAMED = 1000;
 /** Names a compiled statement's SQL for the pool's connections (PostgreSQL's SQL only: SQLite caches its own). */
-export function nameStatement(sql: string): void {
+function nameStatement(sql: string): void {
   if (!namedStatements.has(sql) && namedStatements.size < MAX_NAMED) namedStatements.set(sql, `standin_p${namedStatements.size}`);
 }
 
