@@ -49,10 +49,6 @@ export async function touchStore(exec: Exec, id: string, nowSeconds: number): Pr
 /** Versions of a store whose changed files are kept; an index further behind is loaded whole. */
 export const CHANGES_KEPT = 1000;
 
-/**
- * Says these files' chunks or attributes changed in a store: its `index_version` grows by one and the
- * change is logged under the new version, in the caller's transaction (so every instance sees both at once).
- */
 const bumpStatement = precompiled<{ storeId: string }, { index_version: number }>(['storeId'], (db, a) =>
   db
     .updateTable('vector_stores')
@@ -67,6 +63,10 @@ const forgetChangesStatement = precompiledWrite<{ storeId: string; upTo: number 
   db.deleteFrom('vector_store_changes').where('vector_store_id', '=', a.storeId).where('version', '<=', a.upTo),
 );
 
+/**
+ * Says these files' chunks or attributes changed in a store: its `index_version` grows by one and the
+ * change is logged under the new version, in the caller's transaction (so every instance sees both at once).
+ */
 export async function bumpVersion(exec: Exec, storeId: string, fileIds: readonly string[]): Promise<void> {
   // Every ingestion runs these (statements compiled once: Kysely's building and compiling was a tenth of the
   // server's time per file of a batch of small files).
@@ -277,7 +277,7 @@ const attachmentStatusStatement = precompiled<IngestKey, { status: string }>(['s
   return db.getExecutor().adapter instanceof PostgresAdapter ? q.forUpdate() : q;
 });
 
-type IngestKey = { storeId: string; fileId: string; ingestId: string };
+type IngestKey = FileKey & { ingestId: string };
 
 /** The stores of a project a file is attached to. */
 export async function storesOfFile(exec: Exec, projectId: string, fileId: string): Promise<string[]> {
