@@ -268,7 +268,7 @@ async function removeFile(ctx: Ctx, projectId: string, fileId: string): Promise<
 /** The bytes of a live file, streamed (`GET /v1/files/{id}/content`). */
 export async function openFileContent(ctx: Ctx, projectId: string, fileId: string): Promise<{ file: FileObject; stream: Readable }> {
   const file = await getFile(ctx, projectId, fileId);
-  return { file, stream: await ctx.services.files.storage.open(fileId) };
+  return { file, stream: await ctx.services.files.storage.open(fileId, file.bytes) };
 }
 
 /** The whole content of a live file, for readers that need it at once (text extraction of vector stores); refused above `maxBytes`. */
@@ -303,20 +303,17 @@ export async function readFileParts(
 }
 
 /**
- * Where a live file's bytes are on this machine's disk and how many there are, for a reader in another
- * process (the ingestion processes), or undefined where they are kept in the database; refused above `maxBytes`.
+ * The bytes of a live file whose row the caller has just read (`getFile`): where they are on this
+ * machine's disk, for a reader in another process (the ingestion processes), or as storage read them
+ * where they are kept in the database; refused above `maxBytes`.
  */
-export async function localFile(
-  ctx: Ctx,
-  projectId: string,
-  fileId: string,
-  maxBytes: number,
-): Promise<{ path: string; bytes: number } | undefined> {
+export async function bytesOfFile(ctx: Ctx, file: FileObject, maxBytes: number): Promise<{ path: string; bytes: number } | Buffer[]> {
+  if (file.bytes > maxBytes) throw tooLarge(file.id, maxBytes);
   const { storage } = ctx.services.files;
-  if (!storage.localPath) return undefined;
-  const file = await getFile(ctx, projectId, fileId);
-  if (file.bytes > maxBytes) throw tooLarge(fileId, maxBytes);
-  return { path: storage.localPath(fileId), bytes: file.bytes };
+  if (storage.localPath) return { path: storage.localPath(file.id), bytes: file.bytes };
+  const parts: Buffer[] = [];
+  for await (const chunk of await storage.open(file.id, file.bytes)) parts.push(chunk as Buffer);
+  return parts;
 }
 
 /** Job: removes a file once its `expires_at` has passed (the clock may have been moved back by a reset: then it waits). */

@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors.js';
 import { ClaimLost, type JobClaim } from '../core/jobs.js';
 import type { Ctx } from '../core/module.js';
 import { nextTurn } from '../core/next-turn.js';
-import { getFile, localFile, readFileParts } from '../files/service.js';
+import { bytesOfFile, getFile } from '../files/service.js';
 import { HOLD_RECHECK_MS, workHolds } from '../holds/service.js';
 import { fromJson, toJson, type Tx } from '../store/db.js';
 import type { Chunking } from './chunk.js';
@@ -85,13 +85,27 @@ export async function ingestFile(
   job: Pick<JobClaim, 'attempts'> & Partial<Pick<JobClaim, 'fence'>>,
 ): Promise<void | { retryAt: number; recheck?: boolean }> {
   const { vectorStoreId: storeId, fileId, ingestId } = payload;
-  const row = await store.getStoreFile(ctx.store.db, storeId, fileId);
+  // The project's holds and the file, read with the attachment where the job names its project (on
+  // PostgreSQL the three in one round trip): used only when the attachment is of that project.
+  const ofProject = (projectId: string) =>
+    Promise.all([
+      workHolds(ctx, projectId),
+      getFile(ctx, projectId, fileId).then(
+        (file) => ({ file }),
+        (error: unknown) => ({ error }),
+      ),
+    ]);
+  const [row, early] = await Promise.all([
+    store.getStoreFile(ctx.store.db, storeId, fileId),
+    payload.projectId === undefined ? undefined : ofProject(payload.projectId),
+  ]);
   if (!row || row.ingest_id !== ingestId) return;
   // Cancelled while an earlier attempt was writing (it stopped, say, in a crash): what it wrote goes.
   if (row.status !== 'in_progress') return row.status === 'cancelled' ? dropAbandoned(ctx, { storeId, fileId, ingestId }) : undefined;
+  const [holds, fileRead] = early && payload.projectId === row.project_id ? early : await ofProject(row.project_id);
   // A project holding its ingestion (holds/): the file stays in_progress; look again later, not in a loop,
   // and not as an attempt (a long hold must not use up the file's attempts).
-  if ((await workHolds(ctx, row.project_id)).ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS, recheck: true };
+  if (holds.ingestionHeld) return { retryAt: ctx.clock.now() + HOLD_RECHECK_MS, recheck: true };
   const key = { storeId, fileId, ingestId };
   const started = performance.now();
   const embedder = ctx.services.vectorStores.embedder();
@@ -100,15 +114,14 @@ export async function ingestFile(
   let spans: Int32Array;
   let vectors: Float32Array[];
   try {
-    const file = await getFile(ctx, row.project_id, fileId);
+    if ('error' in fileRead) throw fileRead.error;
+    const { file } = fileRead;
     const builtin = embedder === builtinEmbedder;
     const prepared = await ctx.services.vectorStores.ingestion.run({
       filename: file.filename,
       // On this machine's disk the process reads the file itself; else it is read once a process is free (a
       // job waiting for one holds no bytes), or while it waits when small (ingest-pool.ts).
-      data: async () =>
-        (await localFile(ctx, row.project_id, fileId, MAX_FILE_BYTES)) ??
-        (await readFileParts(ctx, row.project_id, fileId, MAX_FILE_BYTES)).parts,
+      data: () => bytesOfFile(ctx, file, MAX_FILE_BYTES),
       bytes: file.bytes,
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
@@ -146,8 +159,12 @@ export async function ingestFile(
   });
   // The writes, in order, each with about the bytes it stores: what an earlier attempt of this ingestion
   // wrote dropped, the text's segments (up to TEXT_PART characters or CHUNK_ROWS segments a statement),
-  // the chunks CHUNK_ROWS at a time, then the completion.
-  const steps: { bytes: number; run(tx: Tx): Promise<unknown> }[] = [{ bytes: 0, run: (tx) => store.clearIngested(tx, storeId, fileId) }];
+  // the chunks CHUNK_ROWS at a time, then the completion. A first attempt finds nothing to drop: the
+  // attachment dropped the file's earlier rows with it (service.ts attach), and no other ingestion writes
+  // under this one's keys (stillIngesting); every claim of the job counts as an attempt, so one after a
+  // crash or a stop midway is not the first (core/jobs.ts).
+  const steps: { bytes: number; run(tx: Tx): Promise<unknown> }[] =
+    job.attempts > 1 ? [{ bytes: 0, run: (tx) => store.clearIngested(tx, storeId, fileId) }] : [];
   for (let i = 0; i < segments.texts.length;) {
     const first = i;
     let bytes = segments.texts[i++].length;

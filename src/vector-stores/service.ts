@@ -63,6 +63,8 @@ export interface IngestPayload {
   fileId: string;
   /** The attachment it serves (`vector_store_files.ingest_id`). */
   ingestId: string;
+  /** The store's project (jobs queued before stop 66 have none): read with the attachment, used only when it is the attachment's. */
+  projectId?: string;
 }
 
 /** The chunking of a request: `auto` (800/400), or `static` with an overlap of at most half the size. */
@@ -159,7 +161,7 @@ async function attach(
       ingest_id: ingestId,
     });
     await store.clearIngested(tx, row.id, file.id);
-    const payload: IngestPayload = { vectorStoreId: row.id, fileId: file.id, ingestId };
+    const payload: IngestPayload = { vectorStoreId: row.id, fileId: file.id, ingestId, projectId: row.project_id };
     await ctx.jobs.enqueue(tx, INGEST, payload);
     // A turn of the event loop a file: on SQLite the statements run on the server's thread, and a batch of
     // 500 files (about 0.2 ms of statements each) held it for 115 ms.

@@ -7,12 +7,16 @@ import { dialects, pgSchema, startTestStandin, turnsDuring, type TestStandin } f
 import { openStore, type Exec } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import {
+  bumpVersion,
+  CHANGES_KEPT,
   chunkTexts,
   clearIngested,
   deleteStore,
   getStoreFile,
   insertChunks,
   insertTextParts,
+  FORGET_EVERY,
+  readChanges,
   readChunkPage,
   upsertStoreFile,
   type ChunkRow,
@@ -219,6 +223,31 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.each(dialects())("a store's change log (%s)", (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => void (s = await startTestStandin({ dialect })));
+  afterAll(() => s.close());
+
+  it('keeps at least the last CHANGES_KEPT versions, dropping older ones every FORGET_EVERY versions', async () => {
+    const storeId = (await s.req('POST', '/v1/vector_stores', { key: 'platform', body: { name: 'log' } })).body.id as string;
+    const db = s.ctx.store.db;
+    const start = (await db.selectFrom('vector_stores').select('index_version').where('id', '=', storeId).executeTakeFirstOrThrow())
+      .index_version;
+    const logged = async () => (await readChanges(db, storeId, 0, 2 ** 31 - 1)).map((c) => c.version);
+    for (let i = 1; i <= CHANGES_KEPT + 2 * FORGET_EVERY + 7; i++) {
+      await db.transaction().execute((tx) => bumpVersion(tx, storeId, [`file-${i}`]));
+      const version = start + i;
+      if (version % 50 !== 7 && version % FORGET_EVERY !== 0) continue;
+      const versions = await logged();
+      // Every version an index may ask for is there; what is older goes by the next multiple of FORGET_EVERY.
+      expect(versions.at(-1)).toBe(version);
+      expect(versions.length).toBeGreaterThanOrEqual(Math.min(version - start, CHANGES_KEPT));
+      expect(versions[0]).toBeGreaterThan(Math.floor(version / FORGET_EVERY) * FORGET_EVERY - CHANGES_KEPT);
+      expect(versions.length).toBe(version - versions[0] + 1);
     }
   });
 });

@@ -46,8 +46,12 @@ export async function touchStore(exec: Exec, id: string, nowSeconds: number): Pr
     .execute();
 }
 
-/** Versions of a store whose changed files are kept; an index further behind is loaded whole. */
+/**
+ * Versions of a store whose changed files are kept at least; an index further behind is loaded whole. The
+ * older ones are dropped every FORGET_EVERY versions (a statement for each file of a large batch, before).
+ */
 export const CHANGES_KEPT = 1000;
+export const FORGET_EVERY = 100;
 
 const bumpStatement = precompiled<{ storeId: string }, { index_version: number }>(['storeId'], (db, a) =>
   db
@@ -81,7 +85,7 @@ export async function bumpVersion(exec: Exec, storeId: string, fileIds: readonly
         .insertInto('vector_store_changes')
         .values(unique.slice(i, i + 100).map((file_id) => ({ vector_store_id: storeId, version, file_id })))
         .execute();
-  if (version > CHANGES_KEPT) await forgetChangesStatement(exec, { storeId, upTo: version - CHANGES_KEPT });
+  if (version > CHANGES_KEPT && version % FORGET_EVERY === 0) await forgetChangesStatement(exec, { storeId, upTo: version - CHANGES_KEPT });
 }
 
 /** The files changed by the versions after `from` up to `to`, with the versions seen. */

@@ -179,3 +179,36 @@ describe.each(dialects())('an ingestion written a part at a time (%s)', (dialect
     }
   });
 });
+
+describe.each(dialects())("an ingestion job's project (%s)", (dialect) => {
+  let s: TestStandin;
+  beforeAll(async () => void (s = await startTestStandin({ dialect })));
+  afterAll(() => s?.close());
+
+  it("reads the file and the holds of its attachment's project, whatever project the job names", async () => {
+    const { setWorkHolds, clearWorkHolds } = await import('../../src/holds/service.js');
+    const storeId = (await createVectorStore(s.ctx, 'proj_demo', { name: 'named' })).id;
+    const fileId = await uploadFile(s, 'named.txt', filler(300, 7));
+    const attach = async (): Promise<IngestPayload> => {
+      await attachFile(s.ctx, 'proj_demo', storeId, { file_id: fileId });
+      return { vectorStoreId: storeId, fileId, ingestId: (await store.getStoreFile(s.ctx.store.db, storeId, fileId))!.ingest_id };
+    };
+    const status = async () => (await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status;
+    // Queued before jobs named their project, naming it, and naming another (a snapshot's job, say).
+    for (const projectId of [undefined, 'proj_demo', 'proj_other']) {
+      const payload = await attach();
+      expect(await ingestFile(s.ctx, { ...payload, projectId }, { attempts: 1 }), projectId).toBeUndefined();
+      expect(await status(), projectId).toBe('completed');
+    }
+    // The attachment's project holds its ingestion: a job naming another project is held all the same.
+    await setWorkHolds(s.ctx, s.ctx.store.db, 'proj_demo', { ingestion: 'hold' });
+    const held = await attach();
+    for (const projectId of [undefined, 'proj_demo', 'proj_other'])
+      expect(await ingestFile(s.ctx, { ...held, projectId }, { attempts: 1 }), projectId).toMatchObject({ recheck: true });
+    expect(await status()).toBe('in_progress');
+    await clearWorkHolds(s.ctx.store.db, 'proj_demo');
+    await setWorkHolds(s.ctx, s.ctx.store.db, 'proj_other', { ingestion: 'hold' });
+    expect(await ingestFile(s.ctx, { ...held, projectId: 'proj_other' }, { attempts: 1 })).toBeUndefined();
+    expect(await status()).toBe('completed');
+  });
+});

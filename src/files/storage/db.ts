@@ -40,16 +40,17 @@ export function dbStorage(db: Store['db']): FileStorage {
       }
       return bytes;
     },
-    async open(id) {
+    async open(id, bytes) {
       storedName(id);
       const first = await store.readPart(db, id, 0);
       if (!first) throw new Error(`the bytes of ${id} are missing from the store`);
       return Readable.from(
         (async function* () {
           yield first;
-          for (let seq = 1; ; seq++) {
+          for (let seq = 1, read = first.length; bytes === undefined || read < bytes; seq++) {
             const part = await store.readPart(db, id, seq);
             if (!part) return;
+            read += part.length;
             yield part;
           }
         })(),

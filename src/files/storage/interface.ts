@@ -24,8 +24,12 @@ export interface FileStorage {
   readonly kind: 'fs' | 'db';
   /** Streams `source` in under `id`, never holding it whole; resolves with the byte count. A failed write leaves nothing behind. */
   write(id: string, source: AsyncIterable<Buffer>): Promise<number>;
-  /** The bytes of a stored file as a stream (opened before it resolves, so a missing file throws here). */
-  open(id: string): Promise<Readable>;
+  /**
+   * The bytes of a stored file as a stream (opened before it resolves, so a missing file throws here).
+   * `bytes`: the file's size as its row says, where the caller read it: the stream ends there without
+   * asking the store for more (in the database, one statement less for a file of one part).
+   */
+  open(id: string, bytes?: number): Promise<Readable>;
   /** Where the bytes of `id` are on this machine's disk, for a reader in another process (fs.ts only). */
   localPath?(id: string): string;
   /** Frees the bytes, and any leftover of a write cut off by a crash; no error when there are none. `exec`: the transaction deleting the row, where the storage is the database. */
