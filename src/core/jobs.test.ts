@@ -98,12 +98,15 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
       for (let i = 0; i < 96; i++) await s!.ctx.jobs.enqueue(tx, 'test.backlog', { i });
     });
     const before = s.ctx.jobs.claimsOf('test.backlog');
+    const looked = s.ctx.jobs.looks;
     s.ctx.jobs.start();
     for (let t = 0; ran.length < 96 && t < 500; t++) await new Promise((r) => setTimeout(r, 20));
     expect([...ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 96 }, (_, i) => i));
     expect(most).toBeLessThanOrEqual(16);
     // One claim per job would be 64 or more; refilled two slots at a time, about 64 / 2.
     expect(s.ctx.jobs.claimsOf('test.backlog') - before).toBeLessThanOrEqual(36);
+    // Nor a look for due work per job (26 here when each end looked): an end whose slot waits for the quarter asks nothing.
+    expect(s.ctx.jobs.looks - looked).toBeLessThanOrEqual(8);
   });
 
   it("remove drops a job by its id with the caller's transaction: a rolled-back removal keeps it, a committed one never runs", async () => {

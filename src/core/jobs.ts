@@ -133,6 +133,8 @@ export interface JobQueue {
   drain(timeoutMs?: number): Promise<void>;
   /** Claim statements sent so far (for tests and benches). */
   readonly claims: number;
+  /** Looks for due work (the statement of `dueWaitsQuery`) sent so far (for tests and benches). */
+  readonly looks: number;
   /**
    * Claim statements sent so far for one kind (for tests: on PostgreSQL another deployment's NOTIFY in the
    * same database may wake other kinds).
@@ -269,6 +271,9 @@ export function createJobQueue(
   let timer: NodeJS.Timeout | undefined;
   /** When `timer` fires (performance.now() ms); Infinity when none is set. */
   let timerAt = Infinity;
+  /** When the loop's last look for due work said to poll next (performance.now() ms). */
+  let pollAt = 0;
+  let looks = 0;
   let ticking = false;
   let again = false;
   let listening: Listening | undefined;
@@ -457,7 +462,8 @@ export function createJobQueue(
     return free;
   }
 
-  async function tick(): Promise<boolean> {
+  /** Claims for the kinds with free slots; whether it claimed any job, and whether it tried. */
+  async function tick(): Promise<{ claimed: boolean; tried: boolean }> {
     const wanted = [...defs.values()].filter((def) => !idle.has(def.kind)).map((def) => ({ def, free: claimable(def) }));
     // Every kind's claim at once: on PostgreSQL they leave together in the turn's pipelined write.
     const results = await Promise.all(
@@ -501,7 +507,7 @@ export function createJobQueue(
         claimsHeld.set(p, { kind: def.kind, job, ac });
       }
     }
-    return claimedAny;
+    return { claimed: claimedAny, tried: results.length > 0 };
   }
 
   const waitsStatements = new Map<string, (a: { now: number; wall: number }) => Compilable<DueWaits>>();
@@ -516,6 +522,7 @@ export function createJobQueue(
   async function dueWaits(): Promise<Map<string, number> | undefined> {
     const kinds = [...defs.keys()];
     if (!kinds.length) return new Map();
+    looks++;
     const now = clock.now();
     const rows = await queryAlone(store.db, waitsStatement(kinds)({ now, wall: wallNow() })).catch(() => undefined);
     if (!rows) return undefined;
@@ -595,9 +602,18 @@ export function createJobQueue(
           dueNone = [...defs.keys()].every((kind) => idle.has(kind));
         }
       }
-      const claimed = await tick();
-      // Nothing was due: the look's waits say when the next job is (no second look).
-      delay = claimed || again ? 0 : dueNone ? waitOf(waits) : waitOf(await dueWaits());
+      const { claimed, tried } = await tick();
+      const left = pollAt - performance.now();
+      if (claimed || again) delay = 0;
+      // A job's end whose slot waits for a quarter of its kind's to be free (a backlog) claimed nothing and
+      // tried nothing: the last look still says when the next job is (a look for every such end was a
+      // statement a file of a large batch). Anything enqueued meanwhile woke its kind, and would be tried.
+      else if (!timed && !tried && left > 0) delay = left;
+      else {
+        // Nothing was due: the look's waits say when the next job is (no second look).
+        delay = dueNone ? waitOf(waits) : waitOf(await dueWaits());
+        pollAt = performance.now() + delay;
+      }
     } finally {
       ticking = false;
     }
@@ -637,6 +653,9 @@ export function createJobQueue(
   return {
     get claims() {
       return claims;
+    },
+    get looks() {
+      return looks;
     },
     claimsOf(kind) {
       return claimsByKind.get(kind) ?? 0;
@@ -727,7 +746,7 @@ export function createJobQueue(
       const deadline = performance.now() + timeoutMs;
       for (;;) {
         idle.clear();
-        const claimed = await tick();
+        const { claimed } = await tick();
         await Promise.allSettled([...inFlight]);
         if (!claimed && inFlight.size === 0) return;
         if (performance.now() > deadline) throw new Error('jobs did not drain in time');
