@@ -86,7 +86,8 @@ export async function ingestFile(
 ): Promise<void | { retryAt: number; recheck?: boolean }> {
   const { vectorStoreId: storeId, fileId, ingestId } = payload;
   // The project's holds and the file, read with the attachment where the job names its project (on
-  // PostgreSQL the three in one round trip): used only when the attachment is of that project.
+  // PostgreSQL the three in one round trip): used only when the attachment is of that project (a job's
+  // payload may come from a snapshot).
   const ofProject = (projectId: string) =>
     Promise.all([
       workHolds(ctx, projectId),
@@ -97,7 +98,7 @@ export async function ingestFile(
     ]);
   const [row, early] = await Promise.all([
     store.getStoreFile(ctx.store.db, storeId, fileId),
-    payload.projectId === undefined ? undefined : ofProject(payload.projectId),
+    typeof payload.projectId === 'string' ? ofProject(payload.projectId) : undefined,
   ]);
   if (!row || row.ingest_id !== ingestId) return;
   // Cancelled while an earlier attempt was writing (it stopped, say, in a crash): what it wrote goes.

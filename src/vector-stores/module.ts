@@ -51,7 +51,8 @@ export const vectorStoresModule: Module = {
       // another's file is already in the process. With one, each process waited out every write (files of
       // 4 MB: 4.8–5.1 against 5.6–6.0 MB/s, bench/ingest-throughput.mjs). A small file's job is mostly
       // waiting on the store's round trips: with four rather than two, files of 2 KB went 1.0–1.1 → 1.2–1.3
-      // MB/s on SQLite and 0.27–0.32 → 0.23–0.41 on PostgreSQL (eight: no better); files of 512 KB the same.
+      // MB/s on SQLite and 0.27–0.32 → 0.23–0.41 on PostgreSQL (medians 0.30 → 0.35; eight: no better);
+      // files of 512 KB the same.
       // A job waiting for a process has not read its file (a small one at most, ingest-pool.ts).
       concurrency: 4 * Math.max(1, ctx.settings.ingestProcesses),
       // The claim lasts --lease-ms and is renewed while the file is ingested, so no other worker takes a file

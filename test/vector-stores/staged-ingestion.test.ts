@@ -195,7 +195,7 @@ describe.each(dialects())("an ingestion job's project (%s)", (dialect) => {
     };
     const status = async () => (await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status;
     // Queued before jobs named their project, naming it, and naming another (a snapshot's job, say).
-    for (const projectId of [undefined, 'proj_demo', 'proj_other']) {
+    for (const projectId of [undefined, 'proj_demo', 'proj_other', 42 as unknown as string]) {
       const payload = await attach();
       expect(await ingestFile(s.ctx, { ...payload, projectId }, { attempts: 1 }), projectId).toBeUndefined();
       expect(await status(), projectId).toBe('completed');
