@@ -178,14 +178,8 @@ export async function ingestFile(
     const batch = rows.slice(i, i + store.CHUNK_ROWS);
     steps.push({ bytes: batch.reduce((n, r) => n + r.text.length + r.embedding.length, 0), run: (tx) => store.insertChunks(tx, batch) });
   }
-  steps.push({
-    bytes: 0,
-    async run(tx) {
-      const bytes = parts.reduce((n, part) => n + Buffer.byteLength(part), 0);
-      await store.endIngestion(tx, key, { status: 'completed', usage_bytes: bytes, last_error: null });
-      await store.bumpVersion(tx, storeId, [fileId]);
-    },
-  });
+  const usage = parts.reduce((n, part) => n + Buffer.byteLength(part), 0);
+  steps.push({ bytes: 0, run: (tx) => store.completeIngestion(tx, key, usage) });
   try {
     // In transactions of about TRANSACTION_BYTES at most: a file's rows in one had SQLite write them all at
     // its commit, on the server's thread (100–160 ms for a file of 8 MB). Each writes only while this

@@ -11,6 +11,7 @@ import {
   CHANGES_KEPT,
   chunkTexts,
   clearIngested,
+  completeIngestion,
   deleteStore,
   getStoreFile,
   insertChunks,
@@ -249,5 +250,56 @@ describe.each(dialects())("a store's change log (%s)", (dialect) => {
       expect(versions[0]).toBeGreaterThan(Math.floor(version / FORGET_EVERY) * FORGET_EVERY - CHANGES_KEPT);
       expect(versions.length).toBe(version - versions[0] + 1);
     }
+  });
+
+  it("completes an ingestion still in progress with its store's version and change, and nothing else", async () => {
+    const storeId = (await s.req('POST', '/v1/vector_stores', { key: 'platform', body: { name: 'complete' } })).body.id as string;
+    const db = s.ctx.store.db;
+    const version = async () =>
+      Number(
+        (await db.selectFrom('vector_stores').select('index_version').where('id', '=', storeId).executeTakeFirstOrThrow()).index_version,
+      );
+    const attachment = (fileId: string, ingestId: string) =>
+      upsertStoreFile(db, {
+        vector_store_id: storeId,
+        file_id: fileId,
+        project_id: 'proj_demo',
+        filename: 'a.txt',
+        status: 'in_progress',
+        usage_bytes: 0,
+        created_at: 1,
+        last_error: '{"code":"server_error","message":"an earlier attempt"}',
+        chunking: '{}',
+        ingest_id: ingestId,
+      });
+    await attachment('file-complete', 'ingest_current');
+    const key = { storeId, fileId: 'file-complete', ingestId: 'ingest_current' };
+    const before = await version();
+    // Another ingestion of the file (a newer attachment's) completes nothing.
+    expect(await db.transaction().execute((tx) => completeIngestion(tx, { ...key, ingestId: 'ingest_older' }, 5))).toBe(false);
+    expect(await version()).toBe(before);
+    expect(await db.transaction().execute((tx) => completeIngestion(tx, key, 1234))).toBe(true);
+    expect(await getStoreFile(db, storeId, 'file-complete')).toMatchObject({ status: 'completed', usage_bytes: 1234, last_error: null });
+    expect(await version()).toBe(before + 1);
+    expect(await readChanges(db, storeId, before, before + 1)).toEqual([{ version: before + 1, file_id: 'file-complete' }]);
+    // Completed already: nothing more.
+    expect(await db.transaction().execute((tx) => completeIngestion(tx, key, 99))).toBe(false);
+    expect(await version()).toBe(before + 1);
+    // At a multiple of FORGET_EVERY, the changes older than the last CHANGES_KEPT versions go.
+    const at = CHANGES_KEPT + FORGET_EVERY;
+    await db
+      .updateTable('vector_stores')
+      .set({ index_version: at - 1 })
+      .where('id', '=', storeId)
+      .execute();
+    await db
+      .insertInto('vector_store_changes')
+      .values({ vector_store_id: storeId, version: FORGET_EVERY - 1, file_id: 'file-old' })
+      .execute();
+    await attachment('file-later', 'ingest_later');
+    expect(
+      await db.transaction().execute((tx) => completeIngestion(tx, { storeId, fileId: 'file-later', ingestId: 'ingest_later' }, 1)),
+    ).toBe(true);
+    expect((await readChanges(db, storeId, 0, at)).map((c) => c.version)).toEqual([at]);
   });
 });

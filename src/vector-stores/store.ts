@@ -85,7 +85,61 @@ export async function bumpVersion(exec: Exec, storeId: string, fileIds: readonly
         .insertInto('vector_store_changes')
         .values(unique.slice(i, i + 100).map((file_id) => ({ vector_store_id: storeId, version, file_id })))
         .execute();
+  await forgetChanges(exec, storeId, version);
+}
+
+/** Drops the changes older than the last CHANGES_KEPT versions, at every FORGET_EVERY-th version. */
+async function forgetChanges(exec: Exec, storeId: string, version: number): Promise<void> {
   if (version > CHANGES_KEPT && version % FORGET_EVERY === 0) await forgetChangesStatement(exec, { storeId, upTo: version - CHANGES_KEPT });
+}
+
+/**
+ * PostgreSQL: an ingestion's completion (endIngestion), the store's version bumped and the file's change
+ * logged under it (bumpVersion), as one statement: three round trips were a sixth of a small file's.
+ */
+const completeStatement = precompiled<IngestKey & { usageBytes: number }, { version: number }>(
+  ['storeId', 'fileId', 'ingestId', 'usageBytes'],
+  (db, a) =>
+    db
+      .with('ended', (w) =>
+        w
+          .updateTable('vector_store_files')
+          .set({ status: 'completed', usage_bytes: a.usageBytes, last_error: null })
+          .where('vector_store_id', '=', a.storeId)
+          .where('file_id', '=', a.fileId)
+          .where('ingest_id', '=', a.ingestId)
+          .where('status', '=', 'in_progress')
+          .returning('file_id'),
+      )
+      .with('bumped', (w) =>
+        w
+          .updateTable('vector_stores')
+          .set({ index_version: sql`index_version + 1` })
+          .where('id', '=', a.storeId)
+          .where((eb) => eb.exists(eb.selectFrom('ended').select('file_id')))
+          .returning('index_version'),
+      )
+      .insertInto('vector_store_changes')
+      .columns(['vector_store_id', 'version', 'file_id'])
+      .expression((eb) =>
+        eb.selectFrom('bumped').select((s) => [s.val(a.storeId).as('vector_store_id'), 'index_version', s.val(a.fileId).as('file_id')]),
+      )
+      .returning('version'),
+);
+
+/**
+ * Completes an ingestion that used `usageBytes` of the store, if it is still the attachment's current one
+ * and in progress, and says its file changed (bumpVersion). True when it completed it.
+ */
+export async function completeIngestion(exec: Exec, key: IngestKey, usageBytes: number): Promise<boolean> {
+  if (exec.getExecutor().adapter instanceof PostgresAdapter) {
+    const [row] = await completeStatement(exec, { ...key, usageBytes });
+    if (row) await forgetChanges(exec, key.storeId, row.version);
+    return row !== undefined;
+  }
+  if (!(await endIngestion(exec, key, { status: 'completed', usage_bytes: usageBytes, last_error: null }))) return false;
+  await bumpVersion(exec, key.storeId, [key.fileId]);
+  return true;
 }
 
 /** The files changed by the versions after `from` up to `to`, with the versions seen. */
