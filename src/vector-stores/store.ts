@@ -95,7 +95,7 @@ async function forgetChanges(exec: Exec, storeId: string, version: number): Prom
 
 /**
  * PostgreSQL: an ingestion's completion (endIngestion), the store's version bumped and the file's change
- * logged under it (bumpVersion), as one statement: three round trips of the fifteen of a small file.
+ * logged under it (bumpVersion), as one statement: three of a small file's fifteen round trips.
  */
 const completeStatement = precompiled<IngestKey & { usageBytes: number }, { version: number }>(
   ['storeId', 'fileId', 'ingestId', 'usageBytes'],
