@@ -271,49 +271,38 @@ export async function openFileContent(ctx: Ctx, projectId: string, fileId: strin
   return { file, stream: await ctx.services.files.storage.open(fileId, file.bytes) };
 }
 
-/** The whole content of a live file, for readers that need it at once (text extraction of vector stores); refused above `maxBytes`. */
+/** The whole content of a live file, for readers that need it at once (a container's file, a response's input); refused above `maxBytes`. */
 export async function readFileBytes(
   ctx: Ctx,
   projectId: string,
   fileId: string,
   maxBytes: number,
 ): Promise<{ file: FileObject; data: Buffer }> {
-  const { file, parts } = await readFileParts(ctx, projectId, fileId, maxBytes);
-  return { file, data: Buffer.concat(parts) };
+  const file = await getFile(ctx, projectId, fileId);
+  return { file, data: Buffer.concat(await partsOf(ctx, file, maxBytes)) };
 }
 
 const tooLarge = (fileId: string, maxBytes: number) =>
   invalid(`The file ${fileId} is larger than ${maxBytes} bytes.`, 'file_id', 'file_too_large');
 
-/** readFileBytes as storage read them, not copied into one buffer (a copy of a large file holds the thread). */
-export async function readFileParts(
-  ctx: Ctx,
-  projectId: string,
-  fileId: string,
-  maxBytes: number,
-): Promise<{ file: FileObject; parts: Buffer[] }> {
-  const { file, stream } = await openFileContent(ctx, projectId, fileId);
-  if (file.bytes > maxBytes) {
-    stream.destroy();
-    throw tooLarge(fileId, maxBytes);
-  }
+/** A file's bytes as storage reads them (its row just read), refused above `maxBytes` before any is read. */
+async function partsOf(ctx: Ctx, file: FileObject, maxBytes: number): Promise<Buffer[]> {
+  if (file.bytes > maxBytes) throw tooLarge(file.id, maxBytes);
   const parts: Buffer[] = [];
-  for await (const chunk of stream) parts.push(chunk as Buffer);
-  return { file, parts };
+  for await (const chunk of await ctx.services.files.storage.open(file.id, file.bytes)) parts.push(chunk as Buffer);
+  return parts;
 }
 
 /**
  * The bytes of a live file whose row the caller has just read (`getFile`): where they are on this
  * machine's disk, for a reader in another process (the ingestion processes), or as storage read them
- * where they are kept in the database; refused above `maxBytes`.
+ * where they are kept in the database (not copied into one buffer: a copy of a large file holds the
+ * thread); refused above `maxBytes`.
  */
 export async function bytesOfFile(ctx: Ctx, file: FileObject, maxBytes: number): Promise<{ path: string; bytes: number } | Buffer[]> {
-  if (file.bytes > maxBytes) throw tooLarge(file.id, maxBytes);
   const { storage } = ctx.services.files;
-  if (storage.localPath) return { path: storage.localPath(file.id), bytes: file.bytes };
-  const parts: Buffer[] = [];
-  for await (const chunk of await storage.open(file.id, file.bytes)) parts.push(chunk as Buffer);
-  return parts;
+  if (storage.localPath && file.bytes <= maxBytes) return { path: storage.localPath(file.id), bytes: file.bytes };
+  return partsOf(ctx, file, maxBytes);
 }
 
 /** Job: removes a file once its `expires_at` has passed (the clock may have been moved back by a reset: then it waits). */
