@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../test/helpers.js';
 import { ClaimLost, createJobQueue, dueWaitsQuery, HandedBack } from './jobs.js';
 import { wallNow } from './clock.js';
-import type { Store } from '../store/db.js';
+import { runsTogetherAtOnce, runTogether, type Store } from '../store/db.js';
 
 /**
  * A claim lapses as its worker's visibility timeout runs out, in wall-clock time (moving the Standin clock
@@ -333,7 +333,8 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     const held = new Promise<void>((r) => (release = r));
     let began!: () => void;
     const started = new Promise<void>((r) => (began = r));
-    const outcome: { aborted?: boolean; fenced?: unknown } = {};
+    const outcome: { aborted?: boolean; fenced?: unknown; together?: unknown } = {};
+    const insertSetting = (key: string) => store.db.insertInto('settings').values({ key, value: 'wrote' });
     stale.register({
       kind: 'test.zombie',
       visibilityMs: 30_000,
@@ -347,11 +348,21 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
             await tx.insertInto('settings').values({ key: 'zombie', value: 'wrote' }).execute();
           })
           .catch((err: unknown) => (outcome.fenced = err));
+        // The fence as a statement of a transaction sent in one go (PostgreSQL): it fails, and the whole with it.
+        if (runsTogetherAtOnce(store.db))
+          outcome.together = await runTogether(store.db, [job.fenceQuery(store.db), insertSetting('zombie together')]).catch((e) => e);
         outcome.aborted = job.signal.aborted;
       },
     });
     const fresh: number[] = [];
-    s.ctx.jobs.register({ kind: 'test.zombie', visibilityMs: 30_000, handler: async (_p, job) => void fresh.push(job.attempts) });
+    s.ctx.jobs.register({
+      kind: 'test.zombie',
+      visibilityMs: 30_000,
+      handler: async (_p, job) => {
+        fresh.push(job.attempts);
+        if (runsTogetherAtOnce(store.db)) await runTogether(store.db, [job.fenceQuery(store.db), insertSetting('fresh together')]);
+      },
+    });
     await stale.enqueue(store.db, 'test.zombie', {});
     const zombie = stale.drain();
     await started;
@@ -363,6 +374,11 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(outcome.fenced).toBeInstanceOf(ClaimLost);
     expect(outcome.aborted).toBe(true);
     expect(await store.db.selectFrom('settings').selectAll().where('key', '=', 'zombie').execute()).toEqual([]);
+    if (dialect === 'postgres') {
+      expect(outcome.together).toMatchObject({ code: '22012' });
+      const keys = await store.db.selectFrom('settings').select('key').where('key', 'like', '% together').execute();
+      expect(keys).toEqual([{ key: 'fresh together' }]);
+    }
   });
 
   it('a recheck of held work is not counted as an attempt', async () => {

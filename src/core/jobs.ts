@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import { wallNow, type Clock } from './clock.js';
 import { newId } from './ids.js';
-import { precompiledRows, precompiledWrite, queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
+import { precompiledQuery, precompiledRows, precompiledWrite, queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
 import type { DB } from '../store/schema.js';
 import { groupStatement } from '../store/group-commit.js';
 import { keepListening, notify, type Listening } from '../store/listen.js';
@@ -77,6 +77,12 @@ export interface JobClaim {
    * worker claims the job in between.
    */
   fence(tx: Exec): Promise<void>;
+  /**
+   * `fence` as a statement to send with others in one transaction (store/db.ts `runTogether`): it renews
+   * this claim and fails (a division by zero) unless the claim is still the job's latest, which rolls the
+   * transaction back. PostgreSQL only; the caller learns why it failed from `fence` afterwards.
+   */
+  fenceQuery(db: Exec): Compilable<unknown>;
 }
 
 /** The abort reason of `signal` when this process stops and hands the job back to the queue. */
@@ -247,6 +253,24 @@ const renewStatement = precompiledWrite<{ until: number; id: string; attempts: n
       .where('locked_by', '=', a.worker),
 );
 
+/** renewStatement as one that fails when it renews nothing (JobClaim.fenceQuery). */
+const fenceStatement = precompiledQuery<{ until: number; id: string; attempts: number; worker: string }, { held: number }>(
+  ['until', 'id', 'attempts', 'worker'],
+  (db, a) =>
+    db
+      .with('renewed', (w) =>
+        w
+          .updateTable('jobs')
+          .set({ locked_until: a.until })
+          .where('id', '=', a.id)
+          .where('attempts', '=', a.attempts)
+          .where('locked_by', '=', a.worker)
+          .returning('id'),
+      )
+      .selectFrom('renewed')
+      .select(sql<number>`1 / count(*)`.as('held')),
+);
+
 export function createJobQueue(
   store: Store,
   clock: Clock,
@@ -408,6 +432,7 @@ export function createJobQueue(
           throw new ClaimLost();
         }
       },
+      fenceQuery: (db) => fenceStatement(db, { until: wallNow() + def.visibilityMs, id: job.id, attempts: job.attempts, worker: workerId }),
     };
     try {
       const result = await def.handler(JSON.parse(job.payload), claim);

@@ -247,16 +247,22 @@ export async function queryAlone<R>(db: Db, query: Compilable<R>): Promise<R[]> 
 /**
  * Runs statements as one transaction, without waiting for one before sending the next (none may need
  * another's result): on PostgreSQL in one round trip on the turn's pipelined connection
- * (store/pipeline.ts), else in a transaction of the database. Resolves once committed.
+ * (store/pipeline.ts), else in a transaction of the database. Resolves once committed, with each
+ * statement's rows.
  */
-export async function runTogether(db: Db, queries: readonly Compilable<unknown>[]): Promise<void> {
+export async function runTogether(db: Db, queries: readonly Compilable<unknown>[]): Promise<unknown[][]> {
   const compiled = queries.map((q) => q.compile());
   const pipe = pipelines.get(db);
   if (pipe) return pipe.transaction(compiled);
-  await db.transaction().execute(async (tx) => {
-    for (const c of compiled) await tx.executeQuery(c);
+  return db.transaction().execute(async (tx) => {
+    const rows: unknown[][] = [];
+    for (const c of compiled) rows.push((await tx.executeQuery(c)).rows as unknown[]);
+    return rows;
   });
 }
+
+/** Whether `runTogether` sends its statements in one round trip (PostgreSQL), rather than one after another. */
+export const runsTogetherAtOnce = (db: Db): boolean => pipelines.has(db);
 
 /** JSON columns are text in both stores: one code path, and SQLite has no json type. */
 export const toJson = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
@@ -347,6 +353,18 @@ export function precompiledWrite<A extends Record<string, unknown>>(
   return async (exec: Exec, args: A): Promise<number> => {
     const { compiled, parameters } = prepare(exec, args);
     return Number((await exec.executeQuery({ ...compiled, parameters })).numAffectedRows ?? 0);
+  };
+}
+
+/** Like `precompiled`, for a statement sent with others (`runTogether`): the statement with this call's parameters. */
+export function precompiledQuery<A extends Record<string, unknown>, R>(
+  names: readonly (keyof A & string)[],
+  build: (db: Db, args: A) => Compilable<R>,
+) {
+  const prepare = compiledOnce(names, build);
+  return (exec: Exec, args: A): Compilable<R> => {
+    const { compiled, parameters } = prepare(exec, args);
+    return { compile: () => ({ ...compiled, parameters }) };
   };
 }
 

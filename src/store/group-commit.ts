@@ -45,7 +45,7 @@ export function groupStatements<T>(
   statements: (db: Db, items: T[]) => Compilable<unknown>[],
   maxBatch = 128,
 ): GroupCommit<T> {
-  return batched((items) => runTogether(db(), statements(db(), items)), maxBatch);
+  return batched(async (items) => void (await runTogether(db(), statements(db(), items))), maxBatch);
 }
 
 /** Group commit with a write of its own: `write` commits a batch (in one transaction) or throws. */

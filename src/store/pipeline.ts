@@ -130,10 +130,11 @@ export class Pipeline {
   /**
    * Runs statements as one transaction without waiting between them: BEGIN, the statements and COMMIT are
    * written back to back on the turn's connection (nothing else can come between them: they are queued in
-   * one go), so the transaction costs one round trip. Resolves once committed; if one statement fails,
-   * PostgreSQL rolls the whole transaction back and this rejects with that statement's error.
+   * one go), so the transaction costs one round trip. Resolves once committed, with each statement's rows;
+   * if one statement fails, PostgreSQL rolls the whole transaction back and this rejects with that
+   * statement's error.
    */
-  async transaction(statements: readonly { sql: string; parameters: readonly unknown[] }[]): Promise<void> {
+  async transaction(statements: readonly { sql: string; parameters: readonly unknown[] }[]): Promise<unknown[][]> {
     const sent = [
       this.send('BEGIN', [], false),
       ...statements.map((s) => this.send(s.sql, s.parameters, false)),
@@ -145,6 +146,7 @@ export class Pipeline {
     // After a failed statement COMMIT answers ROLLBACK; a rejection above reports that case already.
     const commit = settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>;
     if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended with ${commit.value.command}`);
+    return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value.rows as unknown[]);
   }
 
   private run(sql: string, params: readonly unknown[], array: boolean): Promise<pg.QueryArrayResult | pg.QueryResult> {

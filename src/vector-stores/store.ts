@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Compilable, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { nextTurn } from '../core/next-turn.js';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiled, precompiledRows, precompiledWrite, type Db, type Exec } from '../store/db.js';
+import { precompiled, precompiledQuery, precompiledRows, precompiledWrite, runTogether, type Db, type Exec } from '../store/db.js';
 import { MAX_RUN } from './ingest-segments.js';
 import { FILE_STATUS } from './search-source.js';
 import type { VectorStoreTables as T } from './tables.js';
@@ -97,7 +97,7 @@ async function forgetChanges(exec: Exec, storeId: string, version: number): Prom
  * PostgreSQL: an ingestion's completion (endIngestion), the store's version bumped and the file's change
  * logged under it (bumpVersion), as one statement: three of a small file's fifteen round trips.
  */
-const completeStatement = precompiled<IngestKey & { usageBytes: number }, { version: number }>(
+const completeStatement = precompiledQuery<IngestKey & { usageBytes: number }, { version: number }>(
   ['storeId', 'fileId', 'ingestId', 'usageBytes'],
   (db, a) =>
     db
@@ -133,7 +133,7 @@ const completeStatement = precompiled<IngestKey & { usageBytes: number }, { vers
  */
 export async function completeIngestion(exec: Exec, key: IngestKey, usageBytes: number): Promise<boolean> {
   if (exec.getExecutor().adapter instanceof PostgresAdapter) {
-    const [row] = await completeStatement(exec, { ...key, usageBytes });
+    const [row] = (await exec.executeQuery(completeStatement(exec, { ...key, usageBytes }).compile())).rows;
     if (row) await forgetChanges(exec, key.storeId, row.version);
     return row !== undefined;
   }
@@ -400,22 +400,36 @@ const insertChunksStatement = precompiledRows<ChunkRow>(
  * up to a hundred of them.
  */
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
-  // A chunk row that names no run of text parts keeps its text.
-  const complete = rows.map((r) => (r.text_from === undefined ? { ...r, text_from: null, text_to: null } : r));
-  await insertInRuns(exec, insertChunksStatement, complete);
+  await runInTurns(exec, chunkStatements(exec, rows));
 }
 
-/** Rows in statements of CHUNK_ROWS, then of powers of two, a turn of the event loop after each. */
-async function insertInRuns<R extends Record<string, unknown>>(
+/** insertChunks' statements. */
+function chunkStatements(exec: Exec, rows: ChunkRow[]): Compilable<unknown>[] {
+  // A chunk row that names no run of text parts keeps its text.
+  const complete = rows.map((r) => (r.text_from === undefined ? { ...r, text_from: null, text_to: null } : r));
+  return inRuns(exec, insertChunksStatement, complete);
+}
+
+/** Rows in statements of CHUNK_ROWS, then of powers of two. */
+function inRuns<R extends Record<string, unknown>>(
   exec: Exec,
   statement: (db: Db, rows: R[]) => Compilable<unknown>,
   rows: R[],
-): Promise<void> {
+): Compilable<unknown>[] {
+  const statements: Compilable<unknown>[] = [];
   for (let i = 0; i < rows.length;) {
     let n = CHUNK_ROWS;
     while (n > rows.length - i) n >>= 1;
-    await exec.executeQuery(statement(exec, rows.slice(i, i + n)).compile());
+    statements.push(statement(exec, rows.slice(i, i + n)));
     i += n;
+  }
+  return statements;
+}
+
+/** Statements one after another, a turn of the event loop after each. */
+async function runInTurns(exec: Exec, statements: readonly Compilable<unknown>[]): Promise<void> {
+  for (const statement of statements) {
+    await exec.executeQuery(statement.compile());
     await nextTurn();
   }
 }
@@ -437,8 +451,60 @@ const insertTextsStatement = precompiledRows<TextRow>(
  * TEXT_PART characters, which SQLite writes in a few milliseconds (a file of 8 MB in one row took 112 ms).
  */
 export async function insertTextParts(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly string[]): Promise<void> {
+  await runInTurns(exec, textStatements(exec, storeId, fileId, first, texts));
+}
+
+/** insertTextParts' statements. */
+function textStatements(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly string[]): Compilable<unknown>[] {
   const rows = texts.map((text, i) => ({ vector_store_id: storeId, file_id: fileId, part: first + i, text }));
-  await insertInRuns(exec, insertTextsStatement, rows);
+  return inRuns(exec, insertTextsStatement, rows);
+}
+
+/**
+ * PostgreSQL: stillIngesting as a statement that fails (a division by zero) unless the ingestion is still
+ * the attachment's current one and in progress, whose row it then locks until the commit.
+ */
+const ingestingStatement = precompiledQuery<IngestKey, { held: number }>(['storeId', 'fileId', 'ingestId'], (db, a) =>
+  db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('vector_store_files')
+        .select('file_id')
+        .where('vector_store_id', '=', a.storeId)
+        .where('file_id', '=', a.fileId)
+        .where('ingest_id', '=', a.ingestId)
+        .where('status', '=', 'in_progress')
+        .forUpdate()
+        .as('attachment'),
+    )
+    .select(sql<number>`1 / count(*)`.as('held')),
+);
+
+/**
+ * PostgreSQL: a file's whole ingestion written in one transaction sent in one go (db.ts runTogether), where
+ * insertTextParts, insertChunks and completeIngestion in a transaction after `fence` and stillIngesting
+ * take a round trip each (seven for a small file, with its BEGIN and COMMIT). `fence`: the job's claim as
+ * a statement that fails when lost (jobs.ts fenceQuery). The transaction is rolled back, and this rejects,
+ * when either the claim or the attachment no longer holds (or anything else fails); the caller then finds
+ * out why as before. For a first attempt only (an earlier one's rows are not cleared here).
+ */
+export async function ingestAtOnce(
+  db: Db,
+  key: IngestKey,
+  fence: Compilable<unknown>,
+  texts: readonly string[],
+  rows: ChunkRow[],
+  usageBytes: number,
+): Promise<void> {
+  const results = await runTogether(db, [
+    fence,
+    ingestingStatement(db, key),
+    ...textStatements(db, key.storeId, key.fileId, 0, texts),
+    ...chunkStatements(db, rows),
+    completeStatement(db, { ...key, usageBytes }),
+  ]);
+  const [row] = results[results.length - 1] as { version: number }[];
+  if (row) await forgetChanges(db, key.storeId, row.version);
 }
 
 /** How many parts a file's text has in a store (0: none). */

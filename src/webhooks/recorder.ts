@@ -27,7 +27,7 @@ export function createRecorder(ctx: Pick<Ctx, 'store' | 'jobs'>) {
     const created = records.filter((r) => r.create).map((r) => ({ ...r.create!, ...r.delivery }));
     const updated = records.filter((r) => !r.create).map((r) => r.delivery);
     const attempts = records.map((r) => r.attempt);
-    if (!records.some((r) => r.retry)) return runTogether(db, store.recordStatements(db, created, attempts, updated));
+    if (!records.some((r) => r.retry)) return void (await runTogether(db, store.recordStatements(db, created, attempts, updated)));
     await db.transaction().execute(async (tx: Tx) => {
       for (const q of store.recordStatements(tx, created, attempts, updated)) await tx.executeQuery(q.compile());
       for (const { retry } of records)

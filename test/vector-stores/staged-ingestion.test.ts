@@ -1,4 +1,6 @@
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClaimLost } from '../../src/core/jobs.js';
 import type { Exec, Tx } from '../../src/store/db.js';
 import { ingestFile } from '../../src/vector-stores/ingest.js';
 import { TEXT_PART } from '../../src/vector-stores/ingest-protocol.js';
@@ -210,5 +212,91 @@ describe.each(dialects())("an ingestion job's project (%s)", (dialect) => {
     await setWorkHolds(s.ctx, s.ctx.store.db, 'proj_other', { ingestion: 'hold' });
     expect(await ingestFile(s.ctx, { ...held, projectId: 'proj_other' }, { attempts: 1 })).toBeUndefined();
     expect(await status()).toBe('completed');
+  });
+});
+
+/**
+ * On PostgreSQL a small file's first attempt writes everything in one transaction sent in one go
+ * (store.ts ingestAtOnce), opened by its claim's fence and the attachment's check as statements that fail
+ * it. The job is run here by hand: its `fenceQuery` is where the test steps in.
+ */
+describe.each(dialects().filter((d) => d === 'postgres'))('a small file ingested in one go (%s)', (dialect) => {
+  let s: TestStandin;
+  let storeId: string;
+  let fileId: string;
+  const text = filler(12, 3);
+  beforeAll(async () => {
+    s = await startTestStandin({ dialect });
+    storeId = (await createVectorStore(s.ctx, 'proj_demo', { name: 'small' })).id;
+    fileId = await uploadFile(s, 'small.txt', text);
+  });
+  afterAll(() => s?.close());
+
+  const attach = async (): Promise<IngestPayload> => {
+    await attachFile(s.ctx, 'proj_demo', storeId, { file_id: fileId });
+    return { vectorStoreId: storeId, fileId, ingestId: (await store.getStoreFile(s.ctx.store.db, storeId, fileId))!.ingest_id };
+  };
+  const written = async () => {
+    const count = (table: 'vector_store_chunks' | 'vector_store_texts') =>
+      s.ctx.store.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('file_id', '=', fileId)
+        .executeTakeFirst()
+        .then((r) => Number(r?.n));
+    return { chunks: await count('vector_store_chunks'), parts: await count('vector_store_texts') };
+  };
+  const held = (sqlText: string, then?: () => void) => () => ({
+    compile: () => {
+      then?.();
+      return CompiledQuery.raw(sqlText);
+    },
+  });
+
+  it('writes the text and the chunks and completes the file in one transaction, without the fence of a transaction of its own', async () => {
+    const payload = await attach();
+    let fences = 0;
+    await ingestFile(s.ctx, payload, { attempts: 1, fence: async () => void fences++, fenceQuery: held('select 1') });
+    expect(fences).toBe(0);
+    expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('completed');
+    expect((await written()).chunks).toBeGreaterThan(0);
+    const res = await s.req('GET', `/v1/vector_stores/${storeId}/files/${fileId}/content`, { key: 'platform' });
+    expect(res.body.data[0].text).toBe(text);
+  });
+
+  it('writes nothing when the claim is lost: the steps after it find that out', async () => {
+    const payload = await attach();
+    const lost = await ingestFile(s.ctx, payload, {
+      attempts: 1,
+      fence: () => Promise.reject(new ClaimLost()),
+      fenceQuery: held('select 1 / 0'),
+    });
+    expect(lost).toBeUndefined();
+    expect((await store.getStoreFile(s.ctx.store.db, storeId, fileId))?.status).toBe('in_progress');
+    expect(await written()).toEqual({ chunks: 0, parts: 0 });
+  });
+
+  it('writes nothing when the file is cancelled, attached again or removed while the transaction is on its way', async () => {
+    for (const how of ['cancelled', 'attached again', 'removed'] as const) {
+      if (how === 'removed') await attachFile(s.ctx, 'proj_demo', storeId, { file_id: fileId }).catch(() => undefined);
+      const payload = await attach();
+      const key = { storeId, fileId, ingestId: payload.ingestId };
+      let meanwhile: Promise<unknown> | undefined;
+      // The change is made (and committed, on another connection) while the claim's statement sleeps, before the attachment's check.
+      const change = () => {
+        if (how === 'cancelled') meanwhile = store.endIngestion(s.ctx.store.db, key, { status: 'cancelled', usage_bytes: 0, last_error: null });
+        if (how === 'removed') meanwhile = deleteStoreFile(s.ctx, 'proj_demo', storeId, fileId);
+        if (how === 'attached again') meanwhile = attach();
+      };
+      let fences = 0;
+      await ingestFile(s.ctx, payload, { attempts: 1, fence: async () => void fences++, fenceQuery: held('select pg_sleep(0.5)', change) });
+      await meanwhile;
+      expect(fences, how).toBe(1);
+      const row = await store.getStoreFile(s.ctx.store.db, storeId, fileId);
+      if (how === 'cancelled') expect(row?.status).toBe('cancelled');
+      if (how === 'removed') expect(row).toBeUndefined();
+      if (how === 'attached again') expect(row).toMatchObject({ status: 'in_progress' });
+      expect(await written(), how).toEqual({ chunks: 0, parts: 0 });
+    }
   });
 });
