@@ -128,8 +128,7 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(seen).toEqual(['a']);
   });
 
-  it('on SQLite, a job due later costs no claim until it is due, and runs once due', async () => {
-    if (dialect !== 'sqlite') return;
+  it('a job due later costs no claim until it is due (nor a NOTIFY waking every instance), and runs once due: here by the timer, on another instance at its timed poll', async () => {
     s = await startTestStandin({ dialect, seed: false });
     let ran = 0;
     s.ctx.jobs.register({ kind: 'test.later', handler: async () => void ran++ });
@@ -142,6 +141,18 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     expect(s.ctx.jobs.claims - before).toBe(0);
     for (let t = 0; ran === 0 && t < 100; t++) await new Promise((r) => setTimeout(r, 10));
     expect(ran).toBe(1);
+    if (dialect !== 'postgres') return;
+    const other = createJobQueue(s.ctx.store, s.ctx.clock, s.ctx.log);
+    let elsewhere = 0;
+    other.register({ kind: 'test.elsewhere', handler: async () => void elsewhere++ });
+    other.start();
+    try {
+      await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.elsewhere', {}, { runAt: s.ctx.clock.now() + 300 });
+      for (let t = 0; elsewhere === 0 && t < 300; t++) await new Promise((r) => setTimeout(r, 10));
+      expect(elsewhere).toBe(1);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('the timed poll claims only the kinds with work due: an idle second costs no claim, work nothing woke it for still runs', async () => {

@@ -117,6 +117,8 @@ export interface JobQueue {
   register(def: JobDefinition): void;
   /** Adds a job. Pass the transaction of the state change so both commit together. */
   enqueue(exec: Exec, kind: string, payload: unknown, opts?: { runAt?: number; id?: string }): Promise<string>;
+  /** Adds jobs of one kind, due now, with a statement per ENQUEUE_ROWS of them (a file batch's ingestions); their ids. */
+  enqueueAll(exec: Exec, kind: string, payloads: readonly unknown[]): Promise<string[]>;
   /**
    * Drops a job by its id (one its enqueue named), in the caller's transaction: work that became moot
    * with the state change. A handler running it meanwhile ends as any stale claim does (its end changes nothing).
@@ -227,6 +229,8 @@ export function dueWaitsQuery(
 }
 
 /** The insert of one job, and the delete of one: compiled once (a run queues its watchdog and drops it). */
+/** Jobs an insert at most (enqueueAll). */
+const ENQUEUE_ROWS = 128;
 const insertJobStatement = precompiledRows<DB['jobs']>(
   ['id', 'kind', 'payload', 'run_at', 'attempts', 'open_claims', 'rechecks', 'locked_by', 'locked_until', 'created_at'],
   (db, rows) => db.insertInto('jobs').values(rows),
@@ -675,6 +679,35 @@ export function createJobQueue(
 
   clock.onChange(() => wakeKind());
 
+  /** Adds jobs of one kind, due at `runAt` (now when absent), in statements of up to 128 rows; `id` names a single one. */
+  async function enqueueAll(exec: Exec, kind: string, payloads: readonly unknown[], runAt?: number, id?: string): Promise<string[]> {
+    const now = clock.now();
+    const rows = payloads.map((payload) => ({
+      id: id ?? newId('job', clock),
+      kind,
+      payload: JSON.stringify(payload),
+      run_at: runAt ?? now,
+      attempts: 0,
+      open_claims: 0,
+      rechecks: 0,
+      locked_by: null,
+      locked_until: null,
+      created_at: now,
+    }));
+    for (let i = 0; i < rows.length; i += ENQUEUE_ROWS) await exec.executeQuery(insertJobStatement(exec, rows.slice(i, i + ENQUEUE_ROWS)).compile());
+    if (!rows.length) return [];
+    // A job due now wakes the workers: on PostgreSQL every instance's, by a NOTIFY delivered at commit; on
+    // SQLite (one connection: a claim queued now runs after the enqueuing transaction ends, and a
+    // rolled-back job is simply not there) this one's. A job due later (a run's watchdog, its expiry, an
+    // upload's sweep) costs no claim now: this instance's timer comes forward to it (two claims and a read a
+    // run, bench/runs.mjs), and other instances find it at their timed poll (a NOTIFY an upload woke each
+    // of them to claim nothing, and look when the next job is).
+    const inMs = (runAt ?? now) - now;
+    if (store.dialect === 'postgres' && inMs <= 0) await notify(exec, 'standin_jobs', kind);
+    else setImmediate(() => (inMs > 0 ? wakeIn(kind, inMs) : wakeKind(kind)));
+    return rows.map((r) => r.id);
+  }
+
   return {
     get claims() {
       return claims;
@@ -697,30 +730,10 @@ export function createJobQueue(
       } as Definition);
     },
     async enqueue(exec, kind, payload, opts = {}) {
-      const id = opts.id ?? newId('job', clock);
-      const now = clock.now();
-      const row = {
-        id,
-        kind,
-        payload: JSON.stringify(payload),
-        run_at: opts.runAt ?? now,
-        attempts: 0,
-        open_claims: 0,
-        rechecks: 0,
-        locked_by: null,
-        locked_until: null,
-        created_at: now,
-      };
-      await exec.executeQuery(insertJobStatement(exec, [row]).compile());
-      // PostgreSQL delivers the NOTIFY at commit. SQLite has one connection: a claim queued now runs after
-      // the enqueuing transaction ends, so waking at once is safe (a rolled-back job is simply not there).
-      // A job due later (a run's watchdog, its expiry) costs no claim now: the loop's timer comes forward
-      // to it (two claims and a read a run, bench/runs.mjs).
-      const inMs = (opts.runAt ?? now) - now;
-      if (store.dialect === 'postgres') await notify(exec, 'standin_jobs', kind);
-      else setImmediate(() => (inMs > 0 ? wakeIn(kind, inMs) : wakeKind(kind)));
+      const [id] = await enqueueAll(exec, kind, [payload], opts.runAt, opts.id);
       return id;
     },
+    enqueueAll: (exec, kind, payloads) => enqueueAll(exec, kind, payloads),
     async remove(exec, id) {
       await removeJob(exec, { id });
     },

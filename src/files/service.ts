@@ -233,6 +233,12 @@ export async function getFile(ctx: Ctx, projectId: string, fileId: string, exec:
   return fileObject(row);
 }
 
+/** getFile of several files: each found, by id (ids Standin does not make are never found). */
+export async function getFiles(ctx: Ctx, projectId: string, fileIds: readonly string[], exec: Exec = ctx.store.db): Promise<Map<string, FileObject>> {
+  const rows = await store.getFiles(exec, projectId, [...new Set(fileIds.filter((id) => FILE_ID.test(id)))], ctx.clock.nowSeconds());
+  return new Map(rows.map((row) => [row.id, fileObject(row)]));
+}
+
 /** The project of a live file, found by its id alone (the dashboard's search); undefined when none. */
 export async function locateFile(ctx: Ctx, fileId: string): Promise<{ project_id: string } | undefined> {
   const row = await store.getFileById(ctx.store.db, fileId);

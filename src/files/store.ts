@@ -22,6 +22,18 @@ const liveFile = precompiled<{ projectId: string; id: string; nowSeconds: number
 export const getFile = async (exec: Exec, projectId: string, id: string, nowSeconds: number): Promise<FileRow | undefined> =>
   (await liveFile(exec, { projectId, id, nowSeconds }))[0];
 
+/** The live files of the project among `ids` (at most a few hundred: a file batch's). */
+export const getFiles = (exec: Exec, projectId: string, ids: readonly string[], nowSeconds: number): Promise<FileRow[]> =>
+  ids.length
+    ? exec
+        .selectFrom('files')
+        .selectAll()
+        .where('id', 'in', ids)
+        .where('project_id', '=', projectId)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowSeconds)]))
+        .execute()
+    : Promise.resolve([]);
+
 /** Any file row by id, expired or not (the expiry and cleanup jobs). */
 export const getFileById = (exec: Exec, id: string) => exec.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
 

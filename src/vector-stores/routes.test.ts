@@ -5,6 +5,7 @@ import { applyConfig } from '../admin/config-file.js';
 import { dialects, startTestStandin, turnsDuring, type TestStandin } from '../../test/helpers.js';
 import { filler, makeDocx, makePdf } from '../../test/vector-stores/fixtures.js';
 import { uploadFile } from '../../test/vector-stores/upload.js';
+import { ATTACH_ROWS } from './service.js';
 
 /** `/v1/vector_stores…`: stores, ingestion jobs, files, batches, search, rule 5; errors and project scoping. */
 describe.each(dialects())('vector stores (%s)', (dialect) => {
@@ -216,13 +217,35 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     );
   });
 
-  it('attaches a batch a file at a time, with a turn of the event loop between files', async () => {
-    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => uploadFile(s, `turn${i}.txt`, `turn file ${i}`)));
+  it('attaches a batch ATTACH_ROWS files a round of statements, with a turn of the event loop between rounds', async () => {
+    const n = 2 * ATTACH_ROWS + 1;
+    const ids = await Promise.all(Array.from({ length: n }, (_, i) => uploadFile(s, `turn${i}.txt`, `turn file ${i}`)));
     const vs = await post('/v1/vector_stores', { name: 'turns' });
-    // On SQLite the statements run on this thread: without the turns, none of these ticks would run meanwhile.
-    const { result: batch, turns } = await turnsDuring(() => post(`/v1/vector_stores/${vs.body.id}/file_batches`, { file_ids: ids }));
-    expect(batch.body.file_counts).toMatchObject({ in_progress: 40, total: 40 });
-    expect(turns).toBeGreaterThanOrEqual(40);
+    // Attached before, with chunks: attached again, its earlier rows go.
+    await post(`/v1/vector_stores/${vs.body.id}/files`, { file_id: ids[5] });
+    await ready(vs.body.id);
+    const chunksOf = (fileId: string) =>
+      s.ctx.store.db.selectFrom('vector_store_chunks').select('seq').where('vector_store_id', '=', vs.body.id).where('file_id', '=', fileId).execute();
+    expect(await chunksOf(ids[5])).toHaveLength(1);
+    // The statements of the request, where PostgreSQL's are counted (each a round trip): a few a round, not a few a file.
+    const { default: pg } = await import('pg');
+    const query = vi.spyOn(pg.Client.prototype, 'query');
+    // A file named twice is attached once, as the last names it.
+    const files = [...ids.map((file_id) => ({ file_id })), { file_id: ids[7], attributes: { twice: true } }];
+    try {
+      // On SQLite the statements run on this thread: without the turns, none of these ticks would run meanwhile.
+      const { result: batch, turns } = await turnsDuring(() => post(`/v1/vector_stores/${vs.body.id}/file_batches`, { files }));
+      expect(batch.body.file_counts).toMatchObject({ in_progress: n, total: n });
+      expect(turns).toBeGreaterThanOrEqual(3);
+      if (dialect === 'postgres') expect(query.mock.calls.length).toBeLessThan(n);
+    } finally {
+      query.mockRestore();
+    }
+    expect(await chunksOf(ids[5])).toEqual([]);
+    await ready(vs.body.id);
+    expect((await get(`/v1/vector_stores/${vs.body.id}/files/${ids[7]}`)).body).toMatchObject({ attributes: { twice: true }, status: 'completed' });
+    expect((await get(`/v1/vector_stores/${vs.body.id}`)).body.file_counts).toMatchObject({ completed: n, total: n });
+    expect(await chunksOf(ids[5])).toHaveLength(1);
   });
 
   it('gives a store made with its files, and a batch, one time for all they write', async () => {

@@ -211,12 +211,12 @@ const ATTACHED = [
   'batch_id',
   'ingest_id',
 ] as const;
-const upsertStoreFileStatement = precompiledWrite<Required<StoreFileInsert>>(
+const upsertStoreFilesStatement = precompiledRows<Required<StoreFileInsert>>(
   ['vector_store_id', 'file_id', 'project_id', ...ATTACHED],
-  (db, row) =>
+  (db, rows) =>
     db
       .insertInto('vector_store_files')
-      .values(row)
+      .values(rows)
       .onConflict((oc) =>
         oc
           .columns(['vector_store_id', 'file_id'])
@@ -224,10 +224,17 @@ const upsertStoreFileStatement = precompiledWrite<Required<StoreFileInsert>>(
       ),
 );
 
-/** Attaches a file (again): a new attachment replaces an earlier one of the same file (every file of a batch: a statement compiled once). */
-export async function upsertStoreFile(exec: Exec, row: StoreFileInsert): Promise<void> {
-  await upsertStoreFileStatement(exec, { last_error: null, attributes: null, batch_id: null, ...row });
+/**
+ * Attaches files (again), each named once (a file batch's): a new attachment replaces an earlier one of
+ * the same file. In statements of up to CHUNK_ROWS rows, compiled once per size.
+ */
+export async function upsertStoreFiles(exec: Exec, rows: StoreFileInsert[]): Promise<void> {
+  const complete = rows.map((row) => ({ last_error: null, attributes: null, batch_id: null, ...row }) as Required<StoreFileInsert>);
+  await runInTurns(exec, inRuns(exec, upsertStoreFilesStatement, complete));
 }
+
+/** upsertStoreFiles of one file. */
+export const upsertStoreFile = (exec: Exec, row: StoreFileInsert): Promise<void> => upsertStoreFiles(exec, [row]);
 
 const storeFileStatement = precompiled<{ storeId: string; fileId: string }, StoreFileRow>(['storeId', 'fileId'], (db, a) =>
   db.selectFrom('vector_store_files').selectAll().where('vector_store_id', '=', a.storeId).where('file_id', '=', a.fileId),
@@ -276,6 +283,41 @@ const lastPartStatement = precompiled<FileKey, { last: number | null }>(['storeI
 /** Drops what a file's earlier ingestion left in a store (chunks and text), CHUNK_ROWS chunks and TEXT_PARTS parts of text a statement. */
 export async function clearIngested(exec: Exec, storeId: string, fileId: string): Promise<void> {
   const [chunks] = await lastChunkStatement(exec, { storeId, fileId });
+  const [texts] = await lastPartStatement(exec, { storeId, fileId });
+  await dropIngested(exec, storeId, fileId, chunks, texts);
+}
+
+/** clearIngested of several files (a file batch's, at most a few hundred): what each left found in two statements for all. */
+export async function clearIngestedAll(exec: Exec, storeId: string, fileIds: readonly string[]): Promise<void> {
+  if (!fileIds.length) return;
+  const chunks = await exec
+    .selectFrom('vector_store_chunks')
+    .select((eb) => ['file_id', eb.fn.max('seq').as('last'), eb.fn.max('text_to').as('segments')])
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', 'in', fileIds)
+    .groupBy('file_id')
+    .execute();
+  const texts = await exec
+    .selectFrom('vector_store_texts')
+    .select((eb) => ['file_id', eb.fn.max('part').as('last')])
+    .where('vector_store_id', '=', storeId)
+    .where('file_id', 'in', fileIds)
+    .groupBy('file_id')
+    .execute();
+  const chunksOf = new Map(chunks.map((c) => [c.file_id, c]));
+  const textsOf = new Map(texts.map((t) => [t.file_id, t]));
+  for (const fileId of new Set([...chunksOf.keys(), ...textsOf.keys()]))
+    await dropIngested(exec, storeId, fileId, chunksOf.get(fileId), textsOf.get(fileId));
+}
+
+/** Drops a file's chunks up to `chunks.last` and its text's parts up to `texts.last` (their largest numbers). */
+async function dropIngested(
+  exec: Exec,
+  storeId: string,
+  fileId: string,
+  chunks: { last: number | null; segments: number | null } | undefined,
+  texts: { last: number | null } | undefined,
+): Promise<void> {
   for (let from = 0; from <= Number(chunks?.last ?? -1); from += CHUNK_ROWS) {
     await exec
       .deleteFrom('vector_store_chunks')
@@ -286,7 +328,6 @@ export async function clearIngested(exec: Exec, storeId: string, fileId: string)
       .execute();
     await nextTurn();
   }
-  const [texts] = await lastPartStatement(exec, { storeId, fileId });
   // A text cut at its chunks' edges has small parts (chunks name them); one from before, parts of TEXT_PART.
   const step = chunks?.segments == null ? TEXT_PARTS : TEXT_SEGMENTS;
   for (let from = 0; from <= Number(texts?.last ?? -1); from += step) {
