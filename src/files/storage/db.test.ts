@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dialects, startTestStandin, type TestStandin } from '../../../test/helpers.js';
 import { dbStorage, PART_BYTES } from './db.js';
 
@@ -36,5 +37,23 @@ describe.each(dialects())('files kept in the database (%s)', (dialect) => {
     expect(first[0].equals(whole[0])).toBe(true);
     await storage.remove(id);
     await expect(storage.open(id, bytes.length)).rejects.toThrow(/missing/);
+  });
+
+  it("reads a small file's one part with the turn's other statements (PostgreSQL's pipelined connections), and a large one's on a connection of its own", async () => {
+    const storage = dbStorage(s.ctx.store.db);
+    const pipeline = s.ctx.store.pipeline;
+    const pipelined = pipeline && vi.spyOn(pipeline, 'rows');
+    for (const size of [2_000, 200_000]) {
+      const bytes = Buffer.alloc(size, size % 251);
+      const id = `file-dbstorage${dialect}${size}`;
+      await storage.write(id, Readable.from([bytes]));
+      pipelined?.mockClear();
+      expect(Buffer.concat(await read(await storage.open(id, size))).equals(bytes)).toBe(true);
+      const reads = pipelined?.mock.calls.filter(([sql]) => sql.includes('file_parts')).length;
+      if (pipelined) expect(reads, String(size)).toBe(size < 65_536 ? 1 : 0);
+      await storage.remove(id);
+      await expect(storage.open(id, size)).rejects.toThrow(/missing/);
+    }
+    pipelined?.mockRestore();
   });
 });
