@@ -133,8 +133,12 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     let ran = 0;
     s.ctx.jobs.register({ kind: 'test.later', handler: async () => void ran++ });
     s.ctx.jobs.start();
-    // The start's own claims; the next timed poll is a second away.
-    await new Promise((r) => setTimeout(r, 50));
+    // The start's own claims (on PostgreSQL also those of its LISTEN, once it listens): until none came for
+    // a while. The next timed poll claims nothing: no job is due.
+    for (let seen = -1; seen !== s.ctx.jobs.claims; ) {
+      seen = s.ctx.jobs.claims;
+      await new Promise((r) => setTimeout(r, 300));
+    }
     const before = s.ctx.jobs.claims;
     await s.ctx.jobs.enqueue(s.ctx.store.db, 'test.later', {}, { runAt: s.ctx.clock.now() + 300 });
     await new Promise((r) => setTimeout(r, 100));

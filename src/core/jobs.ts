@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import { wallNow, type Clock } from './clock.js';
 import { newId } from './ids.js';
-import { precompiledQuery, precompiledRows, precompiledWrite, queryAlone, runAlone, type Exec, type Store } from '../store/db.js';
+import { precompiledQuery, precompiledRows, precompiledWrite, queryAlone, runAlone, type Db, type Exec, type Store } from '../store/db.js';
 import type { DB } from '../store/schema.js';
 import { groupStatement } from '../store/group-commit.js';
 import { keepListening, notify, type Listening } from '../store/listen.js';
@@ -694,7 +694,12 @@ export function createJobQueue(
       locked_until: null,
       created_at: now,
     }));
-    for (let i = 0; i < rows.length; i += ENQUEUE_ROWS) await exec.executeQuery(insertJobStatement(exec, rows.slice(i, i + ENQUEUE_ROWS)).compile());
+    for (let i = 0; i < rows.length; i += ENQUEUE_ROWS) {
+      const insert = insertJobStatement(exec, rows.slice(i, i + ENQUEUE_ROWS));
+      // Outside a transaction (an upload's sweep), with the turn's statements on PostgreSQL.
+      if (exec.isTransaction) await exec.executeQuery(insert.compile());
+      else await runAlone(exec as Db, insert);
+    }
     if (!rows.length) return [];
     // A job due now wakes the workers: on PostgreSQL every instance's, by a NOTIFY delivered at commit; on
     // SQLite (one connection: a claim queued now runs after the enqueuing transaction ends, and a

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
-import { precompiled, type Exec } from '../store/db.js';
+import { precompiled, runAlone, type Db, type Exec } from '../store/db.js';
 import type { FilesTables } from './tables.js';
 
 /** The SQL of files and their parts. Every read of a file is scoped to its project; an expired file is gone. */
@@ -8,6 +8,11 @@ export type FileRow = Selectable<FilesTables['files']>;
 
 export async function insertFile(exec: Exec, row: Insertable<FilesTables['files']>): Promise<void> {
   await exec.insertInto('files').values(row).execute();
+}
+
+/** insertFile on its own (committed when this resolves), with the turn's statements on PostgreSQL (db.ts runAlone). */
+export async function insertFileAlone(db: Db, row: Insertable<FilesTables['files']>): Promise<void> {
+  await runAlone(db, db.insertInto('files').values(row));
 }
 
 const liveFile = precompiled<{ projectId: string; id: string; nowSeconds: number }, FileRow>(['projectId', 'id', 'nowSeconds'], (db, a) =>
@@ -60,8 +65,18 @@ export async function deleteFile(exec: Exec, id: string): Promise<boolean> {
   return Number(res.numDeletedRows) > 0;
 }
 
-export async function insertPart(exec: Exec, fileId: string, seq: number, data: Buffer): Promise<void> {
-  await exec.insertInto('file_parts').values({ file_id: fileId, seq, data }).execute();
+/** Bytes of a file's part written and read with the turn's other statements (readSmallPart): a small file's. */
+export const SMALL_PART = 1 << 16;
+
+/**
+ * Stores one part of a file's bytes, on its own (committed when this resolves). A small part joins the
+ * turn's statements on PostgreSQL's pipelined connections (db.ts runAlone); a large one would hold up the
+ * statements behind it there, and takes a connection of its own.
+ */
+export async function insertPart(db: Db, fileId: string, seq: number, data: Buffer): Promise<void> {
+  const query = db.insertInto('file_parts').values({ file_id: fileId, seq, data });
+  if (data.length <= SMALL_PART) await runAlone(db, query);
+  else await query.execute();
 }
 
 /** One part of a file's bytes, or undefined past the last. */
@@ -74,7 +89,7 @@ const smallPartStatement = precompiled<{ fileId: string; seq: number }, { data: 
   db.selectFrom('file_parts').select('data').where('file_id', '=', a.fileId).where('seq', '=', a.seq),
 );
 /**
- * readPart of a small file's part (a few KB): a statement compiled once, read with the turn's other reads
+ * readPart of a small file's part (up to SMALL_PART bytes): a statement compiled once, read with the turn's other reads
  * on PostgreSQL's pipelined connections (store/pipeline.ts), where a part of a megabyte would hold up the
  * statements behind it. A small file's only round trip on the pool, before: a tenth of the server's
  * time a file in a batch of files of 2 KB. The buffer may be shared by the same read in one turn: not to be changed.

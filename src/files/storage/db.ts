@@ -5,8 +5,6 @@ import { storedName, type FileStorage } from './interface.js';
 
 /** Bytes per stored part: large enough that a 512 MB file is 512 rows, small enough to stream. */
 export const PART_BYTES = 1 << 20;
-/** Bytes of a file read as a small one (store.ts readSmallPart). */
-const SMALL_FILE = 1 << 16;
 
 /**
  * Files in the database, in parts of about 1 MiB (`file_parts`): on PostgreSQL every instance reads
@@ -44,7 +42,7 @@ export function dbStorage(db: Store['db']): FileStorage {
     },
     async open(id, bytes) {
       storedName(id);
-      const first = bytes !== undefined && bytes <= SMALL_FILE ? await store.readSmallPart(db, id, 0) : await store.readPart(db, id, 0);
+      const first = bytes !== undefined && bytes <= store.SMALL_PART ? await store.readSmallPart(db, id, 0) : await store.readPart(db, id, 0);
       if (!first) throw new Error(`the bytes of ${id} are missing from the store`);
       return Readable.from(
         (async function* () {
