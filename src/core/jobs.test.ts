@@ -135,7 +135,7 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     s.ctx.jobs.start();
     // The start's own claims (on PostgreSQL also those of its LISTEN, once it listens): until none came for
     // a while. The next timed poll claims nothing: no job is due.
-    for (let seen = -1; seen !== s.ctx.jobs.claims; ) {
+    for (let seen = -1; seen !== s.ctx.jobs.claims;) {
       seen = s.ctx.jobs.claims;
       await new Promise((r) => setTimeout(r, 300));
     }

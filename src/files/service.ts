@@ -238,7 +238,12 @@ export async function getFile(ctx: Ctx, projectId: string, fileId: string, exec:
 }
 
 /** getFile of several files: each found, by id (ids Standin does not make are never found). */
-export async function getFiles(ctx: Ctx, projectId: string, fileIds: readonly string[], exec: Exec = ctx.store.db): Promise<Map<string, FileObject>> {
+export async function getFiles(
+  ctx: Ctx,
+  projectId: string,
+  fileIds: readonly string[],
+  exec: Exec = ctx.store.db,
+): Promise<Map<string, FileObject>> {
   const rows = await store.getFiles(exec, projectId, [...new Set(fileIds.filter((id) => FILE_ID.test(id)))], ctx.clock.nowSeconds());
   return new Map(rows.map((row) => [row.id, fileObject(row)]));
 }

@@ -190,7 +190,12 @@ export async function ingestFile(
   const db = ctx.store.db;
   if (job.attempts === 1 && job.fenceQuery && runsTogetherAtOnce(db) && steps.reduce((n, s) => n + s.bytes, 0) <= AT_ONCE_BYTES) {
     const fence = job.fenceQuery(db);
-    if (await store.ingestAtOnce(db, key, fence, segments.texts, rows, usage).then(() => true, () => false)) {
+    if (
+      await store.ingestAtOnce(db, key, fence, segments.texts, rows, usage).then(
+        () => true,
+        () => false,
+      )
+    ) {
       ctx.services.metrics?.ingestion('completed', started);
       return;
     }

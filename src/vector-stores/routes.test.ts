@@ -225,7 +225,12 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     await post(`/v1/vector_stores/${vs.body.id}/files`, { file_id: ids[5] });
     await ready(vs.body.id);
     const chunksOf = (fileId: string) =>
-      s.ctx.store.db.selectFrom('vector_store_chunks').select('seq').where('vector_store_id', '=', vs.body.id).where('file_id', '=', fileId).execute();
+      s.ctx.store.db
+        .selectFrom('vector_store_chunks')
+        .select('seq')
+        .where('vector_store_id', '=', vs.body.id)
+        .where('file_id', '=', fileId)
+        .execute();
     expect(await chunksOf(ids[5])).toHaveLength(1);
     // The statements of the request, where PostgreSQL's are counted (each a round trip): a few a round, not a few a file.
     const { default: pg } = await import('pg');
@@ -243,7 +248,10 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     }
     expect(await chunksOf(ids[5])).toEqual([]);
     await ready(vs.body.id);
-    expect((await get(`/v1/vector_stores/${vs.body.id}/files/${ids[7]}`)).body).toMatchObject({ attributes: { twice: true }, status: 'completed' });
+    expect((await get(`/v1/vector_stores/${vs.body.id}/files/${ids[7]}`)).body).toMatchObject({
+      attributes: { twice: true },
+      status: 'completed',
+    });
     expect((await get(`/v1/vector_stores/${vs.body.id}`)).body.file_counts).toMatchObject({ completed: n, total: n });
     expect(await chunksOf(ids[5])).toHaveLength(1);
   });

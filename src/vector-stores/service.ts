@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { ApiError, invalid, notFound } from '../core/errors.js';
+import { invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Ctx } from '../core/module.js';
 import { nextTurn } from '../core/next-turn.js';
@@ -150,7 +150,12 @@ async function attach(
   const unique = [...new Map(items.map((item) => [item.fileId, item])).values()];
   for (let i = 0; i < unique.length; i += ATTACH_ROWS) {
     const slice = unique.slice(i, i + ATTACH_ROWS);
-    const files = await getFiles(ctx, row.project_id, slice.map((item) => item.fileId), tx);
+    const files = await getFiles(
+      ctx,
+      row.project_id,
+      slice.map((item) => item.fileId),
+      tx,
+    );
     const missing = slice.find((item) => !files.has(item.fileId));
     if (missing) throw notFound('file', missing.fileId, missing.param);
     const attachments = slice.map((item) => ({
@@ -174,7 +179,12 @@ async function attach(
       row.id,
       slice.map((item) => item.fileId),
     );
-    const payloads = attachments.map((a): IngestPayload => ({ vectorStoreId: row.id, fileId: a.file_id, ingestId: a.ingest_id, projectId: row.project_id }));
+    const payloads = attachments.map((a): IngestPayload => ({
+      vectorStoreId: row.id,
+      fileId: a.file_id,
+      ingestId: a.ingest_id,
+      projectId: row.project_id,
+    }));
     await ctx.jobs.enqueueAll(tx, INGEST, payloads);
     await nextTurn();
   }

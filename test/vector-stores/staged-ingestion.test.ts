@@ -284,7 +284,8 @@ describe.each(dialects().filter((d) => d === 'postgres'))('a small file ingested
       let meanwhile: Promise<unknown> | undefined;
       // The change is made (and committed, on another connection) while the claim's statement sleeps, before the attachment's check.
       const change = () => {
-        if (how === 'cancelled') meanwhile = store.endIngestion(s.ctx.store.db, key, { status: 'cancelled', usage_bytes: 0, last_error: null });
+        if (how === 'cancelled')
+          meanwhile = store.endIngestion(s.ctx.store.db, key, { status: 'cancelled', usage_bytes: 0, last_error: null });
         if (how === 'removed') meanwhile = deleteStoreFile(s.ctx, 'proj_demo', storeId, fileId);
         if (how === 'attached again') meanwhile = attach();
       };

@@ -42,7 +42,8 @@ export function dbStorage(db: Store['db']): FileStorage {
     },
     async open(id, bytes) {
       storedName(id);
-      const first = bytes !== undefined && bytes <= store.SMALL_PART ? await store.readSmallPart(db, id, 0) : await store.readPart(db, id, 0);
+      const first =
+        bytes !== undefined && bytes <= store.SMALL_PART ? await store.readSmallPart(db, id, 0) : await store.readPart(db, id, 0);
       if (!first) throw new Error(`the bytes of ${id} are missing from the store`);
       return Readable.from(
         (async function* () {
