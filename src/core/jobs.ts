@@ -228,9 +228,9 @@ export function dueWaitsQuery(
   return rest.reduce((q, k) => q.unionAll(k), first) as unknown as Compilable<DueWaits>;
 }
 
-/** The insert of one job, and the delete of one: compiled once (a run queues its watchdog and drops it). */
 /** Jobs an insert at most (enqueueAll). */
 const ENQUEUE_ROWS = 128;
+/** The insert of jobs, and the delete of one: compiled once (a run queues its watchdog and drops it). */
 const insertJobStatement = precompiledRows<DB['jobs']>(
   ['id', 'kind', 'payload', 'run_at', 'attempts', 'open_claims', 'rechecks', 'locked_by', 'locked_until', 'created_at'],
   (db, rows) => db.insertInto('jobs').values(rows),

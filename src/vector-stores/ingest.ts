@@ -189,13 +189,11 @@ export async function ingestFile(
   // Larger files keep to the pool's connections: a long statement on a pipelined one holds up those behind it.
   const db = ctx.store.db;
   if (job.attempts === 1 && job.fenceQuery && runsTogetherAtOnce(db) && steps.reduce((n, s) => n + s.bytes, 0) <= AT_ONCE_BYTES) {
-    const fence = job.fenceQuery(db);
-    if (
-      await store.ingestAtOnce(db, key, fence, segments.texts, rows, usage).then(
-        () => true,
-        () => false,
-      )
-    ) {
+    const wrote = await store.ingestAtOnce(db, key, job.fenceQuery(db), segments.texts, rows, usage).then(
+      () => true,
+      () => false,
+    );
+    if (wrote) {
       ctx.services.metrics?.ingestion('completed', started);
       return;
     }

@@ -19,7 +19,7 @@ import {
   FORGET_EVERY,
   readChanges,
   readChunkPage,
-  upsertStoreFile,
+  upsertStoreFiles,
   type ChunkRow,
 } from './store.js';
 
@@ -119,17 +119,19 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
 
   it('reads a chunk naming a run longer than any ingestion makes (a hostile snapshot’s row) as no text, at once', async () => {
     const db = s.ctx.store.db;
-    await upsertStoreFile(db, {
-      vector_store_id: 'vs_run_test',
-      file_id: 'file-r',
-      project_id: 'proj_run_test',
-      filename: 'r.txt',
-      status: 'completed',
-      usage_bytes: 1,
-      created_at: 1,
-      chunking: '{}',
-      ingest_id: 'ingest_r',
-    });
+    await upsertStoreFiles(db, [
+      {
+        vector_store_id: 'vs_run_test',
+        file_id: 'file-r',
+        project_id: 'proj_run_test',
+        filename: 'r.txt',
+        status: 'completed',
+        usage_bytes: 1,
+        created_at: 1,
+        chunking: '{}',
+        ingest_id: 'ingest_r',
+      },
+    ]);
     await insertText(
       db,
       'vs_run_test',
@@ -151,17 +153,19 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
   it("deleting a store drops its files' rows a file at a time in short statements, nothing of another store", async () => {
     const db = s.ctx.store.db;
     const attach = (storeId: string, fileId: string) =>
-      upsertStoreFile(db, {
-        vector_store_id: storeId,
-        file_id: fileId,
-        project_id: 'proj_delete_test',
-        filename: `${fileId}.txt`,
-        status: 'completed',
-        usage_bytes: 1,
-        created_at: 1,
-        chunking: '{}',
-        ingest_id: fileId,
-      });
+      upsertStoreFiles(db, [
+        {
+          vector_store_id: storeId,
+          file_id: fileId,
+          project_id: 'proj_delete_test',
+          filename: `${fileId}.txt`,
+          status: 'completed',
+          usage_bytes: 1,
+          created_at: 1,
+          chunking: '{}',
+          ingest_id: fileId,
+        },
+      ]);
     for (const [storeId, fileId, chunks] of [
       ['vs_delete_test', 'file-a', 300],
       ['vs_delete_test', 'file-b', 200],
@@ -206,17 +210,19 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
       ]);
       expect(await getText(store.db, 'vs_old', 'file-old')).toBe('an older text');
       // It keeps its text after chunks could name their text's parts.
-      await upsertStoreFile(store.db, {
-        vector_store_id: 'vs_old',
-        file_id: 'file-old',
-        project_id: 'proj_old',
-        filename: 'old.txt',
-        status: 'completed',
-        usage_bytes: 1,
-        created_at: 1,
-        chunking: '{}',
-        ingest_id: 'ingest_old',
-      });
+      await upsertStoreFiles(store.db, [
+        {
+          vector_store_id: 'vs_old',
+          file_id: 'file-old',
+          project_id: 'proj_old',
+          filename: 'old.txt',
+          status: 'completed',
+          usage_bytes: 1,
+          created_at: 1,
+          chunking: '{}',
+          ingest_id: 'ingest_old',
+        },
+      ]);
       expect(await chunkTexts(store.db, 'vs_old', [{ fileId: 'file-old', seq: 0 }])).toEqual(['an older chunk']);
       expect((await readChunkPage(store.db, 'vs_old', null, 10)).rows.map((r) => r.text)).toEqual(['an older chunk']);
       await insertText(store.db, 'vs_old', 'file-new', ['two ', 'parts']);
@@ -260,18 +266,20 @@ describe.each(dialects())("a store's change log (%s)", (dialect) => {
         (await db.selectFrom('vector_stores').select('index_version').where('id', '=', storeId).executeTakeFirstOrThrow()).index_version,
       );
     const attachment = (fileId: string, ingestId: string) =>
-      upsertStoreFile(db, {
-        vector_store_id: storeId,
-        file_id: fileId,
-        project_id: 'proj_demo',
-        filename: 'a.txt',
-        status: 'in_progress',
-        usage_bytes: 0,
-        created_at: 1,
-        last_error: '{"code":"server_error","message":"an earlier attempt"}',
-        chunking: '{}',
-        ingest_id: ingestId,
-      });
+      upsertStoreFiles(db, [
+        {
+          vector_store_id: storeId,
+          file_id: fileId,
+          project_id: 'proj_demo',
+          filename: 'a.txt',
+          status: 'in_progress',
+          usage_bytes: 0,
+          created_at: 1,
+          last_error: '{"code":"server_error","message":"an earlier attempt"}',
+          chunking: '{}',
+          ingest_id: ingestId,
+        },
+      ]);
     await attachment('file-complete', 'ingest_current');
     const key = { storeId, fileId: 'file-complete', ingestId: 'ingest_current' };
     const before = await version();

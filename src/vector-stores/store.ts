@@ -233,9 +233,6 @@ export async function upsertStoreFiles(exec: Exec, rows: StoreFileInsert[]): Pro
   await runInTurns(exec, inRuns(exec, upsertStoreFilesStatement, complete));
 }
 
-/** upsertStoreFiles of one file. */
-export const upsertStoreFile = (exec: Exec, row: StoreFileInsert): Promise<void> => upsertStoreFiles(exec, [row]);
-
 const storeFileStatement = precompiled<{ storeId: string; fileId: string }, StoreFileRow>(['storeId', 'fileId'], (db, a) =>
   db.selectFrom('vector_store_files').selectAll().where('vector_store_id', '=', a.storeId).where('file_id', '=', a.fileId),
 );

@@ -107,20 +107,22 @@ export async function putChunks(ctx: Ctx, storeId: string, o: PutChunks): Promis
     for (let f = 0; f < o.files; f++) {
       const fileId = o.fileId(f);
       fileIds.push(fileId);
-      await store.upsertStoreFile(tx, {
-        vector_store_id: storeId,
-        file_id: fileId,
-        project_id: 'proj_demo',
-        filename: `${fileId}.txt`,
-        status: 'completed',
-        usage_bytes: 1,
-        created_at: 0,
-        last_error: null,
-        chunking: '{}',
-        attributes: o.attributes?.(f) ?? null,
-        batch_id: null,
-        ingest_id: 'ingest_fill',
-      });
+      await store.upsertStoreFiles(tx, [
+        {
+          vector_store_id: storeId,
+          file_id: fileId,
+          project_id: 'proj_demo',
+          filename: `${fileId}.txt`,
+          status: 'completed',
+          usage_bytes: 1,
+          created_at: 0,
+          last_error: null,
+          chunking: '{}',
+          attributes: o.attributes?.(f) ?? null,
+          batch_id: null,
+          ingest_id: 'ingest_fill',
+        },
+      ]);
       const rows: store.ChunkRow[] = [];
       for (let seq = 0; seq < o.perFile; seq++) {
         const text = Array.from({ length: o.words }, () => vocab[next() % vocab.length]).join(' ') + ` ${o.marker(f, seq)}`;

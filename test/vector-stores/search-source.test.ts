@@ -28,20 +28,22 @@ describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
         [2, 'in_progress'],
       ] as const) {
         const fileId = `file-src${f}`;
-        await store.upsertStoreFile(tx, {
-          vector_store_id: storeId,
-          file_id: fileId,
-          project_id: 'proj_demo',
-          filename: `${fileId}.txt`,
-          status,
-          usage_bytes: 1,
-          created_at: 0,
-          last_error: null,
-          chunking: '{}',
-          attributes: f === 1 ? JSON.stringify({ team: 'harbour' }) : null,
-          batch_id: null,
-          ingest_id: 'ingest_src',
-        });
+        await store.upsertStoreFiles(tx, [
+          {
+            vector_store_id: storeId,
+            file_id: fileId,
+            project_id: 'proj_demo',
+            filename: `${fileId}.txt`,
+            status,
+            usage_bytes: 1,
+            created_at: 0,
+            last_error: null,
+            chunking: '{}',
+            attributes: f === 1 ? JSON.stringify({ team: 'harbour' }) : null,
+            batch_id: null,
+            ingest_id: 'ingest_src',
+          },
+        ]);
         const rows: store.ChunkRow[] = [];
         // File 1's chunks are stored as runs of its text's parts (ingest-segments.ts), the others with their text.
         const parts: string[] = [];
@@ -70,20 +72,22 @@ describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
 
   it('reads a chunk naming a run longer than any ingestion makes (a hostile snapshot’s row) as no text', async () => {
     const other = (await createVectorStore(s.ctx, 'proj_demo', { name: 'runs' })).id;
-    await store.upsertStoreFile(s.ctx.store.db, {
-      vector_store_id: other,
-      file_id: 'file-runs',
-      project_id: 'proj_demo',
-      filename: 'runs.txt',
-      status: 'completed',
-      usage_bytes: 1,
-      created_at: 0,
-      last_error: null,
-      chunking: '{}',
-      attributes: null,
-      batch_id: null,
-      ingest_id: 'ingest_runs',
-    });
+    await store.upsertStoreFiles(s.ctx.store.db, [
+      {
+        vector_store_id: other,
+        file_id: 'file-runs',
+        project_id: 'proj_demo',
+        filename: 'runs.txt',
+        status: 'completed',
+        usage_bytes: 1,
+        created_at: 0,
+        last_error: null,
+        chunking: '{}',
+        attributes: null,
+        batch_id: null,
+        ingest_id: 'ingest_runs',
+      },
+    ]);
     await store.insertTextParts(
       s.ctx.store.db,
       other,
