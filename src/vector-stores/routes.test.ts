@@ -254,6 +254,12 @@ describe.each(dialects())('vector stores (%s)', (dialect) => {
     });
     expect((await get(`/v1/vector_stores/${vs.body.id}`)).body.file_counts).toMatchObject({ completed: n, total: n });
     expect(await chunksOf(ids[5])).toHaveLength(1);
+    // A file that is not there, in the last round: a 404 naming it, and no round before it kept.
+    const empty = await post('/v1/vector_stores', { name: 'refused' });
+    const refused = await post(`/v1/vector_stores/${empty.body.id}/file_batches`, { file_ids: [...ids, 'file-nope'] });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error.param).toBe(`file_ids[${n}]`);
+    expect((await get(`/v1/vector_stores/${empty.body.id}`)).body.file_counts).toMatchObject({ in_progress: 0, total: 0 });
   });
 
   it('gives a store made with its files, and a batch, one time for all they write', async () => {
