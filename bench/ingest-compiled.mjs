@@ -1,13 +1,15 @@
-// What compiled code would make of an ingestion process's two largest parts, the built-in embedder and the
-// tokenizer: the same steps in C (bench/compiled/), run natively and, for the tokenizer, as WebAssembly, on
-// the same texts (32 files of 512 KB of Debian changelogs, as bench/ingest-stages.mjs), beside this tree's
-// JavaScript. CPU ms per MB of text; the C's results are checked against the JavaScript's (the same vectors,
-// the same token ends), so the C does the same work.
-// - embed: embedChunks over auto chunking's chunks, three sets in a fresh process each round: 16 files never
-//   seen (caches empty), 16 other files after them, those 16 again (every word met).
-// - token ends: tokenEnds over all 32 files once every pre-token is remembered (the steady state of a
-//   long-lived process on familiar text); the C's cache is filled with the pre-tokens the JavaScript met.
-// Run: node bench/ingest-compiled.mjs   (BENCH_COMPILED_ROUNDS, default 3; CC, default cc; clang for WebAssembly)
+// What compiled code makes of an ingestion process's two largest parts, the built-in embedder and the
+// tokenizer, beside this tree's JavaScript on the same texts (32 files of 512 KB of Debian changelogs, as
+// bench/ingest-stages.mjs), in CPU ms per MB of text. The C's results are checked against the JavaScript's
+// (the same vectors, the same token ends), so it does the same work.
+// - embed: src/vector-stores/embedder.ts embedChunks over auto chunking's chunks, and the same steps in C
+//   (bench/compiled/embed.c, native); three sets in a fresh process each round: 16 files never seen (caches
+//   empty), 16 other files after them, those 16 again (every word met).
+// - token ends: over all 32 files once every pre-token is remembered (a long-lived process on familiar
+//   text): src/core/tokenizer.ts in JavaScript (tokenEndsInJs), src/core/token-ends.c built natively
+//   (bench/compiled/tokens.c, its cache filled with the pre-tokens the JavaScript met), and tokenEnds as
+//   Standin runs it, through that C's WebAssembly (src/core/token-ends-wasm.ts).
+// Run: node bench/ingest-compiled.mjs   (BENCH_COMPILED_ROUNDS, default 3; CC, default cc)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,7 @@ async function bundle() {
   return importTree(build, tree, folder, (src) => [
     `export { embedChunks } from ${src('vector-stores/embedder.ts')};`,
     `export { chunkText, AUTO_CHUNKING } from ${src('vector-stores/chunk.ts')};`,
-    `export { tokenEnds } from ${src('core/tokenizer.ts')};`,
+    `export * as tokenizer from ${src('core/tokenizer.ts')};`,
     `export { classesOf, pretokenEnd } from ${src('core/pretokens.ts')};`,
   ]);
 }
@@ -66,23 +68,30 @@ async function measureJs(dir) {
     embed[name] = ms / mb;
   }
   writeFileSync(join(dir, 'js.vec'), Buffer.concat(vectors));
-  let best = Infinity;
-  let check = '';
-  for (let r = 0; r < ROUNDS; r++) {
-    let ms = 0;
-    let mb = 0;
-    const ends = [];
-    for (const f of files) {
-      const a = cpu();
-      const out = m.tokenEnds(f.text, 1e9, f.k);
-      ms += cpu() - a;
-      mb += f.bytes / 1e6;
-      if (r === 0) ends.push(out.ends.subarray(0, out.count));
+  // JavaScript alone, and (in a tree that has it) tokenEnds as Standin runs it, through the WebAssembly.
+  const { tokenEnds, tokenEndsInJs } = m.tokenizer;
+  const tokens = (run) => {
+    let best = Infinity;
+    let check = '';
+    for (let r = 0; r < ROUNDS; r++) {
+      let ms = 0;
+      let mb = 0;
+      const ends = [];
+      for (const f of files) {
+        const a = cpu();
+        const out = run(f.text, 1e9, f.k);
+        ms += cpu() - a;
+        mb += f.bytes / 1e6;
+        if (r === 0) ends.push(out.ends.subarray(0, out.count));
+      }
+      if (r === 0) check = fnv64(ends);
+      best = Math.min(best, ms / mb);
     }
-    if (r === 0) check = fnv64(ends);
-    best = Math.min(best, ms / mb);
-  }
-  return { embed, tokens: best, check };
+    return { ms: best, check };
+  };
+  const js = tokens(tokenEndsInJs ?? tokenEnds);
+  const wasm = tokenEndsInJs ? tokens(tokenEnds) : undefined;
+  return { embed, tokens: js.ms, check: js.check, wasm };
 }
 
 /** The C's inputs, written to `dir`: the texts, their chunks and classes, the lowercase table, the pre-tokens met and their tokens' lengths. */
@@ -104,10 +113,10 @@ async function writeInputs(dir) {
     corpus.push(units, pad(units.length, 4), Buffer.from(k), pad(k.length, 4));
     plain.push(int32(text.length, bytes), units, pad(units.length, 4), Buffer.from(k), pad(k.length, 4));
     // Each pre-token with its tokens' lengths in bytes, from the token ends.
-    const { ends, count } = m.tokenEnds(text, 1e9, k);
+    const { ends, count } = m.tokenizer.tokenEnds(text, 1e9, k);
     let t = 0;
     let byte = 0;
-    for (let p = 0; p < text.length; ) {
+    for (let p = 0; p < text.length;) {
       const e = m.pretokenEnd(text, k, p);
       const piece = text.slice(p, e);
       const end = byte + Buffer.byteLength(piece);
@@ -133,54 +142,7 @@ async function writeInputs(dir) {
   writeFileSync(join(dir, 'texts.bin'), Buffer.concat(plain));
   writeFileSync(join(dir, 'pieces.bin'), Buffer.concat(met));
   writeFileSync(join(dir, 'lower.bin'), Buffer.from(lower.buffer));
-  return { pieces, texts };
-}
-
-/** The tokenizer's C as WebAssembly (clang's wasm32 target, no C library), timed here with the texts copied in. */
-async function measureWasm(wasm, dir, pieces, texts) {
-  const { instance } = await WebAssembly.instantiate(readFileSync(wasm));
-  const { memory, add, ends, __heap_base } = instance.exports;
-  let top = __heap_base.value;
-  const alloc = (n) => {
-    const at = (top + 7) & ~7;
-    top = at + n;
-    if (top > memory.buffer.byteLength) memory.grow(Math.ceil((top - memory.buffer.byteLength) / 65536));
-    return at;
-  };
-  const scratch = alloc(1 << 16);
-  for (const [piece, lengths] of pieces) {
-    const lens = scratch + 2 * piece.length + 4;
-    Buffer.from(memory.buffer, scratch, 2 * piece.length).write(piece, 'utf16le');
-    new Int32Array(memory.buffer, lens - (lens % 4), lengths.length).set(lengths);
-    if (add(scratch, piece.length, lens - (lens % 4), lengths.length) < 0) throw new Error('the WebAssembly cache is full');
-  }
-  const longest = Math.max(...texts.map((t) => t.length));
-  const T = alloc(2 * longest);
-  const K = alloc(longest);
-  const OUT = alloc(4 * longest);
-  const { classesOf } = await bundle();
-  const ks = texts.map(classesOf);
-  let best = Infinity;
-  let check = '';
-  for (let r = 0; r < ROUNDS; r++) {
-    let ms = 0;
-    let mb = 0;
-    const all = [];
-    for (const [i, text] of texts.entries()) {
-      const a = cpu();
-      // The copies in are part of the cost: the text and its classes live in JavaScript.
-      Buffer.from(memory.buffer, T, 2 * text.length).write(text, 'utf16le');
-      new Uint8Array(memory.buffer, K, text.length).set(ks[i]);
-      const n = ends(T, K, text.length, OUT);
-      ms += cpu() - a;
-      mb += Buffer.byteLength(text) / 1e6;
-      if (n < 0) throw new Error('a pre-token the WebAssembly cache has not met');
-      if (r === 0) all.push(new Uint32Array(memory.buffer, OUT, n).slice());
-    }
-    if (r === 0) check = fnv64(all);
-    best = Math.min(best, ms / mb);
-  }
-  return { tokens: best, check };
+  return texts;
 }
 
 const median = (xs) => {
@@ -193,7 +155,7 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'standin-bench-compiled-'));
   const notes = [];
   try {
-    const { pieces, texts } = await writeInputs(dir);
+    const texts = await writeInputs(dir);
     const js = [];
     for (let r = 0; r < ROUNDS; r++) {
       const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname], {
@@ -206,7 +168,8 @@ async function main() {
     const native = { embed: [], tokens: [] };
     const built = ['embed', 'tokens'].every((name) => {
       const r = run(cc, ['-O2', '-o', join(dir, name), join(here, `compiled/${name}.c`), '-lm']);
-      if (r.status !== 0) notes.push(`${cc} could not build compiled/${name}.c: ${(r.stderr || r.error?.message || '').trim().slice(0, 300)}`);
+      if (r.status !== 0)
+        notes.push(`${cc} could not build compiled/${name}.c: ${(r.stderr || r.error?.message || '').trim().slice(0, 300)}`);
       return r.status === 0;
     });
     let vectorsNote = '';
@@ -229,43 +192,28 @@ async function main() {
       }
       if (worst > 1e-6) throw new Error(`the C's vectors are not the JavaScript's: ${differ} numbers differ, by up to ${worst}`);
       vectorsNote = `Vectors: ${a.length - differ} of ${a.length} numbers equal to the bit, the rest within ${worst.toExponential(1)} (C's log and V8's Math.log may differ in the last bit).`;
-      if (tokensCheck !== js[0].check) throw new Error(`the C's token ends are not the JavaScript's (${tokensCheck} against ${js[0].check})`);
+      if (tokensCheck !== js[0].check)
+        throw new Error(`the C's token ends are not the JavaScript's (${tokensCheck} against ${js[0].check})`);
     }
-    const wasm = join(dir, 'tokens.wasm');
-    const w = run('clang', [
-      '--target=wasm32',
-      '-O2',
-      '-nostdlib',
-      '-fno-builtin-memcpy',
-      '-Wl,--no-entry',
-      '-Wl,--export=__heap_base',
-      `-Wl,--initial-memory=${64 << 20}`,
-      '-o',
-      wasm,
-      join(here, 'compiled/tokens.c'),
-    ]);
-    let wasmTokens;
-    if (w.status === 0) {
-      wasmTokens = await measureWasm(wasm, dir, pieces, texts);
-      if (wasmTokens.check !== js[0].check) throw new Error('the WebAssembly token ends are not the JavaScript’s');
-    } else notes.push(`No WebAssembly: clang --target=wasm32 could not build compiled/tokens.c (${(w.stderr || w.error?.message || '').trim().slice(0, 200)}).`);
+    const wasm = js.filter((x) => x.wasm);
+    if (wasm.some((x) => x.wasm.check !== js[0].check)) throw new Error('the WebAssembly’s token ends are not the JavaScript’s');
     const cell = (xs) => (xs.length ? median(xs).toFixed(1) : '');
     const rows = [
       ...['new', 'new after', 'seen'].map((set) => ({
         work: `embed, ${set}`,
         JavaScript: cell(js.map((x) => x.embed[set])),
         'C, native': cell(native.embed.map((x) => x[set])),
-        'C, WebAssembly': '',
+        'Standin’s WebAssembly': '',
       })),
       {
         work: 'token ends, every pre-token met',
         JavaScript: cell(js.map((x) => x.tokens)),
         'C, native': cell(native.tokens),
-        'C, WebAssembly': wasmTokens ? wasmTokens.tokens.toFixed(1) : '',
+        'Standin’s WebAssembly': cell(wasm.map((x) => x.wasm.ms)),
       },
     ];
     notes.unshift(
-      `CPU ms per MB of text, median of ${ROUNDS} rounds (token ends: the best of ${ROUNDS} passes in one process); ${(texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6).toFixed(1)} MB in ${texts.length} files.`,
+      `CPU ms per MB of text, median of ${ROUNDS} rounds (token ends: each round the best of ${ROUNDS} passes in one process); ${(texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6).toFixed(1)} MB in ${texts.length} files.`,
       ...(vectorsNote ? [vectorsNote, `Token ends: the same in every column (FNV-1a ${js[0].check}).`] : []),
     );
     report('ingest-compiled', rows, notes);

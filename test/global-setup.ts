@@ -21,6 +21,8 @@ function missingParts(): string[] {
   if (!bwrapAvailable()) missing.push('bubblewrap and python3 (the code interpreter sandbox)');
   else if (spawnSync('/usr/bin/python3', ['-c', 'import pandas, matplotlib'], { timeout: 30_000 }).status !== 0)
     missing.push('python3-pandas and python3-matplotlib (the code interpreter sandbox)');
+  if (spawnSync('clang', ['--version']).status !== 0 || spawnSync('wasm-ld', ['--version']).status !== 0)
+    missing.push('clang and lld (src/core/token-ends-wasm.test.ts: the committed WebAssembly held to its C source)');
   return missing;
 }
 

@@ -4,6 +4,7 @@ import type * as Tokenizer from 'gpt-tokenizer';
 import { lazy } from '../store/lazy.js';
 import { PieceCache, pieceHash } from './piece-cache.js';
 import { classesOf, pretokenEnd, warmClasses } from './pretokens.js';
+import { WASM_UNITS, wasmTokenEnds } from './token-ends-wasm.js';
 import { decodeVocabulary, rankOf, vocabularyOfRanks, type Vocabulary } from './vocabulary.js';
 
 /**
@@ -150,8 +151,16 @@ function* blocks(piece: string): Generator<number[]> {
  * Where each token of a text ends, in bytes of its UTF-8, and how many there are: what the chunker needs
  * (vector-stores/chunk.ts), without the token ids. Undefined as soon as the text holds more than `max`
  * tokens (it stops reading there). `k`: the text's classes (pretokens.ts `classesOf`), where the caller has them.
+ * A text of at most WASM_UNITS units goes through the WebAssembly of token-ends-wasm.ts (the same ends);
+ * a longer one through tokenEndsInJs, which holds one window of it at a time.
  */
 export function tokenEnds(text: string, max: number, k = classesOf(text)): { ends: Uint32Array; count: number } | undefined {
+  if (text.length > WASM_UNITS) return tokenEndsInJs(text, max, k);
+  return wasmTokenEnds(text, max, k, vocabulary().lengths, (p, e) => (e - p > LONG ? blocks(text.slice(p, e)) : [merge(text, p, e)]));
+}
+
+/** tokenEnds in JavaScript alone (exported for the tests, which hold the WebAssembly to it). */
+export function tokenEndsInJs(text: string, max: number, k = classesOf(text)): { ends: Uint32Array; count: number } | undefined {
   const { lengths } = vocabulary();
   restart();
   let ends = new Uint32Array(Math.min(max + 1, 1024 + (text.length >> 2)));

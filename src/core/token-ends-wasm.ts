@@ -1,0 +1,87 @@
+import { TOKEN_ENDS_WASM } from './token-ends.wasm.js';
+
+/**
+ * tokenizer.ts tokenEnds in WebAssembly (token-ends.c, built by scripts/wasm.mjs): the pre-tokenizer's
+ * scan and the look-up of each pre-token among those met, in a third of the JavaScript's time
+ * (bench/ingest-compiled.mjs: 7 against 22 ms per MB of text whose pre-tokens were all met). A pre-token
+ * not met yet, or longer than the cache takes, is handed back: `tokensOf` merges it here in JavaScript,
+ * and it is remembered for the next time.
+ */
+
+/** Texts up to this many UTF-16 units go through the WebAssembly: its memory holds at most 15 bytes a unit of the longest (the text, its classes, its ends) besides the cache's 24 MB, and never shrinks. */
+export const WASM_UNITS = 1 << 20;
+
+/** tokenizer.ts LONG, token-ends.c LONG: a longer pre-token is not remembered. */
+const LONG = 256;
+// What `ends` stopped at (token-ends.c).
+const DONE = 0;
+const MISS = 1;
+const FULL = 3;
+
+interface Kernel {
+  memory: WebAssembly.Memory;
+  remember(units: number, length: number, lengths: number, count: number): void;
+  ends(text: number, classes: number, n: number, out: number, capacity: number, state: number): number;
+  __heap_base: WebAssembly.Global;
+}
+
+let kernel: Kernel | undefined;
+/** The module, instantiated on first use (3.6 KB, compiled in well under a millisecond). */
+const instance = (): Kernel =>
+  (kernel ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(TOKEN_ENDS_WASM, 'base64'))).exports as unknown as Kernel);
+
+const align = (n: number) => (n + 7) & ~7;
+
+/**
+ * Where each token of `text` (at most WASM_UNITS units, classes `k`) ends, in bytes of its UTF-8, and how
+ * many there are; undefined past `max` tokens. `lengths`: each token's length in bytes. `tokensOf(p, e)`:
+ * the tokens of the pre-token `text[p, e)`, in one or more pieces.
+ */
+export function wasmTokenEnds(
+  text: string,
+  max: number,
+  k: Uint8Array,
+  lengths: Uint8Array,
+  tokensOf: (p: number, e: number) => Iterable<readonly number[]>,
+): { ends: Uint32Array; count: number } | undefined {
+  const w = instance();
+  const n = text.length;
+  // Never more tokens than UTF-8 bytes, never more bytes than three a unit: below `max`, FULL cannot happen.
+  const capacity = Math.max(0, Math.min(max, 3 * n));
+  const state = align(w.__heap_base.value as number);
+  const scratch = state + 16;
+  const units = align(scratch + 4 * 3 * LONG);
+  const classes = align(units + 2 * n);
+  const out = align(classes + n);
+  const end = out + 4 * capacity;
+  const memory = w.memory.buffer;
+  // Made for the longest text (scripts/wasm.mjs): never grown, since growing detaches the memory's buffer.
+  if (end > memory.byteLength) throw new RangeError(`token-ends.c's memory holds ${memory.byteLength} bytes, not ${end}`);
+  Buffer.from(memory, units, 2 * n).write(text, 'utf16le');
+  new Uint8Array(memory, classes, n).set(k.subarray(0, n));
+  const s = new Uint32Array(memory, state, 4);
+  s.fill(0);
+  const ends = new Uint32Array(memory, out, capacity);
+  for (;;) {
+    const status = w.ends(units, classes, n, out, capacity, state);
+    if (status === DONE) return { ends: ends.slice(0, s[1]), count: s[1] };
+    if (status === FULL) return undefined;
+    // Handed back: merged here, its ends written, and (when short) remembered for the next time.
+    const p = s[0];
+    const e = s[3];
+    let count = s[1];
+    let at = s[2];
+    for (const tokens of tokensOf(p, e)) {
+      if (count + tokens.length > capacity) return undefined;
+      for (const t of tokens) ends[count++] = at += lengths[t];
+      if (status === MISS) {
+        const l = new Uint32Array(memory, scratch, tokens.length);
+        for (let i = 0; i < tokens.length; i++) l[i] = lengths[tokens[i]];
+        w.remember(units + 2 * p, e - p, scratch, tokens.length);
+      }
+    }
+    s[0] = e;
+    s[1] = count;
+    s[2] = at;
+  }
+}
