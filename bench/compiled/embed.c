@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "io.h"
 
 #define DIM 256
 #define LETTER 4
@@ -358,29 +359,6 @@ static void embedChunks(const uint16_t *text, int len, const uint8_t *k, int nCh
     }
     finish(size, out + (size_t)c * DIM);
   }
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static char *readAll(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    exit(2);
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc(n);
-  if (fread(b, 1, n, f) != (size_t)n) exit(2);
-  fclose(f);
-  return b;
 }
 
 int main(int argc, char **argv) {

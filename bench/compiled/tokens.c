@@ -3,34 +3,9 @@
 // over every text; the ends are checked against the JavaScript's by the bench.
 // Usage: tokens <dir> <rounds>  (reads dir/pieces.bin and dir/texts.bin, prints JSON)
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
 #include "../../src/core/token-ends.c"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static char *readAll(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    exit(2);
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc(n);
-  if (fread(b, 1, n, f) != (size_t)n) exit(2);
-  fclose(f);
-  return b;
-}
+#include "io.h"
 
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
