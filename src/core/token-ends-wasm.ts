@@ -3,12 +3,12 @@ import { TOKEN_ENDS_WASM } from './token-ends.wasm.js';
 /**
  * tokenizer.ts tokenEnds in WebAssembly (token-ends.c, built by scripts/wasm.mjs): the pre-tokenizer's
  * scan and the look-up of each pre-token among those met, in a third of the JavaScript's time
- * (bench/ingest-compiled.mjs: 7 against 22 ms per MB of text whose pre-tokens were all met). A pre-token
+ * (bench/ingest-compiled.mjs: 9 against 22 ms per MB of text whose pre-tokens were all met). A pre-token
  * not met yet, or longer than the cache takes, is handed back: `tokensOf` merges it here in JavaScript,
  * and it is remembered for the next time.
  */
 
-/** Texts up to this many UTF-16 units go through the WebAssembly: its memory holds at most 15 bytes a unit of the longest (the text, its classes, its ends) besides the cache's 24 MB, and never shrinks. */
+/** Texts up to this many UTF-16 units go through the WebAssembly: its memory (40 MiB, scripts/wasm.mjs) holds the cache's 24 MiB and 15 bytes a unit of such a text (the text, its classes, its ends). */
 export const WASM_UNITS = 1 << 20;
 
 /** tokenizer.ts LONG, token-ends.c LONG: a longer pre-token is not remembered. */
