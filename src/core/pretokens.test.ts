@@ -1,6 +1,7 @@
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
 import { classesOf, pretokenEnd } from './pretokens.js';
+import { random } from '../../test/random.js';
 
 /** The pieces of the scan, and of gpt-tokenizer's regex. */
 function scanned(text: string): string[] {
@@ -15,11 +16,6 @@ function scanned(text: string): string[] {
   return out;
 }
 const regex = (text: string) => [...text.matchAll(O200K_TOKEN_SPLIT_REGEX)].map((m) => m[0]);
-
-/** A seeded pseudo-random generator, so a failure can be replayed. */
-function random(seed: number) {
-  return () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
-}
 
 // Characters of every class the regex tells apart: cased and uncased letters (Lu Ll Lt Lm Lo), marks,
 // numbers of three kinds, whitespace of several kinds and line breaks, the contraction letters, slashes,

@@ -67,6 +67,9 @@ function table(): Uint8Array {
 /** Loads the table ahead of its first use. */
 export const warmClasses = () => void table();
 
+/** The Basic Multilingual Plane's classes, as classesOf reads them (a surrogate's entry is 0). */
+export const bmpClasses = (): Uint8Array => table();
+
 /** The class of each UTF-16 unit of `text`: a pair's class on its first unit, SECOND on its second. */
 export function classesOf(text: string): Uint8Array {
   const t = table();

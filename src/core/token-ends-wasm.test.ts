@@ -3,11 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { classesOf } from './pretokens.js';
 import { WASM_UNITS } from './token-ends-wasm.js';
 import { tokenEnds, tokenEndsInJs } from './tokenizer.js';
-
-/** A seeded pseudo-random generator, so a failure can be replayed. */
-function random(seed: number) {
-  return () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
-}
+import { random } from '../../test/random.js';
 
 // What the pre-tokenizer tells apart: cases, digits, contractions, spaces and line ends, slashes, marks,
 // letters past the BMP (a surrogate pair), halves of one alone, emoji, CJK, Σ and İ, NUL.

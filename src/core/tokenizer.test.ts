@@ -2,6 +2,7 @@ import { decode, encode } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
 import { countText, decodeTokens, encodePieces, encodeText, mergeLong, mergeShort, tokenEnds, vocabulary } from './tokenizer.js';
+import { random } from '../../test/random.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const MiB = 1 << 20;
@@ -9,10 +10,6 @@ const MiB = 1 << 20;
 // The bound is generous for a loaded machine: it tells linear from quadratic, it is not a benchmark.
 const LINEAR = 15_000;
 
-/** A seeded pseudo-random generator, so a failure can be replayed. */
-function random(seed: number) {
-  return () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
-}
 const draw = (n: number, pick: (r: number) => string, seed = 7) => {
   const r = random(seed);
   return Array.from({ length: n }, () => pick(r())).join('');

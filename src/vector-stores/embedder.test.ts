@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
-import { BUILTIN_DIMENSIONS, BUILTIN_ID, embedBuiltin, embedChunks, fromBlob, lowerCased, toBlob } from './embedder.js';
-import { words } from './lexical.js';
+import { BUILTIN_DIMENSIONS, BUILTIN_ID, embedBuiltin, embedChunks, fromBlob, toBlob } from './embedder.js';
+import { lowerCased, words } from './lexical.js';
 
 // Made by the embedder as it was before stop 60's change to its vectors' sums (which kept them to the bit).
 const [BUILTIN_ID_PINNED, CHUNKS_PINNED, DIGEST_PINNED] = [

@@ -1,9 +1,9 @@
 import { Type, type Static } from 'typebox';
 import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
-import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
+import { classesOf, LETTER, NUMBER } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
-import { LONGEST } from './lexical.js';
+import { LONGEST, lowerCased, runEnd, unitsOf } from './lexical.js';
 import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
 /**
@@ -240,13 +240,6 @@ const features = new TextFeatures();
 /** The pair feature of a word (hash `hash`) after the word `previous`. */
 const pairOf = (previous: number, hash: number) => mix(Math.imul(previous, 31) ^ hash ^ PAIR_SEED);
 
-/** The end of the run of letters and digits starting at `i` (classes `k`), bounded by `to`. */
-function runEnd(k: Uint8Array, i: number, to: number): number {
-  let e = i;
-  while (e < to && k[e] & (LETTER | NUMBER)) e += e + 1 < to && k[e + 1] === SECOND ? 2 : 1;
-  return e;
-}
-
 /**
  * The built-in embedding of a text: its words (weight 1), pairs of neighbouring words (0.5) and the
  * character trigrams of each word with its edges marked (`#ca`, `cap`, …, `al#`; 0.5 in all per word),
@@ -284,54 +277,6 @@ function embedInto(text: string, into: Float32Array): Float32Array {
   features.finish(into);
   features.trim();
   return into;
-}
-
-// Lowercasing that is not one unit for one unit, or depends on what follows (a final sigma): a text
-// holding one is embedded chunk by chunk.
-const CONTEXTUAL_CASE = /[\u0130\u03a3]/;
-
-/**
- * Per UTF-16 unit: its lowercase, where that is one unit whatever surrounds it; 0 for the units where it
- * may not be (İ, whose lowercase is two units; Σ, whose depends on what follows; the halves of a surrogate
- * pair, whose code point may have a case of its own).
- */
-let lowerUnits: Uint16Array | undefined;
-function lowerTable(): Uint16Array {
-  if (lowerUnits) return lowerUnits;
-  const table = new Uint16Array(1 << 16);
-  for (let c = 0; c < table.length; c++) {
-    const lower = String.fromCharCode(c).toLowerCase();
-    const plain = lower.length === 1 && c !== 0x03a3 && (c & 0xf800) !== 0xd800;
-    table[c] = plain ? lower.charCodeAt(0) : 0;
-  }
-  return (lowerUnits = table);
-}
-/**
- * The text lowercased, as `toLowerCase` makes it, where each character's lowercase is one unit and none
- * depends on its neighbours; otherwise undefined. Made unit by unit from a table: V8 lowercases a text
- * holding any character past U+00FF (nearly every file of prose) through ICU: 8–13 ms per MB on stop 62's
- * machine, where the table's pass costs 1–2. A text with a unit the table leaves out (İ, Σ, a surrogate;
- * U+0000, whose lowercase is itself, marks them) is lowercased by `toLowerCase` and checked as before.
- */
-export function lowerCased(text: string): Uint16Array | undefined {
-  const table = lowerTable();
-  const units = new Uint16Array(text.length);
-  let odd = false;
-  for (let i = 0; i < text.length; i++) {
-    const l = table[text.charCodeAt(i)];
-    units[i] = l;
-    if (l === 0) odd = true;
-  }
-  if (!odd) return units;
-  const lower = text.toLowerCase();
-  return lower.length === text.length && !CONTEXTUAL_CASE.test(text) ? unitsOf(lower) : undefined;
-}
-
-/** The UTF-16 units of a string. */
-function unitsOf(s: string): Uint16Array {
-  const units = new Uint16Array(s.length);
-  for (let i = 0; i < s.length; i++) units[i] = s.charCodeAt(i);
-  return units;
 }
 
 /** Per run of letters and digits in embedChunks: start, end, word record (-1: no word), pair feature number and the run before it that is a word (-1: none). */

@@ -2,7 +2,7 @@ import { nextTurn } from '../core/next-turn.js';
 import { matches, type Attributes, type Filter } from './filters.js';
 import { BLOCK, Int8Rows } from './int8-rows.js';
 import { CoarseQuantizer, type QuantizerParts } from './ivf.js';
-import { words } from './lexical.js';
+import { Terms } from './terms.js';
 import { TopK } from './topk.js';
 
 /**
@@ -116,7 +116,10 @@ interface Posting {
   minLen: number;
 }
 
-const newPosting = (): Posting => ({ docs: new Int32Array(0), tfs: new Uint16Array(0), len: 0, df: 0, maxTf: 0, minLen: Infinity });
+// A new posting's arrays are shared empties, replaced by its first `reserve` (two typed arrays less a word).
+const NO_DOCS = new Int32Array(0);
+const NO_TFS = new Uint16Array(0);
+const newPosting = (): Posting => ({ docs: NO_DOCS, tfs: NO_TFS, len: 0, df: 0, maxTf: 0, minLen: Infinity });
 
 /** Gives a posting room for `need` entries: `spare` more when it grows (none for a posting built in one go). */
 function reserve(p: Posting, need: number, spare: number): void {
@@ -189,7 +192,7 @@ export class StoreIndex {
   private termStart = new Uint32Array(1);
   private slotTerms = new Int32Array(0);
   private slotTfs = new Uint16Array(0);
-  private termIds = new Map<string, number>();
+  private terms = new Terms();
   private postings: Posting[] = [];
   private files = new Map<string, FileEntry>();
   private fileList: (FileEntry | undefined)[] = [];
@@ -235,7 +238,7 @@ export class StoreIndex {
       this.norms.byteLength;
     for (const p of this.postings) b += p.docs.byteLength + p.tfs.byteLength + 64;
     b += this.ivf?.bytes() ?? 0;
-    return b + this.termIds.size * 64 + this.files.size * 256;
+    return b + this.terms.bytes() + this.files.size * 256;
   }
 
   /**
@@ -248,7 +251,7 @@ export class StoreIndex {
     this.flush();
     const { n, dimensions: d } = this;
     const words = new Array<string>(this.postings.length);
-    for (const [w, t] of this.termIds) words[t] = w;
+    for (let t = 0; t < words.length; t++) words[t] = this.terms.word(t);
     const maxTf = new Uint16Array(this.postings.length);
     const minLen = new Float64Array(this.postings.length);
     this.postings.forEach((p, t) => {
@@ -336,10 +339,9 @@ export class StoreIndex {
     }
     for (let t = 0; t < terms; t++) {
       const w = parts.words[t];
-      if (typeof w !== 'string' || !w || x.termIds.has(w)) fail('its word table');
+      if (typeof w !== 'string' || x.terms.add(w) !== t) fail('its word table');
       const minLen = parts.minLen[t];
       if (!(minLen === Infinity || (Number.isInteger(minLen) && minLen >= 0))) fail("a word's bound");
-      x.termIds.set(w, t);
       x.postings.push({ ...newPosting(), maxTf: parts.maxTf[t], minLen });
     }
     const files = x.fileList.length;
@@ -498,28 +500,24 @@ export class StoreIndex {
         this.hasVector[s] = 1;
         this.vectorCount++;
       } else this.hasVector[s] = 0;
-      const ws = words(page.texts[i]);
-      const len = ws.length;
+      const len = this.terms.termsOf(page.texts[i]);
+      const ids = this.terms.ids;
+      while (this.postings.length < this.terms.size) this.postings.push(newPosting());
+      if (this.seen.length < this.postings.length) this.seen = grow(this.seen, this.postings.length);
       this.lengths[s] = len;
       this.totalLength += len;
       // The chunk's distinct words as term ids with their counts, in order of first appearance.
       if (this.order.length < len) this.order = new Int32Array(Math.max(len, this.order.length * 2));
       const order = this.order;
       let distinct = 0;
-      for (const w of ws) {
-        let t = this.termIds.get(w);
-        if (t === undefined) {
-          t = this.postings.length;
-          this.termIds.set(w, t);
-          this.postings.push(newPosting());
-          if (t >= this.seen.length) this.seen = grow(this.seen, t + 1);
-        }
-        if (this.seen[t]++ === 0) order[distinct++] = t;
+      const seen = this.seen;
+      for (let j = 0; j < len; j++) {
+        const t = ids[j];
+        if (seen[t]++ === 0) order[distinct++] = t;
       }
       const start = this.termStart[s];
       this.slotTerms = grow(this.slotTerms, start + distinct);
       this.slotTfs = grow(this.slotTfs, start + distinct);
-      const seen = this.seen;
       for (let k = 0; k < distinct; k++) {
         const t = order[k];
         const tf = Math.min(seen[t], 65_535);
@@ -686,10 +684,9 @@ export class StoreIndex {
     let terms = 0;
     for (const s of keep) terms += old.termStart[s + 1] - old.termStart[s];
     this.allocateSlots(m, m, terms);
-    const newIds = new Map<string, number>();
-    const oldWords: string[] = new Array(old.postings.length);
-    for (const [w, t] of old.termIds) oldWords[t] = w;
-    this.termIds = newIds;
+    // Old term → new (-1: not met yet); the new terms numbered in the order the live chunks meet them.
+    const newTerm = new Int32Array(old.postings.length).fill(-1);
+    this.terms = new Terms();
     this.postings = [];
     let j = 0;
     keep.forEach((s, i) => {
@@ -704,11 +701,9 @@ export class StoreIndex {
       this.lengths[i] = len;
       this.termStart[i] = j;
       for (let k = old.termStart[s]; k < old.termStart[s + 1]; k++) {
-        const w = oldWords[old.slotTerms[k]];
-        let t = newIds.get(w);
-        if (t === undefined) {
-          t = this.postings.length;
-          newIds.set(w, t);
+        let t = newTerm[old.slotTerms[k]];
+        if (t < 0) {
+          t = newTerm[old.slotTerms[k]] = this.terms.add(old.terms.word(old.slotTerms[k]));
           this.postings.push(newPosting());
         }
         const tf = old.slotTfs[k];
@@ -750,12 +745,12 @@ export class StoreIndex {
     let ceiling = 0;
     const terms: QueryTerm[] = [];
     for (const w of new Set(queryWords)) {
-      const t = this.termIds.get(w);
-      const p = t === undefined ? undefined : this.postings[t];
+      const t = this.terms.id(w);
+      const p = t < 0 ? undefined : this.postings[t];
       const df = p?.df ?? 0;
       const idf = Math.log(1 + (this.live - df + 0.5) / (df + 0.5));
       ceiling += idf * (K1 + 1);
-      terms.push({ idf, t: t ?? -1, p: df ? p : undefined });
+      terms.push({ idf, t, p: df ? p : undefined });
     }
     return { terms, ceiling };
   }

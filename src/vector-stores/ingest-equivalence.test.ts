@@ -3,6 +3,7 @@ import { decodeTokens } from '../core/tokenizer.js';
 import { AUTO_CHUNKING, chunkText, tokenize, type Chunking } from './chunk.js';
 import { BUILTIN_DIMENSIONS, embedBuiltin, embedChunks, normalize } from './embedder.js';
 import { words } from './lexical.js';
+import { random } from '../../test/random.js';
 
 // The chunker and the built-in embedder are made fast (pre-tokens by a scan, cached token lengths, cached
 // word features); their output is part of the contract (stored chunks and vectors, search). Both are held
@@ -60,9 +61,6 @@ function referenceEmbedding(text: string): Float32Array {
   return normalize(v);
 }
 
-function random(seed: number) {
-  return () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
-}
 const PIECES = [
   'The quick brown fox jumps over the lazy dog. ',
   "It's 2026: the run's 1,234,567 tokens cost $12.50 (or 11,90 €)!\n\n",

@@ -1,5 +1,5 @@
 import { pieceHash } from '../core/piece-cache.js';
-import { isStopword, LONGEST, LONGEST_STOPWORD, words } from './lexical.js';
+import { isWordRun } from './lexical.js';
 
 /**
  * What the built-in embedder (embedder.ts) takes from each word: its hash, its feature and its character
@@ -94,18 +94,7 @@ export class WordFeatureCache {
       slot = h & (SLOTS - 1);
     }
     const length = to - from;
-    // lexical.ts decides what is a word (the same runs, less function words). A run of ASCII lowercase
-    // letters and digits is one of its runs as it is: a word unless too long or a function word (short ones
-    // alone are made a string to ask). Others go through `words` itself.
-    let ascii = true;
-    for (let i = from; i < to && ascii; i++) ascii = (units[i] >= 0x61 && units[i] <= 0x7a) || (units[i] >= 0x30 && units[i] <= 0x39);
-    let isWord: boolean;
-    if (ascii) isWord = length <= LONGEST && (length > LONGEST_STOPWORD || !isStopword(String.fromCharCode(...units.subarray(from, to))));
-    else {
-      const w = String.fromCharCode(...units.subarray(from, to));
-      const kept = words(w);
-      isWord = kept.length === 1 && kept[0] === w;
-    }
+    const isWord = isWordRun(units, from, to);
     if (this.charsUsed + length > this.chars.length) this.chars = grown(this.chars, this.charsUsed + length);
     const need = isWord ? 2 + length : 0;
     if (this.poolUsed + need > this.pool.length) this.pool = grown(this.pool, this.poolUsed + need);
