@@ -68,8 +68,13 @@ if (process.env.BENCH_APPLY_CHILD) {
     trees.map((tree) => ({
       tree,
       'CPU ms per MB of text, median': median(results.get(tree)).toFixed(1),
-      runs: results.get(tree).map((x) => x.toFixed(1)).join(', '),
+      runs: results
+        .get(tree)
+        .map((x) => x.toFixed(1))
+        .join(', '),
     })),
-    [`${FILES - WARM} files of 512 KB of Debian changelogs after ${WARM}, auto chunking, StoreIndex.addChunks then flush per file; ${ROUNDS} rounds alternating.`],
+    [
+      `${FILES - WARM} files of 512 KB of Debian changelogs after ${WARM}, auto chunking, StoreIndex.addChunks then flush per file; ${ROUNDS} rounds alternating.`,
+    ],
   );
 }

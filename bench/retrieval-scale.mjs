@@ -60,7 +60,9 @@ const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // A store's first search loads it whole: minutes at a million chunks, past fetch's default 300 s for headers.
-if (isMainThread) setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0 }));
+// A connection idle for 30 s is not reused: a first search waits over a minute after a fill of a minute, and a
+// socket idle for the server's keep-alive timeout (72 s) can be closed by it just as the next request goes out.
+if (isMainThread) setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveMaxTimeout: 30_000 }));
 const work = isMainThread ? mkdtempSync(join(tmpdir(), 'standin-bench-retrieval-')) : '';
 
 // Every instance records its worst event-loop delay each 100 ms, with the time, into its own file.

@@ -204,6 +204,15 @@ describe('saved search indexes (index-file.ts)', () => {
       // A chunk counted alive in a file that was removed (the removed files' slots are dead).
       const removed = forged((h, body) => body.fill(1, sectionAt(h, 'alive'), sectionAt(h, 'alive') + (h.n as number)));
       expect(await refusal(removed)).toMatch(/removed file/);
+      // A word of the table written again as one no chunk could hold (a capital), or as another word of it.
+      const word = (to: string) =>
+        forged((_, body) => {
+          const at = body.indexOf('\nharbour\n');
+          expect(at).toBeGreaterThan(0);
+          body.write(to, at + 1);
+        });
+      expect(await refusal(word('Harbour'))).toMatch(/word table/);
+      expect(await refusal(word('railway'))).toMatch(/word table/);
     });
 
     it('keeps no file it could not read whole (a directory of the name, none at all)', async () => {
