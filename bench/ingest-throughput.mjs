@@ -25,7 +25,7 @@
 // Also how many of the machine's cores the batch kept busy (all the CPU measured, over the batch's time): below
 // their number, something waited rather than worked (stop 61: the processes waiting for their next file).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -33,7 +33,7 @@ import { build } from 'esbuild';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { changelogTexts, cpuMs, endedChildrenCpuMs, eventLoopRecorder, report, worstStall } from './lib.mjs';
+import { changelogTexts, childrenCpu, cpuMs, endedChildrenCpuMs, eventLoopRecorder, postgresCpu, report, worstStall } from './lib.mjs';
 
 const BASELINE = process.env.BENCH_INGEST_BASELINE ?? 'f48ba84';
 const FILES = Number(process.env.BENCH_INGEST_FILES ?? 32);
@@ -62,48 +62,6 @@ const WARM_FILES = Number(process.env.BENCH_INGEST_WARM_FILES ?? 0);
 function corpus() {
   const all = changelogTexts(WARM_FILES + FILES, FILE_BYTES);
   return { warm: all.slice(0, WARM_FILES), texts: Array.from({ length: REPEAT }, () => all.slice(WARM_FILES)).flat() };
-}
-
-/** CPU ms of each process on the machine that `pick(pid)` accepts, by pid (one that ends meanwhile is left out). */
-function cpuOf(pick) {
-  const out = new Map();
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (pick(p)) out.set(p, cpuMs(p));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out;
-}
-
-/**
- * CPU ms of the server's child processes (ingestion processes, search worker), by pid: found in each of
- * its threads' `children` (a few files), not by reading every process's stat on the machine, which the
- * bench does every 20 ms while ingesting, on the cores it measures. A kernel without those files
- * (CONFIG_PROC_CHILDREN) gets the scan.
- */
-function childrenCpu(pid) {
-  if (!existsSync(`/proc/${pid}/task/${pid}/children`))
-    return cpuOf((p) => Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid);
-  const out = new Map();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let children = '';
-    try {
-      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
-    } catch {
-      continue; // the thread ended meanwhile
-    }
-    for (const p of children.split(' ').filter(Boolean)) {
-      try {
-        out.set(p, cpuMs(p));
-      } catch {
-        // ended meanwhile
-      }
-    }
-  }
-  return out;
 }
 
 const DATABASE_URL = process.env.BENCH_INGEST_DATABASE_URL;
@@ -164,10 +122,6 @@ const filesEnded = async (store, storeId) =>
   Number(
     (await store.row(`SELECT COUNT(*) AS n FROM vector_store_files WHERE vector_store_id = $1 AND status <> 'in_progress'`, [storeId])).n,
   );
-
-/** CPU ms of every PostgreSQL process on the machine (the server's backends among them; the bench's own are idle). */
-const postgresCpu = () =>
-  [...cpuOf((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'postgres').values()].reduce((a, b) => a + b, 0);
 
 const HTTP_PROBE = process.env.BENCH_INGEST_PROBE === 'http';
 const HTTP_POLL = process.env.BENCH_INGEST_POLL === 'http';

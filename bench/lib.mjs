@@ -184,6 +184,52 @@ export function report(name, rows, notes = []) {
 /** CPU time (user + system) a process has used, ms — steadier than wall time on a shared machine. */
 export const cpuMs = (pid) => statMs(pid, 11);
 
+/** CPU ms of each process on the machine that `pick(pid)` accepts, by pid (one that ends meanwhile is left out). */
+export function cpuOf(pick) {
+  const out = new Map();
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (pick(p)) out.set(p, cpuMs(p));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU ms of the server's child processes (ingestion processes, search worker), by pid: found in each of
+ * its threads' `children` (a few files), not by reading every process's stat on the machine, which the
+ * bench does every 20 ms while ingesting, on the cores it measures. A kernel without those files
+ * (CONFIG_PROC_CHILDREN) gets the scan.
+ */
+export function childrenCpu(pid) {
+  if (!existsSync(`/proc/${pid}/task/${pid}/children`))
+    return cpuOf((p) => Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid);
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    for (const p of children.split(' ').filter(Boolean)) {
+      try {
+        out.set(p, cpuMs(p));
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return out;
+}
+
+/** CPU ms of every PostgreSQL process on the machine (the server's backends among them; the bench's own are idle). */
+export const postgresCpu = () =>
+  [...cpuOf((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'postgres').values()].reduce((a, b) => a + b, 0);
+
 /** CPU ms of a process's children that have ended (and been waited for): an ingestion process replaced mid-run. */
 export const endedChildrenCpuMs = (pid) => statMs(pid, 13);
 

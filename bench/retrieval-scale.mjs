@@ -32,7 +32,17 @@ import { build } from 'esbuild';
 import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { serverBundle } from '../scripts/bundle-options.mjs';
-import { cpuMs, eventLoopRecorder, madeUpChunk as chunkText, report, rng, worstStall } from './lib.mjs';
+import {
+  childrenCpu,
+  cpuMs,
+  endedChildrenCpuMs,
+  eventLoopRecorder,
+  madeUpChunk as chunkText,
+  postgresCpu,
+  report,
+  rng,
+  worstStall,
+} from './lib.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -471,6 +481,13 @@ async function main() {
       const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
       const ids = [];
       for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${i}.txt`, t));
+      // CPU of every process on the two cores meanwhile: B, its ingestion processes (those that ended too),
+      // PostgreSQL, and A (its searches, and the new files added to its index).
+      const cpuNow = () => {
+        const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
+        return [cpuMs(b.child.pid), sum(childrenCpu(b.child.pid)) + endedChildrenCpuMs(b.child.pid), postgresCpu(), cpuMs(a.child.pid)];
+      };
+      const cpu0 = cpuNow();
       const ingestFrom = Date.now();
       const ti = performance.now();
       const batch = await api(b, `/v1/vector_stores/${store.id}/file_batches`, { file_ids: ids });
@@ -489,8 +506,10 @@ async function main() {
       const ingestS = (performance.now() - ti) / 1000;
       searching = false;
       await during;
+      const mb = bytes / 1048576;
       result.ingest = {
-        mbps: round(bytes / 1048576 / ingestS, 2),
+        mbps: round(mb / ingestS, 2),
+        cpuPerMb: cpuNow().map((ms, i) => round((ms - cpu0[i]) / mb)),
         stall: stallOf(b, ingestFrom, Date.now()),
         readerStall: stallOf(a, ingestFrom, Date.now()),
       };
@@ -544,6 +563,13 @@ async function main() {
     );
     if (result.ingest) {
       line('HTTP ingestion on B, MB/s', undefined, undefined, result.ingest.mbps, '≥ 20');
+      line(
+        'CPU ms per MB meanwhile: B + its ingestion processes + PostgreSQL + A (searching)',
+        undefined,
+        undefined,
+        result.ingest.cpuPerMb.join(' + '),
+        '≤ 100 on 2 cores',
+      );
       line(
         "worst stall on B while ingesting / on A's searches meanwhile, ms",
         undefined,
