@@ -473,11 +473,22 @@ async function main() {
 
     if (INGEST) {
       // HTTP ingestion on B: 16 files of about 640 KB of prose, one batch; searches on A meanwhile.
-      const texts = Array.from({ length: 16 }, (_, f) =>
+      const prose = (f) =>
         Array.from({ length: 64 }, (_, p) => `${chunkText(10_000_000 + f * 100 + p)}.\n\n`)
           .join('')
-          .repeat(10),
-      );
+          .repeat(10);
+      const ingested = async (ids) => {
+        const batch = await api(b, `/v1/vector_stores/${store.id}/file_batches`, { file_ids: ids });
+        for (;;) {
+          const bt = await api(b, `/v1/vector_stores/${store.id}/file_batches/${batch.id}`);
+          if (bt.status !== 'in_progress') return;
+          await sleep(50);
+        }
+      };
+      // B's ingestion processes past their start first, as a long ingestion's are (and as
+      // bench/ingest-throughput.mjs measures them): two other files, one batch, not timed.
+      await ingested([await upload(b, 'warm-0.txt', prose(16)), await upload(b, 'warm-1.txt', prose(17))]);
+      const texts = Array.from({ length: 16 }, (_, f) => prose(f));
       const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
       const ids = [];
       for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${i}.txt`, t));
@@ -490,7 +501,6 @@ async function main() {
       const cpu0 = cpuNow();
       const ingestFrom = Date.now();
       const ti = performance.now();
-      const batch = await api(b, `/v1/vector_stores/${store.id}/file_batches`, { file_ids: ids });
       let searching = true;
       const during = (async () => {
         while (searching) {
@@ -498,11 +508,7 @@ async function main() {
           await sleep(50);
         }
       })();
-      for (;;) {
-        const bt = await api(b, `/v1/vector_stores/${store.id}/file_batches/${batch.id}`);
-        if (bt.status !== 'in_progress') break;
-        await sleep(50);
-      }
+      await ingested(ids);
       const ingestS = (performance.now() - ti) / 1000;
       searching = false;
       await during;
@@ -584,7 +590,7 @@ async function main() {
         .map((x) => round(x))
         .join(', ')} (stalls are wall time: a starved process stalls too).`,
       INGEST
-        ? `Ingestion: 16 files of about 640 KB, one batch, --ingest-processes default. RSS of B: ${rssMb(b)} MB.`
+        ? `Ingestion: 16 files of about 640 KB, one batch, --ingest-processes default, after two other files (not timed). RSS of B: ${rssMb(b)} MB.`
         : 'No ingestion (--no-ingest).',
     ]);
   } finally {
