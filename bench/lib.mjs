@@ -199,7 +199,7 @@ export function cpuOf(pick) {
 }
 
 /**
- * CPU ms of the server's child processes (ingestion processes, search worker), by pid: found in each of
+ * CPU ms of the server's child processes (its ingestion processes; the search worker is a thread), by pid: found in each of
  * its threads' `children` (a few files), not by reading every process's stat on the machine, which the
  * bench does every 20 ms while ingesting, on the cores it measures. A kernel without those files
  * (CONFIG_PROC_CHILDREN) gets the scan.

@@ -41,6 +41,24 @@ describe('incremental store index', () => {
     expect(hits[0].score).toBeLessThan(1);
   });
 
+  it('keeps room in the postings a load made in one go: a file added after it copies none of them', () => {
+    const index = new StoreIndex();
+    add(index, { big: corpus(4_096, 7) });
+    index.flush();
+    const postings = () =>
+      (index as unknown as { postings: { docs: Int32Array; tfs: Uint16Array }[] }).postings.map((p) => [p.docs, p.tfs]);
+    const loaded = postings();
+    add(index, { late: corpus(20, 8) });
+    index.flush();
+    const after = postings();
+    expect(after.length).toBe(loaded.length);
+    after.forEach(([docs, tfs], t) => {
+      expect(docs).toBe(loaded[t][0]);
+      expect(tfs).toBe(loaded[t][1]);
+    });
+    expect(ask(index, 'copper ferry').length).toBeGreaterThan(0);
+  });
+
   it('answers after adds, removals and re-adds exactly as an index built from the surviving files', () => {
     const grown = new StoreIndex();
     const files: Record<string, string[]> = {};
