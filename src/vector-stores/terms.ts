@@ -26,8 +26,8 @@ export class Terms {
   size = 0;
   /** The terms of the text last given to `termsOf`, in order (its first `termsOf(…)` entries). */
   ids = new Int32Array(1024);
-  /** The run being read by termsOfPlain, lowercased. */
-  private run = new Uint16Array(4096);
+  /** The run being read by termsOfPlain, lowercased (its first LONGEST + 1 units). */
+  private readonly run = new Uint16Array(LONGEST + 1);
 
   /** The terms of `text`'s words, in order, into `ids` (a word not met before becomes a term); how many. */
   termsOf(text: string): number {
@@ -43,7 +43,6 @@ export class Terms {
   private termsOfPlain(text: string): number {
     const classes = bmpClasses();
     const lower = lowerTable();
-    if (this.run.length < text.length) this.run = new Uint16Array(Math.max(text.length, 2 * this.run.length));
     const run = this.run;
     let n = 0;
     for (let i = 0; i < text.length;) {
@@ -58,7 +57,9 @@ export class Terms {
       do {
         const l = lower[c];
         if (l === 0) return -1;
-        run[length++] = l;
+        // A run past LONGEST is no word: only its length counts from there.
+        if (length <= LONGEST) run[length] = l;
+        length++;
         h = Math.imul(h ^ l, 0x01000193);
         c = ++i < text.length ? text.charCodeAt(i) : 0;
       } while (i < text.length && classes[c] & (LETTER | NUMBER));
