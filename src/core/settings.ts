@@ -82,6 +82,11 @@ export const OPTIONS = {
     1024,
     'bytes per second a snapshot upload must average over every 5 s, or the connection is closed (0: no floor)',
   ),
+  recentFilesMb: opt(
+    'int',
+    64,
+    'on PostgreSQL, the files last uploaded to this instance also kept in its memory (MB), so that attaching them reads nothing back (0: none)',
+  ),
   ingestProcesses: opt('int', 2, 'processes that extract, chunk and embed attached files (kept warm; docs/files.md)'),
   ingestMemoryMb: opt('int', 512, 'resident memory (MB) of one ingestion process; past it the file fails invalid_file'),
   ingestTimeoutMs: opt('int', 120_000, "wall time (ms) of one file's extraction, chunking and embedding; past it the file fails"),

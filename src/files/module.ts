@@ -5,6 +5,7 @@ import { filesRoutes } from './routes.js';
 import { EXPIRE_FILE, expireFile, SWEEP_UPLOAD, sweepUpload, type FilesService } from './service.js';
 import { dbStorage } from './storage/db.js';
 import { fsStorage } from './storage/fs.js';
+import { keepRecent } from './storage/recent.js';
 import { filesMigrations } from './tables.js';
 
 declare module '../core/module.js' {
@@ -23,7 +24,10 @@ export const filesModule: Module = {
   migrations: filesMigrations,
   provide(ctx) {
     const onDisk = ctx.store.dialect === 'sqlite' && ctx.settings.data !== ':memory:';
-    ctx.services.files = { storage: onDisk ? fsStorage(join(ctx.settings.data, 'files')) : dbStorage(ctx.store.db), deleted: [] };
+    // On PostgreSQL, the files uploaded last also kept in memory (--recent-files-mb): read back for their ingestion otherwise.
+    const recentBytes = ctx.store.dialect === 'postgres' ? Math.max(0, ctx.settings.recentFilesMb) * 1024 * 1024 : 0;
+    const inDb = recentBytes > 0 ? keepRecent(dbStorage(ctx.store.db), recentBytes) : dbStorage(ctx.store.db);
+    ctx.services.files = { storage: onDisk ? fsStorage(join(ctx.settings.data, 'files')) : inDb, deleted: [] };
   },
   routes: filesRoutes,
   adminRoutes: filesAdminRoutes,
