@@ -3,7 +3,7 @@
 // bundled here from git) and now (dist/), with a bare scan of the same vectors in this process as the floor.
 // Reports: the first search (index load), search p50/p99, the time from a file's `completed` on instance B
 // to its chunks being found by a search on the reading instance, the worst event-loop stall of each instance
-// (monitorEventLoopDelay, preloaded), resident memory, and HTTP ingestion MB/s on B.
+// (monitorEventLoopDelay, preloaded), resident memory, and HTTP ingestion MB/s on B (A searching meanwhile, then A idle).
 // --compare exact: the third instance is this build searching exactly (--search-approximate-from 0) instead
 // of the commit before (whose whole rebuild per change is impractical at a million chunks).
 // --memory-mb: the readers' --search-memory-mb (default 4096, enough for the exact index of a million chunks).
@@ -488,38 +488,43 @@ async function main() {
       // B's ingestion processes past their start first, as a long ingestion's are (and as
       // bench/ingest-throughput.mjs measures them): two other files, one batch, not timed.
       await ingested([await upload(b, 'warm-0.txt', prose(16)), await upload(b, 'warm-1.txt', prose(17))]);
-      const texts = Array.from({ length: 16 }, (_, f) => prose(f));
-      const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
-      const ids = [];
-      for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${i}.txt`, t));
       // CPU of every process on the two cores meanwhile: B, its ingestion processes (those that ended too),
       // PostgreSQL, and A (its searches, and the new files added to its index).
       const cpuNow = () => {
         const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
         return [cpuMs(b.child.pid), sum(childrenCpu(b.child.pid)) + endedChildrenCpuMs(b.child.pid), postgresCpu(), cpuMs(a.child.pid)];
       };
-      const cpu0 = cpuNow();
-      const ingestFrom = Date.now();
-      const ti = performance.now();
-      let searching = true;
-      const during = (async () => {
-        while (searching) {
-          await api(a, `/v1/vector_stores/${store.id}/search`, { query: queries[0].text });
-          await sleep(50);
-        }
-      })();
-      await ingested(ids);
-      const ingestS = (performance.now() - ti) / 1000;
-      searching = false;
-      await during;
-      const mb = bytes / 1048576;
-      result.ingest = {
-        mbps: round(mb / ingestS, 2),
-        cpuPerMb: cpuNow().map((ms, i) => round((ms - cpu0[i]) / mb)),
-        stall: stallOf(b, ingestFrom, Date.now()),
-        readerStall: stallOf(a, ingestFrom, Date.now()),
+      /** A batch of 16 files (`first`: the first's number) on B, with A searching every 50 ms meanwhile or not at all. */
+      const batchOnB = async (first, searching) => {
+        const texts = Array.from({ length: 16 }, (_, f) => prose(first + f));
+        const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
+        const ids = [];
+        for (const [i, t] of texts.entries()) ids.push(await upload(b, `prose-${first + i}.txt`, t));
+        const cpu0 = cpuNow();
+        const ingestFrom = Date.now();
+        const ti = performance.now();
+        const during = (async () => {
+          while (searching) {
+            await api(a, `/v1/vector_stores/${store.id}/search`, { query: queries[0].text });
+            await sleep(50);
+          }
+        })();
+        await ingested(ids);
+        const ingestS = (performance.now() - ti) / 1000;
+        searching = false;
+        await during;
+        const mb = bytes / 1048576;
+        return {
+          mbps: round(mb / ingestS, 2),
+          cpuPerMb: cpuNow().map((ms, i) => round((ms - cpu0[i]) / mb)),
+          stall: stallOf(b, ingestFrom, Date.now()),
+          readerStall: stallOf(a, ingestFrom, Date.now()),
+        };
       };
-
+      result.ingest = await batchOnB(0, true);
+      // The same ingestion with A idle: what the two cores give B when no reader shares them (A adds the new
+      // files at its next search, after the batch: not timed).
+      result.ingestAlone = await batchOnB(32, false);
       partial('ingestion', result);
     }
 
@@ -576,6 +581,14 @@ async function main() {
         result.ingest.cpuPerMb.join(' + '),
         '≤ 100 on 2 cores',
       );
+      line('… with A not searching, MB/s', undefined, undefined, result.ingestAlone.mbps, '≥ 20');
+      line(
+        '… CPU ms per MB meanwhile: B + its ingestion processes + PostgreSQL + A',
+        undefined,
+        undefined,
+        result.ingestAlone.cpuPerMb.join(' + '),
+        '≤ 100 on 2 cores',
+      );
       line(
         "worst stall on B while ingesting / on A's searches meanwhile, ms",
         undefined,
@@ -590,7 +603,7 @@ async function main() {
         .map((x) => round(x))
         .join(', ')} (stalls are wall time: a starved process stalls too).`,
       INGEST
-        ? `Ingestion: 16 files of about 640 KB, one batch, --ingest-processes default, after two other files (not timed). RSS of B: ${rssMb(b)} MB.`
+        ? `Ingestion: 16 files of about 640 KB, one batch, --ingest-processes default, after two other files (not timed); then 16 other files with A idle. RSS of B: ${rssMb(b)} MB.`
         : 'No ingestion (--no-ingest).',
     ]);
   } finally {
