@@ -72,6 +72,31 @@ describe('the files uploaded last, kept in memory in front of the database', () 
     expect(opened).toEqual(['file-large', 'file-1']);
   });
 
+  it('gathers at most its bytes from the uploads in progress at once: one past them is stored, not kept', async () => {
+    const { storage, opened } = counted();
+    const recent = keepRecent(storage, 100);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let yielded = 0;
+    const held = (text: string) =>
+      (async function* () {
+        yield Buffer.from(text);
+        yielded++;
+        await gate;
+      })();
+    const ids = ['file-1', 'file-2', 'file-3', 'file-4', 'file-5', 'file-6'];
+    const writes = ids.map((id) => recent.write(id, held(id.padEnd(20, '.'))));
+    while (yielded < ids.length) await new Promise((r) => setImmediate(r));
+    release();
+    expect(await Promise.all(writes)).toEqual(Array(6).fill(20));
+    for (const id of ids) expect((await read(await recent.open(id, 20))).toString()).toBe(id.padEnd(20, '.'));
+    expect(opened).toEqual(['file-6']);
+    // Once those ended, what they gathered is free again: the next upload is kept.
+    await recent.write('file-7', pieces('seven'));
+    await read(await recent.open('file-7', 5));
+    expect(opened).toEqual(['file-6']);
+  });
+
   it('forgets a file removed, and every file at a reset', async () => {
     const { storage } = counted();
     const recent = keepRecent(storage, 1000);

@@ -10,12 +10,15 @@ import type { FileStorage } from './interface.js';
  * Kept only once the storage has stored the file, so what is kept is always also stored; a file's bytes
  * never change under its id, and a file whose row is gone is never opened (its row decides, service.ts), so
  * what another instance deletes can stay here until it leaves. A file over a quarter of `maxBytes` is not
- * kept (it would push out the others); the oldest leave first. A read is served from here only when its
+ * kept (it would push out the others); the oldest leave first. While uploads arrive, what they send is
+ * gathered up to `maxBytes` more in all; an upload past that is not kept. A read is served from here only when its
  * size is the one the row gives. The buffers handed out are shared: not to be changed.
  */
 export function keepRecent(storage: FileStorage, maxBytes: number): FileStorage {
   const kept = new Map<string, Buffer>();
   let keptBytes = 0;
+  /** Bytes of the uploads in progress gathered so far, at most `maxBytes` in all: past it an upload is not kept. */
+  let gathering = 0;
   const forget = (id: string) => {
     const bytes = kept.get(id);
     if (!bytes) return;
@@ -26,22 +29,39 @@ export function keepRecent(storage: FileStorage, maxBytes: number): FileStorage 
     ...storage,
     async write(id, source) {
       forget(id);
-      const parts: Buffer[] = [];
+      let parts: Buffer[] | undefined = [];
       let length = 0;
-      const bytes = await storage.write(
-        id,
-        (async function* () {
-          for await (const chunk of source) {
-            length += chunk.length;
-            if (length <= maxBytes / 4) parts.push(chunk);
-            else parts.length = 0;
-            yield chunk;
-          }
-        })(),
-      );
-      if (length === bytes && length <= maxBytes / 4) {
+      let gathered = 0;
+      const letGo = () => {
+        gathering -= gathered;
+        gathered = 0;
+        parts = undefined;
+      };
+      let bytes: number;
+      try {
+        bytes = await storage.write(
+          id,
+          (async function* () {
+            for await (const chunk of source) {
+              length += chunk.length;
+              if (parts && length <= maxBytes / 4 && gathering + chunk.length <= maxBytes) {
+                parts.push(chunk);
+                gathered += chunk.length;
+                gathering += chunk.length;
+              } else if (parts) letGo();
+              yield chunk;
+            }
+          })(),
+        );
+      } catch (err) {
+        letGo();
+        throw err;
+      }
+      const whole = parts && length === bytes ? parts : undefined;
+      letGo();
+      if (whole) {
         // One buffer of its own, not the upload's pieces (which may hold more memory than their bytes).
-        kept.set(id, Buffer.concat(parts, length));
+        kept.set(id, Buffer.concat(whole, length));
         keptBytes += length;
         for (const [oldest, b] of kept) {
           if (keptBytes <= maxBytes) break;
