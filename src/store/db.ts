@@ -18,6 +18,7 @@ import type { DB } from './schema.js';
 import { SnapshotReader } from './reader.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Pipeline } from './pipeline.js';
+import { CopyData, copyIn } from './copy.js';
 import { applyFreshSchema, type FreshSchema } from './fresh-schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -87,6 +88,8 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
       const client = await pool.connect();
       let stale = false;
       const query = (sql: string | object, values?: readonly unknown[]) => {
+        // A COPY's one parameter is its rows' bytes (copy.ts).
+        if (values?.length === 1 && values[0] instanceof CopyData) return copyIn(client, sql as string, values[0]);
         const name = typeof sql === 'string' ? namedStatements.get(sql) : undefined;
         // A cursor (one argument) and any statement not compiled once go as they are.
         if (!name) return values === undefined ? client.query(sql as pg.Submittable) : client.query(sql as string, [...values]);

@@ -2,6 +2,7 @@ import { PostgresAdapter, sql, type Compilable, type Insertable, type Selectable
 import { nextTurn } from '../core/next-turn.js';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
 import { precompiled, precompiledQuery, precompiledRows, precompiledWrite, runTogether, type Db, type Exec } from '../store/db.js';
+import { copyStatement, type CopyType } from '../store/copy.js';
 import { MAX_RUN } from './ingest-segments.js';
 import { FILE_STATUS } from './search-source.js';
 import type { VectorStoreTables as T } from './tables.js';
@@ -438,8 +439,18 @@ const insertChunksStatement = precompiledRows<ChunkRow>(
  * up to a hundred of them.
  */
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
+  if (onPostgres(exec)) {
+    const values = rows.map((r) => CHUNK_COLUMNS.map((c) => r[c] ?? null));
+    await exec.executeQuery(copyStatement('vector_store_chunks', CHUNK_COLUMNS, CHUNK_TYPES, values).compile());
+    return;
+  }
   await runInTurns(exec, chunkStatements(exec, rows));
 }
+
+/** PostgreSQL (a transaction's connection, or the pool's): rows are copied (store/copy.ts), one statement however many. */
+const onPostgres = (exec: Exec) => exec.getExecutor().adapter instanceof PostgresAdapter;
+/** CHUNK_COLUMNS' types, for a COPY. */
+const CHUNK_TYPES: CopyType[] = ['text', 'text', 'int4', 'text', 'int4', 'int4', 'int4', 'bytea', 'text'];
 
 /** insertChunks' statements. */
 function chunkStatements(exec: Exec, rows: ChunkRow[]): Compilable<unknown>[] {
@@ -477,8 +488,10 @@ const TEXT_PARTS = 4;
 const TEXT_SEGMENTS = 256;
 
 type TextRow = Insertable<T['vector_store_texts']>;
+const TEXT_COLUMNS = ['vector_store_id', 'file_id', 'part', 'text'] as const satisfies readonly (keyof TextRow)[];
+const TEXT_TYPES: CopyType[] = ['text', 'text', 'int4', 'text'];
 const insertTextsStatement = precompiledRows<TextRow>(
-  ['vector_store_id', 'file_id', 'part', 'text'],
+  TEXT_COLUMNS,
   (db, rows) => db.insertInto('vector_store_texts').values(rows),
   CHUNK_ROWS,
 );
@@ -489,6 +502,11 @@ const insertTextsStatement = precompiledRows<TextRow>(
  * TEXT_PART characters, which SQLite writes in a few milliseconds (a file of 8 MB in one row took 112 ms).
  */
 export async function insertTextParts(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly string[]): Promise<void> {
+  if (onPostgres(exec)) {
+    const values = texts.map((text, i) => [storeId, fileId, first + i, text]);
+    await exec.executeQuery(copyStatement('vector_store_texts', TEXT_COLUMNS, TEXT_TYPES, values).compile());
+    return;
+  }
   await runInTurns(exec, textStatements(exec, storeId, fileId, first, texts));
 }
 

@@ -1,0 +1,111 @@
+import { CompiledQuery, type Compilable } from 'kysely';
+import type pg from 'pg';
+
+/**
+ * Rows written with PostgreSQL's `COPY … FROM STDIN (FORMAT binary)`: one statement whatever their number,
+ * each value sent as its bytes (no parameter per value to bind, no statement per number of rows). An
+ * ingestion's text parts and chunks go so (vector-stores/store.ts): PostgreSQL spends less per row than on
+ * a multi-row INSERT, and the server less to encode them (docs/files.md, "Stop 70").
+ *
+ * The statement is a Kysely query like any other, run on the transaction's connection: its one parameter
+ * is the rows' bytes (`CopyData`), which the store's pool (db.ts) sends as the COPY's data.
+ */
+export class CopyData {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** The column types a copy writes, as PostgreSQL's binary format has them. */
+export type CopyType = 'text' | 'int4' | 'bytea';
+
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+/** The binary COPY of `rows` (each a value a column, in `types`' order; null for NULL). */
+export function copyData(types: readonly CopyType[], rows: readonly (readonly unknown[])[]): CopyData {
+  // At most 3 bytes of UTF-8 a UTF-16 unit: one pass writes each string, into a buffer sized once.
+  let bound = SIGNATURE.length + 8 + 2;
+  for (const row of rows) {
+    bound += 2 + 4 * types.length;
+    for (let c = 0; c < types.length; c++) {
+      const v = row[c];
+      if (v === null) continue;
+      bound += types[c] === 'text' ? 3 * (v as string).length : types[c] === 'int4' ? 4 : (v as Uint8Array).length;
+    }
+  }
+  const out = Buffer.allocUnsafe(bound);
+  let at = SIGNATURE.copy(out, 0);
+  at = out.writeInt32BE(0, at); // flags
+  at = out.writeInt32BE(0, at); // header extension
+  for (const row of rows) {
+    at = out.writeInt16BE(types.length, at);
+    for (let c = 0; c < types.length; c++) {
+      const v = row[c];
+      if (v === null) {
+        at = out.writeInt32BE(-1, at);
+      } else if (types[c] === 'text') {
+        const length = out.write(v as string, at + 4, 'utf8');
+        out.writeInt32BE(length, at);
+        at += 4 + length;
+      } else if (types[c] === 'int4') {
+        at = out.writeInt32BE(4, at);
+        at = out.writeInt32BE(v as number, at);
+      } else {
+        const bytes = v as Uint8Array;
+        at = out.writeInt32BE(bytes.length, at);
+        out.set(bytes, at);
+        at += bytes.length;
+      }
+    }
+  }
+  at = out.writeInt16BE(-1, at);
+  return new CopyData(out.subarray(0, at));
+}
+
+/** The COPY of `rows` into `table`'s `columns` (names Standin's own, never from input), as a statement to execute. */
+export function copyStatement(
+  table: string,
+  columns: readonly string[],
+  types: readonly CopyType[],
+  rows: readonly (readonly unknown[])[],
+): Compilable<unknown> {
+  const query = CompiledQuery.raw(`COPY ${table} (${columns.join(', ')}) FROM STDIN (FORMAT binary)`, [copyData(types, rows)]);
+  return { compile: () => query };
+}
+
+/**
+ * Runs a `COPY … FROM STDIN` on a connection of the pool, `data` its rows; resolves as pg's query does (the
+ * rows copied as `rowCount`), rejects with PostgreSQL's error (the transaction is then aborted, as for any
+ * failed statement).
+ */
+export function copyIn(client: pg.ClientBase, sql: string, data: CopyData): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    let rowCount = 0;
+    const copy = {
+      callback: undefined as ((err: Error | null, res?: unknown) => void) | undefined,
+      submit(connection: { query(text: string): void }) {
+        connection.query(sql);
+      },
+      handleCopyInResponse(connection: { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void }) {
+        connection.sendCopyFromChunk(data.bytes);
+        connection.endCopyFrom();
+      },
+      handleCommandComplete(msg: { text?: string }) {
+        rowCount = Number(/\d+$/.exec(msg.text ?? '')?.[0] ?? 0);
+      },
+      handleReadyForQuery() {
+        const result = { command: 'COPY', rowCount, rows: [], fields: [], oid: 0 } as pg.QueryResult;
+        // pg's read timeout wraps `callback`: called, it is cleared.
+        copy.callback?.(null, result);
+        resolve(result);
+      },
+      handleError(err: Error) {
+        copy.callback?.(err);
+        reject(err);
+      },
+      handleEmptyQuery() {},
+      handleRowDescription() {},
+      handleDataRow() {},
+      handleCopyData() {},
+    };
+    client.query(copy as unknown as pg.Submittable);
+  });
+}
