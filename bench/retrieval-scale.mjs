@@ -573,22 +573,18 @@ async function main() {
       'bounded',
     );
     if (result.ingest) {
-      line('HTTP ingestion on B, MB/s', undefined, undefined, result.ingest.mbps, '≥ 20');
-      line(
-        'CPU ms per MB meanwhile: B + its ingestion processes + PostgreSQL + A (searching)',
-        undefined,
-        undefined,
-        result.ingest.cpuPerMb.join(' + '),
-        '≤ 100 on 2 cores',
-      );
-      line('… with A not searching, MB/s', undefined, undefined, result.ingestAlone.mbps, '≥ 20');
-      line(
-        '… CPU ms per MB meanwhile: B + its ingestion processes + PostgreSQL + A',
-        undefined,
-        undefined,
-        result.ingestAlone.cpuPerMb.join(' + '),
-        '≤ 100 on 2 cores',
-      );
+      const ingestion = (what, cpu, r) => {
+        line(what, undefined, undefined, r.mbps, '≥ 20');
+        line(
+          `${cpu} ms per MB meanwhile: B + its ingestion processes + PostgreSQL + A`,
+          undefined,
+          undefined,
+          r.cpuPerMb.join(' + '),
+          '≤ 100 on 2 cores',
+        );
+      };
+      ingestion('HTTP ingestion on B (A searching), MB/s', 'CPU', result.ingest);
+      ingestion('… with A not searching, MB/s', '… CPU', result.ingestAlone);
       line(
         "worst stall on B while ingesting / on A's searches meanwhile, ms",
         undefined,
