@@ -433,10 +433,10 @@ const insertChunksStatement = precompiledRows<ChunkRow>(
 );
 
 /**
- * Inserts chunks CHUNK_ROWS a statement, and the rest in statements of powers of two (a tail of 100: 64,
- * 32 and 4): eight sizes of statement in all, each compiled and prepared once. A statement the size of
- * each file's tail had a new size prepared for most files (0.2–0.7 ms for 100 rows on SQLite) and kept
- * up to a hundred of them.
+ * Inserts chunks: on PostgreSQL with one COPY (store/copy.ts); on SQLite CHUNK_ROWS a statement, and the
+ * rest in statements of powers of two (a tail of 100: 64, 32 and 4): eight sizes of statement in all, each
+ * compiled and prepared once. A statement the size of each file's tail had a new size prepared for most
+ * files (0.2–0.7 ms for 100 rows on SQLite) and kept up to a hundred of them.
  */
 export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> {
   if (onPostgres(exec)) {
@@ -449,8 +449,19 @@ export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> 
 
 /** PostgreSQL (a transaction's connection, or the pool's): rows are copied (store/copy.ts), one statement however many. */
 const onPostgres = (exec: Exec) => exec.getExecutor().adapter instanceof PostgresAdapter;
-/** CHUNK_COLUMNS' types, for a COPY. */
-const CHUNK_TYPES: CopyType[] = ['text', 'text', 'int4', 'text', 'int4', 'int4', 'int4', 'bytea', 'text'];
+/** The columns' types, for a COPY. */
+const CHUNK_TYPE: Record<(typeof CHUNK_COLUMNS)[number], CopyType> = {
+  vector_store_id: 'text',
+  file_id: 'text',
+  seq: 'int4',
+  text: 'text',
+  text_from: 'int4',
+  text_to: 'int4',
+  tokens: 'int4',
+  embedding: 'bytea',
+  embedder: 'text',
+};
+const CHUNK_TYPES = CHUNK_COLUMNS.map((c) => CHUNK_TYPE[c]);
 
 /** insertChunks' statements. */
 function chunkStatements(exec: Exec, rows: ChunkRow[]): Compilable<unknown>[] {
