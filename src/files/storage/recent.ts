@@ -11,8 +11,8 @@ import type { FileStorage } from './interface.js';
  * never change under its id, and a file whose row is gone is never opened (its row decides, service.ts), so
  * what another instance deletes can stay here until it leaves. A file over a quarter of `maxBytes` is not
  * kept (it would push out the others); the oldest leave first. While uploads arrive, what they send is
- * gathered up to `maxBytes` more in all; an upload past that is not kept. A read is served from here only when its
- * size is the one the row gives. The buffers handed out are shared: not to be changed.
+ * gathered up to `maxBytes` more in all; an upload past that is not kept. A read is served from here only
+ * when its size is the one the row gives. The buffers handed out are shared: not to be changed.
  */
 export function keepRecent(storage: FileStorage, maxBytes: number): FileStorage {
   const kept = new Map<string, Buffer>();
