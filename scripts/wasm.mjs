@@ -1,8 +1,8 @@
-// Builds src/core/token-ends.c as WebAssembly with clang (Debian: clang and lld) and writes its bytes into
-// src/core/token-ends.wasm.ts, which is committed: `npm ci` and `npm start` need no C compiler. With
-// --check, builds into a temporary folder and exits 1 when the committed bytes are not that build's
-// (src/core/token-ends-wasm.test.ts runs it). The same clang makes the same bytes: no debug information,
-// no names, nothing of the paths.
+// Builds the C kernels (src/core/token-ends.c, src/vector-stores/chunk-sums.c) as WebAssembly with clang
+// (Debian: clang and lld) and writes each one's bytes into its .wasm.ts beside it, which is committed:
+// `npm ci` and `npm start` need no C compiler. With --check, builds into a temporary folder and exits 1
+// when the committed bytes are not that build's (src/core/token-ends-wasm.test.ts runs it). The same clang
+// makes the same bytes: no debug information, no names, nothing of the paths.
 // Usage: node scripts/wasm.mjs [--check]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,30 +10,41 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const source = join(root, 'src/core/token-ends.c');
-const target = join(root, 'src/core/token-ends.wasm.ts');
-// -mbulk-memory: the cache's clearing is a memory.fill, not a call of a C library's memset. The memory is
-// made as large as it will ever be (token-ends-wasm.ts: the cache, then a text of WASM_UNITS at most), so it
-// never grows: a grown memory's old buffer is detached, and the first detached buffer of a process makes V8's
+// -mbulk-memory: a clearing is a memory.fill, not a call of a C library's memset. Each memory is made as
+// large as it will ever be (token-ends-wasm.ts: the cache, then a text of WASM_UNITS at most;
+// chunk-sums-wasm.ts: a text's runs, features and vectors, or the JavaScript adds them), so it never
+// grows: a grown memory's old buffer is detached, and the first detached buffer of a process makes V8's
 // optimized code check every typed array's buffer ever after (the embedder took 10–20 % longer).
-export const FLAGS = [
+const flags = (memory) => [
   '--target=wasm32',
   '-O2',
   '-nostdlib',
   '-mbulk-memory',
   '-Wl,--no-entry',
   '-Wl,--export=__heap_base',
-  `-Wl,--initial-memory=${40 << 20}`,
+  `-Wl,--initial-memory=${memory}`,
   '-Wl,--strip-all',
 ];
 
+export const KERNELS = [
+  { source: 'src/core/token-ends.c', target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(40 << 20) },
+  // Imports Math.log (chunk-sums-wasm.ts gives it).
+  {
+    source: 'src/vector-stores/chunk-sums.c',
+    target: 'src/vector-stores/chunk-sums.wasm.ts',
+    name: 'CHUNK_SUMS_WASM',
+    flags: [...flags(24 << 20), '-Wl,--allow-undefined'],
+  },
+];
+
 /** The module's text: the bytes as base64, with where they come from. */
-function moduleOf(wasm) {
+function moduleOf({ source, name, flags }, wasm) {
+  const file = source.split('/').pop();
   return [
-    '// Written by scripts/wasm.mjs from token-ends.c (clang ' + FLAGS.join(' ') + '): do not edit.',
-    '/** The WebAssembly of token-ends.c, base64. */',
+    `// Written by scripts/wasm.mjs from ${file} (clang ${flags.join(' ')}): do not edit.`,
+    `/** The WebAssembly of ${file}, base64. */`,
     // As Prettier writes it.
-    'export const TOKEN_ENDS_WASM =',
+    `export const ${name} =`,
     `  '${wasm.toString('base64')}';`,
     '',
   ].join('\n');
@@ -41,15 +52,18 @@ function moduleOf(wasm) {
 
 const dir = mkdtempSync(join(tmpdir(), 'standin-wasm-'));
 try {
-  const out = join(dir, 'token-ends.wasm');
-  execFileSync('clang', [...FLAGS, '-o', out, source], { stdio: 'inherit' });
-  const text = moduleOf(readFileSync(out));
-  if (process.argv.includes('--check')) {
-    if (readFileSync(target, 'utf8') !== text) {
-      console.error('src/core/token-ends.wasm.ts is not token-ends.c built: run node scripts/wasm.mjs');
-      process.exit(1);
-    }
-  } else writeFileSync(target, text);
+  for (const kernel of KERNELS) {
+    const out = join(dir, 'kernel.wasm');
+    execFileSync('clang', [...kernel.flags, '-o', out, join(root, kernel.source)], { stdio: 'inherit' });
+    const text = moduleOf(kernel, readFileSync(out));
+    const target = join(root, kernel.target);
+    if (process.argv.includes('--check')) {
+      if (readFileSync(target, 'utf8') !== text) {
+        console.error(`${kernel.target} is not ${kernel.source} built: run node scripts/wasm.mjs`);
+        process.exitCode = 1;
+      }
+    } else writeFileSync(target, text);
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -4,6 +4,8 @@ import { classesOf, LETTER, NUMBER, SECOND } from '../core/pretokens.js';
 import { AUTO_CHUNKING, chunkText } from './chunk.js';
 import { BUILTIN_DIMENSIONS, BUILTIN_ID, embedBuiltin, embedChunks, fromBlob, toBlob } from './embedder.js';
 import { lowerCased, words } from './lexical.js';
+import { wasmMemoryBytes } from './chunk-sums-wasm.js';
+import { random } from '../../test/random.js';
 
 // Made by the embedder as it was before stop 60's change to its vectors' sums (which kept them to the bit).
 const [BUILTIN_ID_PINNED, CHUNKS_PINNED, DIGEST_PINNED] = [
@@ -126,6 +128,37 @@ describe('built-in embedder and words', () => {
     const chunks = [...chunkText(text, AUTO_CHUNKING, starts)];
     const vectors = embedChunks(text, chunks, starts);
     chunks.forEach((c, i) => expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)));
+  });
+
+  it("embeds the chunks of a text too large for the WebAssembly's memory in JavaScript, as each chunk alone", () => {
+    // A run of letters a word: more runs than the memory holds at 20 bytes each (their place, record, pair
+    // and the word before), so chunk-sums-wasm.ts answers undefined and embedChunks adds them itself.
+    const r = random(11);
+    const letter = () => String.fromCharCode(97 + Math.floor(r() * 26));
+    const count = Math.ceil(wasmMemoryBytes() / 20) + 1000;
+    const text = Array.from({ length: count }, (_, i) => letter() + letter() + (i % 13 ? ' ' : '.\n')).join('');
+    const starts: number[] = [];
+    const chunks = [...chunkText(text, AUTO_CHUNKING, starts)];
+    const vectors = Buffer.from(embedChunks(text, chunks, starts).buffer);
+    // Compared as bytes (3,700 chunks): the first chunk that differs, if any.
+    const bytes = 4 * BUILTIN_DIMENSIONS;
+    expect(chunks.findIndex((c, i) => !toBlob(embedBuiltin(c.text)).equals(vectors.subarray(i * bytes, (i + 1) * bytes)))).toBe(-1);
+  });
+
+  it('embeds chunks given in any order, overlapping or not, as each alone', () => {
+    const text = 'Zorbania exports copper; Quillport ships it north. '.repeat(60);
+    const starts: number[] = [];
+    const chunks = [...chunkText(text, { max_chunk_size_tokens: 40, chunk_overlap_tokens: 15 }, starts)];
+    const order = chunks.map((_, i) => i).reverse();
+    order.push(3, 0, 7);
+    const vectors = embedChunks(
+      text,
+      order.map((i) => chunks[i]),
+      order.map((i) => starts[i]),
+    );
+    order.forEach((c, i) =>
+      expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(chunks[c].text)),
+    );
   });
 
   it('reads words lowercased, without punctuation and function words', () => {

@@ -4,6 +4,7 @@ import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { LONGEST, lowerCased, runEnd, unitsOf } from './lexical.js';
+import { wasmChunkSums } from './chunk-sums-wasm.js';
 import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
 /**
@@ -48,10 +49,12 @@ class TextFeatures {
   /** Per number: its feature and its slot. */
   keys = new Uint32Array(1 << 12);
   private slotOf = new Int32Array(1 << 12);
-  private count = 0;
+  /** Features numbered in this text. */
+  count = 0;
   /** Per word met in this text: hash, trigram count, feature number, trigram feature numbers. */
   words = new Int32Array(1 << 12);
-  private wordsUsed = 0;
+  /** Numbers of `words` in use. */
+  wordsUsed = 0;
   /** The runs of letters and digits met in this text: per slot their hash, length (0: empty), record and key's start in `metChars`. */
   private met = new Int32Array(MET << 12);
   private metChars = new Uint16Array(1 << 14);
@@ -281,6 +284,11 @@ function embedInto(text: string, into: Float32Array): Float32Array {
 
 /** Per run of letters and digits in embedChunks: start, end, word record (-1: no word), pair feature number and the run before it that is a word (-1: none). */
 const RUN = 5;
+/** Numbers a chunk's plan may add at once (its counts and run numbers, or a word). */
+const PLAN_ROOM = 8;
+/** embedChunks' plans of chunks, kept from text to text. */
+let planOfText = new Int32Array(1024);
+
 /** embedChunks' runs, kept from text to text (1 MB of prose has about 150,000; more than LARGE are let go). */
 let runsOfText = new Int32Array(RUN * 1024);
 
@@ -288,7 +296,8 @@ let runsOfText = new Int32Array(RUN * 1024);
  * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
  * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
  * word look-ups and the numbering of features made once for the whole text instead of once per chunk
- * (auto chunking has every token in two chunks). `starts[i]` is where chunk i's text begins in `text`
+ * (auto chunking has every token in two chunks), and each chunk's sums and vector made by chunk-sums.c in
+ * WebAssembly (in JavaScript for a text past its memory). `starts[i]` is where chunk i's text begins in `text`
  * (UTF-16 units); a chunk whose text is not found there (a window that cut a character) is embedded on
  * its own. `classes`: the text's character classes (pretokens.ts `classesOf`), where the caller made them
  * for the tokenizer.
@@ -343,66 +352,106 @@ export function embedChunks(
     n++;
     i = e;
   }
+  const keptLast = kept;
+  // Each chunk's plan (chunk-sums.c `chunks`): the words where its runs differ from the text's (a word its
+  // edges cut, the first words, whose pairs the text's do not give), and the runs between as found.
   const alone: number[] = [];
+  const planned: number[] = [];
+  let plan = planOfText;
+  let p = 0;
   let r0 = 0;
+  let to = 0;
+  let lastStart = 0;
+  let lastEnd = 0;
+  const entry = (base: number, pair: number) => {
+    if (p + PLAN_ROOM > plan.length) plan = planOfText = grown(plan, 2 * plan.length);
+    plan[p++] = base;
+    plan[p++] = pair;
+  };
   for (let c = 0; c < chunks.length; c++) {
     const piece = chunks[c].text;
     const s = starts[c];
-    // Compared as strings (a memory compare): startsWith goes unit by unit, 30 times slower, a sixth of this function.
-    if (!(s >= 0) || text.slice(s, s + piece.length) !== piece) {
+    // Compared as strings (a memory compare): startsWith goes unit by unit, 30 times slower, a sixth of this
+    // function. A chunk before the one planned last is embedded alone too: the plans walk the runs forward
+    // (chunkText yields the chunks in order).
+    const e = s + piece.length;
+    if (!(s >= 0) || s < lastStart || e < lastEnd || text.slice(s, e) !== piece) {
       alone.push(c);
       continue;
     }
-    const e = s + piece.length;
+    lastStart = s;
+    lastEnd = e;
+    if (p + PLAN_ROOM > plan.length) plan = planOfText = grown(plan, 2 * plan.length);
+    planned.push(c);
     // The runs the chunk holds: whole ones as found, those its edges cut as the cut words they are.
     while (r0 < n && runs[RUN * r0 + 1] <= s) r0++;
-    // The sums made here rather than by addWord (the hot loop, with the arrays in locals): the same additions in the same order.
-    let { words, sums, order } = features;
-    let size = 0;
     let last = -1;
     let lastBase = -1;
     let lastWhole = false;
-    for (let r = r0; r < n && runs[RUN * r] < e; r++) {
-      const a = runs[RUN * r];
-      const b = runs[RUN * r + 1];
-      const whole = a >= s && b <= e;
+    // The words before the chunk's runs agree with the text's: a cut first word, the first word (no pair) and the one after a cut word.
+    let counted = p++;
+    let r = r0;
+    const word = (a: number, b: number, whole: boolean) => {
       let base = runs[RUN * r + 2];
-      // The pair found for the whole text holds when the word before it here is the one before it there.
-      let pair = runs[RUN * r + 3];
-      if (!whole || !lastWhole || runs[RUN * r + 4] !== last) {
-        if (!whole) base = features.word(lower, Math.max(a, s), Math.min(b, e));
-        if (base < 0) continue;
-        pair = last < 0 ? -1 : features.id(pairOf(features.words[lastBase], features.words[base]));
-        ({ words, sums, order } = features);
-      } else if (base < 0) continue;
-      let f = words[base + 2];
-      let sum = sums[f];
-      if (sum === 0) order[size++] = f;
-      sums[f] = sum + 1;
-      if (pair >= 0) {
-        sum = sums[pair];
-        if (sum === 0) order[size++] = pair;
-        sums[pair] = sum + 0.5;
-      }
-      const grams = words[base + 1];
-      const weight = 0.5 / grams;
-      for (let j = base + 3; j < base + 3 + grams; j++) {
-        f = words[j];
-        sum = sums[f];
-        if (sum === 0) order[size++] = f;
-        sums[f] = sum + weight;
-      }
+      if (!whole) base = features.word(lower, Math.max(a, s), Math.min(b, e));
+      if (base < 0) return;
+      entry(base, last < 0 ? -1 : features.id(pairOf(features.words[lastBase], features.words[base])));
       last = r;
       lastBase = base;
       lastWhole = whole;
+    };
+    for (; r < n && runs[RUN * r] < e; r++) {
+      const a = runs[RUN * r];
+      const b = runs[RUN * r + 1];
+      const whole = a >= s && b <= e;
+      if (whole && lastWhole && runs[RUN * r + 4] === last) break;
+      word(a, b, whole);
     }
-    features.size = size;
-    features.finish(at(c));
+    plan[counted] = (p - counted - 1) / 2;
+    // Then whole runs, as the text has them.
+    to = Math.max(to, r);
+    while (to < n && runs[RUN * to + 1] <= e) to++;
+    plan[p++] = r;
+    plan[p++] = to;
+    const kept = to < n ? runs[RUN * to + 4] : keptLast;
+    if (kept >= r) {
+      last = kept;
+      lastBase = runs[RUN * kept + 2];
+      lastWhole = true;
+    }
+    // And a last word its end cuts.
+    counted = p++;
+    for (r = Math.max(r, to); r < n && runs[RUN * r] < e; r++) word(runs[RUN * r], runs[RUN * r + 1], false);
+    plan[counted] = (p - counted - 1) / 2;
+  }
+  if (planned.length) {
+    const vectors =
+      wasmChunkSums(plan.subarray(0, p), planned.length, runs.subarray(0, RUN * n), features, WEIGHT_OF_HALVES) ??
+      sumChunks(plan, planned.length, runs);
+    if (planned.length === chunks.length) out.set(vectors);
+    else planned.forEach((c, i) => at(c).set(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)));
   }
   // After the rest: embedInto starts a text of its own.
   for (const c of alone) embedInto(chunks[c].text, at(c));
   features.trim();
   if (runsOfText.length > RUN * LARGE) runsOfText = new Int32Array(RUN * 1024);
+  if (planOfText.length > LARGE) planOfText = new Int32Array(1024);
+  return out;
+}
+
+/** The vectors of `count` chunks planned in `plan` (chunk-sums.c `chunks`), from the text's `runs` and features: the WebAssembly's steps, in JavaScript, for a text too large for its memory. */
+function sumChunks(plan: Int32Array, count: number, runs: Int32Array): Float32Array {
+  const out = new Float32Array(count * BUILTIN_DIMENSIONS);
+  let p = 0;
+  for (let c = 0; c < count; c++) {
+    features.beginPiece();
+    for (let k = plan[p++]; k > 0; k--, p += 2) features.addWord(plan[p], plan[p + 1]);
+    const to = plan[p + 1];
+    for (let r = plan[p]; r < to; r++) if (runs[RUN * r + 2] >= 0) features.addWord(runs[RUN * r + 2], runs[RUN * r + 3]);
+    p += 2;
+    for (let k = plan[p++]; k > 0; k--, p += 2) features.addWord(plan[p], plan[p + 1]);
+    features.finish(out.subarray(c * BUILTIN_DIMENSIONS, (c + 1) * BUILTIN_DIMENSIONS));
+  }
   return out;
 }
 
