@@ -145,6 +145,19 @@ describe('built-in embedder and words', () => {
     expect(chunks.findIndex((c, i) => !toBlob(embedBuiltin(c.text)).equals(vectors.subarray(i * bytes, (i + 1) * bytes)))).toBe(-1);
   });
 
+  it('embeds a text with emoji between its words, and one with letters past the BMP, as each chunk alone', () => {
+    // Emoji are no letters: the runs are lowercased from the table as they are read. A Deseret letter (its
+    // lowercase past the BMP too) is two units the table leaves out: the text is lowercased whole first.
+    for (const text of ['Río 😀 NAÏVE Straße, ŁÓDŹ 🚀 Ωμέγα 2026. '.repeat(200), 'Río NAÏVE 𐐀𐐁x Straße 😀 2026. '.repeat(200)]) {
+      const starts: number[] = [];
+      const chunks = [...chunkText(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, starts)];
+      const vectors = embedChunks(text, chunks, starts);
+      chunks.forEach((c, i) =>
+        expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)),
+      );
+    }
+  });
+
   it('embeds chunks given in any order, overlapping or not, as each alone', () => {
     const text = 'Zorbania exports copper; Quillport ships it north. '.repeat(60);
     const starts: number[] = [];

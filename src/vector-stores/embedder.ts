@@ -3,7 +3,7 @@ import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
-import { LONGEST, lowerCased, runEnd, unitsOf } from './lexical.js';
+import { LONGEST, lowerCased, lowerTable, runEnd, unitsOf } from './lexical.js';
 import { wasmChunkSums } from './chunk-sums-wasm.js';
 import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
@@ -108,10 +108,9 @@ class TextFeatures {
    * `words`, or -1 when it is no word: looked up in this text's words first (a few thousand in a file,
    * where the word cache holds a hundred thousand spread over megabytes), then in the word cache.
    */
-  word(lower: Uint16Array, from: number, to: number): number {
+  word(lower: Uint16Array, from: number, to: number, h = keyHash(lower, from, to)): number {
     const length = to - from;
     if (length > LONGEST) return -1;
-    const h = keyHash(lower, from, to);
     const met = this.met;
     const mask = met.length / MET - 1;
     let slot = h & mask;
@@ -292,6 +291,68 @@ let planOfText = new Int32Array(1024);
 /** embedChunks' runs, kept from text to text (1 MB of prose has about 150,000; more than LARGE are let go). */
 let runsOfText = new Int32Array(RUN * 1024);
 
+/** The UTF-16 units of `text` (a copy of its memory). */
+function unitsInto(text: string): Uint16Array {
+  const units = new Uint16Array(text.length);
+  Buffer.from(units.buffer).write(text, 'utf16le');
+  return units;
+}
+
+/**
+ * The runs of letters and digits of a text (classes `k`, units `lower`) into `runsOfText`, RUN numbers
+ * each: its start and end, its word's record (-1: no word), its pair's feature (-1: none) and the run
+ * before it that is a word (-1: none); answers how many. With `table` (lexical.ts lowerTable), each run's
+ * units are lowercased in `lower` from it as the run is read, its hash made in the same pass; -1 at a unit
+ * the table leaves out. Without, `lower` is lowercased already.
+ */
+function findRuns(k: Uint8Array, lower: Uint16Array, table?: Uint16Array): number {
+  let runs = runsOfText;
+  let n = 0;
+  let kept = -1;
+  let previous = 0;
+  const length = k.length;
+  for (let i = 0; i < length;) {
+    if (!(k[i] & (LETTER | NUMBER))) {
+      i++;
+      continue;
+    }
+    let e = i;
+    let h;
+    if (table) {
+      // pieceHash (word-features.ts keyHash) of the lowercased units, made as they are; a surrogate
+      // (a letter past the BMP) is one of the units the table leaves out.
+      h = 0x811c9dc5;
+      for (; e < length && k[e] & (LETTER | NUMBER); e++) {
+        const l = table[lower[e]];
+        if (l === 0) return -1;
+        lower[e] = l;
+        h = Math.imul(h ^ l, 0x01000193);
+      }
+      h ^= h >>> 15;
+    } else {
+      e = runEnd(k, i, length);
+      h = keyHash(lower, i, e);
+    }
+    if (RUN * (n + 1) > runs.length) runs = runsOfText = grown(runs, 2 * runs.length);
+    const base = features.word(lower, i, e, h);
+    const r = RUN * n;
+    runs[r] = i;
+    runs[r + 1] = e;
+    runs[r + 2] = base;
+    runs[r + 3] = -1;
+    runs[r + 4] = kept;
+    if (base >= 0) {
+      const hash = features.words[base];
+      if (kept >= 0) runs[r + 3] = features.id(pairOf(previous, hash));
+      kept = n;
+      previous = hash;
+    }
+    n++;
+    i = e;
+  }
+  return n;
+}
+
 /**
  * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
  * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
@@ -310,49 +371,30 @@ export function embedChunks(
 ): Float32Array {
   const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
   const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
-  const lower = lowerCased(text);
-  if (lower === undefined) {
-    chunks.forEach((c, i) => embedInto(c.text, at(i)));
-    return out;
-  }
   // The text's runs of letters and digits, each with its word's record and its pair's feature. Where the
   // lowercased text is as long as the text and no character's case depends on its neighbours, each
   // character's lowercase is one character of the same length and of the same class, letter or number
-  // (embedder.test.ts checks every code point): the text's classes are the lowercased text's.
+  // (embedder.test.ts checks every code point): the text's classes are the lowercased text's. The runs are
+  // lowercased from the table as they are read, unless one holds a unit the table leaves out: then the
+  // whole text is lowercased first (lexical.ts lowerCased), or, where that changes its length, each chunk
+  // is embedded alone.
   const k = classes ?? classesOf(text);
+  let lower = unitsInto(text);
   features.beginText();
-  let runs = runsOfText;
-  let n = 0;
-  let kept = -1;
-  let previous = 0;
-  for (let i = 0; i < k.length;) {
-    if (!(k[i] & (LETTER | NUMBER))) {
-      i++;
-      continue;
+  let n = findRuns(k, lower, lowerTable());
+  if (n < 0) {
+    const lowered = lowerCased(text);
+    if (lowered === undefined) {
+      chunks.forEach((c, i) => embedInto(c.text, at(i)));
+      return out;
     }
-    const e = runEnd(k, i, k.length);
-    if (RUN * (n + 1) > runs.length) {
-      const grown = new Int32Array(runs.length * 2);
-      grown.set(runs);
-      runs = runsOfText = grown;
-    }
-    const base = features.word(lower, i, e);
-    const r = RUN * n;
-    runs[r] = i;
-    runs[r + 1] = e;
-    runs[r + 2] = base;
-    runs[r + 3] = -1;
-    runs[r + 4] = kept;
-    if (base >= 0) {
-      const hash = features.words[base];
-      if (kept >= 0) runs[r + 3] = features.id(pairOf(previous, hash));
-      kept = n;
-      previous = hash;
-    }
-    n++;
-    i = e;
+    lower = lowered;
+    features.beginText();
+    n = findRuns(k, lower);
   }
-  const keptLast = kept;
+  const runs = runsOfText;
+  let keptLast = n - 1;
+  while (keptLast >= 0 && runs[RUN * keptLast + 2] < 0) keptLast--;
   // Each chunk's plan (chunk-sums.c `chunks`): the words where its runs differ from the text's (a word its
   // edges cut, the first words, whose pairs the text's do not give), and the runs between as found.
   const alone: number[] = [];
