@@ -354,51 +354,24 @@ function findRuns(k: Uint8Array, lower: Uint16Array, table?: Uint16Array): numbe
 }
 
 /**
- * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
- * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
- * word look-ups and the numbering of features made once for the whole text instead of once per chunk
- * (auto chunking has every token in two chunks), and each chunk's sums and vector made by chunk-sums.c in
- * WebAssembly (in JavaScript for a text past its memory). `starts[i]` is where chunk i's text begins in `text`
- * (UTF-16 units); a chunk whose text is not found there (a window that cut a character) is embedded on
- * its own. `classes`: the text's character classes (pretokens.ts `classesOf`), where the caller made them
- * for the tokenizer.
+ * The plans of a text's chunks (chunk-sums.c `chunks`) into `planOfText`, over its `n` runs (findRuns) and
+ * its lowercased units: per chunk, the words where its runs differ from the text's (a word its edges cut;
+ * its first words, whose pairs the text's do not give) and the runs between as found. The chunks planned
+ * are pushed to `planned`; one that is no stretch of the text at `starts` (a window that cut a
+ * character), or that comes before the one planned last, to `alone`. Answers the plans' length.
  */
-export function embedChunks(
+function planChunks(
   text: string,
   chunks: readonly { text: string }[],
   starts: readonly number[],
-  classes?: Uint8Array,
-): Float32Array {
-  const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
-  const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
-  // The text's runs of letters and digits, each with its word's record and its pair's feature. Where the
-  // lowercased text is as long as the text and no character's case depends on its neighbours, each
-  // character's lowercase is one character of the same length and of the same class, letter or number
-  // (embedder.test.ts checks every code point): the text's classes are the lowercased text's. The runs are
-  // lowercased from the table as they are read, unless one holds a unit the table leaves out: then the
-  // whole text is lowercased first (lexical.ts lowerCased), or, where that changes its length, each chunk
-  // is embedded alone.
-  const k = classes ?? classesOf(text);
-  let lower = unitsInto(text);
-  features.beginText();
-  let n = findRuns(k, lower, lowerTable());
-  if (n < 0) {
-    const lowered = lowerCased(text);
-    if (lowered === undefined) {
-      chunks.forEach((c, i) => embedInto(c.text, at(i)));
-      return out;
-    }
-    lower = lowered;
-    features.beginText();
-    n = findRuns(k, lower);
-  }
+  lower: Uint16Array,
+  n: number,
+  planned: number[],
+  alone: number[],
+): number {
   const runs = runsOfText;
   let keptLast = n - 1;
   while (keptLast >= 0 && runs[RUN * keptLast + 2] < 0) keptLast--;
-  // Each chunk's plan (chunk-sums.c `chunks`): the words where its runs differ from the text's (a word its
-  // edges cut, the first words, whose pairs the text's do not give), and the runs between as found.
-  const alone: number[] = [];
-  const planned: number[] = [];
   let plan = planOfText;
   let p = 0;
   let r0 = 0;
@@ -466,10 +439,56 @@ export function embedChunks(
     for (r = Math.max(r, to); r < n && runs[RUN * r] < e; r++) word(runs[RUN * r], runs[RUN * r + 1], false);
     plan[counted] = (p - counted - 1) / 2;
   }
+  return p;
+}
+
+/**
+ * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
+ * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
+ * word look-ups and the numbering of features made once for the whole text instead of once per chunk
+ * (auto chunking has every token in two chunks), and each chunk's sums and vector made by chunk-sums.c in
+ * WebAssembly (in JavaScript for a text past its memory). `starts[i]` is where chunk i's text begins in `text`
+ * (UTF-16 units); a chunk whose text is not found there (a window that cut a character) is embedded on
+ * its own. `classes`: the text's character classes (pretokens.ts `classesOf`), where the caller made them
+ * for the tokenizer.
+ */
+export function embedChunks(
+  text: string,
+  chunks: readonly { text: string }[],
+  starts: readonly number[],
+  classes?: Uint8Array,
+): Float32Array {
+  const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
+  const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
+  // The text's runs of letters and digits, each with its word's record and its pair's feature. Where the
+  // lowercased text is as long as the text and no character's case depends on its neighbours, each
+  // character's lowercase is one character of the same length and of the same class, letter or number
+  // (embedder.test.ts checks every code point): the text's classes are the lowercased text's. The runs are
+  // lowercased from the table as they are read, unless one holds a unit the table leaves out: then the
+  // whole text is lowercased first (lexical.ts lowerCased), or, where that changes its length, each chunk
+  // is embedded alone.
+  const k = classes ?? classesOf(text);
+  let lower = unitsInto(text);
+  features.beginText();
+  let n = findRuns(k, lower, lowerTable());
+  if (n < 0) {
+    const lowered = lowerCased(text);
+    if (lowered === undefined) {
+      chunks.forEach((c, i) => embedInto(c.text, at(i)));
+      return out;
+    }
+    lower = lowered;
+    features.beginText();
+    n = findRuns(k, lower);
+  }
+  // Each chunk that is a stretch of the text is planned, and the plans summed at once; the others are embedded alone.
+  const planned: number[] = [];
+  const alone: number[] = [];
+  const p = planChunks(text, chunks, starts, lower, n, planned, alone);
   if (planned.length) {
     const vectors =
-      wasmChunkSums(plan.subarray(0, p), planned.length, runs.subarray(0, RUN * n), features, WEIGHT_OF_HALVES) ??
-      sumChunks(plan, planned.length, runs);
+      wasmChunkSums(planOfText.subarray(0, p), planned.length, runsOfText.subarray(0, RUN * n), features, WEIGHT_OF_HALVES) ??
+      sumChunks(planOfText, planned.length, runsOfText);
     if (planned.length === chunks.length) out.set(vectors);
     else planned.forEach((c, i) => at(c).set(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)));
   }
