@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';
@@ -9,15 +9,44 @@ import { testSchemaName } from './helpers.js';
 /** The repository root, where `dist/main.js` is built. */
 export const root = join(import.meta.dirname, '..');
 
-/** A free TCP port on loopback. */
-export const freePort = () =>
-  new Promise<number>((resolve) => {
+/** Whether `port` (0: the system's choice) can be listened on at 127.0.0.1 now; which port that was. */
+const listenable = (port: number) =>
+  new Promise<number | undefined>((resolve) => {
     const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
       const { port } = srv.address() as { port: number };
       srv.close(() => resolve(port));
     });
   });
+
+/** The first of the ports the system hands out by itself (a client's socket, a listen on port 0). */
+const EPHEMERAL_FROM = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+})();
+/** Ports a test worker takes its ports from: each worker (VITEST_POOL_ID, 1 to maxWorkers) a slice of its own. */
+const SLICE = 500;
+const sliceStart = 10_000 + SLICE * (Number(process.env.VITEST_POOL_ID ?? 0) % Math.floor((EPHEMERAL_FROM - 10_000) / SLICE));
+let nextInSlice = 0;
+
+/**
+ * A free TCP port on loopback, for a process a test starts later. Not the system's choice of a free port:
+ * that comes from the range every client socket of the machine takes its port from, and one of the many
+ * connections of the files running alongside could take it before the process listens (nginx failed so:
+ * "bind() to 127.0.0.1:45907 failed (98: Address already in use)"). The ports come from below that range,
+ * in turn from this worker's slice, so no client socket and no other worker is handed the same one.
+ */
+export async function freePort(): Promise<number> {
+  for (let tried = 0; tried < SLICE; tried++) {
+    const port = await listenable(sliceStart + (nextInSlice++ % SLICE));
+    if (port !== undefined) return port;
+  }
+  return (await listenable(0))!;
+}
 
 /** Builds dist/ when missing (`npm test` builds first; rebuilding while other files run it would race). */
 export function ensureBuilt(): void {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer, connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyConfig } from '../../src/admin/config-file.js';
@@ -10,6 +10,7 @@ import { createRateLimiter } from '../../src/ratelimit/service.js';
 import { fixedClock } from '../../src/ratelimit/testing.js';
 import { modules } from '../../src/server/modules.js';
 import { startTestStandin, type TestStandin } from '../helpers.js';
+import { freePort } from '../process.js';
 import { probeModule } from './probe.js';
 
 /**
@@ -18,14 +19,6 @@ import { probeModule } from './probe.js';
  * fails the test instead of hanging it; the Redis is killed in afterAll (and on exit).
  */
 const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 /** Fails (instead of hanging) when `p` has not settled within `ms`: a liveness bound, not a timing assertion. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
