@@ -26,7 +26,7 @@ const flags = (memory) => [
   '-Wl,--strip-all',
 ];
 
-export const KERNELS = [
+const KERNELS = [
   { source: 'src/core/token-ends.c', target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(40 << 20) },
   // Imports Math.log (chunk-sums-wasm.ts gives it).
   {

@@ -53,8 +53,7 @@ export function wasmChunkSums(
   weightOfHalves: Float64Array,
 ): Float32Array | undefined {
   const w = instance();
-  const at = align(w.__heap_base.value as number);
-  const halves = at;
+  const halves = align(w.__heap_base.value as number);
   const sums = align(halves + weightOfHalves.byteLength);
   const order = align(sums + 8 * features.count);
   const keys = align(order + 4 * (features.count + 1));

@@ -7,13 +7,9 @@
 // the addresses the caller gives.
 #include <stdint.h>
 
-#ifdef __wasm__
+// Built for wasm32 only (token-ends.c is built natively too, by a bench).
 #define EXPORT(name) __attribute__((export_name(name)))
 #define IMPORT(name) __attribute__((import_module("env"), import_name(name)))
-#else
-#define EXPORT(name)
-#define IMPORT(name)
-#endif
 
 // embedder.ts BUILTIN_DIMENSIONS, HALVES, RUN.
 #define DIMENSIONS 256
