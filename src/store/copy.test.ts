@@ -63,6 +63,21 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('rows copied into PostgreS
         }),
       ).rejects.toThrow(/duplicate key|invalid byte sequence|0x00/);
     }
+    // A COPY refused before it takes data (its rows were sent with it, unasked): PostgreSQL's error, and
+    // the data is ignored, not run as statements.
+    await expect(
+      store.db.transaction().execute(async (tx) => {
+        await tx.executeQuery(copyStatement('nowhere', ['id'], ['int4'], [[1]]).compile());
+      }),
+    ).rejects.toThrow(/relation "nowhere" does not exist/);
+    const large = Array.from({ length: 2_000 }, (_, i) => [1_000 + i, 'y'.repeat(1_000), null, null]);
+    await expect(
+      store.db.transaction().execute(async (tx) => {
+        await sql`select 1 / 0`.execute(tx).catch(() => {});
+        // The transaction is aborted: this COPY is refused at once, with 2 MB of rows behind it.
+        await tx.executeQuery(copyStatement('copied', ['id', 'body', 'n', 'data'], ['int4', 'text', 'int4', 'bytea'], large).compile());
+      }),
+    ).rejects.toThrow(/current transaction is aborted/);
     expect((await rowsOf()).length).toBe(before);
     // Every connection of the pool still answers (a failed COPY left none waiting for data).
     await Promise.all(Array.from({ length: 12 }, () => sql`select 1`.execute(store.db)));

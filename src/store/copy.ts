@@ -11,7 +11,12 @@ import type pg from 'pg';
  * is the rows' bytes (`CopyData`), which the store's pool (db.ts) sends as the COPY's data.
  */
 export class CopyData {
-  constructor(readonly bytes: Buffer) {}
+  /** `messages`: the protocol's CopyData message holding the rows, then its CopyDone. */
+  constructor(readonly messages: Buffer) {}
+  /** The rows in COPY's binary format, as the CopyData message holds them. */
+  get bytes(): Buffer {
+    return this.messages.subarray(5, this.messages.length - 5);
+  }
 }
 
 /** The column types a copy writes, as PostgreSQL's binary format has them. */
@@ -22,7 +27,8 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 /** The binary COPY of `rows` (each a value a column, in `types`' order; null for NULL). */
 export function copyData(types: readonly CopyType[], rows: readonly (readonly unknown[])[]): CopyData {
   // At most 3 bytes of UTF-8 a UTF-16 unit: one pass writes each string, into a buffer sized once.
-  let bound = SIGNATURE.length + 8 + 2;
+  // The rows go in one CopyData message ('d', its length), followed by a CopyDone ('c', 4): copyIn writes them as they are.
+  let bound = 5 + SIGNATURE.length + 8 + 2 + 5;
   for (const row of rows) {
     bound += 2 + 4 * types.length;
     for (let c = 0; c < types.length; c++) {
@@ -32,7 +38,8 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
     }
   }
   const out = Buffer.allocUnsafe(bound);
-  let at = SIGNATURE.copy(out, 0);
+  out[0] = 0x64; // 'd'
+  let at = 5 + SIGNATURE.copy(out, 5);
   at = out.writeInt32BE(0, at); // flags
   at = out.writeInt32BE(0, at); // header extension
   for (const row of rows) {
@@ -57,6 +64,9 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
     }
   }
   at = out.writeInt16BE(-1, at);
+  out.writeInt32BE(at - 1, 1);
+  out[at] = 0x63; // 'c'
+  at = out.writeInt32BE(4, at + 1);
   return new CopyData(out.subarray(0, at));
 }
 
@@ -81,13 +91,17 @@ export function copyIn(client: pg.ClientBase, sql: string, data: CopyData): Prom
     let rowCount = 0;
     const copy = {
       callback: undefined as ((err: Error | null, res?: unknown) => void) | undefined,
-      submit(connection: { query(text: string): void }) {
+      // The statement, its rows and their end leave in one write, without waiting for PostgreSQL's
+      // CopyInResponse: a round trip, two wake-ups of each side and pg's copy of the rows saved. A COPY that
+      // fails before taking data (no such table, a broken transaction) leaves its data to the backend,
+      // which ignores CopyData and CopyDone outside a copy, as the protocol says (postgres.c).
+      submit(connection: { query(text: string): void; stream: NodeJS.WritableStream & { cork(): void; uncork(): void } }) {
+        connection.stream.cork();
         connection.query(sql);
+        connection.stream.write(data.messages);
+        connection.stream.uncork();
       },
-      handleCopyInResponse(connection: { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void }) {
-        connection.sendCopyFromChunk(data.bytes);
-        connection.endCopyFrom();
-      },
+      handleCopyInResponse() {},
       handleCommandComplete(msg: { text?: string }) {
         rowCount = Number(/\d+$/.exec(msg.text ?? '')?.[0] ?? 0);
       },
