@@ -449,6 +449,8 @@ export async function insertChunks(exec: Exec, rows: ChunkRow[]): Promise<void> 
 
 /** PostgreSQL (a transaction's connection, or the pool's): rows are copied (store/copy.ts), one statement however many. */
 const onPostgres = (exec: Exec) => exec.getExecutor().adapter instanceof PostgresAdapter;
+/** Rows insertChunks and insertTextParts write in one statement at most: one COPY on PostgreSQL, CHUNK_ROWS on SQLite. */
+export const rowsAStatement = (exec: Exec) => (onPostgres(exec) ? Infinity : CHUNK_ROWS);
 /** The columns' types, for a COPY. */
 const CHUNK_TYPE: Record<(typeof CHUNK_COLUMNS)[number], CopyType> = {
   vector_store_id: 'text',
