@@ -12,8 +12,8 @@ import pg from 'pg';
 import { cpuMs, importTree, postgresCpu, report } from './lib.mjs';
 
 const tree = resolve('.');
-const { copyData } = await importTree(build, tree, resolve('node_modules/.cache/standin-bench-copy'), (src) => [
-  `export { copyData } from ${src('store/copy.ts')};`,
+const { copyData, copyIn } = await importTree(build, tree, resolve('node_modules/.cache/standin-bench-copy'), (src) => [
+  `export { copyData, copyIn } from ${src('store/copy.ts')};`,
 ]);
 
 const URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -59,29 +59,8 @@ function replyFirst(sql, data) {
   });
 }
 
-/** copyIn's way: the statement, the rows and their end in one write. */
-function oneWrite(sql, data) {
-  return new Promise((resolve, reject) => {
-    client.query({
-      submit: (c) => {
-        c.stream.cork();
-        c.query(sql);
-        c.stream.write(data.messages);
-        c.stream.uncork();
-      },
-      handleCopyInResponse() {},
-      handleReadyForQuery: resolve,
-      handleError: reject,
-      handleCommandComplete() {},
-      handleEmptyQuery() {},
-      handleRowDescription() {},
-      handleDataRow() {},
-      handleCopyData() {},
-    });
-  });
-}
-
-const ways = { 'reply first': replyFirst, 'one write': oneWrite };
+// copyIn's way: the statement, the rows and their end in one write.
+const ways = { 'reply first': replyFirst, 'one write': (sql, data) => copyIn(client, sql, data) };
 const totals = Object.fromEntries(Object.keys(ways).map((w) => [w, { wall: 0, cpu: 0, pg: 0, n: 0 }]));
 let id = 0;
 try {
