@@ -163,11 +163,11 @@ export async function ingestFile(
   });
   // The writes, in order, each with about the bytes it stores: what an earlier attempt of this ingestion
   // wrote dropped, the text's segments, the chunks (each step up to TEXT_PART characters or bytes, and on
-  // SQLite up to CHUNK_ROWS rows: on PostgreSQL a step is one COPY however many rows, and a 512 KB file's
-  // rows took nine COPYs, now five; nine cost the server 0.6–0.9 ms more than two), then the completion. A first attempt finds nothing to drop: the
-  // attachment dropped the file's earlier rows with it (service.ts attach), and no other ingestion writes
-  // under this one's keys (stillIngesting); every claim of the job counts as an attempt, so one after a
-  // crash or a stop midway is not the first (core/jobs.ts).
+  // SQLite up to CHUNK_ROWS rows; on PostgreSQL a step is one COPY however many rows), then the
+  // completion. A first attempt finds nothing to drop: the attachment dropped the file's earlier rows with
+  // it (service.ts attach), and no other ingestion writes under this one's keys (stillIngesting); every
+  // claim of the job counts as an attempt, so one after a crash or a stop midway is not the first
+  // (core/jobs.ts).
   const steps: { bytes: number; run(tx: Tx): Promise<unknown> }[] =
     job.attempts > 1 ? [{ bytes: 0, run: (tx) => store.clearIngested(tx, storeId, fileId) }] : [];
   const stepRows = store.rowsAStatement(ctx.store.db);
