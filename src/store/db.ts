@@ -150,9 +150,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  // The wall time, as Kysely's Migrator stamps the migrations it runs: Standin's clock (core/clock.ts) is
-  // read from the store once it is migrated (server/app.ts, loadClock), so there is none to ask yet.
-  const createFresh = (migrations: readonly string[], schema: FreshSchema) => applyFreshSchema(sqlite, schema, migrations, new Date());
+  const createFresh = (migrations: readonly string[], schema: FreshSchema) => applyFreshSchema(sqlite, schema, migrations);
   if (file === ':memory:') {
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return { db, dialect: 'sqlite', createFresh, close: () => db.destroy() };

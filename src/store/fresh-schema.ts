@@ -52,10 +52,12 @@ export function captureFreshSchema(sqlite: SQLite.Database): FreshSchema {
 
 /**
  * Makes `schema` on an empty store in one transaction, its migrations recorded as applied now (as Kysely
- * records them: name, ISO time). False, with nothing written, when the store is not empty or `migrations`
- * (this Standin's, in order) are not the schema's: then the migrations run as ever.
+ * records them: name, ISO time). The time is SQLite's own: Kysely's Migrator takes the wall time too, and
+ * Standin's clock is read from the store only once it is migrated. False, with nothing written, when the
+ * store is not empty or `migrations` (this Standin's, in order) are not the schema's: then the migrations
+ * run as ever.
  */
-export function applyFreshSchema(sqlite: SQLite.Database, schema: FreshSchema, migrations: readonly string[], now: Date): boolean {
+export function applyFreshSchema(sqlite: SQLite.Database, schema: FreshSchema, migrations: readonly string[]): boolean {
   if (schema.migrations.length !== migrations.length || schema.migrations.some((n, i) => n !== migrations[i])) return false;
   const apply = sqlite.transaction(() => {
     // Checked inside the (immediate) transaction: another process making the store meanwhile waits or is seen.
@@ -69,9 +71,9 @@ export function applyFreshSchema(sqlite: SQLite.Database, schema: FreshSchema, m
           .prepare(`insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map(() => '?').join(', ')})`)
           .run(...columns.map((c) => row[c]));
       }
-    const record = sqlite.prepare(`insert into ${MIGRATIONS_TABLE} (name, timestamp) values (?, ?)`);
-    const at = now.toISOString();
-    for (const name of migrations) record.run(name, at);
+    // Date's toISOString, to the millisecond: 2026-12-04T05:10:38.123Z.
+    const record = sqlite.prepare(`insert into ${MIGRATIONS_TABLE} (name, timestamp) values (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
+    for (const name of migrations) record.run(name);
     return true;
   });
   return apply.immediate();
