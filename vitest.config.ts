@@ -7,6 +7,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     fileParallelism: true,
+    // A worker runs one file after another and keeps its modules: a fresh one for each file imported the
+    // whole module graph again, a third of the workers' CPU (docs/contributing.md, "The suite's time").
+    isolate: false,
     maxWorkers: 2,
     reporters: ['default', './test/summary-reporter.ts'],
     // Each file's CPU, which the summary's last lines list (test/cpu-setup.ts).

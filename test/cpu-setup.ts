@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll } from 'vitest';
 
-/** A test file's CPU in seconds: its worker process (one a file) and the children it waited for. */
+/**
+ * A test file's CPU in seconds: its share of its worker process (which runs one file after another: the
+ * config's `isolate: false`) and of the children the worker waited for.
+ */
 export interface FileCpu {
   self: number;
   children: number;
@@ -19,10 +22,13 @@ function cpuOfThisProcess(): FileCpu | undefined {
   return { self: (Number(f[11]) + Number(f[12])) / 100, children: (Number(f[13]) + Number(f[14])) / 100 };
 }
 
-// Last of the file's hooks (hooks end in reverse order): test/summary-reporter.ts lists the files that took most CPU.
+// The worker's CPU before the file is imported (a setup file runs again before each file), and after its
+// last hook (hooks end in reverse order): the difference is the file's. test/summary-reporter.ts lists
+// the files that took most CPU.
+const before = cpuOfThisProcess();
 // (Vitest reads the first argument as fixtures: it must be a pattern; the file is the second.)
 // eslint-disable-next-line no-empty-pattern
 afterAll(({}, file) => {
   const cpu = cpuOfThisProcess();
-  if (cpu) (file.meta as { cpu?: FileCpu }).cpu = cpu;
+  if (cpu && before) (file.meta as { cpu?: FileCpu }).cpu = { self: cpu.self - before.self, children: cpu.children - before.children };
 });
