@@ -10,8 +10,8 @@ export default defineConfig({
     // A worker runs one file after another and keeps its modules: a fresh one for each file imported the
     // whole module graph again, a third of the workers' CPU (docs/contributing.md, "The suite's time").
     isolate: false,
-    // Three on two cores: two left the machine idle a quarter of the run (waits on servers, sleeps); four
-    // made test/deploy/node-lines.test.ts the run's tail (docs/contributing.md, "The suite's time").
+    // Three on two cores: two left the machine idle a quarter of the run (the tests wait on the processes they
+    // start); four were no faster than three, and spent more CPU (docs/contributing.md, "The suite's time").
     maxWorkers: 3,
     reporters: ['default', './test/summary-reporter.ts'],
     // Each file's CPU, which the summary's last lines list (test/cpu-setup.ts).
