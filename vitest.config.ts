@@ -11,7 +11,7 @@ export default defineConfig({
     // whole module graph again, a third of the workers' CPU (docs/contributing.md, "The suite's time").
     isolate: false,
     // Three on two cores: two left the machine idle a quarter of the run (the tests wait on the processes they
-    // start); four were no faster than three, and spent more CPU (docs/contributing.md, "The suite's time").
+    // start); four were not faster, and slow each file more (docs/contributing.md, "The suite's time").
     maxWorkers: 3,
     reporters: ['default', './test/summary-reporter.ts'],
     // Each file's CPU, which the summary's last lines list (test/cpu-setup.ts).
