@@ -66,8 +66,9 @@ async function echoChild(lib) {
   process.on('message', async (req) => {
     if (!reply) {
       const out = await m.prepareFile({ ...req, limits: m.DEFAULT_LIMITS });
-      // Trees that send spans return { prepared, starts }; older ones the prepared file itself.
-      reply = m.wire.toWire ? m.wire.toWire(out.prepared, out.starts) : out;
+      // Trees that send the text's UTF-8 (chunksOf) take prepareFile's result whole; those that send spans of
+      // a string return { prepared, starts }; older ones the prepared file itself.
+      reply = m.wire.chunksOf ? m.wire.toWire(out) : m.wire.toWire ? m.wire.toWire(out.prepared, out.starts) : out;
     }
     process.send({ id: req.id, ok: true, prepared: reply, rss: process.memoryUsage.rss(), cpu: cpu() });
   });

@@ -93,8 +93,11 @@ async function measure(tree) {
       T['token counts'] += Math.max(0, cpu() - a - scan);
       // The chunker's own work: chunkText less its token ends (again, now cached).
       const starts = [];
+      // Trees whose reply is the text's UTF-8 (chunksOf) have the chunker give each chunk's span of it; the
+      // file's bytes are that UTF-8 (prepare.ts).
+      const spans = m.wire.chunksOf ? [] : undefined;
       a = cpu();
-      const chunks = [...m.chunk.chunkText(text, m.chunk.AUTO_CHUNKING, starts)];
+      const chunks = [...m.chunk.chunkText(text, m.chunk.AUTO_CHUNKING, starts, undefined, spans, spans && b)];
       const chunked = cpu() - a;
       a = cpu();
       m.tokenEnds(text, 5e6);
@@ -109,7 +112,11 @@ async function measure(tree) {
       T.embed += cpu() - a;
       // What goes over IPC ('advanced' serialization: the structured clone), and the server's chunks made of it.
       a = cpu();
-      const prepared = m.wire.toWire ? m.wire.toWire({ text, chunks, vectors }, starts) : { text, chunks, vectors };
+      const prepared = spans
+        ? m.wire.toWire({ prepared: { text, chunks, vectors }, starts, utf8: b, spans })
+        : m.wire.toWire
+          ? m.wire.toWire({ text, chunks, vectors }, starts)
+          : { text, chunks, vectors };
       const wire = serialize({ id: 1, ok: true, prepared, rss: 0 });
       T['encode reply'] += cpu() - a;
       a = cpu();

@@ -11,12 +11,19 @@ describe('binary COPY data', () => {
       [
         ['é', -2, Buffer.from([0, 255])],
         [null, 7, null],
+        [Buffer.from('é'), 7, null],
       ],
     );
     const hex = bytes.toString('hex');
     expect(hex.slice(0, 38)).toBe(Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1').toString('hex') + '0000000000000000');
     expect(hex.slice(38)).toBe(
-      ['0003', '00000002c3a9', '00000004fffffffe', '0000000200ff', '0003', 'ffffffff', '0000000400000007', 'ffffffff', 'ffff'].join(''),
+      [
+        ...['0003', '00000002c3a9', '00000004fffffffe', '0000000200ff'],
+        ...['0003', 'ffffffff', '0000000400000007', 'ffffffff'],
+        // A text given as its UTF-8, the same bytes.
+        ...['0003', '00000002c3a9', '0000000400000007', 'ffffffff'],
+        'ffff',
+      ].join(''),
     );
   });
 });
@@ -39,7 +46,8 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('rows copied into PostgreS
     const data = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     await store.db.transaction().execute(async (tx) => {
       await sql`insert into copied (id, body) values (0, 'before')`.execute(tx);
-      const rows = texts.map((t, i) => [i + 1, t, i % 2 ? null : 1 - i, i % 2 ? data : null]);
+      // A text given as its UTF-8 (as ingestion gives its parts) goes as it is.
+      const rows = texts.map((t, i) => [i + 1, i === 2 ? Buffer.from(t) : t, i % 2 ? null : 1 - i, i % 2 ? data : null]);
       await tx.executeQuery(copyStatement('copied', ['id', 'body', 'n', 'data'], ['int4', 'text', 'int4', 'bytea'], rows).compile());
     });
     const rows = await rowsOf();
@@ -51,10 +59,13 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('rows copied into PostgreS
 
   it("fail with PostgreSQL's error, and the transaction keeps nothing; the connection serves on", async () => {
     const before = (await rowsOf()).length;
-    // A key already there, and a NUL in a text (which no text column holds), each abort the transaction.
+    // A key already there, a NUL in a text (which no text column holds), and a text's bytes that are not
+    // UTF-8 (or hold a NUL), each abort the transaction.
     for (const bad of [
       [1, 'again', null, null],
       [99, 'nul \u0000 inside', null, null],
+      [99, Buffer.from([0x61, 0xc0, 0xaf]), null, null],
+      [99, Buffer.from('nul \u0000 inside'), null, null],
     ]) {
       await expect(
         store.db.transaction().execute(async (tx) => {

@@ -24,7 +24,7 @@ export type CopyType = 'text' | 'int4' | 'bytea';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
-/** The binary COPY of `rows` (each a value a column, in `types`' order; null for NULL). */
+/** The binary COPY of `rows` (each a value a column, in `types`' order; null for NULL; a text as a string or as its UTF-8). */
 export function copyData(types: readonly CopyType[], rows: readonly (readonly unknown[])[]): CopyData {
   // At most 3 bytes of UTF-8 a UTF-16 unit: one pass writes each string, into a buffer sized once.
   // The rows go in one CopyData message ('d', its length), followed by a CopyDone ('c', 4): copyIn writes them as they are.
@@ -34,7 +34,7 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
     for (let c = 0; c < types.length; c++) {
       const v = row[c];
       if (v === null) continue;
-      bound += types[c] === 'text' ? 3 * (v as string).length : types[c] === 'int4' ? 4 : (v as Uint8Array).length;
+      bound += types[c] === 'int4' ? 4 : typeof v === 'string' ? 3 * v.length : (v as Uint8Array).length;
     }
   }
   const out = Buffer.allocUnsafe(bound);
@@ -48,14 +48,15 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
       const v = row[c];
       if (v === null) {
         at = out.writeInt32BE(-1, at);
-      } else if (types[c] === 'text') {
-        const length = out.write(v as string, at + 4, 'utf8');
+      } else if (typeof v === 'string') {
+        const length = out.write(v, at + 4, 'utf8');
         out.writeInt32BE(length, at);
         at += 4 + length;
       } else if (types[c] === 'int4') {
         at = out.writeInt32BE(4, at);
         at = out.writeInt32BE(v as number, at);
       } else {
+        // bytea, or a text's UTF-8 as it is (PostgreSQL checks it, as it checks every text it is sent).
         const bytes = v as Uint8Array;
         at = out.writeInt32BE(bytes.length, at);
         out.set(bytes, at);

@@ -61,7 +61,7 @@ describe('token chunking', () => {
     for (const c of chunks) expect(c.text).not.toMatch(/^\uFFFD|\uFFFD$/);
   });
 
-  it('gives each window its bytes decoded, halves at the edges dropped, whether it slices the text or decodes it', () => {
+  it('gives each window its bytes decoded, halves at the edges dropped, whether it slices the text or decodes it, and its span of them', () => {
     // What a chunk is (the definition the slices must keep): the window's UTF-8 decoded, U+FFFD stripped at both ends.
     const reference = (text0: string, size: number, overlap: number) => {
       const { ends, count } = tokenEnds(text0, 1e9)!;
@@ -92,10 +92,17 @@ describe('token chunking', () => {
     const check = (text: string, size: number) => {
       const overlap = random(size);
       const starts: number[] = [];
-      const chunks = [...chunkText(text, { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap }, starts)];
+      const spans: number[] = [];
+      const chunks = [...chunkText(text, { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap }, starts, undefined, spans)];
       const expected = reference(text, size, overlap);
       expect(chunks, JSON.stringify(text)).toEqual(expected.map(({ text, tokens }) => ({ text, tokens })));
       expect(starts).toEqual(expected.map((e) => e.start));
+      // Each chunk is exactly a span of the text's UTF-8 (what the server stores, ingest-protocol.ts).
+      const utf8 = Buffer.from(text);
+      expect(
+        chunks.map((_, i) => utf8.toString('utf8', spans[2 * i], spans[2 * i + 1])),
+        JSON.stringify(text),
+      ).toEqual(chunks.map((c) => c.text));
     };
     for (let t = 0; t < 300; t++)
       check(

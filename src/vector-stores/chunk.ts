@@ -80,6 +80,32 @@ function unitsOf(text: string, froms: readonly number[], tos: readonly number[])
 
 const REPLACEMENT = 0xfffd;
 
+/** Whether a UTF-8 byte continues a character (10xxxxxx). */
+const continues = (b: number) => (b & 0xc0) === 0x80;
+
+/**
+ * The span of a window's bytes `[from, to)` of a text's UTF-8 that its chunk's text is (chunkText): the
+ * window less the halves of characters cut at its edges, then less any U+FFFD (EF BF BD) at its edges,
+ * as decoding the window and stripping U+FFFD at both ends leaves it.
+ */
+export function wholeBytes(bytes: Uint8Array, from: number, to: number): [number, number] {
+  let a = from;
+  while (a < to && continues(bytes[a])) a++;
+  let b = to;
+  // The character `to` cuts, if any: from its first byte on, it is dropped.
+  let lead = b;
+  while (lead > a && continues(bytes[lead - 1])) lead--;
+  if (lead > a) {
+    const first = bytes[lead - 1];
+    const length = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+    if (b - (lead - 1) < length) b = lead - 1;
+  }
+  const fffd = (i: number) => bytes[i] === 0xef && bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd;
+  while (b - a >= 3 && fffd(a)) a += 3;
+  while (b - a >= 3 && fffd(b - 3)) b -= 3;
+  return [a, b];
+}
+
 /**
  * Chunks of a text: each chunk's text and token count, in order. An empty text has none. A chunk's text
  * is its tokens' bytes decoded: a slice of the text's UTF-8 (token boundaries from core/tokenizer.ts's tokenEnds),
@@ -90,18 +116,23 @@ const REPLACEMENT = 0xfffd;
  * With `starts`, where each chunk's text should begin in `text` (UTF-16 units: the first whole character
  * of its bytes) is pushed there, for the embedder (embedder.ts `embedChunks`, which checks it). `classes`:
  * the text's character classes (core/pretokens.ts `classesOf`), where the caller has them for the embedder too.
+ * With `spans`, each chunk's text as a span of the text's UTF-8 (its first byte and its end, pushed there):
+ * every chunk is one, its bytes exactly (wholeBytes). `utf8`: the text's UTF-8 where the caller has it
+ * (as Buffer.from makes it: a lone surrogate as U+FFFD).
  */
 export function* chunkText(
   text: string,
   chunking: Chunking,
   starts?: number[],
   classes?: Uint8Array,
+  spans?: number[],
+  utf8?: Uint8Array,
 ): Generator<{ text: string; tokens: number }> {
-  const spans = tokenEnds(text, MAX_FILE_TOKENS, classes);
-  if (!spans) throw new TooManyTokens(`the file holds more than ${MAX_FILE_TOKENS} tokens`);
-  const { ends, count } = spans;
+  const tokenized = tokenEnds(text, MAX_FILE_TOKENS, classes);
+  if (!tokenized) throw new TooManyTokens(`the file holds more than ${MAX_FILE_TOKENS} tokens`);
+  const { ends, count } = tokenized;
   const wellFormed = text.isWellFormed();
-  let bytes: Buffer | undefined;
+  let bytes = utf8 && Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength);
   const { max_chunk_size_tokens: size, chunk_overlap_tokens: overlap } = chunking;
   const step = Math.max(1, size - overlap);
   // The windows' first bytes and ends (each further on than the one before), then in UTF-16 units.
@@ -118,6 +149,7 @@ export function* chunkText(
     const head = heads[w];
     const tail = tails[w];
     starts?.push(head);
+    if (spans) spans.push(...wholeBytes((bytes ??= Buffer.from(text, 'utf8')), froms[w], tos[w]));
     // A window may cut a multi-byte character in two: the halves at its edges decode to U+FFFD, dropped,
     // so the whole characters between them are the chunk, unless one at an edge is U+FFFD (dropped too).
     const slice = wellFormed && text.charCodeAt(head) !== REPLACEMENT && text.charCodeAt(tail - 1) !== REPLACEMENT;

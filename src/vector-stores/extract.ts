@@ -60,6 +60,9 @@ function utf8(data: Buffer, filename: string): string {
   }
 }
 
+/** Whether extractText gives a file of this name as its bytes decoded from UTF-8 (a leading byte-order mark dropped), nothing else. */
+export const isDecodedAsIs = (filename: string) => TEXT.has(extensionOf(filename));
+
 /** The text of a file; throws ExtractError for a type Standin does not index or a file it cannot read, LimitError past a limit. */
 export async function extractText(filename: string, data: Buffer, limits: IngestLimits = DEFAULT_LIMITS): Promise<string> {
   const ext = extensionOf(filename);

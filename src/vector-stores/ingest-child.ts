@@ -82,8 +82,8 @@ process.on('message', (m: RequestPart | ChildRequest) => {
   }
   prepareFile({ ...rest, filename, data: bytes })
     .then(
-      ({ prepared, starts }) => {
-        const parts = [...messagesOf(id, toWire(prepared, starts))];
+      (result) => {
+        const parts = [...messagesOf(id, toWire(result))];
         // A small reply goes with its end, as one message.
         if (parts.length < BUNDLED) return { parts };
         for (const part of parts) send(part);

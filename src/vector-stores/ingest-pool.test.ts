@@ -7,6 +7,7 @@ import { filler } from '../../test/vector-stores/fixtures.js';
 import { AUTO_CHUNKING } from './chunk.js';
 import { BUILTIN_DIMENSIONS, embedBuiltin } from './embedder.js';
 import { createIngestPool, EARLY_READ_BYTES, FileRefused, type IngestPool } from './ingest-pool.js';
+import { chunksOf } from './ingest-protocol.js';
 import { DEFAULT_LIMITS, type IngestLimits } from './limits.js';
 
 const MB = 1024 * 1024;
@@ -32,17 +33,17 @@ describe('ingestion processes', () => {
     const p = make();
     const text = filler(40);
     const out = await p.run({ filename: 'a.txt', data: Buffer.from(text), chunking: AUTO_CHUNKING, embed: true });
-    expect(out.text).toBe(text);
-    expect(out.chunks.length).toBeGreaterThan(1);
-    expect(out.vectors!.map((v) => v.length)).toEqual(out.chunks.map(() => BUILTIN_DIMENSIONS));
-    expect([...out.vectors![0]]).toEqual([...embedBuiltin(out.chunks[0].text)]);
+    expect(out.text()).toBe(text);
+    expect(chunksOf(out).length).toBeGreaterThan(1);
+    expect(out.vectors!.map((v) => v.length)).toEqual(chunksOf(out).map(() => BUILTIN_DIMENSIONS));
+    expect([...out.vectors![0]]).toEqual([...embedBuiltin(chunksOf(out)[0].text)]);
     expect(p.pids()).toHaveLength(1);
     expect(p.pids()[0]).not.toBe(process.pid);
   });
 
   it('strips NUL from extracted text, so every store holds the same', async () => {
     const out = await make().run({ filename: 'nul.txt', data: Buffer.from('before\u0000after'), chunking: AUTO_CHUNKING, embed: false });
-    expect(out.text).toBe('beforeafter');
+    expect(out.text()).toBe('beforeafter');
     expect(out.vectors).toBeUndefined();
   });
 
@@ -65,7 +66,7 @@ describe('ingestion processes', () => {
       message: expect.stringMatching(/zeros\.pdf needed too much memory .*200 MB \(--ingest-memory-mb\)/),
     });
     const out = await p.run({ filename: 'b.txt', data: Buffer.from('next file'), chunking: AUTO_CHUNKING, embed: true });
-    expect(out.text).toBe('next file');
+    expect(out.text()).toBe('next file');
   }, 60_000);
 
   it('collects the garbage a big file left before replacing its process, and keeps it when that is under half its limit', async () => {
@@ -76,7 +77,7 @@ describe('ingestion processes', () => {
     const [pid] = p.pids();
     for (const seed of [1, 2]) {
       const text = filler(50_000, seed);
-      expect((await p.run({ filename: 'big.txt', data: Buffer.from(text), chunking: AUTO_CHUNKING, embed: true })).text).toBe(text);
+      expect((await p.run({ filename: 'big.txt', data: Buffer.from(text), chunking: AUTO_CHUNKING, embed: true })).text()).toBe(text);
     }
     expect(p.pids()).toEqual([pid]);
   }, 60_000);
@@ -94,7 +95,7 @@ describe('ingestion processes', () => {
     const files = Array.from({ length: 5 }, (_, i) =>
       p.run({ filename: `${i}.txt`, data: Buffer.from(`file ${i}`), chunking: AUTO_CHUNKING, embed: true }),
     );
-    expect((await Promise.all(files)).map((f) => f.text)).toEqual([0, 1, 2, 3, 4].map((i) => `file ${i}`));
+    expect((await Promise.all(files)).map((f) => f.text())).toEqual([0, 1, 2, 3, 4].map((i) => `file ${i}`));
     expect(p.pids().length).toBeLessThanOrEqual(2);
     const running = p
       .run({ filename: 'big.txt', data: Buffer.from(filler(30_000)), chunking: AUTO_CHUNKING, embed: true })
@@ -128,9 +129,9 @@ describe('ingestion processes', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(reads).toEqual(['a']);
     const [pid] = p.pids();
-    expect((await a).text).toBe('first');
+    expect((await a).text()).toBe('first');
     expect(await b).toMatchObject({ message: 'the file is gone' });
-    expect((await c).text).toBe('third');
+    expect((await c).text()).toBe('third');
     expect(reads).toEqual(['a', 'b', 'c']);
     expect(p.pids()).toEqual([pid]);
   });
@@ -153,7 +154,7 @@ describe('ingestion processes', () => {
     // a has the process (still starting); b is read meanwhile, c waits behind it unread, and so does a file too large to hold.
     await new Promise((r) => setTimeout(r, 50));
     expect(reads.toSorted()).toEqual(['a', 'b']);
-    expect((await Promise.all(files)).map((f) => f.text)).toEqual(['a', 'b', 'c', 'big']);
+    expect((await Promise.all(files)).map((f) => f.text())).toEqual(['a', 'b', 'c', 'big']);
     expect(reads.slice(2)).toEqual(['c', 'big']);
   });
 
@@ -166,8 +167,8 @@ describe('ingestion processes', () => {
       const run = (path: string, bytes: number) =>
         p.run({ filename: 'a.txt', data: { path, bytes }, chunking: AUTO_CHUNKING, embed: true });
       const out = await run(join(dir, 'a'), Buffer.byteLength(text));
-      expect(out.text).toBe(text);
-      expect(out.vectors?.length).toBe(out.chunks.length);
+      expect(out.text()).toBe(text);
+      expect(out.vectors?.length).toBe(chunksOf(out).length);
       const [pid] = p.pids();
       for (const [path, bytes, why] of [
         [join(dir, 'gone'), 5, /the file could not be read: ENOENT/],
@@ -179,7 +180,7 @@ describe('ingestion processes', () => {
         expect((err as Error).message).toMatch(why);
         expect((err as Error).message).not.toContain(dir);
       }
-      expect((await run(join(dir, 'a'), Buffer.byteLength(text))).text).toBe(text);
+      expect((await run(join(dir, 'a'), Buffer.byteLength(text))).text()).toBe(text);
       expect(p.pids()).toEqual([pid]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,11 +1,14 @@
+import { isUtf8 } from 'node:buffer';
 import { serialize, deserialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { chunkText, type Chunking } from './chunk.js';
 import { BUILTIN_DIMENSIONS } from './embedder.js';
 import { DEFAULT_LIMITS } from './limits.js';
+import type { PreparedBytes } from './prepare.js';
 import {
   Assembly,
   BUNDLED,
+  chunksOf,
   CHUNKS_A_MESSAGE,
   DATA_PART,
   fromWire,
@@ -20,76 +23,84 @@ import {
   type WirePrepared,
 } from './ingest-protocol.js';
 
+/** A text chunked as an ingestion process does (prepare.ts), without the embedder unless `vectors`. */
+const prepared = (text: string, chunking: Chunking, vectors?: (count: number) => Float32Array): PreparedBytes => {
+  const starts: number[] = [];
+  const spans: number[] = [];
+  const utf8 = Buffer.from(text);
+  const chunks = [...chunkText(text, chunking, starts, undefined, spans, utf8)];
+  return { prepared: { text, chunks, ...(vectors && { vectors: vectors(chunks.length) }) }, starts, utf8, spans };
+};
+
 /** Through the pipe as the processes send it, a message at a time ('advanced' serialization is V8's structured clone). */
 const roundTrip = (text: string, chunking: Chunking) => {
-  const starts: number[] = [];
-  const chunks = [...chunkText(text, chunking, starts)];
-  const wire = toWire({ text, chunks }, starts);
+  const p = prepared(text, chunking);
+  const wire = toWire(p);
   const assembly = new Assembly();
   for (const m of messagesOf(1, wire)) assembly.add(deserialize(serialize(m)) as ReplyPart);
-  return { chunks, wire, back: assembly.done() };
+  return { chunks: p.prepared.chunks, wire, back: assembly.done() };
 };
 
 const SMALL: Chunking = { max_chunk_size_tokens: 7, chunk_overlap_tokens: 3 };
+const bytes = (s: string) => Buffer.from(s);
 
 describe('the ingestion reply on the wire', () => {
-  it('sends chunks as spans of the text, and the server gets the same chunks', () => {
+  it("sends the text's UTF-8 and chunks as spans of it, and the server gets the same chunks", () => {
     const text = 'The quick brown fox jumps over the lazy dog. '.repeat(200);
     const { chunks, wire, back } = roundTrip(text, SMALL);
     expect(chunks.length).toBeGreaterThan(100);
-    expect(wire.odd).toEqual([]);
-    expect(back.chunks).toEqual(chunks);
-    expect(back.text).toBe(text);
+    expect(chunksOf(back)).toEqual(chunks);
+    expect(back.text()).toBe(text);
+    expect(Buffer.concat(back.parts).equals(wire.text)).toBe(true);
     // Each chunk's span, for the store (ingest-segments.ts).
-    chunks.forEach((c, i) => expect(text.slice(back.spans[2 * i], back.spans[2 * i + 1])).toBe(c.text));
+    chunks.forEach((c, i) => expect(Buffer.from(text).toString('utf8', back.spans[2 * i], back.spans[2 * i + 1])).toBe(c.text));
   });
 
   it('keeps every chunk exact where windows cut characters, beside U+FFFD of the text, and around lone surrogates', () => {
     // Emoji and CJK are several tokens a character: windows of a few tokens cut them in two, and
     // chunk.ts drops the halves (and with them a U+FFFD the text itself holds there); a lone surrogate
-    // becomes U+FFFD in a chunk's UTF-8. Such chunks are not slices of the text: they travel whole.
+    // becomes U+FFFD in a chunk's UTF-8. Every chunk is still a span of the text's UTF-8 (chunk.ts wholeBytes).
     const pieces = ['😀👍🏽🇳🇴', '語語語', '\uFFFD\uFFFD', 'a\uD800b', '\uDC00', ' plain words here ', 'ΟΔΥΣΣΕΥΣ', '\uFFFD😀\uFFFD'];
     let text = '';
     for (let i = 0; i < 400; i++) text += pieces[(i * 7) % pieces.length] + (i % 3 ? '' : ' ');
     for (const chunking of [SMALL, { max_chunk_size_tokens: 3, chunk_overlap_tokens: 1 }]) {
-      const { chunks, wire, back } = roundTrip(text, chunking);
-      expect(wire.odd.length).toBeGreaterThan(0);
-      expect(wire.odd.length).toBeLessThan(chunks.length);
-      expect(back.chunks).toEqual(chunks);
-      // A chunk sent whole has no span.
-      const odd = new Set(wire.odd.map(([i]) => i));
-      chunks.forEach((c, i) =>
-        expect(odd.has(i) ? [back.spans[2 * i], back.spans[2 * i + 1]] : text.slice(back.spans[2 * i], back.spans[2 * i + 1])).toEqual(
-          odd.has(i) ? [-1, -1] : c.text,
-        ),
-      );
+      const { chunks, back } = roundTrip(text, chunking);
+      // Some chunks are no slice of the text's UTF-16 (a cut character's halves dropped beside a U+FFFD, a lone surrogate).
+      const { starts } = prepared(text, chunking);
+      expect(chunks.some((c, i) => text.slice(starts[i], starts[i] + c.text.length) !== c.text)).toBe(true);
+      expect(chunksOf(back)).toEqual(chunks);
     }
-    // A token a chunk: a lone surrogate's or a cut character's chunk is empty, a slice like any other.
+    // A token a chunk: a lone surrogate's or a cut character's chunk is empty, a span like any other.
     const { chunks, back } = roundTrip(text, { max_chunk_size_tokens: 1, chunk_overlap_tokens: 0 });
     expect(chunks.some((c) => c.text === '')).toBe(true);
-    expect(back.chunks).toEqual(chunks);
+    expect(chunksOf(back)).toEqual(chunks);
   });
 
   it('carries the vectors, and no vectors when none were made', () => {
     const text = 'words and more words '.repeat(50);
-    const starts: number[] = [];
-    const chunks = [...chunkText(text, SMALL, starts)];
-    const vectors = Float32Array.from({ length: chunks.length * BUILTIN_DIMENSIONS }, (_, i) => i / 7);
-    const back = fromWire(deserialize(serialize(toWire({ text, chunks, vectors }, starts))) as WirePrepared);
-    expect(back.vectors!.flatMap((v) => [...v])).toEqual([...vectors]);
-    expect(fromWire(toWire({ text, chunks }, starts)).vectors).toBeUndefined();
+    const withVectors = prepared(text, SMALL, (n) => Float32Array.from({ length: n * BUILTIN_DIMENSIONS }, (_, i) => i / 7));
+    const back = fromWire(deserialize(serialize(toWire(withVectors))) as WirePrepared);
+    expect(back.vectors!.flatMap((v) => [...v])).toEqual([...withVectors.prepared.vectors!]);
+    expect(fromWire(toWire(prepared(text, SMALL))).vectors).toBeUndefined();
   });
 
   it('refuses a reply that does not hold together', () => {
-    const wire = toWire({ text: 'abc def', chunks: [{ text: 'abc', tokens: 1 }] }, [0]);
-    expect(fromWire(wire).chunks).toEqual([{ text: 'abc', tokens: 1 }]);
+    const wire: WirePrepared = { text: bytes('abc dé f'), spans: Int32Array.of(0, 3, 1) };
+    expect(chunksOf(fromWire(wire))).toEqual([{ text: 'abc', tokens: 1 }]);
     const bad: WirePrepared[] = [
       { ...wire, spans: Int32Array.of(0, 99, 1) },
       { ...wire, spans: Int32Array.of(5, 2, 1) },
       { ...wire, spans: Int32Array.of(-1, -1, 1) },
       { ...wire, spans: Int32Array.of(0, 3) },
+      // Inside the é (bytes 5 and 6).
+      { ...wire, spans: Int32Array.of(0, 6, 1) },
+      { ...wire, spans: Int32Array.of(6, 7, 1) },
       { ...wire, spans: [0, 3, 1] as unknown as Int32Array },
-      { ...wire, text: 5 as unknown as string },
+      { ...wire, text: 'abc dé f' as unknown as Uint8Array },
+      // Not UTF-8: a lone continuation byte, an overlong form, a surrogate's encoding.
+      { ...wire, text: Buffer.from([0x61, 0x62, 0x63, 0x80]) },
+      { ...wire, text: Buffer.from([0x61, 0x62, 0x63, 0xc0, 0xaf]) },
+      { ...wire, text: Buffer.from([0x61, 0x62, 0x63, 0xed, 0xa0, 0x80]) },
       { ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS - 1) },
       { ...wire, vectors: new Float64Array(BUILTIN_DIMENSIONS) as unknown as Float32Array },
     ];
@@ -100,56 +111,69 @@ describe('the ingestion reply on the wire', () => {
   });
 
   it('sends a large text in parts and its chunks a batch at a time, each message bounded, and the server gets the same', () => {
-    // Three parts, with a surrogate pair where the first would end: parts are cut between code points.
+    // Three parts, with a four-byte character where the first would end: parts are cut between characters.
+    const plain = 'Paragraph of a long manual, with words now and then. ';
     const line = 'Paragraph of a long manual, with words and 😀 now and then. ';
-    let text = line.repeat(Math.ceil((2.5 * TEXT_PART) / line.length));
-    text = text.slice(0, TEXT_PART - 1) + '😀' + text.slice(TEXT_PART - 1);
-    expect(textParts(text).join('')).toBe(text);
-    const parts = textParts(text);
-    expect(parts[0]).toHaveLength(TEXT_PART - 1);
+    const text =
+      plain.repeat(Math.ceil(TEXT_PART / plain.length)).slice(0, TEXT_PART - 2) +
+      '😀' +
+      line.repeat(Math.ceil((1.5 * TEXT_PART) / Buffer.byteLength(line)));
+    const utf8 = Buffer.from(text);
+    const parts = textParts(utf8);
+    expect(Buffer.concat(parts).equals(utf8)).toBe(true);
+    expect(parts[0]).toHaveLength(TEXT_PART - 2);
     expect(parts).toHaveLength(3);
     for (const p of parts) {
       expect(p.length).toBeLessThanOrEqual(TEXT_PART);
       expect(p.length).toBeGreaterThan(TEXT_PART / 3);
-      expect(p.isWellFormed()).toBe(true);
+      expect(isUtf8(p)).toBe(true);
     }
     const { chunks, wire, back } = roundTrip(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 });
     const messages = [...messagesOf(1, wire)];
     expect(messages.filter((m) => 'part' in m)).toHaveLength(3);
     expect(chunks.length).toBeGreaterThan(3 * CHUNKS_A_MESSAGE);
-    for (const m of messages) expect(serialize(m).length).toBeLessThan(2 * TEXT_PART + 100_000);
-    expect(back.text).toBe(text);
-    expect(back.parts).toEqual(textParts(text));
-    expect(back.chunks).toEqual(chunks);
+    for (const m of messages) expect(serialize(m).length).toBeLessThan(TEXT_PART + 100_000);
+    expect(back.text()).toBe(text);
+    expect(back.parts).toEqual(parts);
+    expect(chunksOf(back)).toEqual(chunks);
   });
 
   it('refuses messages out of order or past their bounds', () => {
-    const text = 'abc def';
+    const text = bytes('abc def');
     const vectors = new Float32Array(2 * BUILTIN_DIMENSIONS);
-    const batch = { id: 1, spans: Int32Array.of(0, 3, 1, 4, 7, 1), odd: [] as [number, string][] };
+    const batch = { id: 1, spans: Int32Array.of(0, 3, 1, 4, 7, 1) };
     const bad: ReplyPart[][] = [
-      [{ id: 1, part: text }, batch, { id: 1, part: ' more' }],
-      [{ id: 1, part: 'x'.repeat(TEXT_PART + 1) }],
+      [{ id: 1, part: text }, batch, { id: 1, part: bytes(' more') }],
+      [{ id: 1, part: bytes('x'.repeat(TEXT_PART + 1)) }],
       [
         { id: 1, part: text },
         { ...batch, spans: new Int32Array(3 * (CHUNKS_A_MESSAGE + 1)) },
       ],
       [{ id: 1, part: text }, { ...batch, vectors }, batch],
       [{ id: 1, part: text }, batch, { ...batch, vectors }],
-      [{ id: 1, part: 5 as unknown as string }],
+      [{ id: 1, part: 'abc' as unknown as Uint8Array }],
+      // Each part is UTF-8 of its own: a character cut between two parts is refused.
+      [
+        { id: 1, part: bytes('é').subarray(0, 1) },
+        { id: 1, part: bytes('é').subarray(1) },
+      ],
     ];
     const good = new Assembly();
     for (const m of [
-      { id: 1, part: 'abc ' },
-      { id: 1, part: 'def' },
+      { id: 1, part: bytes('abc ') },
+      { id: 1, part: bytes('def') },
       { ...batch, vectors },
       { ...batch, vectors },
     ])
       good.add(m);
-    expect(good.done().chunks.map((c) => c.text)).toEqual(['abc', 'def', 'abc', 'def']);
+    expect(chunksOf(good.done()).map((c) => c.text)).toEqual(['abc', 'def', 'abc', 'def']);
     const small = new Assembly(10);
-    small.add({ id: 1, part: 'abc def' });
-    expect(() => small.add({ id: 1, part: 'more' })).toThrow('malformed reply');
+    small.add({ id: 1, part: text });
+    expect(() => small.add({ id: 1, part: bytes('more') })).toThrow('malformed reply');
+    const empty = new Assembly(10);
+    expect(() => {
+      for (let i = 0; i < 11; i++) empty.add({ id: 1, part: new Uint8Array(0) });
+    }).toThrow('malformed reply');
     for (const messages of bad) {
       const assembly = new Assembly();
       expect(() => messages.forEach((m) => assembly.add(m))).toThrow('malformed reply');
@@ -157,8 +181,8 @@ describe('the ingestion reply on the wire', () => {
   });
 
   it('takes a bundle only as a small reply with its end last', () => {
-    const part = { id: 2, part: 'abc' };
-    const batch = { id: 2, spans: Int32Array.of(0, 3, 1), odd: [] as [number, string][] };
+    const part = { id: 2, part: bytes('abc') };
+    const batch = { id: 2, spans: Int32Array.of(0, 3, 1) };
     const end = { id: 2, ok: true as const, rss: 1 };
     expect(unbundled({ id: 2, bundle: [part, batch, end] })).toEqual([part, batch, end]);
     expect(unbundled({ id: 2, bundle: [end] })).toEqual([end]);

@@ -1,5 +1,6 @@
 import { BUILTIN_DIMENSIONS } from './embedder.js';
-import type { Prepared, PrepareRequest, Refusal } from './prepare.js';
+import { isUtf8 } from 'node:buffer';
+import type { PreparedBytes, PrepareRequest, Refusal } from './prepare.js';
 
 /** The messages between the server (ingest-pool.ts) and an ingestion process (ingest-child.ts). */
 export type ChildRequest = { id: number; at?: FileAt } & Omit<PrepareRequest, 'data'>;
@@ -61,43 +62,35 @@ export const RETIRE_AT = 0.5;
 export const MEMORY_MARK = 'standin-ingest: memory limit';
 
 /**
- * A prepared file as it crosses the pipe: each chunk as its span of the text, not a copy of it. Chunks
- * overlap (auto: half of each is the next one's), so their texts were twice the text again: the largest
- * part of the reply to encode, copy through the pipe and decode into strings on the server's thread.
+ * A prepared file as it crosses the pipe: its text as UTF-8 bytes, and each chunk as its span of them, not
+ * a copy of it. Chunks overlap (auto: half of each is the next one's), so their texts were twice the text
+ * again. Bytes, not strings: the server stores UTF-8 (PostgreSQL's COPY takes the bytes as they are), and a
+ * string through the pipe cost it a decode into a new string (two bytes a character for most texts: one
+ * accented name in a part makes the part so) and an encode back; a buffer arrives as a view of what was read.
  */
 export interface WirePrepared {
-  text: string;
-  /** Three numbers a chunk: its start and end in `text` (UTF-16 units) and its tokens; start -1: its text is in `odd`. */
+  /** The text's UTF-8. */
+  text: Uint8Array;
+  /** Three numbers a chunk: its first byte and its end in `text`, and its tokens. */
   spans: Int32Array;
-  /** The texts of the chunks that are not a slice of `text`, by chunk index (see `toWire`). */
-  odd: [number, string][];
   vectors?: Float32Array;
 }
 
-/**
- * The reply for a prepared file; `starts` are where each chunk's text begins in the text (chunk.ts). A
- * chunk is sent as a span only when the slice there is its text exactly (compared, a memory compare): a
- * chunk whose cut character's halves were dropped beside a U+FFFD of the text, or a text with a lone
- * surrogate (UTF-8 has none: the chunk holds U+FFFD there), is sent whole. The server stores the same.
- */
-export function toWire(p: Prepared, starts: readonly number[]): WirePrepared {
-  const { text, chunks } = p;
-  const spans = new Int32Array(3 * chunks.length);
-  const odd: [number, string][] = [];
+/** The reply for a prepared file (prepare.ts): its text's UTF-8 and the chunks' spans of it. */
+export function toWire(p: PreparedBytes): WirePrepared {
+  const { prepared, utf8, spans } = p;
+  const { chunks } = prepared;
+  const out = new Int32Array(3 * chunks.length);
   for (let i = 0; i < chunks.length; i++) {
-    const c = chunks[i];
-    const start = starts[i] ?? -1;
-    const whole = start >= 0 && text.slice(start, start + c.text.length) === c.text;
-    if (!whole) odd.push([i, c.text]);
-    spans[3 * i] = whole ? start : -1;
-    spans[3 * i + 1] = whole ? start + c.text.length : -1;
-    spans[3 * i + 2] = c.tokens;
+    out[3 * i] = spans[2 * i];
+    out[3 * i + 1] = spans[2 * i + 1];
+    out[3 * i + 2] = chunks[i].tokens;
   }
-  return { text, spans, odd, vectors: p.vectors };
+  return { text: utf8, spans: out, vectors: prepared.vectors };
 }
 
 /**
- * Characters of the text a message at most; the server stores the text in the same parts (store.ts), a
+ * Bytes of the text a message at most; the server stores the text in parts no larger (store.ts), a
  * statement each: SQLite took 3–8 ms (far more on a busy server) to write a part of 512 Ki characters.
  */
 export const TEXT_PART = 1 << 18;
@@ -106,22 +99,22 @@ export const CHUNKS_A_MESSAGE = 128;
 
 /**
  * A reply is sent as several messages, each decoded on the server's thread as a task of its own: the
- * text in parts of at most TEXT_PART characters, then the chunks CHUNKS_A_MESSAGE at a time (their spans
- * still count from the text's start; `odd` from the message's first chunk), then the end (ChildReply).
- * Decoded whole, a file of 8 MB held the server's thread for over 100 ms.
+ * text in parts of at most TEXT_PART bytes, then the chunks CHUNKS_A_MESSAGE at a time (their spans
+ * still count from the text's start), then the end (ChildReply). Decoded whole, a file of 8 MB held the
+ * server's thread for over 100 ms.
  */
-export type ReplyPart = { id: number; part: string } | { id: number; spans: Int32Array; odd: [number, string][]; vectors?: Float32Array };
+export type ReplyPart = { id: number; part: Uint8Array } | { id: number; spans: Int32Array; vectors?: Float32Array };
 
-/** The parts of a text, each at most TEXT_PART characters and cut between two code points (a lone half would not survive UTF-8). */
-export function textParts(text: string): string[] {
-  const parts: string[] = [];
+/** The parts of a text's UTF-8, each at most TEXT_PART bytes and cut between two characters (each part is UTF-8 of its own). */
+export function textParts(utf8: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
   let at = 0;
   do {
-    let end = Math.min(text.length, at + TEXT_PART);
-    if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
-    parts.push(text.slice(at, end));
+    let end = Math.min(utf8.length, at + TEXT_PART);
+    while (end < utf8.length && end > at + 1 && (utf8[end] & 0xc0) === 0x80) end--;
+    parts.push(utf8.subarray(at, end));
     at = end;
-  } while (at < text.length);
+  } while (at < utf8.length);
   return parts;
 }
 
@@ -129,13 +122,10 @@ export function textParts(text: string): string[] {
 export function* messagesOf(id: number, w: WirePrepared): Generator<ReplyPart> {
   for (const part of textParts(w.text)) yield { id, part };
   const count = w.spans.length / 3;
-  let o = 0;
   for (let from = 0; from < count; from += CHUNKS_A_MESSAGE) {
     const to = Math.min(count, from + CHUNKS_A_MESSAGE);
-    const odd: [number, string][] = [];
-    for (; o < w.odd.length && w.odd[o][0] < to; o++) odd.push([w.odd[o][0] - from, w.odd[o][1]]);
     const spans = w.spans.subarray(3 * from, 3 * to);
-    yield { id, spans, odd, ...(w.vectors && { vectors: w.vectors.subarray(from * BUILTIN_DIMENSIONS, to * BUILTIN_DIMENSIONS) }) };
+    yield { id, spans, ...(w.vectors && { vectors: w.vectors.subarray(from * BUILTIN_DIMENSIONS, to * BUILTIN_DIMENSIONS) }) };
   }
 }
 
@@ -160,27 +150,31 @@ export function unbundled(m: ReplyBundle): (ReplyPart | ChildReply)[] {
   return bundle;
 }
 
-/** A prepared file as the server has it: the text also in its parts, and each chunk's vector on its own. */
+/** A prepared file as the server has it: the text's UTF-8 in its parts, and each chunk's vector on its own. */
 export interface Received {
-  text: string;
-  parts: string[];
-  chunks: Prepared['chunks'];
-  /** Two numbers a chunk: its start and end in `text`, or -1 and -1 for a chunk sent whole (no slice of it). */
+  parts: Buffer[];
+  /** Two numbers a chunk: its first byte and its end in the text (the parts one after the other). */
   spans: Int32Array;
+  /** Each chunk's tokens. */
+  tokens: Int32Array;
+  /** Chunk `i`'s text (decoded when asked: the builtin embedder's chunks on PostgreSQL never are). */
+  textOf(i: number): string;
+  /** The whole text, decoded. */
+  text(): string;
   vectors?: Float32Array[];
 }
 
 const malformed = () => new Error('the ingestion process sent a malformed reply');
 
 /**
- * The server's side: a reply put together message by message. Chunk texts are slices of the text's parts
- * (V8 shares their characters). A reply that does not hold together throws (the process reads hostile
- * files: it is not trusted to be well).
+ * The server's side: a reply put together message by message. A reply that does not hold together throws
+ * (the process reads hostile files: it is not trusted to be well): each part must be UTF-8 of its own, and
+ * each chunk's span must fall between two characters of the text.
  */
 export class Assembly {
-  /** What the reply held so far: characters of text, and a vector's bytes a chunk. */
+  /** What the reply held so far: bytes of text, and a vector's bytes a chunk. */
   private size = 0;
-  /** `budget`: the most the reply may hold, in those units (an ingestion process could not hold more: its memory limit). */
+  /** `budget`: the most the reply may hold, in bytes (an ingestion process could not hold more: its memory limit). */
   constructor(private readonly budget = Infinity) {}
 
   private count(n: number) {
@@ -188,83 +182,97 @@ export class Assembly {
     if (this.size > this.budget) throw malformed();
   }
 
-  private readonly parts: string[] = [];
+  private readonly parts: Buffer[] = [];
   /** Where each part ends in the text. */
   private readonly ends: number[] = [];
-  private readonly chunks: Prepared['chunks'] = [];
   private readonly spans: number[] = [];
+  private readonly tokens: number[] = [];
   private vectors?: Float32Array[];
 
   add(m: ReplyPart): void {
     if ('part' in m) {
-      if (typeof m.part !== 'string' || m.part.length > TEXT_PART || this.chunks.length) throw malformed();
-      this.count(m.part.length);
-      this.parts.push(m.part);
-      this.ends.push((this.ends.at(-1) ?? 0) + m.part.length);
+      const { part } = m;
+      if (!(part instanceof Uint8Array) || part.length > TEXT_PART || this.tokens.length) throw malformed();
+      const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+      if (!isUtf8(bytes)) throw malformed();
+      // An empty part counts as a byte: a process sending nothing but empty parts meets the budget too.
+      this.count(Math.max(1, bytes.length));
+      this.parts.push(bytes);
+      this.ends.push((this.ends.at(-1) ?? 0) + bytes.length);
       return;
     }
-    const { spans, odd } = m;
-    if (!(spans instanceof Int32Array) || spans.length % 3 !== 0 || spans.length > 3 * CHUNKS_A_MESSAGE || !Array.isArray(odd))
-      throw malformed();
+    const { spans } = m;
+    if (!(spans instanceof Int32Array) || spans.length % 3 !== 0 || spans.length > 3 * CHUNKS_A_MESSAGE) throw malformed();
     const count = spans.length / 3;
-    this.count(count * 4 * BUILTIN_DIMENSIONS + odd.reduce((n, o) => n + (typeof o?.[1] === 'string' ? o[1].length : 0), 0));
-    const first = this.chunks.length;
+    this.count(count * 4 * BUILTIN_DIMENSIONS);
     if (m.vectors !== undefined) {
-      if (!(m.vectors instanceof Float32Array) || m.vectors.length !== count * BUILTIN_DIMENSIONS || (first && !this.vectors))
+      if (!(m.vectors instanceof Float32Array) || m.vectors.length !== count * BUILTIN_DIMENSIONS || (this.tokens.length && !this.vectors))
         throw malformed();
       this.vectors ??= [];
       for (let i = 0; i < count; i++) this.vectors.push(m.vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS));
     } else if (this.vectors) throw malformed();
-    const whole = new Map(odd);
-    const length = this.ends.at(-1) ?? 0;
     for (let i = 0; i < count; i++) {
       const start = spans[3 * i];
       const end = spans[3 * i + 1];
-      const sliced = start >= 0 && start <= end && end <= length;
-      const chunk = sliced ? this.slice(start, end) : whole.get(i);
-      if (typeof chunk !== 'string') throw malformed();
-      this.chunks.push({ text: chunk, tokens: spans[3 * i + 2] });
-      this.spans.push(sliced ? start : -1, sliced ? end : -1);
+      if (!(start >= 0 && start <= end && this.between(start) && this.between(end))) throw malformed();
+      this.spans.push(start, end);
+      this.tokens.push(spans[3 * i + 2]);
     }
   }
 
-  /** The text's characters [start, end), from the parts that hold them. */
-  private slice(start: number, end: number): string {
-    // The first part ending after `start` (binary search: spans need not come in order).
-    let lo = 0;
-    let hi = this.ends.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.ends[mid] > start) hi = mid;
-      else lo = mid + 1;
-    }
-    let out = '';
-    for (let p = lo; start < end; p++) {
-      const from = this.ends[p] - this.parts[p].length;
-      const to = Math.min(end, this.ends[p]);
-      out += this.parts[p].slice(start - from, to - from);
-      start = to;
-    }
-    return out;
+  /** Whether byte `i` of the text is where a character starts, or the text's end (every part is UTF-8 of its own). */
+  private between(i: number): boolean {
+    const length = this.ends.at(-1) ?? 0;
+    if (i >= length) return i === length;
+    const p = partAt(this.ends, i);
+    return (this.parts[p][i - (this.ends[p] - this.parts[p].length)] & 0xc0) !== 0x80;
   }
 
   done(): Received {
-    const parts = this.parts.length ? this.parts : [''];
-    // Joined with `+`: V8 keeps a rope of the parts, where `join` copied them (100 ms for 8 MB, on the server's thread).
-    let text = '';
-    for (const part of parts) text += part;
-    const received: Received = { text, parts, chunks: this.chunks, spans: Int32Array.from(this.spans) };
+    const parts = this.parts.length ? this.parts : [Buffer.alloc(0)];
+    const { ends } = this;
+    const spans = Int32Array.from(this.spans);
+    /** The text's bytes [start, end) decoded, from the parts that hold them. */
+    const textOf = (c: number) => {
+      let start = spans[2 * c];
+      const end = spans[2 * c + 1];
+      let out = '';
+      for (let p = partAt(ends, start); start < end; p++) {
+        const from = ends[p] - parts[p].length;
+        const to = Math.min(end, ends[p]);
+        out += parts[p].toString('utf8', start - from, to - from);
+        start = to;
+      }
+      return out;
+    };
+    const text = () => Buffer.concat(parts).toString('utf8');
+    const received: Received = { parts, spans, tokens: Int32Array.from(this.tokens), textOf, text };
     return this.vectors ? { ...received, vectors: this.vectors } : received;
   }
 }
 
+/** The part that holds byte `i` of a text whose parts end at `ends` (binary search: spans need not come in order). */
+export function partAt(ends: readonly number[], i: number): number {
+  let lo = 0;
+  let hi = ends.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid] > i) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 /** A whole reply put together as the server does, message by message (tests and benches). */
 export function fromWire(w: WirePrepared): Received {
-  if (typeof w?.text !== 'string' || !(w.spans instanceof Int32Array) || w.spans.length % 3 !== 0 || !Array.isArray(w.odd))
-    throw malformed();
+  if (!(w?.text instanceof Uint8Array) || !(w.spans instanceof Int32Array) || w.spans.length % 3 !== 0) throw malformed();
   if (w.vectors !== undefined && !(w.vectors instanceof Float32Array && w.vectors.length === (w.spans.length / 3) * BUILTIN_DIMENSIONS))
     throw malformed();
   const assembly = new Assembly();
   for (const m of messagesOf(0, w)) assembly.add(m);
   return assembly.done();
 }
+
+/** A reply's chunks as prepareFile made them (tests and benches). */
+export const chunksOf = (r: Received): { text: string; tokens: number }[] =>
+  Array.from(r.tokens, (tokens, i) => ({ text: r.textOf(i), tokens }));

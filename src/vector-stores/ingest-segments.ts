@@ -1,3 +1,5 @@
+import { partAt } from './ingest-protocol.js';
+
 /**
  * A file's text as it is stored (vector_store_texts): cut at every chunk's edges as well as between its
  * parts, so that each chunk is a run of whole segments and stores no text of its own (tables.ts,
@@ -13,43 +15,28 @@
 export const MAX_RUN = 16;
 
 export interface Segments {
-  /** The text's segments in order, each a slice of one part (at most TEXT_PART characters). */
-  texts: string[];
+  /** The text's segments in order (UTF-8), each a slice of one part (at most TEXT_PART bytes). */
+  texts: Buffer[];
   /** Two numbers a chunk: its first and last segment, or -1 and -1 when the chunk keeps its own text. */
   runs: Int32Array;
 }
 
 /**
- * `parts`: the text in its parts (ingest-protocol.ts `textParts`, each cut between two code points);
- * `spans`: two numbers a chunk, its start and end in the text (UTF-16 units), -1 for a chunk that is no
- * slice of it. An edge between the halves of a surrogate pair (none that ingestion makes: such a slice is
- * never a chunk's text) is not cut: a chunk with one keeps its text, as does an empty chunk and one
- * whose run would be longer than MAX_RUN.
+ * `parts`: the text's UTF-8 in its parts (ingest-protocol.ts `textParts`, each cut between two characters);
+ * `spans`: two numbers a chunk, its first byte and its end in the text. An edge inside a character (none
+ * that ingestion makes: the server refuses such a span) is not cut: a chunk with one keeps its text, as
+ * does an empty chunk and one whose run would be longer than MAX_RUN.
  */
-export function segmentsOf(parts: readonly string[], spans: Int32Array): Segments {
+export function segmentsOf(parts: readonly Buffer[], spans: Int32Array): Segments {
   const chunks = spans.length / 2;
   const ends: number[] = [];
   let length = 0;
   for (const part of parts) ends.push((length += part.length));
-  /** The part holding the unit at `i` (0 ≤ i < length). */
-  const partOf = (i: number) => {
-    let lo = 0;
-    let hi = ends.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (ends[mid] > i) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  };
-  /** Whether `i` falls between two code points (parts end there). */
+  /** Whether byte `i` falls between two characters (parts end there). */
   const clean = (i: number) => {
     if (i <= 0 || i >= length) return true;
-    const p = partOf(i - 1);
-    if (i === ends[p]) return true;
-    const text = parts[p];
-    const at = i - (ends[p] - text.length);
-    return !((text.charCodeAt(at - 1) & 0xfc00) === 0xd800 && (text.charCodeAt(at) & 0xfc00) === 0xdc00);
+    const p = partAt(ends, i);
+    return (parts[p][i - (ends[p] - parts[p].length)] & 0xc0) !== 0x80;
   };
   // The edges: 0, every part's end, every kept chunk's start and end.
   const edges = [0, ...ends];
@@ -63,7 +50,7 @@ export function segmentsOf(parts: readonly string[], spans: Int32Array): Segment
   }
   const sorted = Int32Array.from(edges).sort();
   // The segments between consecutive edges, and the index of the segment starting at each edge.
-  const texts: string[] = [];
+  const texts: Buffer[] = [];
   const startsAt = new Map<number, number>();
   for (let k = 1, p = 0; k < sorted.length; k++) {
     const from = sorted[k - 1];
@@ -72,9 +59,9 @@ export function segmentsOf(parts: readonly string[], spans: Int32Array): Segment
     while (ends[p] < to) p++;
     const base = ends[p] - parts[p].length;
     startsAt.set(from, texts.length);
-    texts.push(parts[p].slice(from - base, to - base));
+    texts.push(parts[p].subarray(from - base, to - base));
   }
-  if (!texts.length) texts.push('');
+  if (!texts.length) texts.push(Buffer.alloc(0));
   startsAt.set(length, texts.length);
   const runs = new Int32Array(2 * chunks).fill(-1);
   for (let c = 0; c < chunks; c++) {

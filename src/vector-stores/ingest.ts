@@ -8,7 +8,7 @@ import { fromJson, runsTogetherAtOnce, toJson, type Tx } from '../store/db.js';
 import type { Chunking } from './chunk.js';
 import { builtinEmbedder, toBlob, type Embedder } from './embedder.js';
 import { FileRefused } from './ingest-pool.js';
-import { TEXT_PART } from './ingest-protocol.js';
+import { TEXT_PART, type Received } from './ingest-protocol.js';
 import { segmentsOf } from './ingest-segments.js';
 import type { Refusal } from './prepare.js';
 import type { IngestPayload } from './service.js';
@@ -113,15 +113,13 @@ export async function ingestFile(
   const key = { storeId, fileId, ingestId };
   const started = performance.now();
   const embedder = ctx.services.vectorStores.embedder();
-  let parts: string[];
-  let chunks: { text: string; tokens: number }[];
-  let spans: Int32Array;
+  let prepared: Received;
   let vectors: Float32Array[];
   try {
     if ('error' in fileRead) throw fileRead.error;
     const { file } = fileRead;
     const builtin = embedder === builtinEmbedder;
-    const prepared = await ctx.services.vectorStores.ingestion.run({
+    prepared = await ctx.services.vectorStores.ingestion.run({
       filename: file.filename,
       // On this machine's disk the process reads the file itself; else it is read once a process is free (a
       // job waiting for one holds no bytes), or while it waits when small (ingest-pool.ts).
@@ -130,12 +128,11 @@ export async function ingestFile(
       chunking: fromJson<Chunking>(row.chunking)!,
       embed: builtin,
     });
-    ({ parts, chunks, spans } = prepared);
     vectors =
       prepared.vectors ??
       (await embedAll(
         embedder,
-        chunks.map((c) => c.text),
+        Array.from(prepared.tokens, (_, i) => prepared.textOf(i)),
       ));
   } catch (err) {
     const refusal = refusalOf(err, fileId);
@@ -146,17 +143,18 @@ export async function ingestFile(
     return;
   }
   // The text cut at the chunks' edges: a chunk that is a slice of it is stored as its run of segments.
+  const { parts, spans, tokens, textOf } = prepared;
   const segments = segmentsOf(parts, spans);
-  const rows: store.ChunkRow[] = chunks.map((c, seq) => {
+  const rows: store.ChunkRow[] = Array.from(tokens, (count, seq) => {
     const from = segments.runs[2 * seq];
     return {
       vector_store_id: storeId,
       file_id: fileId,
       seq,
-      text: from < 0 ? c.text : '',
+      text: from < 0 ? textOf(seq) : '',
       text_from: from < 0 ? null : from,
       text_to: from < 0 ? null : segments.runs[2 * seq + 1],
-      tokens: c.tokens,
+      tokens: count,
       embedding: toBlob(vectors[seq]),
       embedder: embedder.id,
     };
@@ -179,7 +177,7 @@ export async function ingestFile(
     const batch = rows.slice(first, end);
     steps.push({ bytes, run: (tx) => store.insertChunks(tx, batch) });
   }
-  const usage = parts.reduce((n, part) => n + Buffer.byteLength(part), 0);
+  const usage = parts.reduce((n, part) => n + part.length, 0);
   steps.push({ bytes: 0, run: (tx) => store.completeIngestion(tx, key, usage) });
   // A small file's first attempt on PostgreSQL: its writes sent as one transaction, in one round trip
   // where the steps take seven (store.ts ingestAtOnce). If it fails, for whatever reason, nothing of it was

@@ -1,7 +1,7 @@
 import { classesOf } from '../core/pretokens.js';
 import { chunkText, TooManyTokens, type Chunking } from './chunk.js';
 import { embedChunks } from './embedder.js';
-import { ExtractError, extractText } from './extract.js';
+import { ExtractError, extractText, isDecodedAsIs } from './extract.js';
 import { LimitError, type IngestLimits } from './limits.js';
 
 /**
@@ -25,6 +25,16 @@ export interface Prepared {
   vectors?: Float32Array;
 }
 
+/** A prepared file as the ingestion process sends it: also its text's UTF-8, and each chunk's span of it (chunk.ts). */
+export interface PreparedBytes {
+  prepared: Prepared;
+  /** Where each chunk's text begins in the text (UTF-16 units), for the embedder. */
+  starts: number[];
+  utf8: Uint8Array;
+  /** Two numbers a chunk: its first byte and its end in `utf8`. */
+  spans: number[];
+}
+
 /** Why a file cannot be indexed: a `last_error` code and message. */
 export interface Refusal {
   code: 'unsupported_file' | 'invalid_file';
@@ -35,17 +45,23 @@ export interface Refusal {
 // hold the same text, and a NUL carries nothing worth finding.
 const NUL = '\u0000';
 
-/** Extracts, chunks and (with `embed`) embeds one file; `starts`: where each chunk's text begins in the text (chunk.ts). */
-export async function prepareFile(req: PrepareRequest): Promise<{ prepared: Prepared; starts: number[] }> {
+/** Extracts, chunks and (with `embed`) embeds one file. */
+export async function prepareFile(req: PrepareRequest): Promise<PreparedBytes> {
   const data = Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength);
-  const text = (await extractText(req.filename, data, req.limits)).replaceAll(NUL, '');
+  const extracted = await extractText(req.filename, data, req.limits);
+  const text = extracted.replaceAll(NUL, '');
   if (!text.trim()) throw new ExtractError('invalid_file', `The file ${req.filename} holds no text to index.`);
+  // A text file's text is its bytes decoded (checked as UTF-8), less a leading byte-order mark: its UTF-8 is
+  // the file's last bytes, unless NULs were dropped. Any other text is encoded.
+  const length = isDecodedAsIs(req.filename) && text.length === extracted.length ? Buffer.byteLength(text) : -1;
+  const utf8 = length >= 0 ? data.subarray(data.length - length) : Buffer.from(text, 'utf8');
   const starts: number[] = [];
+  const spans: number[] = [];
   // The character classes, made once for the tokenizer and the embedder.
   const classes = classesOf(text);
-  const chunks = [...chunkText(text, req.chunking, starts, classes)];
-  if (!req.embed) return { prepared: { text, chunks }, starts };
-  return { prepared: { text, chunks, vectors: embedChunks(text, chunks, starts, classes) }, starts };
+  const chunks = [...chunkText(text, req.chunking, starts, classes, spans, utf8)];
+  const vectors = req.embed ? embedChunks(text, chunks, starts, classes) : undefined;
+  return { prepared: { text, chunks, ...(vectors && { vectors }) }, starts, utf8, spans };
 }
 
 /** The `last_error` of a failure in `prepareFile`: every error there comes of the file's content. */

@@ -49,7 +49,7 @@ export { BUILTIN_DIMENSIONS, builtinEmbedder, normalize, type Embedder } from '.
  */
 export async function extractFileText(ctx: Ctx, filename: string, data: Buffer, param: string): Promise<string> {
   try {
-    return (await ctx.services.vectorStores.ingestion.run({ filename, data, chunking: AUTO_CHUNKING, embed: false })).text;
+    return (await ctx.services.vectorStores.ingestion.run({ filename, data, chunking: AUTO_CHUNKING, embed: false })).text();
   } catch (err) {
     if (err instanceof FileRefused) throw invalid(err.refusal.message, param, err.refusal.code);
     throw err;

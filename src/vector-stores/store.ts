@@ -509,12 +509,21 @@ const insertTextsStatement = precompiledRows<TextRow>(
   CHUNK_ROWS,
 );
 
+/** A text's part as ingestion has it: its UTF-8 (which PostgreSQL's COPY takes as it is), or a string. */
+export type TextPart = string | Buffer;
+
 /**
  * Stores parts `first`, `first + 1` … of a file's text (ingest-segments.ts: the text cut at its parts'
  * and its chunks' edges), in as few statements as CHUNK_ROWS allows: the caller keeps a call to about
- * TEXT_PART characters, which SQLite writes in a few milliseconds (a file of 8 MB in one row took 112 ms).
+ * TEXT_PART bytes, which SQLite writes in a few milliseconds (a file of 8 MB in one row took 112 ms).
  */
-export async function insertTextParts(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly string[]): Promise<void> {
+export async function insertTextParts(
+  exec: Exec,
+  storeId: string,
+  fileId: string,
+  first: number,
+  texts: readonly TextPart[],
+): Promise<void> {
   if (onPostgres(exec)) {
     const values = texts.map((text, i) => [storeId, fileId, first + i, text]);
     await exec.executeQuery(copyStatement('vector_store_texts', TEXT_COLUMNS, TEXT_TYPES, values).compile());
@@ -524,8 +533,13 @@ export async function insertTextParts(exec: Exec, storeId: string, fileId: strin
 }
 
 /** insertTextParts' statements. */
-function textStatements(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly string[]): Compilable<unknown>[] {
-  const rows = texts.map((text, i) => ({ vector_store_id: storeId, file_id: fileId, part: first + i, text }));
+function textStatements(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly TextPart[]): Compilable<unknown>[] {
+  const rows = texts.map((text, i) => ({
+    vector_store_id: storeId,
+    file_id: fileId,
+    part: first + i,
+    text: typeof text === 'string' ? text : text.toString('utf8'),
+  }));
   return inRuns(exec, insertTextsStatement, rows);
 }
 
@@ -561,7 +575,7 @@ export async function ingestAtOnce(
   db: Db,
   key: IngestKey,
   fence: Compilable<unknown>,
-  texts: readonly string[],
+  texts: readonly TextPart[],
   rows: ChunkRow[],
   usageBytes: number,
 ): Promise<void> {
