@@ -34,7 +34,14 @@ const getText = async (exec: Exec, storeId: string, fileId: string) => {
     .execute();
   return parts.length ? parts.map((p) => p.text).join('') : undefined;
 };
-const insertText = (exec: Exec, storeId: string, fileId: string, parts: string[]) => insertTextParts(exec, storeId, fileId, 0, parts);
+const insertText = (exec: Exec, storeId: string, fileId: string, parts: string[]) =>
+  insertTextParts(
+    exec,
+    storeId,
+    fileId,
+    0,
+    parts.map((p) => Buffer.from(p)),
+  );
 import { vectorStoreMigrations } from './tables.js';
 
 const rowsOf = (storeId: string, fileId: string, n: number): ChunkRow[] =>
@@ -89,6 +96,14 @@ describe.each(dialects())("a file's text and its removal (%s)", (dialect) => {
       await insertChunks(tx, rowsOf('vs_clear_test', 'file-b', 3));
     });
     expect(await getText(db, 'vs_clear_test', 'file-a')).toBe(parts.join(''));
+    // Given as UTF-8, stored as text (SQLite's cast, PostgreSQL's decode): each part reads back as a string.
+    const stored = await db
+      .selectFrom('vector_store_texts')
+      .select(['part', 'text'])
+      .where('file_id', '=', 'file-a')
+      .orderBy('part')
+      .execute();
+    expect(stored.map((r) => r.text)).toEqual(parts);
     // The event loop turns between the statements (3 of chunks, 3 of text parts): on SQLite they run on this thread.
     const { turns } = await turnsDuring(() => db.transaction().execute((tx) => clearIngested(tx, 'vs_clear_test', 'file-a')));
     expect(turns).toBeGreaterThanOrEqual(6);

@@ -500,30 +500,35 @@ async function runInTurns(exec: Exec, statements: readonly Compilable<unknown>[]
 const TEXT_PARTS = 4;
 const TEXT_SEGMENTS = 256;
 
-type TextRow = Insertable<T['vector_store_texts']>;
+/** A row of a text's part as ingestion has it: its UTF-8. */
+type TextRow = Omit<Insertable<T['vector_store_texts']>, 'text'> & { text: Buffer };
 const TEXT_COLUMNS = ['vector_store_id', 'file_id', 'part', 'text'] as const satisfies readonly (keyof TextRow)[];
 const TEXT_TYPES: CopyType[] = ['text', 'text', 'int4', 'text'];
+/**
+ * The parts' UTF-8 stored as text without a decode on the server's thread: SQLite takes a blob's bytes as
+ * text by a cast (the ingestion checked they are UTF-8, ingest-protocol.ts), PostgreSQL decodes a bytea
+ * (and checks it). A string bound instead was decoded here first, then encoded back by the driver.
+ */
 const insertTextsStatement = precompiledRows<TextRow>(
   TEXT_COLUMNS,
-  (db, rows) => db.insertInto('vector_store_texts').values(rows),
+  (db, rows) =>
+    db
+      .insertInto('vector_store_texts')
+      .values(
+        rows.map((r) => ({
+          ...r,
+          text: onPostgres(db) ? sql<string>`convert_from(${r.text}, 'UTF8')` : sql<string>`CAST(${r.text} AS TEXT)`,
+        })),
+      ),
   CHUNK_ROWS,
 );
-
-/** A text's part as ingestion has it: its UTF-8 (which PostgreSQL's COPY takes as it is), or a string. */
-export type TextPart = string | Buffer;
 
 /**
  * Stores parts `first`, `first + 1` … of a file's text (ingest-segments.ts: the text cut at its parts'
  * and its chunks' edges), in as few statements as CHUNK_ROWS allows: the caller keeps a call to about
  * TEXT_PART bytes, which SQLite writes in a few milliseconds (a file of 8 MB in one row took 112 ms).
  */
-export async function insertTextParts(
-  exec: Exec,
-  storeId: string,
-  fileId: string,
-  first: number,
-  texts: readonly TextPart[],
-): Promise<void> {
+export async function insertTextParts(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly Buffer[]): Promise<void> {
   if (onPostgres(exec)) {
     const values = texts.map((text, i) => [storeId, fileId, first + i, text]);
     await exec.executeQuery(copyStatement('vector_store_texts', TEXT_COLUMNS, TEXT_TYPES, values).compile());
@@ -533,13 +538,8 @@ export async function insertTextParts(
 }
 
 /** insertTextParts' statements. */
-function textStatements(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly TextPart[]): Compilable<unknown>[] {
-  const rows = texts.map((text, i) => ({
-    vector_store_id: storeId,
-    file_id: fileId,
-    part: first + i,
-    text: typeof text === 'string' ? text : text.toString('utf8'),
-  }));
+function textStatements(exec: Exec, storeId: string, fileId: string, first: number, texts: readonly Buffer[]): Compilable<unknown>[] {
+  const rows = texts.map((text, i) => ({ vector_store_id: storeId, file_id: fileId, part: first + i, text }));
   return inRuns(exec, insertTextsStatement, rows);
 }
 
@@ -575,7 +575,7 @@ export async function ingestAtOnce(
   db: Db,
   key: IngestKey,
   fence: Compilable<unknown>,
-  texts: readonly TextPart[],
+  texts: readonly Buffer[],
   rows: ChunkRow[],
   usageBytes: number,
 ): Promise<void> {

@@ -60,7 +60,13 @@ describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
             embedder: builtinEmbedder.id,
           });
         }
-        await store.insertTextParts(tx, storeId, fileId, 0, parts);
+        await store.insertTextParts(
+          tx,
+          storeId,
+          fileId,
+          0,
+          parts.map((p) => Buffer.from(p)),
+        );
         await store.insertChunks(tx, rows);
       }
     });
@@ -93,7 +99,7 @@ describe.each(dialects())('the search worker’s reads (%s)', (dialect) => {
       other,
       'file-runs',
       0,
-      Array.from({ length: 40 }, (_, i) => `${i} `),
+      Array.from({ length: 40 }, (_, i) => Buffer.from(`${i} `)),
     );
     const runs = [
       [3, 5],
