@@ -1,5 +1,5 @@
-import { BUILTIN_DIMENSIONS } from './embedder.js';
 import { isUtf8 } from 'node:buffer';
+import { BUILTIN_DIMENSIONS } from './embedder.js';
 import type { PreparedBytes, PrepareRequest, Refusal } from './prepare.js';
 
 /** The messages between the server (ingest-pool.ts) and an ingestion process (ingest-child.ts). */

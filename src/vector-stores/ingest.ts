@@ -31,10 +31,10 @@ export const INGEST_ATTEMPTS = 5;
 
 class Superseded extends Error {}
 
-/** The most a file's ingestion writes (characters of text, bytes of vectors) to be sent in one go (store.ts ingestAtOnce). */
+/** The most a file's ingestion writes (bytes of text and of vectors) to be sent in one go (store.ts ingestAtOnce). */
 const AT_ONCE_BYTES = 1 << 16;
 
-/** About the most a transaction of an ingestion writes (characters of text, bytes of vectors): SQLite commits that in a few milliseconds. */
+/** About the most a transaction of an ingestion writes (bytes of text and of vectors): SQLite commits that in a few milliseconds. */
 const TRANSACTION_BYTES = 2 << 20;
 
 /** Why a file cannot be ingested, or undefined for an error worth another attempt. */
@@ -142,7 +142,7 @@ export async function ingestFile(
     await failIngestion(ctx, payload, refusal ?? givenUp(job.attempts, err));
     return;
   }
-  // The text cut at the chunks' edges: a chunk that is a slice of it is stored as its run of segments.
+  // The text cut at the chunks' edges: each chunk (a span of it) is stored as its run of segments.
   const { parts, spans, tokens, textOf } = prepared;
   const segments = segmentsOf(parts, spans);
   const rows: store.ChunkRow[] = Array.from(tokens, (count, seq) => {
@@ -160,7 +160,7 @@ export async function ingestFile(
     };
   });
   // The writes, in order, each with about the bytes it stores: what an earlier attempt of this ingestion
-  // wrote dropped, the text's segments, the chunks (each step up to TEXT_PART characters or bytes, and on
+  // wrote dropped, the text's segments, the chunks (each step up to TEXT_PART bytes, and on
   // SQLite up to CHUNK_ROWS rows; on PostgreSQL a step is one COPY however many rows), then the
   // completion. A first attempt finds nothing to drop: the attachment dropped the file's earlier rows with
   // it (service.ts attach), and no other ingestion writes under this one's keys (stillIngesting); every

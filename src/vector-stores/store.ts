@@ -496,7 +496,7 @@ async function runInTurns(exec: Exec, statements: readonly Compilable<unknown>[]
   }
 }
 
-/** Parts of a text dropped a statement: parts of up to TEXT_PART characters, or segments of a chunk's size or so. */
+/** Parts of a text dropped a statement: whole parts of up to TEXT_PART, or segments of a chunk's size or so. */
 const TEXT_PARTS = 4;
 const TEXT_SEGMENTS = 256;
 
@@ -512,14 +512,12 @@ const TEXT_TYPES: CopyType[] = ['text', 'text', 'int4', 'text'];
 const insertTextsStatement = precompiledRows<TextRow>(
   TEXT_COLUMNS,
   (db, rows) =>
-    db
-      .insertInto('vector_store_texts')
-      .values(
-        rows.map((r) => ({
-          ...r,
-          text: onPostgres(db) ? sql<string>`convert_from(${r.text}, 'UTF8')` : sql<string>`CAST(${r.text} AS TEXT)`,
-        })),
-      ),
+    db.insertInto('vector_store_texts').values(
+      rows.map((r) => ({
+        ...r,
+        text: onPostgres(db) ? sql<string>`convert_from(${r.text}, 'UTF8')` : sql<string>`CAST(${r.text} AS TEXT)`,
+      })),
+    ),
   CHUNK_ROWS,
 );
 
