@@ -113,7 +113,7 @@ async function measure(tree) {
       // What goes over IPC ('advanced' serialization: the structured clone), and the server's chunks made of it.
       a = cpu();
       const prepared = spans
-        ? m.wire.toWire({ prepared: { text, chunks, vectors }, starts, utf8: b, spans })
+        ? m.wire.toWire({ prepared: { text, chunks, vectors }, utf8: b, spans })
         : m.wire.toWire
           ? m.wire.toWire({ text, chunks, vectors }, starts)
           : { text, chunks, vectors };

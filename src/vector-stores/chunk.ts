@@ -149,13 +149,13 @@ export function* chunkText(
     const head = heads[w];
     const tail = tails[w];
     starts?.push(head);
-    if (spans) spans.push(...wholeBytes((bytes ??= Buffer.from(text, 'utf8')), froms[w], tos[w]));
     // A window may cut a multi-byte character in two: the halves at its edges decode to U+FFFD, dropped,
-    // so the whole characters between them are the chunk, unless one at an edge is U+FFFD (dropped too).
+    // so the whole characters between them are the chunk, unless one at an edge is U+FFFD (dropped too):
+    // then the chunk is its span of the UTF-8 (wholeBytes) decoded.
     const slice = wellFormed && text.charCodeAt(head) !== REPLACEMENT && text.charCodeAt(tail - 1) !== REPLACEMENT;
-    const piece = slice
-      ? text.slice(head, tail)
-      : (bytes ??= Buffer.from(text, 'utf8')).toString('utf8', froms[w], tos[w]).replace(/^\uFFFD+|\uFFFD+$/g, '');
+    const span = spans || !slice ? wholeBytes((bytes ??= Buffer.from(text, 'utf8')), froms[w], tos[w]) : undefined;
+    if (span) spans?.push(...span);
+    const piece = slice ? text.slice(head, tail) : bytes!.toString('utf8', span![0], span![1]);
     const start = w * step;
     yield { text: piece, tokens: Math.min(start + size, count) - start };
   }

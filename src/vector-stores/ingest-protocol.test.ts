@@ -24,7 +24,7 @@ import {
 } from './ingest-protocol.js';
 
 /** A text chunked as an ingestion process does (prepare.ts), without the embedder unless `vectors`. */
-const prepared = (text: string, chunking: Chunking, vectors?: (count: number) => Float32Array): PreparedBytes => {
+const prepared = (text: string, chunking: Chunking, vectors?: (count: number) => Float32Array): PreparedBytes & { starts: number[] } => {
   const starts: number[] = [];
   const spans: number[] = [];
   const utf8 = Buffer.from(text);

@@ -220,12 +220,8 @@ export class Assembly {
     }
   }
 
-  /** Whether byte `i` of the text is where a character starts, or the text's end (every part is UTF-8 of its own). */
   private between(i: number): boolean {
-    const length = this.ends.at(-1) ?? 0;
-    if (i >= length) return i === length;
-    const p = partAt(this.ends, i);
-    return (this.parts[p][i - (this.ends[p] - this.parts[p].length)] & 0xc0) !== 0x80;
+    return i <= (this.ends.at(-1) ?? 0) && betweenCharacters(this.parts, this.ends, i);
   }
 
   done(): Received {
@@ -261,6 +257,16 @@ export function partAt(ends: readonly number[], i: number): number {
     else lo = mid + 1;
   }
   return lo;
+}
+
+/**
+ * Whether byte `i` of a text (its UTF-8 in `parts`, each UTF-8 of its own, ending at `ends`) falls between
+ * two characters: where one starts, or at either end of the text.
+ */
+export function betweenCharacters(parts: readonly Uint8Array[], ends: readonly number[], i: number): boolean {
+  if (i <= 0 || i >= (ends.at(-1) ?? 0)) return true;
+  const p = partAt(ends, i);
+  return (parts[p][i - (ends[p] - parts[p].length)] & 0xc0) !== 0x80;
 }
 
 /** A whole reply put together as the server does, message by message (tests and benches). */

@@ -1,4 +1,4 @@
-import { partAt } from './ingest-protocol.js';
+import { betweenCharacters } from './ingest-protocol.js';
 
 /**
  * A file's text as it is stored (vector_store_texts): cut at every chunk's edges as well as between its
@@ -32,12 +32,7 @@ export function segmentsOf(parts: readonly Buffer[], spans: Int32Array): Segment
   const ends: number[] = [];
   let length = 0;
   for (const part of parts) ends.push((length += part.length));
-  /** Whether byte `i` falls between two characters (parts end there). */
-  const clean = (i: number) => {
-    if (i <= 0 || i >= length) return true;
-    const p = partAt(ends, i);
-    return (parts[p][i - (ends[p] - parts[p].length)] & 0xc0) !== 0x80;
-  };
+  const clean = (i: number) => betweenCharacters(parts, ends, i);
   // The edges: 0, every part's end, every kept chunk's start and end.
   const edges = [0, ...ends];
   const kept = new Uint8Array(chunks);

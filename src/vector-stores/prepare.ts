@@ -28,8 +28,6 @@ export interface Prepared {
 /** A prepared file as the ingestion process sends it: also its text's UTF-8, and each chunk's span of it (chunk.ts). */
 export interface PreparedBytes {
   prepared: Prepared;
-  /** Where each chunk's text begins in the text (UTF-16 units), for the embedder. */
-  starts: number[];
   utf8: Uint8Array;
   /** Two numbers a chunk: its first byte and its end in `utf8`. */
   spans: number[];
@@ -61,7 +59,7 @@ export async function prepareFile(req: PrepareRequest): Promise<PreparedBytes> {
   const classes = classesOf(text);
   const chunks = [...chunkText(text, req.chunking, starts, classes, spans, utf8)];
   const vectors = req.embed ? embedChunks(text, chunks, starts, classes) : undefined;
-  return { prepared: { text, chunks, ...(vectors && { vectors }) }, starts, utf8, spans };
+  return { prepared: { text, chunks, ...(vectors && { vectors }) }, utf8, spans };
 }
 
 /** The `last_error` of a failure in `prepareFile`: every error there comes of the file's content. */
