@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../../test/process.js';
-import { copyData, copyStatement } from './copy.js';
+import { copyData, copyStatement, keptCopyBuffers, type CopyData } from './copy.js';
 import { openStore, type Store } from './db.js';
 
 describe('binary COPY data', () => {
@@ -25,6 +25,32 @@ describe('binary COPY data', () => {
         'ffff',
       ].join(''),
     );
+  });
+
+  it("a COPY's buffer serves a later one once its bytes have left, and not before; a large one is never kept", () => {
+    const row = (n: number, byte: number) => [[Buffer.alloc(n, byte)]];
+    const isKept = (d: CopyData) => keptCopyBuffers().filter((k) => k.buffer === d.messages.buffer).length;
+    const a = copyData(['bytea'], row(100_000, 1));
+    const b = copyData(['bytea'], row(100_000, 2));
+    expect(a.messages.buffer === b.messages.buffer).toBe(false);
+    expect(isKept(a)).toBe(0);
+    // Released (twice: once is what counts), its buffer is kept, even over smaller ones.
+    for (let i = 0; i < 4; i++) copyData(['bytea'], row(1_000, 0)).release();
+    a.release();
+    a.release();
+    expect(isKept(a)).toBe(1);
+    expect(keptCopyBuffers().length).toBeLessThanOrEqual(4);
+    // A COPY the size of a's takes a kept buffer at least as large: a's, or one of the same size.
+    const sizes = keptCopyBuffers().map((k) => k.length);
+    const c = copyData(['bytea'], row(100_000, 3));
+    expect(sizes).toContain(c.messages.buffer.byteLength);
+    expect(c.messages.buffer.byteLength).toBe(a.messages.buffer.byteLength);
+    // What c wrote is c's, and b's rows (their buffer never given back) are untouched.
+    expect(c.bytes.subarray(25, 100_025).every((x) => x === 3)).toBe(true);
+    expect(b.bytes.subarray(25, 100_025).every((x) => x === 2)).toBe(true);
+    const large = copyData(['bytea'], row(5 << 20, 6));
+    large.release();
+    expect(isKept(large)).toBe(0);
   });
 });
 
@@ -92,5 +118,38 @@ describe.runIf(process.env.STANDIN_TEST_DATABASE_URL)('rows copied into PostgreS
     expect((await rowsOf()).length).toBe(before);
     // Every connection of the pool still answers (a failed COPY left none waiting for data).
     await Promise.all(Array.from({ length: 12 }, () => sql`select 1`.execute(store.db)));
+  });
+
+  it('arrive as sent when many run at once on the pool, their buffers passed from one to the next; a statement runs once', async () => {
+    // Forty transactions at once, each a COPY of its own bytes, of sizes that fit the kept buffers and not.
+    const sizes = Array.from({ length: 40 }, (_, i) => 2_000 + ((i * 7_919) % 90_000));
+    const bodyOf = (i: number, r: number) => String.fromCharCode(97 + ((i + r) % 26)).repeat(sizes[i] / 4) + `:${i}:${r}`;
+    await Promise.all(
+      sizes.map((_, i) =>
+        store.db.transaction().execute((tx) =>
+          tx.executeQuery(
+            copyStatement(
+              'copied',
+              ['id', 'body', 'n', 'data'],
+              ['int4', 'text', 'int4', 'bytea'],
+              Array.from({ length: 4 }, (_, r) => [10_000 + 10 * i + r, bodyOf(i, r), i, Buffer.alloc(sizes[i], i)]),
+            ).compile(),
+          ),
+        ),
+      ),
+    );
+    const rows = (await rowsOf()).filter((r) => r.id >= 10_000);
+    expect(rows.length).toBe(4 * sizes.length);
+    for (const row of rows) {
+      const i = Math.floor((row.id - 10_000) / 10);
+      expect(row.body).toBe(bodyOf(i, row.id % 10));
+      expect(row.n).toBe(i);
+      expect(row.data?.equals(Buffer.alloc(sizes[i], i))).toBe(true);
+    }
+    // Compiled once and run twice, a COPY is refused the second time: its buffer may hold other rows by then.
+    const query = copyStatement('copied', ['id', 'body'], ['int4', 'text'], [[20_000, 'once']]).compile();
+    await store.db.executeQuery(query);
+    await expect(store.db.executeQuery(query)).rejects.toThrow(/runs once/);
+    expect((await rowsOf()).filter((r) => r.id === 20_000).length).toBe(1);
   });
 });

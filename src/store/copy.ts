@@ -11,12 +11,60 @@ import type pg from 'pg';
  * is the rows' bytes (`CopyData`), which the store's pool (db.ts) sends as the COPY's data.
  */
 export class CopyData {
-  /** `messages`: the protocol's CopyData message holding the rows, then its CopyDone. */
-  constructor(readonly messages: Buffer) {}
+  /**
+   * `messages`: the protocol's CopyData message holding the rows, then its CopyDone. `buffer`: the kept
+   * buffer they were written in, if any, given back by `release`.
+   */
+  constructor(
+    readonly messages: Buffer,
+    private buffer?: Buffer,
+  ) {}
   /** The rows in COPY's binary format, as the CopyData message holds them. */
   get bytes(): Buffer {
     return this.messages.subarray(5, this.messages.length - 5);
   }
+  /** Sent already (copyIn): a CopyData goes once, since its buffer may hold another COPY's rows after. */
+  sent = false;
+  /** The bytes have left (the socket's write is done): their buffer may hold the next COPY's rows. */
+  release(): void {
+    const { buffer } = this;
+    this.buffer = undefined;
+    if (!buffer) return;
+    if (kept.length < KEPT) kept.push(buffer);
+    else {
+      // Full: it takes the place of the smallest, if larger (small ones must not keep out the large).
+      const i = smallest((b) => b.length < buffer.length);
+      if (i >= 0) kept[i] = buffer;
+    }
+  }
+}
+
+/**
+ * Buffers of COPYs whose bytes have left, for the next ones. A new buffer for each COPY was an
+ * ArrayBuffer for each, which V8 counts toward the heap's growth: on PostgreSQL, the rows' bytes were a
+ * third of the server's new ArrayBuffers while it ingested, and a full collection came every 0.2 s
+ * (docs/files.md, "Stop 79"). At most KEPT of them, none over KEPT_BYTES: 16 MiB held at most.
+ */
+const kept: Buffer[] = [];
+const KEPT = 4;
+const KEPT_BYTES = 4 << 20;
+
+/** The buffers kept now (tests). */
+export const keptCopyBuffers = (): readonly Buffer[] => kept;
+
+/** The index of the smallest kept buffer that passes `fits`, or -1. */
+function smallest(fits: (b: Buffer) => boolean): number {
+  let at = -1;
+  for (let i = 0; i < kept.length; i++) if (fits(kept[i]) && (at < 0 || kept[i].length < kept[at].length)) at = i;
+  return at;
+}
+
+/** A buffer of at least `bound` bytes: the smallest kept one that holds them, or a new one (a power of two from 64 KiB, so it fits later COPYs too). */
+function bufferFor(bound: number): { buffer: Buffer; keep: boolean } {
+  const i = smallest((b) => b.length >= bound);
+  if (i >= 0) return { buffer: kept.splice(i, 1)[0], keep: true };
+  if (bound > KEPT_BYTES) return { buffer: Buffer.allocUnsafe(bound), keep: false };
+  return { buffer: Buffer.allocUnsafe(Math.max(1 << 16, 2 ** Math.ceil(Math.log2(bound)))), keep: true };
 }
 
 /** The column types a copy writes, as PostgreSQL's binary format has them. */
@@ -37,7 +85,7 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
       bound += types[c] === 'int4' ? 4 : typeof v === 'string' ? 3 * v.length : (v as Uint8Array).length;
     }
   }
-  const out = Buffer.allocUnsafe(bound);
+  const { buffer: out, keep } = bufferFor(bound);
   out[0] = 0x64; // 'd'
   let at = 5 + SIGNATURE.copy(out, 5);
   at = out.writeInt32BE(0, at); // flags
@@ -68,7 +116,7 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
   out.writeInt32BE(at - 1, 1);
   out[at] = 0x63; // 'c'
   at = out.writeInt32BE(4, at + 1);
-  return new CopyData(out.subarray(0, at));
+  return new CopyData(out.subarray(0, at), keep ? out : undefined);
 }
 
 /** The COPY of `rows` into `table`'s `columns` (names Standin's own, never from input), as a statement to execute. */
@@ -88,6 +136,8 @@ export function copyStatement(
  * failed statement).
  */
 export function copyIn(client: pg.ClientBase, sql: string, data: CopyData): Promise<pg.QueryResult> {
+  if (data.sent) return Promise.reject(new Error('a COPY statement runs once: its rows may have made way for another COPY'));
+  data.sent = true;
   return new Promise((resolve, reject) => {
     let rowCount = 0;
     const copy = {
@@ -99,7 +149,8 @@ export function copyIn(client: pg.ClientBase, sql: string, data: CopyData): Prom
       submit(connection: { query(text: string): void; stream: NodeJS.WritableStream & { cork(): void; uncork(): void } }) {
         connection.stream.cork();
         connection.query(sql);
-        connection.stream.write(data.messages);
+        // Once written (or the connection gone), the rows' buffer serves the next COPY.
+        connection.stream.write(data.messages, () => data.release());
         connection.stream.uncork();
       },
       handleCopyInResponse() {},

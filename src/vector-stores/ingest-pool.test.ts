@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pdfBomb } from '../../test/hostile/bombs.js';
 import { filler } from '../../test/vector-stores/fixtures.js';
 import { AUTO_CHUNKING } from './chunk.js';
-import { BUILTIN_DIMENSIONS, embedBuiltin } from './embedder.js';
+import { BUILTIN_DIMENSIONS, embedBuiltin, fromBlob } from './embedder.js';
 import { createIngestPool, EARLY_READ_BYTES, FileRefused, type IngestPool } from './ingest-pool.js';
 import { chunksOf } from './ingest-protocol.js';
 import { DEFAULT_LIMITS, type IngestLimits } from './limits.js';
@@ -35,8 +35,9 @@ describe('ingestion processes', () => {
     const out = await p.run({ filename: 'a.txt', data: Buffer.from(text), chunking: AUTO_CHUNKING, embed: true });
     expect(out.text()).toBe(text);
     expect(chunksOf(out).length).toBeGreaterThan(1);
-    expect(out.vectors!.map((v) => v.length)).toEqual(chunksOf(out).map(() => BUILTIN_DIMENSIONS));
-    expect([...out.vectors![0]]).toEqual([...embedBuiltin(chunksOf(out)[0].text)]);
+    // Each vector as stored: BUILTIN_DIMENSIONS floats' bytes.
+    expect(out.vectors!.map((v) => v.length)).toEqual(chunksOf(out).map(() => 4 * BUILTIN_DIMENSIONS));
+    expect([...fromBlob(out.vectors![0])]).toEqual([...embedBuiltin(chunksOf(out)[0].text)]);
     expect(p.pids()).toHaveLength(1);
     expect(p.pids()[0]).not.toBe(process.pid);
   });

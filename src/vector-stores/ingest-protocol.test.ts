@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { serialize, deserialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { chunkText, type Chunking } from './chunk.js';
-import { BUILTIN_DIMENSIONS } from './embedder.js';
+import { BUILTIN_DIMENSIONS, fromBlob } from './embedder.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import type { PreparedBytes } from './prepare.js';
 import {
@@ -80,8 +80,31 @@ describe('the ingestion reply on the wire', () => {
     const text = 'words and more words '.repeat(50);
     const withVectors = prepared(text, SMALL, (n) => Float32Array.from({ length: n * BUILTIN_DIMENSIONS }, (_, i) => i / 7));
     const back = fromWire(deserialize(serialize(toWire(withVectors))) as WirePrepared);
-    expect(back.vectors!.flatMap((v) => [...v])).toEqual([...withVectors.prepared.vectors!]);
+    expect(back.vectors!.flatMap((v) => [...fromBlob(v)])).toEqual([...withVectors.prepared.vectors!]);
     expect(fromWire(toWire(prepared(text, SMALL))).vectors).toBeUndefined();
+  });
+
+  it('sends the vectors as their bytes: each arrives as a view of the message, wherever in it they fall', () => {
+    // A Float32Array arrives as a view only at a multiple of 4 in the message, else as a copy (node:v8).
+    const vectors = Float32Array.from({ length: 2 * BUILTIN_DIMENSIONS }, (_, i) => i / 3);
+    const aligned = new Set<number>();
+    for (let pad = 0; pad < 8; pad++) {
+      const text = 'x'.repeat(pad) + ' words';
+      const wire: WirePrepared = { text: bytes(text), spans: Int32Array.of(0, pad + 6, 2, 0, pad + 6, 2), vectors };
+      const [part, batch] = [...messagesOf(1, wire)].map((m) => deserialize(serialize({ padding: text, ...m })) as ReplyPart);
+      const sent = (batch as { vectors: Uint8Array }).vectors;
+      // A view: its buffer is the whole message's, larger than the vectors.
+      expect(sent.buffer.byteLength).toBeGreaterThan(sent.byteLength);
+      aligned.add(sent.byteOffset % 4);
+      const assembly = new Assembly();
+      assembly.add(part);
+      assembly.add(batch);
+      const got = assembly.done().vectors!;
+      expect(got.map((v) => v.buffer)).toEqual([sent.buffer, sent.buffer]);
+      expect(got.flatMap((v) => [...fromBlob(v)])).toEqual([...vectors]);
+    }
+    // The paddings put the vectors at every offset modulo 4.
+    expect(aligned.size).toBe(4);
   });
 
   it('refuses a reply that does not hold together', () => {
@@ -105,7 +128,7 @@ describe('the ingestion reply on the wire', () => {
       { ...wire, vectors: new Float64Array(BUILTIN_DIMENSIONS) as unknown as Float32Array },
     ];
     expect(fromWire({ ...wire, vectors: new Float32Array(BUILTIN_DIMENSIONS) }).vectors?.map((v) => v.length)).toEqual([
-      BUILTIN_DIMENSIONS,
+      4 * BUILTIN_DIMENSIONS,
     ]);
     for (const w of bad) expect(() => fromWire(w)).toThrow('malformed reply');
   });
@@ -140,7 +163,7 @@ describe('the ingestion reply on the wire', () => {
 
   it('refuses messages out of order or past their bounds', () => {
     const text = bytes('abc def');
-    const vectors = new Float32Array(2 * BUILTIN_DIMENSIONS);
+    const vectors = new Uint8Array(2 * 4 * BUILTIN_DIMENSIONS);
     const batch = { id: 1, spans: Int32Array.of(0, 3, 1, 4, 7, 1) };
     const bad: ReplyPart[][] = [
       [{ id: 1, part: text }, batch, { id: 1, part: bytes(' more') }],
@@ -150,6 +173,15 @@ describe('the ingestion reply on the wire', () => {
         { ...batch, spans: new Int32Array(3 * (CHUNKS_A_MESSAGE + 1)) },
       ],
       [{ id: 1, part: text }, { ...batch, vectors }, batch],
+      // Vectors are their bytes, two chunks' worth: a byte short, or as floats, is refused.
+      [
+        { id: 1, part: text },
+        { ...batch, vectors: vectors.subarray(1) },
+      ],
+      [
+        { id: 1, part: text },
+        { ...batch, vectors: new Float32Array(2 * BUILTIN_DIMENSIONS) as unknown as Uint8Array },
+      ],
       [{ id: 1, part: text }, batch, { ...batch, vectors }],
       [{ id: 1, part: 'abc' as unknown as Uint8Array }],
       // Each part is UTF-8 of its own: a character cut between two parts is refused.

@@ -103,7 +103,7 @@ export const CHUNKS_A_MESSAGE = 128;
  * still count from the text's start), then the end (ChildReply). Decoded whole, a file of 8 MB held the
  * server's thread for over 100 ms.
  */
-export type ReplyPart = { id: number; part: Uint8Array } | { id: number; spans: Int32Array; vectors?: Float32Array };
+export type ReplyPart = { id: number; part: Uint8Array } | { id: number; spans: Int32Array; vectors?: Uint8Array };
 
 /** The parts of a text's UTF-8, each at most TEXT_PART bytes and cut between two characters (each part is UTF-8 of its own). */
 export function textParts(utf8: Uint8Array): Uint8Array[] {
@@ -125,7 +125,12 @@ export function* messagesOf(id: number, w: WirePrepared): Generator<ReplyPart> {
   for (let from = 0; from < count; from += CHUNKS_A_MESSAGE) {
     const to = Math.min(count, from + CHUNKS_A_MESSAGE);
     const spans = w.spans.subarray(3 * from, 3 * to);
-    yield { id, spans, ...(w.vectors && { vectors: w.vectors.subarray(from * BUILTIN_DIMENSIONS, to * BUILTIN_DIMENSIONS) }) };
+    // The vectors as their bytes (float32, as stored): a Float32Array arrives as a view only where the
+    // message puts it at a multiple of 4, else it is copied into a new buffer (three times in four).
+    const v =
+      w.vectors &&
+      new Uint8Array(w.vectors.buffer, w.vectors.byteOffset + 4 * from * BUILTIN_DIMENSIONS, 4 * (to - from) * BUILTIN_DIMENSIONS);
+    yield { id, spans, ...(v && { vectors: v }) };
   }
 }
 
@@ -161,7 +166,8 @@ export interface Received {
   textOf(i: number): string;
   /** The whole text, decoded. */
   text(): string;
-  vectors?: Float32Array[];
+  /** Each chunk's vector as stored (embedder.ts toBlob: float32, little-endian). */
+  vectors?: Buffer[];
 }
 
 const malformed = () => new Error('the ingestion process sent a malformed reply');
@@ -187,7 +193,7 @@ export class Assembly {
   private readonly ends: number[] = [];
   private readonly spans: number[] = [];
   private readonly tokens: number[] = [];
-  private vectors?: Float32Array[];
+  private vectors?: Buffer[];
 
   add(m: ReplyPart): void {
     if ('part' in m) {
@@ -204,12 +210,13 @@ export class Assembly {
     const { spans } = m;
     if (!(spans instanceof Int32Array) || spans.length % 3 !== 0 || spans.length > 3 * CHUNKS_A_MESSAGE) throw malformed();
     const count = spans.length / 3;
-    this.count(count * 4 * BUILTIN_DIMENSIONS);
-    if (m.vectors !== undefined) {
-      if (!(m.vectors instanceof Float32Array) || m.vectors.length !== count * BUILTIN_DIMENSIONS || (this.tokens.length && !this.vectors))
-        throw malformed();
+    const bytes = 4 * BUILTIN_DIMENSIONS;
+    this.count(count * bytes);
+    const { vectors } = m;
+    if (vectors !== undefined) {
+      if (!(vectors instanceof Uint8Array) || vectors.length !== count * bytes || (this.tokens.length && !this.vectors)) throw malformed();
       this.vectors ??= [];
-      for (let i = 0; i < count; i++) this.vectors.push(m.vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS));
+      for (let i = 0; i < count; i++) this.vectors.push(Buffer.from(vectors.buffer, vectors.byteOffset + i * bytes, bytes));
     } else if (this.vectors) throw malformed();
     for (let i = 0; i < count; i++) {
       const start = spans[3 * i];

@@ -114,7 +114,8 @@ export async function ingestFile(
   const started = performance.now();
   const embedder = ctx.services.vectorStores.embedder();
   let prepared: Received;
-  let vectors: Float32Array[];
+  /** Each chunk's vector as stored. */
+  let vectors: Buffer[];
   try {
     if ('error' in fileRead) throw fileRead.error;
     const { file } = fileRead;
@@ -130,10 +131,12 @@ export async function ingestFile(
     });
     vectors =
       prepared.vectors ??
-      (await embedAll(
-        embedder,
-        Array.from(prepared.tokens, (_, i) => prepared.textOf(i)),
-      ));
+      (
+        await embedAll(
+          embedder,
+          Array.from(prepared.tokens, (_, i) => prepared.textOf(i)),
+        )
+      ).map(toBlob);
   } catch (err) {
     const refusal = refusalOf(err, fileId);
     const retried = !refusal && job.attempts < INGEST_ATTEMPTS;
@@ -155,7 +158,7 @@ export async function ingestFile(
       text_from: from < 0 ? null : from,
       text_to: from < 0 ? null : segments.runs[2 * seq + 1],
       tokens: count,
-      embedding: toBlob(vectors[seq]),
+      embedding: vectors[seq],
       embedder: embedder.id,
     };
   });
