@@ -15,6 +15,7 @@
 // (the status reads, and the probe's requests with BENCH_INGEST_PROBE=http, each costed after the batch with nothing
 // being ingested).
 // The text a store holds after the batch (chunk rows and files' texts, UTF-8 bytes per byte ingested) is read with SQL.
+// The uploads before the batch (one at a time) are timed too, with the server's CPU per MB uploaded (and PostgreSQL's).
 // BENCH_INGEST_REPEAT (1) uploads the files that many times over (the machine's changelogs make about 24 MB: three
 // files of 8 MB at most), so a batch of many large files can be measured; a process that is kept meets text it has seen.
 // BENCH_INGEST_POLL=http: the batch's end found by asking its status over HTTP every 20 ms, as before stop 60;
@@ -205,8 +206,14 @@ async function measure(script, { warm: warmTexts, texts }) {
     const ids = [];
     // The batch's files uploaded one at a time, as a loop over the SDK's files.create does: its time a file.
     const uploads0 = performance.now();
+    const uploadServer0 = cpuMs(s.child.pid);
+    const uploadPostgres0 = DATABASE_URL ? postgresCpu() : 0;
     for (const [i, t] of texts.entries()) ids.push(await upload(`changelog${i}.txt`, t));
     const uploadMs = (performance.now() - uploads0) / texts.length;
+    // The uploads' CPU per MB: the server's (its requests' parsing, the bytes stored) and PostgreSQL's.
+    const uploadedMb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6;
+    const uploadServerMsPerMb = (cpuMs(s.child.pid) - uploadServer0) / uploadedMb;
+    const uploadPostgresMsPerMb = DATABASE_URL ? (postgresCpu() - uploadPostgres0) / uploadedMb : 0;
     const vs = await api('/v1/vector_stores', { name: 'ingest' });
     let done = false;
     // Requests the bench makes meanwhile (status reads, probes): their cost is taken off the server's CPU.
@@ -292,6 +299,8 @@ async function measure(script, { warm: warmTexts, texts }) {
       mbps: mb / seconds,
       createMs: Math.round(createMs),
       uploadMs,
+      uploadServerMsPerMb,
+      uploadPostgresMsPerMb,
       seconds,
       worst: HTTP_PROBE ? Math.max(...latencies) : worstStall(s.eld, wall0, wall0 + seconds * 1000),
       serverMsPerMb,
@@ -357,6 +366,10 @@ const median = (xs) => {
 const storedShown = (xs) => (xs.length ? `${round(xs[0].chunkTextPerMb, 2)} + ${round(xs[0].textPerMb, 2)}` : '');
 const show = (xs) => `${round(best(xs).mbps, 2)} (runs: ${xs.map((x) => round(x.mbps, 2)).join(', ')})`;
 /** CPU ms per MB of everything measured (the server's with the bench's requests: CPU spent all the same), times MB per second. */
+const uploadCpu = (xs) =>
+  [xs.map((x) => x.uploadServerMsPerMb), ...(DATABASE_URL ? [xs.map((x) => x.uploadPostgresMsPerMb)] : [])]
+    .map((ys) => round(median(ys)))
+    .join(' + ');
 const coresBusy = (x) => ((x.rawServerMsPerMb + x.childMsPerMb + x.postgresMsPerMb + x.benchMsPerMb) * x.mbps) / 1000;
 const cpu = (xs) =>
   [xs.map((x) => x.serverMsPerMb), xs.map((x) => x.childMsPerMb), ...(DATABASE_URL ? [xs.map((x) => x.postgresMsPerMb)] : [])]
@@ -401,6 +414,12 @@ report(
       measure: 'an upload of one of the batch’s files (POST /v1/files, one at a time), ms, median of runs',
       before: runs.before.length ? round(median(runs.before.map((x) => x.uploadMs)), 2) : '',
       now: round(median(runs.now.map((x) => x.uploadMs)), 2),
+      goal: '',
+    },
+    {
+      measure: `CPU ms per MB uploaded: the server${DATABASE_URL ? ' + PostgreSQL’s processes' : ''}, median of runs`,
+      before: runs.before.length ? uploadCpu(runs.before) : '',
+      now: uploadCpu(runs.now),
       goal: '',
     },
     {

@@ -1,5 +1,6 @@
-import type { Insertable, Selectable } from 'kysely';
+import { PostgresAdapter, type Insertable, type Selectable } from 'kysely';
 import { paginate, type ListPage, type ListParams } from '../core/pagination.js';
+import { copyStatement } from '../store/copy.js';
 import { precompiled, runAlone, type Db, type Exec } from '../store/db.js';
 import type { FilesTables } from './tables.js';
 
@@ -69,13 +70,24 @@ export async function deleteFile(exec: Exec, id: string): Promise<boolean> {
 export const SMALL_PART = 1 << 16;
 
 /**
- * Stores one part of a file's bytes, on its own (committed when this resolves). A small part joins the
- * turn's statements on PostgreSQL's pipelined connections (db.ts runAlone); a large one would hold up the
- * statements behind it there, and takes a connection of its own.
+ * Stores one part of a file's bytes (`pieces`, one after the other), on its own (committed when this
+ * resolves). A small part joins the turn's statements on PostgreSQL's pipelined connections (db.ts
+ * runAlone); a large one would hold up the statements behind it there, and takes a connection of its own,
+ * where PostgreSQL gets it by a COPY: its pieces written straight into a buffer that earlier COPYs used
+ * (store/copy.ts), where an INSERT had them joined, then copied twice into new buffers by the driver.
  */
-export async function insertPart(db: Db, fileId: string, seq: number, data: Buffer): Promise<void> {
-  const query = db.insertInto('file_parts').values({ file_id: fileId, seq, data });
-  if (data.length <= SMALL_PART) await runAlone(db, query);
+export async function insertPart(db: Db, fileId: string, seq: number, pieces: readonly Buffer[]): Promise<void> {
+  const bytes = pieces.reduce((n, p) => n + p.length, 0);
+  if (bytes > SMALL_PART && db.getExecutor().adapter instanceof PostgresAdapter) {
+    await db.executeQuery(
+      copyStatement('file_parts', ['file_id', 'seq', 'data'], ['text', 'int4', 'bytea'], [[fileId, seq, pieces]]).compile(),
+    );
+    return;
+  }
+  const query = db
+    .insertInto('file_parts')
+    .values({ file_id: fileId, seq, data: pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, bytes) });
+  if (bytes <= SMALL_PART) await runAlone(db, query);
   else await query.execute();
 }
 

@@ -27,6 +27,15 @@ describe('binary COPY data', () => {
     );
   });
 
+  it('writes bytes given as pieces one after the other, as the bytes joined', () => {
+    const pieces = [Buffer.from([1, 2]), Buffer.alloc(0), Buffer.from([3])];
+    const rows = (v: unknown) => [[v, 7]];
+    expect(copyData(['bytea', 'int4'], rows(pieces)).bytes.equals(copyData(['bytea', 'int4'], rows(Buffer.concat(pieces))).bytes)).toBe(
+      true,
+    );
+    expect(copyData(['bytea'], [[[]]]).bytes.equals(copyData(['bytea'], [[Buffer.alloc(0)]]).bytes)).toBe(true);
+  });
+
   it("a COPY's buffer serves a later one once its bytes have left, and not before; a large one is never kept", () => {
     const row = (n: number, byte: number) => [[Buffer.alloc(n, byte)]];
     const isKept = (d: CopyData) => keptCopyBuffers().filter((k) => k.buffer === d.messages.buffer).length;

@@ -72,7 +72,14 @@ export type CopyType = 'text' | 'int4' | 'bytea';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
-/** The binary COPY of `rows` (each a value a column, in `types`' order; null for NULL; a text as a string or as its UTF-8). */
+/** A value's bytes: one array, or pieces one after the other. */
+type Bytes = Uint8Array | readonly Uint8Array[];
+const bytesOf = (b: Bytes) => (b instanceof Uint8Array ? b.length : b.reduce((n, piece) => n + piece.length, 0));
+
+/**
+ * The binary COPY of `rows` (each a value a column, in `types`' order; null for NULL; a text as a string or
+ * as its UTF-8; bytes, or a text's UTF-8, also as pieces to be written one after the other).
+ */
 export function copyData(types: readonly CopyType[], rows: readonly (readonly unknown[])[]): CopyData {
   // At most 3 bytes of UTF-8 a UTF-16 unit: one pass writes each string, into a buffer sized once.
   // The rows go in one CopyData message ('d', its length), followed by a CopyDone ('c', 4): copyIn writes them as they are.
@@ -82,7 +89,7 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
     for (let c = 0; c < types.length; c++) {
       const v = row[c];
       if (v === null) continue;
-      bound += types[c] === 'int4' ? 4 : typeof v === 'string' ? 3 * v.length : (v as Uint8Array).length;
+      bound += types[c] === 'int4' ? 4 : typeof v === 'string' ? 3 * v.length : bytesOf(v as Bytes);
     }
   }
   const { buffer: out, keep } = bufferFor(bound);
@@ -105,10 +112,12 @@ export function copyData(types: readonly CopyType[], rows: readonly (readonly un
         at = out.writeInt32BE(v as number, at);
       } else {
         // bytea, or a text's UTF-8 as it is (PostgreSQL checks it, as it checks every text it is sent).
-        const bytes = v as Uint8Array;
-        at = out.writeInt32BE(bytes.length, at);
-        out.set(bytes, at);
-        at += bytes.length;
+        const bytes = v as Bytes;
+        at = out.writeInt32BE(bytesOf(bytes), at);
+        for (const piece of bytes instanceof Uint8Array ? [bytes] : bytes) {
+          out.set(piece, at);
+          at += piece.length;
+        }
       }
     }
   }

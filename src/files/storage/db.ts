@@ -21,10 +21,10 @@ export function dbStorage(db: Store['db']): FileStorage {
       let held: Buffer[] = [];
       let heldBytes = 0;
       const flush = async () => {
-        const data = held.length === 1 ? held[0] : Buffer.concat(held, heldBytes);
+        const pieces = held;
         held = [];
         heldBytes = 0;
-        await store.insertPart(db, id, seq++, data);
+        await store.insertPart(db, id, seq++, pieces);
       };
       try {
         for await (const chunk of source) {
