@@ -19,12 +19,12 @@ export class CopyData {
     readonly messages: Buffer,
     private buffer?: Buffer,
   ) {}
+  /** Sent already (copyIn): a CopyData goes once, since its buffer may hold another COPY's rows after. */
+  sent = false;
   /** The rows in COPY's binary format, as the CopyData message holds them. */
   get bytes(): Buffer {
     return this.messages.subarray(5, this.messages.length - 5);
   }
-  /** Sent already (copyIn): a CopyData goes once, since its buffer may hold another COPY's rows after. */
-  sent = false;
   /** The bytes have left (the socket's write is done): their buffer may hold the next COPY's rows. */
   release(): void {
     const { buffer } = this;
@@ -41,8 +41,8 @@ export class CopyData {
 
 /**
  * Buffers of COPYs whose bytes have left, for the next ones. A new buffer for each COPY was an
- * ArrayBuffer for each, which V8 counts toward the heap's growth: on PostgreSQL, the rows' bytes were a
- * third of the server's new ArrayBuffers while it ingested, and a full collection came every 0.2 s
+ * ArrayBuffer for each, which V8 counts toward the heap's growth: on PostgreSQL, the rows' bytes were about
+ * a third of the server's new ArrayBuffers while it ingested (by their sizes), and a full collection came every 0.2 s
  * (docs/files.md, "Stop 79"). At most KEPT of them, none over KEPT_BYTES: 16 MiB held at most.
  */
 const kept: Buffer[] = [];
