@@ -115,24 +115,6 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     );
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0].id;
 
-    // A streamed background response run by B and followed on A: the follower reads one stream across the
-    // takeover. A is stopped meanwhile, so the job is B's: its stream has started on B when A goes on.
-    a.proc.kill('SIGSTOP');
-    let streamedId = '';
-    try {
-      const openedOnB = await onB.responses.create({ model: MODEL, input: 'a lighthouse story', background: true, stream: true });
-      for await (const e of openedOnB) {
-        if (e.type === 'response.created') streamedId = e.response.id;
-        if (e.type === 'response.output_text.delta') break; // the follower on A reads the same events
-      }
-    } finally {
-      a.proc.kill('SIGCONT');
-    }
-    const followed = (async () => {
-      const seen: OpenAI.Responses.ResponseStreamEvent[] = [];
-      for await (const e of await onA.responses.retrieve(streamedId, { stream: true })) seen.push(e);
-      return seen;
-    })();
     // The burst, all on B.
     const polled = await Promise.all(
       Array.from({ length: 8 }, () =>
@@ -180,11 +162,19 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     });
     const store = await onB.vectorStores.create({ name: 'takeover', file_ids: [doc.id] });
 
-    // One run certainly B's and in flight when B dies, whatever the machine's load did to the burst's
-    // timing (its runs may have ended, or been claimed by A): claimed while A is stopped, its answer 5 s long.
+    // One run and one streamed background response certainly B's and in flight when B dies, whatever the
+    // machine's load did to the burst's timing (its work may have ended, or been claimed by A): claimed while
+    // A is stopped, each answer 5 s long. The response is followed on A: the follower reads one stream across
+    // the takeover. (Started before the burst, the response could end before the kill on a loaded machine.)
     a.proc.kill('SIGSTOP');
     let held: OpenAI.Beta.Threads.Run;
+    let streamedId = '';
     try {
+      const openedOnB = await onB.responses.create({ model: MODEL, input: 'a lighthouse story', background: true, stream: true });
+      for await (const e of openedOnB) {
+        if (e.type === 'response.created') streamedId = e.response.id;
+        if (e.type === 'response.output_text.delta') break; // the follower on A reads the same events
+      }
       held = await onB.beta.threads.createAndRun({ assistant_id: assistant.id, thread: { messages: [{ role: 'user', content: 'held' }] } });
       await until(
         'the held run',
@@ -194,6 +184,11 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
     } finally {
       a.proc.kill('SIGCONT');
     }
+    const followed = (async () => {
+      const seen: OpenAI.Responses.ResponseStreamEvent[] = [];
+      for await (const e of await onA.responses.retrieve(streamedId, { stream: true })) seen.push(e);
+      return seen;
+    })();
 
     // B dies while it works: no drain, no hand-back.
     await new Promise((r) => setTimeout(r, 400));
