@@ -12,8 +12,11 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
   beforeAll(async () => {
     chat = await startChatServer();
     env = await startEnv(dialect, {
-      'up-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', model: 'served-model', timeout: '1500ms' },
-      'whole-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', stream: false, timeout: '1500ms' },
+      // A generous timeout where the answer is due (a loaded CI machine can take over a second to give it);
+      // 'tight-*' times out before the test server's 3 s 'slow' answer.
+      'up-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', model: 'served-model', timeout: '30s' },
+      'whole-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', stream: false, timeout: '30s' },
+      'tight-*': { provider: 'upstream', base_url: chat.url, api_key: 'sk-upstream', model: 'served-model', timeout: '1500ms' },
     });
     assistantId = (await env.client.beta.assistants.create({ model: 'up-1', instructions: 'You are upstream.', tools: [weatherTool] })).id;
   });
@@ -131,7 +134,7 @@ describe.each(dialects())('runs on an upstream model (%s)', (dialect) => {
     expect(run.last_error).toMatchObject({ code: 'rate_limit_exceeded' });
     expect(run.failed_at).not.toBeNull();
     const t2 = await client.beta.threads.create({ messages: [{ role: 'user', content: 'slow' }] });
-    const timedOut = await client.beta.threads.runs.createAndPoll(t2.id, { assistant_id: assistantId });
+    const timedOut = await client.beta.threads.runs.createAndPoll(t2.id, { assistant_id: assistantId, model: 'tight-1' });
     expect(timedOut).toMatchObject({ status: 'failed', last_error: { code: 'server_error' } });
     const t3 = await client.beta.threads.create({ messages: [{ role: 'user', content: 'fail:400' }] });
     expect((await client.beta.threads.runs.createAndPoll(t3.id, { assistant_id: assistantId })).last_error).toMatchObject({
