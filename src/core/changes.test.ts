@@ -18,7 +18,7 @@ describe.each(dialects())('change signal (%s)', (dialect) => {
   let s: TestStandin | undefined;
   let other: { store: Store; changes: Changes } | undefined;
   afterEach(async () => {
-    other?.changes.stop();
+    await other?.changes.stop();
     await other?.store.close();
     await s?.close();
     s = other = undefined;
@@ -89,5 +89,37 @@ describe.each(dialects())('change signal (%s)', (dialect) => {
     await s.ctx.changes.bumpAll(s.ctx.store.db);
     await eventually(() => seen.includes('a') && seen.includes('b'));
     expect(seen.filter((c) => c === 'a')).toHaveLength(1);
+  });
+
+  it('stop() waits for the reload running, and none runs after it: the store can close under none', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    other = await secondInstance(s);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const events: string[] = [];
+    other.changes.on('slow', async () => {
+      events.push('reload started');
+      await gate;
+      // What a reload does when it ends: read the store (the clock's follower saves it too).
+      await other!.store.db.selectFrom('settings').select('key').execute();
+      events.push('reload ended');
+    });
+    await s.ctx.changes.bump(s.ctx.store.db, 'slow');
+    const checking = other.changes.check();
+    await eventually(() => events.length > 0);
+    // Another change, whose check would queue behind the running one.
+    await s.ctx.changes.bump(s.ctx.store.db, 'slow');
+    void other.changes.check();
+    const stopped = other.changes.stop().then(() => events.push('stopped'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toEqual(['reload started']);
+    release();
+    await stopped;
+    await checking;
+    expect(events).toEqual(['reload started', 'reload ended', 'stopped']);
+    // Stopped: a check runs no reload, the change after stop() included.
+    await other.changes.check();
+    await new Promise((r) => setTimeout(r, POLL_MS * 2));
+    expect(events).toEqual(['reload started', 'reload ended', 'stopped']);
   });
 });

@@ -28,7 +28,11 @@ export interface Changes {
   check(): Promise<void>;
   /** Reads the generations as they are now (changes from here on are reloaded), then starts following. */
   start(): Promise<void>;
-  stop(): void;
+  /**
+   * Stops following: no check runs from here on, and the promise settles once the one running (and its
+   * reloads) has ended, so the store can be closed under none.
+   */
+  stop(): Promise<void>;
 }
 
 /** The change signal of one Standin (`ctx.changes`). */
@@ -59,7 +63,9 @@ export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string):
   // One check at a time; a check asked for while one runs starts after it (it must see later commits).
   let current: Promise<void> | undefined;
   let next: Promise<void> | undefined;
+  let stopped = false;
   function check(): Promise<void> {
+    if (stopped) return Promise.resolve();
     if (!current) {
       current = run().finally(() => (current = undefined));
       return current;
@@ -98,6 +104,7 @@ export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string):
     check,
     async start() {
       if (timer) return;
+      stopped = false;
       seen = await store.readGenerations(s.db);
       if (s.dialect === 'postgres' && s.pgPool) {
         const follow = () => void check().catch(() => {});
@@ -108,11 +115,14 @@ export function createChanges(s: Store, log: { warn(obj: unknown, msg?: string):
       timer = setInterval(poll, POLL_MS);
       timer.unref();
     },
-    stop() {
+    async stop() {
+      stopped = true;
       clearInterval(timer);
       timer = undefined;
       listening?.stop();
       listening = undefined;
+      // A check queued behind the running one sees `stopped` and runs nothing.
+      await Promise.all([current, next].map((p) => p?.catch(() => {})));
     },
   };
 }

@@ -169,7 +169,14 @@ export async function createStandin(
   ctx.auth.protect(`${ADMIN}/`, 'admin');
 
   // The clock is shared through the store, so every instance (and a restart) sees the moved time.
-  clock.onChange(() => void saveClock(ctx).catch((err) => log.error({ err }, 'saving the clock failed')));
+  // Each save is awaited by close(), so none is begun on a closed store.
+  const clockSaves = new Set<Promise<void>>();
+  clock.onChange(() => {
+    const saving: Promise<void> = saveClock(ctx)
+      .catch((err) => log.error({ err }, 'saving the clock failed'))
+      .finally(() => clockSaves.delete(saving));
+    clockSaves.add(saving);
+  });
 
   framework.onError = installConventions(app, ctx);
 
@@ -282,7 +289,7 @@ export async function createStandin(
       // elsewhere whatever the method: the request was never sent). Kept-alive connections (nginx keeps a
       // pool of them) would go on bringing requests: each response closes its connection from now on.
       inFlight.closeConnections();
-      ctx.changes.stop();
+      const changesStopped = ctx.changes.stop();
       // No job is claimed from here on (stop's first, synchronous step); a job still running when the drain
       // ends is handed back. Runs are handed back at once (the modules' handBack): another instance takes
       // them over now rather than after the drain.
@@ -300,6 +307,9 @@ export async function createStandin(
       await app.close();
       clearTimeout(cut);
       await ctx.outbound.close();
+      // A reload of a change (another instance moved the clock, say) may still be reading or writing.
+      await changesStopped;
+      await Promise.all(clockSaves);
       await store.close();
       log.info({ event: 'instance.stopped' satisfies InstanceEvent, ms: Math.round(performance.now() - stopping) }, 'stopped');
     },
