@@ -430,11 +430,14 @@ export function eventLoopRecorder(dir) {
   writeFileSync(
     file,
     `import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { appendFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 const h = isMainThread && monitorEventLoopDelay({ resolution: 5 });
 if (h) h.enable();
-if (h) setInterval(() => { appendFileSync(process.env.BENCH_ELD_FILE, Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
+// Written by a stream (on libuv's threads), not appendFileSync: a write to a disk busy with writeback (a saved
+// index just written, PostgreSQL's WAL) can hold the thread being measured, a stall of the recorder's own.
+const out = h && createWriteStream(process.env.BENCH_ELD_FILE, { flags: 'a' });
+if (h) setInterval(() => { out.write(Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
 `,
   );
   return file;
