@@ -224,15 +224,19 @@ describe.each(dialects())('standin exec with snapshots on %s', (dialect) => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let banner = '';
+      let errors = '';
+      serve.stderr.on('data', (d) => (errors += d));
       const exited = new Promise<void>((resolve) => serve.on('exit', () => resolve()));
-      const { url, key } = await new Promise<{ url: string; key: string }>((resolve) =>
+      // A server that ends before its banner fails the test at once, with what it printed.
+      const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
         serve.stdout.on('data', (d) => {
           banner += d;
           const u = /listening on (http:\/\/[^\s"]+)/.exec(banner);
           const k = /platform API key \(project proj_demo\): (sk-[^\s"]+)/.exec(banner);
           if (u && k) resolve({ url: u[1], key: k[1] });
-        }),
-      );
+        });
+        serve.on('exit', (code) => reject(new Error(`standin serve exited (${code}) before its banner:\n${banner}${errors}`)));
+      });
       const created = await fetch(`${url}/v1/assistants`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
