@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import { wallNow } from '../core/clock.js';
+import { FILE_SLICE } from '../core/file-slices.js';
 import { idPattern } from '../core/ids.js';
 import { insideRoot } from '../core/paths.js';
 import { StoreIndex, type FileMeta, type IndexParts } from './index-core.js';
@@ -32,8 +33,6 @@ import type { SourceLocation } from './search-source.js';
 export const FORMAT = 1;
 const MAGIC = Buffer.from('STANDIX1', 'latin1');
 const HEAD = 4096;
-/** Bytes written or read at a time (each slice awaits the disk; the worker handles other messages between). */
-const SLICE = 16 * 1024 * 1024;
 /** `.part` files older than this are a crashed writer's (a live one renames within minutes). */
 const STALE_PART_MS = 3_600_000;
 const STORE_ID = idPattern('vs');
@@ -205,10 +204,10 @@ export async function saveIndex(
     for (const [name, section] of list) {
       const all = bytesOf(arrays[name]);
       if (all.length !== section.bytes) throw new Error(`${name} is not its length`);
-      for (let off = 0; off < all.length; off += SLICE) {
+      for (let off = 0; off < all.length; off += FILE_SLICE) {
         // The int8 rows are copied first: they live in a WebAssembly memory, which a change made while the
         // write is under way may grow, and a memory that could not grow in place is moved.
-        const view = all.subarray(off, Math.min(all.length, off + SLICE));
+        const view = all.subarray(off, Math.min(all.length, off + FILE_SLICE));
         const slice = name === 'q8' ? Buffer.from(view) : view;
         crc = crc32(slice, crc);
         await fh.write(slice, 0, slice.length, pos);
@@ -328,8 +327,8 @@ export async function restoreIndex(path: string, who: SavedIdentity, maxBytes: n
               f64: Float64Array,
             }[section.kind](count);
       const bytes = bytesOf(a).subarray(0, section.bytes);
-      for (let off = 0; off < bytes.length; off += SLICE) {
-        const slice = bytes.subarray(off, Math.min(bytes.length, off + SLICE));
+      for (let off = 0; off < bytes.length; off += FILE_SLICE) {
+        const slice = bytes.subarray(off, Math.min(bytes.length, off + FILE_SLICE));
         const { bytesRead } = await fh.read(slice, 0, slice.length, pos + off);
         if (bytesRead !== slice.length) return { refused: 'truncated' };
         crc = crc32(slice, crc);

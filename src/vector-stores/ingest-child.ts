@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { readFileInSlices } from '../core/file-slices.js';
 import {
   BUNDLED,
   MEMORY_MARK,
@@ -61,7 +61,7 @@ let data: { id: number; parts: Uint8Array[] } = { id: 0, parts: [] };
 
 /** The bytes of a file named by its place on disk; throws (the file is tried again later) when they are not there, or not all there. */
 function readAt(at: FileAt): Buffer {
-  const bytes = readFileSync(at.path);
+  const bytes = readFileInSlices(at.path);
   if (bytes.length !== at.bytes) throw new Error(`the file holds ${bytes.length} bytes where ${at.bytes} were stored`);
   return bytes;
 }
