@@ -5,11 +5,14 @@
 // requests), records its worst delay, and a busy loop in another process keeps the other core busy (an
 // instance's searches, an ingestion). Rounds alternate the sizes. Then the same file read by another process
 // synchronously, as an ingestion process reads a file (ingest-child.ts): in one readFileSync call, then a
-// slice at a time.
+// slice at a time. Last, a 12 MiB file read and hashed by the server's thread itself, as a code interpreter
+// package (a wheel) is loaded (src/code-interpreter/packages.ts): by readFileSync, then by readFile.
 // Run: node bench/file-slices.mjs [--mb 800] [--rounds 3] [--slices 16,1]   (sizes in MiB)
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -31,8 +34,17 @@ if (isMainThread) {
     for (let at = 0; at < size; at += block.length) await fh.write(block, 0, Math.min(block.length, size - at), at);
     await fh.close();
   }
+  const wheel = join(tmpdir(), 'standin-bench-file-slices-wheel.bin');
+  writeFileSync(wheel, Buffer.alloc(12 << 20, 3));
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const hash = (bytes) => createHash('sha256').update(bytes).digest('hex');
+  const ON_THREAD = {
+    'the server thread, a wheel: readFileSync, then its hash': async () => hash(readFileSync(wheel)),
+    'the server thread, a wheel: readFile, then its hash': async () => hash(await readFile(wheel)),
+  };
   const busy = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
-  const runs = new Map(slices.map((s) => [s, []]));
+  const workerRead = (mb) => `a worker thread, ${mb} MiB a read`;
+  const runs = new Map(slices.map((mb) => [workerRead(mb), []]));
   /** An ingestion process's read. */
   const SLICE = 1 << 20;
   const SYNC = {
@@ -53,7 +65,7 @@ if (isMainThread) {
             .once('error', reject),
         );
         h.disable();
-        runs.get(mb).push({ ms: performance.now() - t, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
+        runs.get(workerRead(mb)).push({ ms: performance.now() - t, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
       }
       for (const [name, code] of Object.entries(SYNC)) {
         // Measured from the process's word that it starts reading (a process's start is not the read's).
@@ -69,23 +81,37 @@ if (isMainThread) {
         if (!runs.has(name)) runs.set(name, []);
         runs.get(name).push({ ms: performance.now() - t, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
       }
+      for (const [name, read] of Object.entries(ON_THREAD)) {
+        // The monitor running before the read and for a while after, so that the delay it causes is recorded.
+        const h = monitorEventLoopDelay({ resolution: 5 });
+        h.enable();
+        await sleep(50);
+        const t = performance.now();
+        await read();
+        const ms = performance.now() - t;
+        await sleep(50);
+        h.disable();
+        if (!runs.has(name)) runs.set(name, []);
+        runs.get(name).push({ ms, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
+      }
     }
   } finally {
     busy.kill();
     rmSync(file, { force: true });
+    rmSync(wheel, { force: true });
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   report(
     'file-slices',
-    [...runs].map(([mb, xs]) => {
+    [...runs].map(([name, xs]) => {
       return {
-        'slice, MiB (a worker thread, awaited reads)': mb,
-        'read, ms (median)': Math.round(median(xs.map((x) => x.ms))),
+        read: name,
+        'in all, ms (median)': Math.round(median(xs.map((x) => x.ms))),
         'worst main-thread delay, ms (each round)': xs.map((x) => x.worst.toFixed(1)).join(', '),
         'p99 delay, ms (median)': median(xs.map((x) => x.p99)).toFixed(1),
       };
     }),
-    [`${size / 1048576} MiB read into new memory, ${rounds} rounds; the other core busy.`],
+    [`${size / 1048576} MiB read into new memory (a wheel: 12 MiB), ${rounds} rounds; the other core busy.`],
   );
 } else {
   const { file, size, slice } = workerData;

@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeMatplotlib as mpl, lockEntry as entry, serveMirror, sha256, sideModule, wheel } from '../../test/code-interpreter/wheels.js';
+import { PackageStore } from './packages.js';
 import { createCodeInterpreter, type CodeInterpreterRuntime } from './service.js';
 
 // A package with a dependency and more files than the session may hold: installed files are not the session's.
@@ -128,6 +129,28 @@ describe('code interpreter (pyodide): packages on first import, from a mirror', 
       status: 'ok',
       logs: '3\n',
     });
+  });
+
+  it('reads a cached file anew each time: one changed on disk is fetched again from the source and cached again', async () => {
+    const folder = join(root, 'folder-cache');
+    const cacheDir = join(root, 'cache-changed');
+    mkdirSync(folder);
+    writeFileSync(join(folder, dep.fileName), dep.bytes);
+    const store = new PackageStore({ source: folder, lockFile, cacheDir, blocked: [] });
+    const [pkg] = store.resolve(['standin_dep'], new Set());
+    expect(Buffer.from(await store.fetch(pkg)).equals(dep.bytes)).toBe(true);
+    const [cached] = readdirSync(cacheDir);
+    expect(readFileSync(join(cacheDir, cached)).equals(dep.bytes)).toBe(true);
+    // The source gone: from the cache.
+    rmSync(join(folder, dep.fileName));
+    expect(Buffer.from(await store.fetch(pkg)).equals(dep.bytes)).toBe(true);
+    // The cache's copy changed: refused from the cache, so fetched, and the source fails.
+    writeFileSync(join(cacheDir, cached), Buffer.concat([dep.bytes, Buffer.from('x')]));
+    await expect(store.fetch(pkg)).rejects.toThrow(/could not fetch package 'standin-dep'/);
+    // Back at the source: fetched, verified and cached again.
+    writeFileSync(join(folder, dep.fileName), dep.bytes);
+    expect(Buffer.from(await store.fetch(pkg)).equals(dep.bytes)).toBe(true);
+    expect(readFileSync(join(cacheDir, cached)).equals(dep.bytes)).toBe(true);
   });
 
   it('compiles the WebAssembly of a verified package (called through ctypes), and no other', async () => {

