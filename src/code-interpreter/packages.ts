@@ -133,8 +133,8 @@ export class PackageStore {
   /**
    * The verified bytes of `pkg`: from the cache, else from the source (then cached). Throws a clear error.
    * Wheels are megabytes (pandas about 12): read and written on libuv's threads, not by synchronous calls on
-   * the server's (12 MB read by readFileSync and hashed held it 62-67 ms here; read by readFile, 8-9 ms: the
-   * hash. WebCrypto's digest copies its input first, on the server's thread: 51-61 ms).
+   * the server's (bench/file-slices.mjs). The hash stays on the server's thread: WebCrypto's digest would
+   * copy the bytes there first, which took as long here as readFileSync.
    */
   async fetch(pkg: LockPackage, signal?: AbortSignal): Promise<Uint8Array> {
     const cached = await this.fromCache(pkg);
