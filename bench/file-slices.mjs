@@ -9,10 +9,9 @@
 // package (a wheel) is loaded (src/code-interpreter/packages.ts): by readFileSync, then by readFile.
 // Run: node bench/file-slices.mjs [--mb 800] [--rounds 3] [--slices 16,1]   (sizes in MiB)
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, statSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -43,57 +42,48 @@ if (isMainThread) {
     'the server thread, a wheel: readFile, then its hash': async () => hash(await readFile(wheel)),
   };
   const busy = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
-  const workerRead = (mb) => `a worker thread, ${mb} MiB a read`;
-  const runs = new Map(slices.map((mb) => [workerRead(mb), []]));
-  /** An ingestion process's read. */
-  const SLICE = 1 << 20;
+  /** An ingestion process's read: the file in one call, then a MiB at a time. */
   const SYNC = {
     'another process, one readFileSync': `require('node:fs').readFileSync(process.argv[1])`,
     'another process, 1 MiB readSync calls': `const fs = require('node:fs'); const fd = fs.openSync(process.argv[1]);
-      const b = Buffer.allocUnsafe(fs.fstatSync(fd).size); const s = Number(process.argv[2]);
-      for (let at = 0; at < b.length; at += s) fs.readSync(fd, b, at, Math.min(s, b.length - at), at);`,
+      const b = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+      for (let at = 0; at < b.length; at += 1 << 20) fs.readSync(fd, b, at, Math.min(1 << 20, b.length - at), at);`,
+  };
+  const runs = new Map();
+  /** Runs `read` with the monitor on from 50 ms before to 50 ms after (a delay it causes is then recorded), and keeps the figures under `name`. */
+  const measure = async (name, read) => {
+    const h = monitorEventLoopDelay({ resolution: 5 });
+    h.enable();
+    await sleep(50);
+    const t = performance.now();
+    await read();
+    const ms = performance.now() - t;
+    await sleep(50);
+    h.disable();
+    if (!runs.has(name)) runs.set(name, []);
+    runs.get(name).push({ ms, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
   };
   try {
     for (let r = 0; r < rounds; r++) {
       for (const mb of slices) {
-        const h = monitorEventLoopDelay({ resolution: 5 });
-        h.enable();
-        const t = performance.now();
-        await new Promise((resolve, reject) =>
-          new Worker(new URL(import.meta.url), { workerData: { file, size, slice: Math.round(mb * 1048576) } })
-            .once('message', resolve)
-            .once('error', reject),
+        const slice = Math.round(mb * 1048576);
+        await measure(
+          `a worker thread, ${mb} MiB a read`,
+          () =>
+            new Promise((resolve, reject) =>
+              new Worker(new URL(import.meta.url), { workerData: { file, size, slice } }).once('message', resolve).once('error', reject),
+            ),
         );
-        h.disable();
-        runs.get(workerRead(mb)).push({ ms: performance.now() - t, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
       }
       for (const [name, code] of Object.entries(SYNC)) {
         // Measured from the process's word that it starts reading (a process's start is not the read's).
-        const child = spawn(process.execPath, ['-e', `process.stdout.write('go'); ${code}`, file, String(SLICE)], {
+        const child = spawn(process.execPath, ['-e', `process.stdout.write('go'); ${code}`, file], {
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         await new Promise((resolve) => child.stdout.once('data', resolve));
-        const h = monitorEventLoopDelay({ resolution: 5 });
-        h.enable();
-        const t = performance.now();
-        await new Promise((resolve) => child.once('exit', resolve));
-        h.disable();
-        if (!runs.has(name)) runs.set(name, []);
-        runs.get(name).push({ ms: performance.now() - t, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
+        await measure(name, () => new Promise((resolve) => child.once('exit', resolve)));
       }
-      for (const [name, read] of Object.entries(ON_THREAD)) {
-        // The monitor running before the read and for a while after, so that the delay it causes is recorded.
-        const h = monitorEventLoopDelay({ resolution: 5 });
-        h.enable();
-        await sleep(50);
-        const t = performance.now();
-        await read();
-        const ms = performance.now() - t;
-        await sleep(50);
-        h.disable();
-        if (!runs.has(name)) runs.set(name, []);
-        runs.get(name).push({ ms, worst: h.max / 1e6, p99: h.percentile(99) / 1e6 });
-      }
+      for (const [name, read] of Object.entries(ON_THREAD)) await measure(name, read);
     }
   } finally {
     busy.kill();
@@ -103,14 +93,12 @@ if (isMainThread) {
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   report(
     'file-slices',
-    [...runs].map(([name, xs]) => {
-      return {
-        read: name,
-        'in all, ms (median)': Math.round(median(xs.map((x) => x.ms))),
-        'worst main-thread delay, ms (each round)': xs.map((x) => x.worst.toFixed(1)).join(', '),
-        'p99 delay, ms (median)': median(xs.map((x) => x.p99)).toFixed(1),
-      };
-    }),
+    [...runs].map(([name, xs]) => ({
+      read: name,
+      'in all, ms (median)': Math.round(median(xs.map((x) => x.ms))),
+      'worst main-thread delay, ms (each round)': xs.map((x) => x.worst.toFixed(1)).join(', '),
+      'p99 delay, ms (median)': median(xs.map((x) => x.p99)).toFixed(1),
+    })),
     [`${size / 1048576} MiB read into new memory (a wheel: 12 MiB), ${rounds} rounds; the other core busy.`],
   );
 } else {
