@@ -477,6 +477,41 @@ describe.each(dialects())('job queue (%s)', (dialect) => {
     },
   );
 
+  it('a handler that ends after its claim lapsed and was taken is not counted as a death', async () => {
+    s = await startTestStandin({ dialect, seed: false });
+    const { clock, store, log } = s.ctx;
+    const stale = createJobQueue(store, clock, log);
+    let began!: () => void;
+    const started = new Promise<void>((r) => (began = r));
+    // The stale worker's heartbeat (a third of 300 ms) finds its claim taken, and its handler ends on the signal.
+    stale.register({
+      kind: 'test.lapse',
+      visibilityMs: 300,
+      handler: (_p, job) => new Promise<void>((r) => (began(), job.signal.addEventListener('abort', () => r()))),
+    });
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    let freshBegan!: () => void;
+    const freshStarted = new Promise<void>((r) => (freshBegan = r));
+    s.ctx.jobs.register({ kind: 'test.lapse', visibilityMs: 30_000, handler: () => (freshBegan(), opened) });
+    const id = await stale.enqueue(store.db, 'test.lapse', {});
+    const openClaims = async () =>
+      Number((await store.db.selectFrom('jobs').select('open_claims').where('id', '=', id).executeTakeFirstOrThrow()).open_claims);
+    const staleDrain = stale.drain();
+    await started;
+    await lapseClaims(store);
+    const freshDrain = s.ctx.jobs.drain();
+    try {
+      await freshStarted;
+      await staleDrain;
+      // The two claims were open; the stale one's end takes it back: the live claim alone is counted.
+      expect(await openClaims()).toBe(1);
+    } finally {
+      open();
+      await Promise.allSettled([staleDrain, freshDrain]);
+    }
+  });
+
   describe('a job whose process keeps dying while it runs', () => {
     /** A claim by a worker that then died, `times` in a row: each counted before its handler ran. */
     async function diedWhileRunning(times: number) {

@@ -28,7 +28,8 @@ import { outageLog } from './outage-log.js';
  * A poison job cannot crash-loop: every claim also adds one to `open_claims`, committed before the
  * handler runs, and any end of the handler (done, a retry, a throw) sets it back to 0. A claim that finds
  * it past `maxDeaths` has met a job whose handler was running that many times when its process died (or
- * its claim lapsed); the job is failed instead of run again, and its kind's `onAbandon` is told why.
+ * its claim lapsed); the job is failed instead of run again, and its kind's `onAbandon` is told why. A
+ * handler that ends after its claim lapsed and was taken takes that claim back out (`endedAfterLapse`).
  *
  * A claim is renewed while its handler runs (a heartbeat every third of the visibility timeout), so the
  * timeout can be short — the time work waits on an instance that died (`--lease-ms`) — without a live
@@ -340,8 +341,24 @@ export function createJobQueue(
             .where('id', '=', job.id)
             .where('attempts', '=', job.attempts),
     );
-    if (n === 0)
-      log.debug({ job: job.id, attempts: job.attempts }, 'job was claimed again after this claim lapsed; its end changes nothing');
+    if (n > 0) return;
+    log.debug({ job: job.id, attempts: job.attempts }, 'job was claimed again after this claim lapsed; its end changes nothing');
+    if (ended) await endedAfterLapse(job);
+  }
+
+  /**
+   * A handler whose claim lapsed (its process stalled, a loaded machine) and was taken ended all the
+   * same: its process lived, so its claim is taken back out of `open_claims`. Counted, a few lapses of a
+   * live instance's claims would fail a job as though it killed its process (`maxDeaths`).
+   */
+  async function endedAfterLapse(job: Claimed) {
+    await store.db
+      .updateTable('jobs')
+      .set({ open_claims: sql<number>`case when open_claims > 0 then open_claims - 1 else 0 end` })
+      .where('id', '=', job.id)
+      .where('attempts', '>', job.attempts)
+      .execute()
+      .catch((err: unknown) => log.warn({ err, job: job.id }, 'taking a lapsed claim back out of the count failed'));
   }
 
   // A store outage fails every claim and renewal until it ends: logged once each, with a count at the end.
@@ -446,8 +463,9 @@ export function createJobQueue(
       if (result && typeof result.retryAt === 'number') await settle(job, result.retryAt, true, result.recheck === true);
       else {
         release();
-        if (ac.signal.aborted) log.debug({ job: job.id, attempts: job.attempts }, 'job ended after another worker claimed it');
-        await finished(job);
+        if (!ac.signal.aborted) return await finished(job);
+        log.debug({ job: job.id, attempts: job.attempts }, 'job ended after another worker claimed it');
+        await endedAfterLapse(job);
       }
     } catch (err) {
       clearInterval(beat);
@@ -457,7 +475,7 @@ export function createJobQueue(
       }
       if (err instanceof ClaimLost || ac.signal.aborted) {
         log.warn({ kind: def.kind, job: job.id }, 'a job whose claim another worker took stopped; the new claim decides');
-        return;
+        return await endedAfterLapse(job);
       }
       log.error({ err, kind: def.kind, job: job.id }, 'job failed');
       await settle(job, attempts >= def.maxAttempts ? 'drop' : clock.now() + def.retryDelayMs).catch(() => {});

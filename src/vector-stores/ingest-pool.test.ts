@@ -71,9 +71,10 @@ describe('ingestion processes', () => {
   }, 60_000);
 
   it('collects the garbage a big file left before replacing its process, and keeps it when that is under half its limit', async () => {
-    // A process starts at about 130 MB. A file of 8 MB takes it past 200 MB (half the limit), and its arrays
-    // are garbage after: 160–180 MB once collected.
-    const p = make({ memoryBytes: 400 * MB });
+    // A process starts at about 120 MB. A file of 8 MB takes it to 195–250 MB, past 220 MB (half the limit)
+    // most times, and its arrays are garbage after: 130–165 MB once collected here. A run of CI once kept
+    // more than 200 MB after collecting, so the limit leaves room for that.
+    const p = make({ memoryBytes: 440 * MB });
     await p.run({ filename: 'a.txt', data: Buffer.from('warm'), chunking: AUTO_CHUNKING, embed: true });
     const [pid] = p.pids();
     for (const seed of [1, 2]) {

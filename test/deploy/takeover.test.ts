@@ -252,7 +252,7 @@ describe.runIf(databaseUrl && redisUrl)('an instance killed during a burst of wo
       () => onA.batches.retrieve(batch.id),
       (x) => terminal.includes(x.status),
     );
-    expect(ended.status).toBe('completed');
+    expect(ended.status, JSON.stringify(ended.errors)).toBe('completed');
     expect(ended.request_counts).toMatchObject({ total: 6, completed: 6, failed: 0 });
     const output = (await (await onA.files.content(ended.output_file_id!)).text()).trim().split('\n');
     expect(output.map((l) => JSON.parse(l).custom_id).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `line-${i}`));
