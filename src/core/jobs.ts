@@ -244,6 +244,9 @@ interface Claimed {
   attempts: number;
 }
 
+/** `open_claims` less the claim of a handler that ended without dying (a hand-back, an end after its claim lapsed). */
+const oneClaimLess = sql<number>`case when open_claims > 0 then open_claims - 1 else 0 end`;
+
 type Definition = Required<Omit<JobDefinition, 'onAbandon' | 'logsTakeover'>> & Pick<JobDefinition, 'onAbandon' | 'logsTakeover'>;
 
 /** Every transaction of a job that fences runs it (an ingestion: one to three a file): compiled once. */
@@ -354,7 +357,7 @@ export function createJobQueue(
   async function endedAfterLapse(job: Claimed) {
     await store.db
       .updateTable('jobs')
-      .set({ open_claims: sql<number>`case when open_claims > 0 then open_claims - 1 else 0 end` })
+      .set({ open_claims: oneClaimLess })
       .where('id', '=', job.id)
       .where('attempts', '>', job.attempts)
       .execute()
@@ -680,7 +683,7 @@ export function createJobQueue(
     try {
       await store.db
         .updateTable('jobs')
-        .set({ locked_by: null, locked_until: null, open_claims: sql<number>`case when open_claims > 0 then open_claims - 1 else 0 end` })
+        .set({ locked_by: null, locked_until: null, open_claims: oneClaimLess })
         .where('locked_by', '=', workerId)
         .where((eb) => eb.or(held.map(({ job }) => eb.and({ id: job.id, attempts: job.attempts }))))
         .execute();
