@@ -1,5 +1,5 @@
-// Builds the C kernels (src/core/token-ends.c, src/vector-stores/chunk-sums.c) as WebAssembly with clang
-// (Debian: clang and lld) and writes each one's bytes into its .wasm.ts beside it, which is committed:
+// Builds the C kernels (src/core/token-ends.c; src/vector-stores/text-runs.c with chunk-sums.c, one module)
+// as WebAssembly with clang (Debian: clang and lld) and writes each one's bytes into its .wasm.ts beside it, which is committed:
 // `npm ci` and `npm start` need no C compiler. With --check, builds into a temporary folder and exits 1
 // when the committed bytes are not that build's (src/core/token-ends-wasm.test.ts runs it). The same clang
 // makes the same bytes: no debug information, no names, nothing of the paths.
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 // -mbulk-memory: a clearing is a memory.fill, not a call of a C library's memset. Each memory is made as
 // large as it will ever be (token-ends-wasm.ts: the cache, then a text of WASM_UNITS at most;
-// chunk-sums-wasm.ts: a text's runs, features and vectors, or the JavaScript adds them), so it never
+// embed-kernel.ts: a text's units, runs, features and vectors, or the JavaScript does it), so it never
 // grows: a grown memory's old buffer is detached, and the first detached buffer of a process makes V8's
 // optimized code check every typed array's buffer ever after (the embedder took 10–20 % longer).
 const flags = (memory) => [
@@ -27,22 +27,22 @@ const flags = (memory) => [
 ];
 
 const KERNELS = [
-  { source: 'src/core/token-ends.c', target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(40 << 20) },
-  // Imports Math.log (chunk-sums-wasm.ts gives it).
+  { sources: ['src/core/token-ends.c'], target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(40 << 20) },
+  // Imports Math.log and the word cache's look-up (embed-kernel.ts gives them).
   {
-    source: 'src/vector-stores/chunk-sums.c',
-    target: 'src/vector-stores/chunk-sums.wasm.ts',
-    name: 'CHUNK_SUMS_WASM',
-    flags: [...flags(24 << 20), '-Wl,--allow-undefined'],
+    sources: ['src/vector-stores/text-runs.c', 'src/vector-stores/chunk-sums.c'],
+    target: 'src/vector-stores/embed-kernel.wasm.ts',
+    name: 'EMBED_KERNEL_WASM',
+    flags: [...flags(48 << 20), '-Wl,--allow-undefined'],
   },
 ];
 
 /** The module's text: the bytes as base64, with where they come from. */
-function moduleOf({ source, name, flags }, wasm) {
-  const file = source.split('/').pop();
+function moduleOf({ sources, name, flags }, wasm) {
+  const files = sources.map((source) => source.split('/').pop()).join(' and ');
   return [
-    `// Written by scripts/wasm.mjs from ${file} (clang ${flags.join(' ')}): do not edit.`,
-    `/** The WebAssembly of ${file}, base64. */`,
+    `// Written by scripts/wasm.mjs from ${files} (clang ${flags.join(' ')}): do not edit.`,
+    `/** The WebAssembly of ${files}, base64. */`,
     // As Prettier writes it.
     `export const ${name} =`,
     `  '${wasm.toString('base64')}';`,
@@ -54,7 +54,7 @@ const dir = mkdtempSync(join(tmpdir(), 'standin-wasm-'));
 try {
   for (const kernel of KERNELS) {
     const out = join(dir, 'kernel.wasm');
-    execFileSync('clang', [...kernel.flags, '-o', out, join(root, kernel.source)], { stdio: 'inherit' });
+    execFileSync('clang', [...kernel.flags, '-o', out, ...kernel.sources.map((source) => join(root, source))], { stdio: 'inherit' });
     const text = moduleOf(kernel, readFileSync(out));
     const target = join(root, kernel.target);
     if (process.argv.includes('--check')) {

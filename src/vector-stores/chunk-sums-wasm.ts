@@ -1,36 +1,16 @@
-import { CHUNK_SUMS_WASM } from './chunk-sums.wasm.js';
+import { embedKernel } from './embed-kernel.js';
 
 /**
- * embedder.ts embedChunks' additions and vectors in WebAssembly (chunk-sums.c, built by scripts/wasm.mjs):
- * the same steps as its JavaScript, to the bit. The text's runs, its words' records and its features'
- * values are copied into the module's memory, with the chunks' plan; the vectors come back.
+ * embedder.ts embedChunks' additions and vectors in WebAssembly (chunk-sums.c, in embed-kernel.ts's module):
+ * the same steps as its JavaScript, to the bit. For a text whose runs were found in JavaScript (one too
+ * large for text-runs.c): its runs, its words' records and its features' values are copied into the
+ * module's memory, with the chunks' plan; the vectors come back.
  */
-
-interface Kernel {
-  memory: WebAssembly.Memory;
-  chunks(
-    plan: number,
-    count: number,
-    runs: number,
-    words: number,
-    keys: number,
-    sums: number,
-    order: number,
-    weightOfHalves: number,
-    out: number,
-  ): void;
-  __heap_base: WebAssembly.Global;
-}
-
-let kernel: Kernel | undefined;
-const instance = (): Kernel =>
-  (kernel ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(CHUNK_SUMS_WASM, 'base64')), { env: { log: Math.log } })
-    .exports as unknown as Kernel);
 
 const align = (n: number) => (n + 7) & ~7;
 
-/** Bytes of the module's memory (24 MiB, scripts/wasm.mjs: made at that size and never grown, since growing detaches its buffer): a text needs about 7 MB a MB of prose. */
-export const wasmMemoryBytes = () => instance().memory.buffer.byteLength;
+/** Bytes of the module's memory (48 MiB, scripts/wasm.mjs: made at that size and never grown, since growing detaches its buffer): summing a text's chunks needs about 7 MB a MB of prose. */
+export const wasmMemoryBytes = () => embedKernel().memory.buffer.byteLength;
 
 /** What embedChunks' features hold for a text (embedder.ts TextFeatures). */
 export interface Features {
@@ -52,7 +32,7 @@ export function wasmChunkSums(
   features: Features,
   weightOfHalves: Float64Array,
 ): Float32Array | undefined {
-  const w = instance();
+  const w = embedKernel();
   const halves = align(w.__heap_base.value as number);
   const sums = align(halves + weightOfHalves.byteLength);
   const order = align(sums + 8 * features.count);

@@ -5,6 +5,7 @@ import { classesOf, LETTER, NUMBER } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { LONGEST, lowerCased, lowerTable, runEnd, unitsOf } from './lexical.js';
 import { wasmChunkSums } from './chunk-sums-wasm.js';
+import { NO_ROOM, NOT_IN_TABLE, WasmText, type WordFeatures } from './text-runs-wasm.js';
 import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
 /**
@@ -161,6 +162,11 @@ class TextFeatures {
     for (let j = 0; j < grams; j++) this.words[base + 3 + j] = this.id(values[start + 2 + j]);
     this.wordsUsed += 3 + grams;
     return base;
+  }
+
+  /** The feature number of the pair of the words whose records start at `before` and `base`. */
+  pair(before: number, base: number): number {
+    return this.id(pairOf(this.words[before], this.words[base]));
   }
 
   private growMet() {
@@ -354,8 +360,7 @@ function findRuns(k: Uint8Array, lower: Uint16Array, table?: Uint16Array): numbe
 }
 
 /**
- * The plans of a text's chunks (chunk-sums.c `chunks`) into `planOfText`, over its `n` runs (findRuns) and
- * its lowercased units: per chunk, the words where its runs differ from the text's (a word its edges cut;
+ * The plans of a text's chunks (chunk-sums.c `chunks`) into `planOfText`, over its scan: per chunk, the words where its runs differ from the text's (a word its edges cut;
  * its first words, whose pairs the text's do not give) and the runs between as found. The chunks planned
  * are pushed to `planned`; one that is no stretch of the text at `starts` (a window that cut a
  * character), or that comes before the one planned last, to `alone`. Answers the plans' length.
@@ -364,12 +369,11 @@ function planChunks(
   text: string,
   chunks: readonly { text: string }[],
   starts: readonly number[],
-  lower: Uint16Array,
-  n: number,
+  scanned: Scanned,
   planned: number[],
   alone: number[],
 ): number {
-  const runs = runsOfText;
+  const { runs, n } = scanned;
   let keptLast = n - 1;
   while (keptLast >= 0 && runs[RUN * keptLast + 2] < 0) keptLast--;
   let plan = planOfText;
@@ -408,9 +412,9 @@ function planChunks(
     let r = r0;
     const word = (a: number, b: number, whole: boolean) => {
       let base = runs[RUN * r + 2];
-      if (!whole) base = features.word(lower, Math.max(a, s), Math.min(b, e));
+      if (!whole) base = scanned.word(Math.max(a, s), Math.min(b, e));
       if (base < 0) return;
-      entry(base, last < 0 ? -1 : features.id(pairOf(features.words[lastBase], features.words[base])));
+      entry(base, last < 0 ? -1 : scanned.pair(lastBase, base));
       last = r;
       lastBase = base;
       lastWhole = whole;
@@ -460,44 +464,108 @@ export function embedChunks(
 ): Float32Array {
   const out = new Float32Array(chunks.length * BUILTIN_DIMENSIONS);
   const at = (i: number) => out.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS);
-  // The text's runs of letters and digits, each with its word's record and its pair's feature. Where the
-  // lowercased text is as long as the text and no character's case depends on its neighbours, each
-  // character's lowercase is one character of the same length and of the same class, letter or number
-  // (embedder.test.ts checks every code point): the text's classes are the lowercased text's. The runs are
-  // lowercased from the table as they are read, unless one holds a unit the table leaves out: then the
-  // whole text is lowercased first (lexical.ts lowerCased), or, where that changes its length, each chunk
-  // is embedded alone.
   const k = classes ?? classesOf(text);
+  // In WebAssembly, or in JavaScript where the module's memory cannot hold the text and what its scan makes.
+  for (const scan of [scanInWasm, scanInJavaScript]) {
+    const scanned = scan(text, k);
+    if (scanned === undefined) continue;
+    if (scanned === ALONE) {
+      chunks.forEach((c, i) => embedInto(c.text, at(i)));
+      return out;
+    }
+    // Each chunk that is a stretch of the text is planned, and the plans summed at once; the others are embedded alone.
+    const planned: number[] = [];
+    const alone: number[] = [];
+    const p = planChunks(text, chunks, starts, scanned, planned, alone);
+    const vectors = planned.length ? scanned.sums(planOfText.subarray(0, p), planned.length) : out;
+    if (vectors === undefined) continue;
+    if (planned.length === chunks.length) out.set(vectors);
+    else planned.forEach((c, i) => at(c).set(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)));
+    // After the rest: embedInto starts a text of its own.
+    for (const c of alone) embedInto(chunks[c].text, at(c));
+    break;
+  }
+  features.trim();
+  if (runsOfText.length > RUN * LARGE) runsOfText = new Int32Array(RUN * 1024);
+  if (planOfText.length > LARGE) planOfText = new Int32Array(1024);
+  return out;
+}
+
+/** A text's runs of letters and digits (findRuns) and words, for planning and summing its chunks. */
+interface Scanned {
+  n: number;
+  runs: Int32Array;
+  /** The record of the word `lower[from, to)` (-1: no word), as TextFeatures.word. */
+  word(from: number, to: number): number;
+  /** The feature number of the pair of the words whose records start at `before` and `base`. */
+  pair(before: number, base: number): number;
+  /** The vectors of `count` chunks planned in `plan`; undefined when they cannot be made this way. */
+  sums(plan: Int32Array, count: number): Float32Array | undefined;
+}
+/** What a scan answers for a text whose lowercase is not one unit for one unit: each chunk is embedded alone. */
+const ALONE = 'alone';
+
+/** The features of the word cache's word `units[from, to)` for text-runs.c (its hash, its feature and its trigrams'). */
+const wordFeatures: WordFeatures = (units, from, to, h, found) => {
+  const entry = wordCache.find(units, from, to, h);
+  if (entry < 0) return -1;
+  const grams = wordCache.grams(entry);
+  const start = wordCache.start(entry);
+  found.set(wordCache.values().subarray(start, start + 2 + grams));
+  return grams;
+};
+
+/**
+ * The text's runs found in WebAssembly (text-runs.c, the same steps as findRuns, kept in the module's
+ * memory for the plans and sums); undefined where the memory cannot hold them. The runs are lowercased
+ * from the table as they are read, unless one holds a unit the table leaves out: then from the whole
+ * text lowercased (lexical.ts lowerCased), or, where that changes its length, each chunk is embedded alone.
+ */
+function scanInWasm(text: string, k: Uint8Array): Scanned | typeof ALONE | undefined {
+  const t = WasmText.of(text, k, wordFeatures);
+  if (!t) return undefined;
+  let n = t.scan(true);
+  if (n === NOT_IN_TABLE) {
+    const lowered = lowerCased(text);
+    if (lowered === undefined) return ALONE;
+    t.units.set(lowered);
+    n = t.scan(false);
+  }
+  if (n === NO_ROOM) return undefined;
+  return {
+    n,
+    runs: t.runs(n),
+    word: (from, to) => t.word(from, to),
+    pair: (before, base) => t.pair(before, base),
+    sums: (plan, count) => t.sums(plan, count, WEIGHT_OF_HALVES),
+  };
+}
+
+/**
+ * The text's runs found in JavaScript (findRuns; TextFeatures holds its words and features), as scanInWasm
+ * does. Where the lowercased text is as long as the text and no character's case depends on its neighbours,
+ * each character's lowercase is one character of the same length and of the same class, letter or number
+ * (embedder.test.ts checks every code point): the text's classes are the lowercased text's.
+ */
+function scanInJavaScript(text: string, k: Uint8Array): Scanned | typeof ALONE {
   let lower = unitsInto(text);
   features.beginText();
   let n = findRuns(k, lower, lowerTable());
   if (n < 0) {
     const lowered = lowerCased(text);
-    if (lowered === undefined) {
-      chunks.forEach((c, i) => embedInto(c.text, at(i)));
-      return out;
-    }
+    if (lowered === undefined) return ALONE;
     lower = lowered;
     features.beginText();
     n = findRuns(k, lower);
   }
-  // Each chunk that is a stretch of the text is planned, and the plans summed at once; the others are embedded alone.
-  const planned: number[] = [];
-  const alone: number[] = [];
-  const p = planChunks(text, chunks, starts, lower, n, planned, alone);
-  if (planned.length) {
-    const vectors =
-      wasmChunkSums(planOfText.subarray(0, p), planned.length, runsOfText.subarray(0, RUN * n), features, WEIGHT_OF_HALVES) ??
-      sumChunks(planOfText, planned.length, runsOfText);
-    if (planned.length === chunks.length) out.set(vectors);
-    else planned.forEach((c, i) => at(c).set(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)));
-  }
-  // After the rest: embedInto starts a text of its own.
-  for (const c of alone) embedInto(chunks[c].text, at(c));
-  features.trim();
-  if (runsOfText.length > RUN * LARGE) runsOfText = new Int32Array(RUN * 1024);
-  if (planOfText.length > LARGE) planOfText = new Int32Array(1024);
-  return out;
+  const runs = runsOfText.subarray(0, RUN * n);
+  return {
+    n,
+    runs,
+    word: (from, to) => features.word(lower, from, to),
+    pair: (before, base) => features.pair(before, base),
+    sums: (plan, count) => wasmChunkSums(plan, count, runs, features, WEIGHT_OF_HALVES) ?? sumChunks(plan, count, runs),
+  };
 }
 
 /** The vectors of `count` chunks planned in `plan` (chunk-sums.c `chunks`), from the text's `runs` and features: the WebAssembly's steps, in JavaScript, for a text too large for its memory. */
