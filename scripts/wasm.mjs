@@ -1,4 +1,4 @@
-// Builds the C kernels (src/core/token-ends.c; src/vector-stores/text-runs.c with chunk-sums.c, one module)
+// Builds the C kernels (src/core/token-ends.c; src/vector-stores/text-runs.c, word-cache.c and chunk-sums.c, one module)
 // as WebAssembly with clang (Debian: clang and lld) and writes each one's bytes into its .wasm.ts beside it, which is committed:
 // `npm ci` and `npm start` need no C compiler. With --check, builds into a temporary folder and exits 1
 // when the committed bytes are not that build's (src/core/token-ends-wasm.test.ts runs it). The same clang
@@ -28,12 +28,12 @@ const flags = (memory) => [
 
 const KERNELS = [
   { sources: ['src/core/token-ends.c'], target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(40 << 20) },
-  // Imports Math.log and the word cache's look-up (embed-kernel.ts gives them).
+  // Imports Math.log and lexical.ts isWordRun (embed-kernel.ts gives them).
   {
-    sources: ['src/vector-stores/text-runs.c', 'src/vector-stores/chunk-sums.c'],
+    sources: ['src/vector-stores/text-runs.c', 'src/vector-stores/word-cache.c', 'src/vector-stores/chunk-sums.c'],
     target: 'src/vector-stores/embed-kernel.wasm.ts',
     name: 'EMBED_KERNEL_WASM',
-    flags: [...flags(48 << 20), '-Wl,--allow-undefined'],
+    flags: [...flags(64 << 20), '-Wl,--allow-undefined'],
   },
 ];
 

@@ -1,14 +1,15 @@
 import { EMBED_KERNEL_WASM } from './embed-kernel.wasm.js';
+import { isWordRun } from './lexical.js';
 
 /**
- * The built-in embedder's WebAssembly (text-runs.c and chunk-sums.c, one module built by scripts/wasm.mjs),
- * made once per process. Its memory is made at its full size and never grown (scripts/wasm.mjs).
+ * The built-in embedder's WebAssembly (text-runs.c, word-cache.c and chunk-sums.c, one module built by
+ * scripts/wasm.mjs), made once per process. Its memory is made at its full size and never grown
+ * (scripts/wasm.mjs).
  */
 export interface Kernel {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   // text-runs.c
-  found(): number;
   lower_table(): number;
   text(units: number, memoryEnd: number): number;
   runs(lowering: number): number;
@@ -35,15 +36,12 @@ export interface Kernel {
   ): void;
 }
 
-/** What the module asks of the word cache (text-runs.c `js_word`); set by the text being scanned. */
-export type WordLookup = (from: number, to: number, h: number) => number;
-let lookup: WordLookup = () => -1;
-export const setWordLookup = (f: WordLookup) => {
-  lookup = f;
-};
-
 let kernel: Kernel | undefined;
 export const embedKernel = (): Kernel =>
   (kernel ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(EMBED_KERNEL_WASM, 'base64')), {
-    env: { log: Math.log, word: (from: number, to: number, h: number) => lookup(from, to, h) },
+    // word-cache.c asks whether a run new to it is a word: the function words are lexical.ts's.
+    env: { log: Math.log, is_word: (units: number, from: number, to: number) => (isWordRun(unitsAt(units, to), from, to) ? 1 : 0) },
   }).exports as unknown as Kernel);
+
+/** The module's memory as UTF-16 units from `at`, `length` of them. */
+const unitsAt = (at: number, length: number) => new Uint16Array(kernel!.memory.buffer, at, length);

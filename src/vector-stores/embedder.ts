@@ -5,7 +5,7 @@ import { classesOf, LETTER, NUMBER } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
 import { LONGEST, lowerCased, lowerTable, runEnd, unitsOf } from './lexical.js';
 import { wasmChunkSums } from './chunk-sums-wasm.js';
-import { NO_ROOM, NOT_IN_TABLE, WasmText, type WordFeatures } from './text-runs-wasm.js';
+import { NO_ROOM, NOT_IN_TABLE, WasmText } from './text-runs-wasm.js';
 import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
 
 /**
@@ -505,16 +505,6 @@ interface Scanned {
 /** What a scan answers for a text whose lowercase is not one unit for one unit: each chunk is embedded alone. */
 const ALONE = 'alone';
 
-/** The features of the word cache's word `units[from, to)` for text-runs.c (its hash, its feature and its trigrams'). */
-const wordFeatures: WordFeatures = (units, from, to, h, found) => {
-  const entry = wordCache.find(units, from, to, h);
-  if (entry < 0) return -1;
-  const grams = wordCache.grams(entry);
-  const start = wordCache.start(entry);
-  found.set(wordCache.values().subarray(start, start + 2 + grams));
-  return grams;
-};
-
 /**
  * The text's runs found in WebAssembly (text-runs.c, the same steps as findRuns, kept in the module's
  * memory for the plans and sums); undefined where the memory cannot hold them. The runs are lowercased
@@ -522,7 +512,7 @@ const wordFeatures: WordFeatures = (units, from, to, h, found) => {
  * text lowercased (lexical.ts lowerCased), or, where that changes its length, each chunk is embedded alone.
  */
 function scanInWasm(text: string, k: Uint8Array): Scanned | typeof ALONE | undefined {
-  const t = WasmText.of(text, k, wordFeatures);
+  const t = WasmText.of(text, k);
   if (!t) return undefined;
   let n = t.scan(true);
   if (n === NOT_IN_TABLE) {

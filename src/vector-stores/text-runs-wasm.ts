@@ -1,9 +1,9 @@
-import { embedKernel, setWordLookup } from './embed-kernel.js';
+import { embedKernel } from './embed-kernel.js';
 import { lowerTable } from './lexical.js';
 
 /**
- * embedder.ts embedChunks' scan of a text in WebAssembly (text-runs.c): its runs of letters and digits,
- * its words' records and its features, made in the module's memory and left there for the chunks' plans
+ * embedder.ts embedChunks' scan of a text in WebAssembly (text-runs.c, its words looked up in word-cache.c):
+ * its runs of letters and digits, its words' records and its features, made in the module's memory and left there for the chunks' plans
  * (which ask it for the words their edges cut, and their pairs) and sums (chunk-sums.c). One text at a
  * time: a new one lets the last one go.
  */
@@ -16,13 +16,13 @@ export const NO_ROOM = -2;
 /** A text's UTF-16 units take 2 bytes in the module's memory, its classes 1, and what the scan makes about 8 more on prose. */
 const BYTES_PER_UNIT = 12;
 
-let tableWritten = false;
+/** The longest text `WasmText.of` takes (in UTF-16 units): the memory past the module's own data, at BYTES_PER_UNIT a unit. */
+export const wasmTextUnits = () => {
+  const w = embedKernel();
+  return Math.floor((w.memory.buffer.byteLength - (w.__heap_base.value as number)) / BYTES_PER_UNIT);
+};
 
-/**
- * Answers how many trigrams the word `units[from, to)` (lowercased, hash `h`) has and writes its hash,
- * feature and trigram features into `found`; -1 when it is no word (word-features.ts WordFeatureCache).
- */
-export type WordFeatures = (units: Uint16Array, from: number, to: number, h: number, found: Uint32Array) => number;
+let tableWritten = false;
 
 export class WasmText {
   /** The text's units in the module's memory: lowercased where `scan` found runs. */
@@ -37,10 +37,10 @@ export class WasmText {
   }
 
   /** The text with its classes (core/pretokens.ts classesOf) in the module's memory; undefined when it cannot hold them and what the scan makes of them. */
-  static of(text: string, classes: Uint8Array, wordFeatures: WordFeatures): WasmText | undefined {
+  static of(text: string, classes: Uint8Array): WasmText | undefined {
+    if (text.length > wasmTextUnits()) return undefined;
     const w = embedKernel();
     const memory = w.memory.buffer;
-    if (BYTES_PER_UNIT * text.length > memory.byteLength) return undefined;
     if (!tableWritten) {
       new Uint16Array(memory, w.lower_table(), 1 << 16).set(lowerTable());
       tableWritten = true;
@@ -50,8 +50,6 @@ export class WasmText {
     const t = new WasmText(at, text.length, memory);
     Buffer.from(memory, at, 2 * text.length).write(text, 'utf16le');
     new Uint8Array(memory, w.classes_at(), text.length).set(classes);
-    const found = new Uint32Array(memory, w.found(), 2 + 48);
-    setWordLookup((from, to, h) => wordFeatures(t.units, from, to, h, found));
     return t;
   }
 

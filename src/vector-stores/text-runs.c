@@ -1,8 +1,7 @@
 // A text's runs of letters and digits, its words and its features (embedder.ts embedChunks), as
-// WebAssembly beside chunk-sums.c in one module: the same steps as embedder.ts findRuns and TextFeatures
-// (word, record, id), so the runs, the words' records and the features' values are those of the
-// JavaScript. The words new to the text are looked up in the JavaScript's word cache (word-features.ts),
-// by one call out of the module a word (a few thousand a file, where the runs are 150,000 a MB).
+// WebAssembly beside chunk-sums.c and word-cache.c in one module: the same steps as embedder.ts findRuns
+// and TextFeatures (word, record, id), so the runs, the words' records and the features' values are those
+// of the JavaScript. The words new to the text are looked up in word-cache.c.
 // Everything lives in the module's memory: the text's units and classes, which the caller writes where
 // `text` answers, then what the scan makes, taken from the memory after them (an array that grows is
 // taken anew, twice as large). When the memory is full the scan answers NO_ROOM and the caller does it
@@ -10,7 +9,6 @@
 #include <stdint.h>
 
 #define EXPORT(name) __attribute__((export_name(name)))
-#define IMPORT(name) __attribute__((import_module("env"), import_name(name)))
 
 // core/pretokens.ts's classes.
 #define LETTER 4
@@ -26,18 +24,15 @@
 #define NOT_IN_TABLE -1
 #define NO_ROOM -2
 
-/**
- * The word cache's look-up (embedder-wasm.ts): the features of the run `units[from, to)` (hash `h`) into
- * `found` (the word's hash, its feature, then a feature per trigram); answers the trigrams' count, or -1
- * when the run is no word.
- */
-IMPORT("word") int32_t js_word(int32_t from, int32_t to, uint32_t h);
+// word-cache.c.
+int32_t cache_find(const uint16_t *units, int32_t from, int32_t to, uint32_t h);
+const uint32_t *word_values(int32_t entry);
+int32_t word_grams(int32_t entry);
+uint32_t mix(uint32_t h);
 
-static uint32_t found[2 + LONGEST];
 /** lexical.ts lowerTable, written by the caller once. */
 static uint16_t lower_table[1 << 16];
 
-EXPORT("found") uint32_t *found_at(void) { return found; }
 EXPORT("lower_table") uint16_t *lower_table_at(void) { return lower_table; }
 
 // The memory past the module's own: `mark` is where the text's units and classes end, `top` where the
@@ -140,8 +135,10 @@ static int32_t id(uint32_t h) {
 
 EXPORT("id") int32_t id_of(uint32_t h) { return id(h); }
 
-/** The record of the word whose features the cache wrote into `found` (`grams` trigrams), as embedder.ts record. */
-static int32_t record(int32_t grams) {
+/** The record of the word cache's `entry` (word-cache.c), as embedder.ts record. */
+static int32_t record(int32_t entry) {
+  const uint32_t *values = word_values(entry);
+  int32_t grams = word_grams(entry);
   if (words_used + 3 + grams > words_size) {
     int32_t size = words_size;
     while (words_used + 3 + grams > size) size *= 2;
@@ -152,10 +149,10 @@ static int32_t record(int32_t grams) {
     words_size = size;
   }
   int32_t base = words_used;
-  words[base] = (int32_t)found[0];
+  words[base] = (int32_t)values[0];
   words[base + 1] = grams;
-  words[base + 2] = id(found[1]);
-  for (int32_t j = 0; j < grams; j++) words[base + 3 + j] = id(found[2 + j]);
+  words[base + 2] = id(values[1]);
+  for (int32_t j = 0; j < grams; j++) words[base + 3 + j] = id(values[2 + j]);
   words_used += 3 + grams;
   return base;
 }
@@ -194,8 +191,8 @@ static int32_t word(int32_t from, int32_t to, uint32_t h) {
     while (i < n && chars[i] == units[from + i]) i++;
     if (i == n) return at[2];
   }
-  int32_t grams = js_word(from, to, h);
-  int32_t base = grams < 0 ? -1 : record(grams);
+  int32_t entry = cache_find(units, from, to, h);
+  int32_t base = entry < 0 ? -1 : record(entry);
   if (met_chars_used + n > met_chars_size) {
     int32_t size = met_chars_size;
     while (met_chars_used + n > size) size *= 2;
@@ -225,16 +222,6 @@ static uint32_t key_hash(int32_t from, int32_t to) {
 }
 
 EXPORT("word") int32_t word_of(int32_t from, int32_t to) { return word(from, to, key_hash(from, to)); }
-
-/** word-features.ts mix: murmur3's finalizer. */
-static uint32_t mix(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
-}
 
 /** The feature number of the pair of the words whose records start at `before` and `base` (embedder.ts pairOf). */
 static int32_t pair(int32_t before, int32_t base) {
