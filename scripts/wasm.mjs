@@ -27,7 +27,7 @@ const flags = (memory) => [
 ];
 
 const KERNELS = [
-  { sources: ['src/core/token-ends.c'], target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(40 << 20) },
+  { sources: ['src/core/token-ends.c'], target: 'src/core/token-ends.wasm.ts', name: 'TOKEN_ENDS_WASM', flags: flags(48 << 20) },
   // Imports Math.log and lexical.ts isWordRun (embed-kernel.ts gives them).
   {
     sources: ['src/vector-stores/text-runs.c', 'src/vector-stores/word-cache.c', 'src/vector-stores/chunk-sums.c'],

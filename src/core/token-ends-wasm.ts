@@ -1,14 +1,16 @@
 import { TOKEN_ENDS_WASM } from './token-ends.wasm.js';
+import type { Vocabulary } from './vocabulary.js';
 
 /**
  * tokenizer.ts tokenEnds in WebAssembly (token-ends.c, built by scripts/wasm.mjs): the pre-tokenizer's
  * scan and the look-up of each pre-token among those met, in a third of the JavaScript's time
- * (bench/ingest-compiled.mjs: 9 against 22 ms per MB of text whose pre-tokens were all met). A pre-token
- * not met yet, or longer than the cache takes, is handed back: `tokensOf` merges it here in JavaScript,
- * and it is remembered for the next time.
+ * (bench/ingest-compiled.mjs: 9 against 22 ms per MB of text whose pre-tokens were all met), and the merge
+ * of a short one not met yet (mergeShort's, over the vocabulary copied into its memory once). A longer
+ * pre-token not met yet, or one longer than the cache takes, is handed back: `tokensOf` merges it here in
+ * JavaScript, and it is remembered for the next time.
  */
 
-/** Texts up to this many UTF-16 units go through the WebAssembly: its memory (40 MiB, scripts/wasm.mjs) holds the cache's 24 MiB and 15 bytes a unit of such a text (the text, its classes, its ends). */
+/** Texts up to this many UTF-16 units go through the WebAssembly: its memory (48 MiB, scripts/wasm.mjs) holds the cache's 24 MiB, the vocabulary's 4.5 MB and 15 bytes a unit of such a text (the text, its classes, its ends). */
 export const WASM_UNITS = 1 << 20;
 
 /** tokenizer.ts LONG, token-ends.c LONG: a longer pre-token is not remembered. */
@@ -20,6 +22,7 @@ const FULL = 3;
 
 interface Kernel {
   memory: WebAssembly.Memory;
+  vocabulary(bytes: number, lengths: number, offsets: number, slots: number, slotCount: number, byteToken: number, longest: number): void;
   remember(units: number, length: number, lengths: number, count: number): void;
   ends(text: number, classes: number, n: number, out: number, capacity: number, state: number): number;
   __heap_base: WebAssembly.Global;
@@ -32,23 +35,47 @@ const instance = (): Kernel =>
 
 const align = (n: number) => (n + 7) & ~7;
 
+/** Where the vocabulary's copy ends in the module's memory (0 until it is made): the text goes after it. */
+let vocabularyEnd = 0;
+
+/** Copies the vocabulary's tables into the module's memory, once (every caller gives tokenizer.ts's one). */
+function copyVocabulary(w: Kernel, v: Vocabulary): number {
+  if (vocabularyEnd) return vocabularyEnd;
+  const memory = w.memory.buffer;
+  let at = align(w.__heap_base.value as number);
+  const place = (table: Uint8Array | Uint32Array | Int32Array) => {
+    const start = at;
+    new Uint8Array(memory, start, table.byteLength).set(new Uint8Array(table.buffer, table.byteOffset, table.byteLength));
+    at = align(at + table.byteLength);
+    return start;
+  };
+  const bytes = place(v.bytes);
+  const lengths = place(v.lengths.subarray(0, v.count));
+  const offsets = place(v.offsets);
+  const slots = place(v.slots);
+  const byteToken = place(v.byteToken);
+  w.vocabulary(bytes, lengths, offsets, slots, v.slots.length, byteToken, v.longest);
+  return (vocabularyEnd = at);
+}
+
 /**
  * Where each token of `text` (at most WASM_UNITS units, classes `k`) ends, in bytes of its UTF-8, and how
- * many there are; undefined past `max` tokens. `lengths`: each token's length in bytes. `tokensOf(p, e)`:
+ * many there are; undefined past `max` tokens. `v`: the vocabulary (tokenizer.ts vocabulary()). `tokensOf(p, e)`:
  * the tokens of the pre-token `text[p, e)`, in one or more pieces.
  */
 export function wasmTokenEnds(
   text: string,
   max: number,
   k: Uint8Array,
-  lengths: Uint8Array,
+  v: Vocabulary,
   tokensOf: (p: number, e: number) => Iterable<readonly number[]>,
 ): { ends: Uint32Array; count: number } | undefined {
   const w = instance();
+  const { lengths } = v;
   const n = text.length;
   // Never more tokens than UTF-8 bytes, never more bytes than three a unit: below `max`, FULL cannot happen.
   const capacity = Math.max(0, Math.min(max, 3 * n));
-  const state = align(w.__heap_base.value as number);
+  const state = copyVocabulary(w, v);
   const scratch = state + 16;
   const units = align(scratch + 4 * 3 * LONG);
   const classes = align(units + 2 * n);

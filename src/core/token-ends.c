@@ -1,11 +1,13 @@
-// The token ends of a text (tokenizer.ts tokenEnds) for the pre-tokens already met, as WebAssembly
-// (token-ends-wasm.ts loads it; `node scripts/wasm.mjs` builds it with clang's wasm32 target and writes
-// token-ends.wasm.ts, which a test holds to this source). The same steps as the JavaScript: pretokens.ts
-// pretokenEnd over the text's classes, then a look-up of the pre-token in a cache of pre-tokens met (the
-// layout of piece-cache.ts, holding each token's length in bytes where that holds its id). What the cache
-// has not met, and a pre-token over LONG units, go back to the JavaScript (`ends` returns MISS or LONG_PIECE), which
-// merges it and calls `remember` or writes its ends, then `ends` again. No C library: the module imports
-// nothing, and everything it reads or writes is in its own memory, at the addresses the caller gives.
+// The token ends of a text (tokenizer.ts tokenEnds), as WebAssembly (token-ends-wasm.ts loads it; `node
+// scripts/wasm.mjs` builds it with clang's wasm32 target and writes token-ends.wasm.ts, which a test holds
+// to this source). The same steps as the JavaScript: pretokens.ts pretokenEnd over the text's classes,
+// then a look-up of the pre-token in a cache of pre-tokens met (the layout of piece-cache.ts, holding each
+// token's length in bytes where that holds its id). A pre-token the cache has not met, of SHORT_BYTES
+// bytes of UTF-8 at most, is merged here as tokenizer.ts mergeShort merges it (over the vocabulary the
+// caller wrote into this memory, `vocabulary`) and remembered. A longer one not met, and a pre-token over
+// LONG units, go back to the JavaScript (`ends` returns MISS or LONG_PIECE), which merges it and calls
+// `remember` or writes its ends, then `ends` again. No C library: the module imports nothing, and
+// everything it reads or writes is in its own memory, at the addresses the caller gives.
 #include <stdint.h>
 
 #ifdef __wasm__
@@ -26,6 +28,11 @@
 
 // tokenizer.ts LONG: longer pre-tokens are the JavaScript's (merged in blocks, not remembered).
 #define LONG 256
+// tokenizer.ts SHORT_BYTES: longer pre-tokens are merged with a heap (mergeLong), in the JavaScript.
+#define SHORT_BYTES 48
+// tokenizer.ts SHORT_PAIRS_BITS.
+#define PAIRS_BITS 16
+#define NONE -1
 
 // What `ends` stopped at.
 #define DONE 0
@@ -163,6 +170,127 @@ EXPORT("remember") void remember(const uint16_t *u, int length, const uint32_t *
   entries++;
 }
 
+// vocabulary.ts Vocabulary, in this memory: written there once by the caller, then `vocabulary`.
+static const uint8_t *v_bytes, *v_lengths;
+static const uint32_t *v_offsets;
+static const int32_t *v_slots, *v_byte_token;
+static uint32_t v_mask;
+static int v_longest;
+
+/** Where the vocabulary's tables are (vocabulary.ts); `slot_count` a power of two. */
+EXPORT("vocabulary")
+void vocabulary(const uint8_t *bytes, const uint8_t *lengths, const uint32_t *offsets, const int32_t *slots, uint32_t slot_count,
+                const int32_t *byte_token, int longest) {
+  v_bytes = bytes;
+  v_lengths = lengths;
+  v_offsets = offsets;
+  v_slots = slots;
+  v_mask = slot_count - 1;
+  v_byte_token = byte_token;
+  v_longest = longest;
+}
+
+/** vocabulary.ts rankOf: the token whose bytes are `b[0, n)`, or -1. */
+static int rank_of(const uint8_t *b, int n) {
+  if (n > v_longest) return -1;
+  uint32_t h = 0x811c9dc5u;
+  for (int i = 0; i < n; i++) h = (h ^ b[i]) * 0x01000193u;
+  h ^= h >> 15;
+  for (uint32_t slot = h & v_mask, probes = 0; probes <= v_mask; slot = (slot + 1) & v_mask, probes++) {
+    int t = v_slots[slot] - 1;
+    if (t < 0) return -1;
+    uint32_t start = v_offsets[t];
+    if (v_offsets[t + 1] - start != (uint32_t)n) continue;
+    int i = 0;
+    while (i < n && v_bytes[start + i] == b[i]) i++;
+    if (i == n) return t;
+  }
+  return -1;
+}
+
+/** tokenizer.ts encodeUtf8: the UTF-8 of `u[0, length)` into `utf8` (a lone surrogate as U+FFFD); its length. */
+static uint8_t utf8[3 * LONG];
+static int encode_utf8(const uint16_t *u, int length) {
+  int n = 0;
+  for (int i = 0; i < length; i++) {
+    uint32_t c = u[i];
+    if (c < 0x80) utf8[n++] = c;
+    else if (c < 0x800) {
+      utf8[n++] = 0xc0 | (c >> 6);
+      utf8[n++] = 0x80 | (c & 0x3f);
+    } else if ((c & 0xfc00) == 0xd800 && i + 1 < length && (u[i + 1] & 0xfc00) == 0xdc00) {
+      c = 0x10000 + ((c - 0xd800) << 10) + (u[++i] - 0xdc00u);
+      utf8[n++] = 0xf0 | (c >> 18);
+      utf8[n++] = 0x80 | ((c >> 12) & 0x3f);
+      utf8[n++] = 0x80 | ((c >> 6) & 0x3f);
+      utf8[n++] = 0x80 | (c & 0x3f);
+    } else {
+      if ((c & 0xf800) == 0xd800) c = 0xfffd;
+      utf8[n++] = 0xe0 | (c >> 12);
+      utf8[n++] = 0x80 | ((c >> 6) & 0x3f);
+      utf8[n++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return n;
+}
+
+// tokenizer.ts mergeShort's parts (token[i] from byte start[i]; ranks[i]: the rank of parts i and i + 1
+// merged, NONE when that is no token) and its pairs met across pre-tokens (the left token plus one: 0 is
+// none met), direct-mapped.
+static int32_t token[SHORT_BYTES], start[SHORT_BYTES + 1], ranks[SHORT_BYTES];
+static int parts;
+static int32_t pair_left[1 << PAIRS_BITS], pair_right[1 << PAIRS_BITS], pair_merged[1 << PAIRS_BITS];
+
+static int pair_rank(int i) {
+  if (i + 1 >= parts) return NONE;
+  int32_t l = token[i], r = token[i + 1];
+  uint32_t h = ((uint32_t)l * 0x9e3779b1u ^ (uint32_t)r * 0x85ebca6bu) >> (32 - PAIRS_BITS);
+  if (pair_left[h] == l + 1 && pair_right[h] == r) return pair_merged[h];
+  pair_left[h] = l + 1;
+  pair_right[h] = r;
+  return pair_merged[h] = rank_of(utf8 + start[i], start[i + 2] - start[i]);
+}
+
+/**
+ * tokenizer.ts merge for a pre-token of `n` bytes of UTF-8 (in `utf8`, at most SHORT_BYTES): a token as a
+ * whole, or mergeShortBytes' merges (the lowest-ranked pair first, the leftmost among equals). Its tokens
+ * are `token[0, parts)`.
+ */
+static void merge_short(int n) {
+  int whole = rank_of(utf8, n);
+  if (whole >= 0) {
+    token[0] = whole;
+    parts = 1;
+    return;
+  }
+  parts = n;
+  for (int i = 0; i < n; i++) {
+    token[i] = v_byte_token[utf8[i]];
+    start[i] = i;
+  }
+  start[n] = n;
+  for (int i = 0; i < parts; i++) ranks[i] = pair_rank(i);
+  for (;;) {
+    int lowest = NONE, at = -1;
+    for (int i = 0; i < parts - 1; i++) {
+      if (ranks[i] != NONE && (at < 0 || ranks[i] < lowest)) {
+        lowest = ranks[i];
+        at = i;
+      }
+    }
+    if (at < 0) break;
+    token[at] = lowest;
+    for (int i = at + 1; i < parts - 1; i++) {
+      token[i] = token[i + 1];
+      ranks[i] = ranks[i + 1];
+    }
+    for (int i = at + 1; i < parts; i++) start[i] = start[i + 1];
+    parts--;
+    ranks[at] = pair_rank(at);
+    if (at > 0) ranks[at - 1] = pair_rank(at - 1);
+  }
+}
+
 /** Where `ends` is, carried between calls: the position in the text, the ends written, the last end (bytes), and the
  * end of the pre-token it stopped at. */
 struct state {
@@ -186,10 +314,24 @@ EXPORT("ends") int ends(const uint16_t *t, const uint8_t *k, int n, uint32_t *ou
       status = LONG_PIECE;
       break;
     }
-    int from = find(t + p, e - p, pieceHash(t + p, e - p));
+    uint32_t h = pieceHash(t + p, e - p);
+    int from = find(t + p, e - p, h);
     if (from < 0) {
-      status = MISS;
-      break;
+      // Merged here when short (and the vocabulary given), remembered, and found again.
+      int n = v_bytes ? encode_utf8(t + p, e - p) : SHORT_BYTES + 1;
+      if (n > SHORT_BYTES) {
+        status = MISS;
+        break;
+      }
+      merge_short(n);
+      uint32_t lengths[SHORT_BYTES];
+      for (int i = 0; i < parts; i++) lengths[i] = v_lengths[token[i]];
+      remember(t + p, e - p, lengths, parts);
+      from = find(t + p, e - p, h);
+      if (from < 0) {
+        status = MISS;
+        break;
+      }
     }
     if (count + found > capacity) {
       status = FULL;

@@ -156,7 +156,7 @@ function* blocks(piece: string): Generator<number[]> {
  */
 export function tokenEnds(text: string, max: number, k = classesOf(text)): { ends: Uint32Array; count: number } | undefined {
   if (text.length > WASM_UNITS) return tokenEndsInJs(text, max, k);
-  return wasmTokenEnds(text, max, k, vocabulary().lengths, (p, e) => (e - p > LONG ? blocks(text.slice(p, e)) : [merge(text, p, e)]));
+  return wasmTokenEnds(text, max, k, vocabulary(), (p, e) => (e - p > LONG ? blocks(text.slice(p, e)) : [merge(text, p, e)]));
 }
 
 /** tokenEnds in JavaScript alone (exported for the tests, which hold the WebAssembly to it). */
