@@ -1,5 +1,5 @@
 import { EMBED_KERNEL_WASM } from './embed-kernel.wasm.js';
-import { isWordRun } from './lexical.js';
+import { isWordRun, LONGEST_STOPWORD } from './lexical.js';
 
 /**
  * The built-in embedder's WebAssembly (text-runs.c, word-cache.c and chunk-sums.c, one module built by
@@ -20,6 +20,7 @@ export interface Kernel {
   words_at(): number;
   keys_at(): number;
   features(): number;
+  stopwords(longest: number): void;
   take(bytes: number): number;
   zeroed(bytes: number): number;
   // chunk-sums.c
@@ -37,11 +38,15 @@ export interface Kernel {
 }
 
 let kernel: Kernel | undefined;
-export const embedKernel = (): Kernel =>
-  (kernel ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(EMBED_KERNEL_WASM, 'base64')), {
+export function embedKernel(): Kernel {
+  if (kernel) return kernel;
+  kernel = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(EMBED_KERNEL_WASM, 'base64')), {
     // word-cache.c asks whether a run new to it is a word: the function words are lexical.ts's.
     env: { log: Math.log, is_word: (units: number, from: number, to: number) => (isWordRun(unitsAt(units, to), from, to) ? 1 : 0) },
-  }).exports as unknown as Kernel);
+  }).exports as unknown as Kernel;
+  kernel.stopwords(LONGEST_STOPWORD);
+  return kernel;
+}
 
 /** The module's memory as UTF-16 units from `at`, `length` of them. */
 const unitsAt = (at: number, length: number) => new Uint16Array(kernel!.memory.buffer, at, length);

@@ -3,7 +3,8 @@
 // trigrams' features, or that it is no word; the same hashes as the JavaScript's, so the same features.
 // It starts over when full, as the JavaScript's does (at other times: its pools are fixed, not grown).
 // Whether a run new to it is a word is the JavaScript's to say (lexical.ts isWordRun, whose function
-// words live there): one call out of the module for each run never met, or met before the last start.
+// words live there): one call out of the module for each run never met, or met before the last start,
+// but for a run of ASCII letters and digits longer than every function word, which is a word.
 #include <stdint.h>
 
 #define IMPORT(name) __attribute__((import_module("env"), import_name(name)))
@@ -29,6 +30,20 @@ static int32_t entries[STRIDE * CAPACITY];
 static uint16_t chars[CHARS];
 static uint32_t values[VALUES];
 static int32_t size, chars_used, values_used;
+/** lexical.ts LONGEST_STOPWORD, given once by the caller (`stopwords`). */
+static int32_t longest_stopword = 1 << 30;
+
+__attribute__((export_name("stopwords"))) void stopwords(int32_t longest) { longest_stopword = longest; }
+
+/** lexical.ts isWordRun. */
+static int32_t is_word(const uint16_t *units, int32_t from, int32_t to) {
+  if (to - from > longest_stopword) {
+    int32_t i = from;
+    while (i < to && ((units[i] >= 0x61 && units[i] <= 0x7a) || (units[i] >= 0x30 && units[i] <= 0x39))) i++;
+    if (i == to) return 1;
+  }
+  return js_is_word(units, from, to);
+}
 
 /** word-features.ts mix: murmur3's finalizer. */
 uint32_t mix(uint32_t h) {
@@ -42,8 +57,8 @@ uint32_t mix(uint32_t h) {
 
 static int32_t make(const uint16_t *units, int32_t from, int32_t to, uint32_t h, uint32_t slot) {
   int32_t length = to - from;
-  int32_t is_word = js_is_word(units, from, to);
-  int32_t need = is_word ? 2 + length : 0;
+  int32_t word = is_word(units, from, to);
+  int32_t need = word ? 2 + length : 0;
   if (size == CAPACITY || chars_used + length > CHARS || values_used + need > VALUES) {
     __builtin_memset(slots, 0, sizeof slots);
     size = chars_used = values_used = 0;
@@ -54,12 +69,12 @@ static int32_t make(const uint16_t *units, int32_t from, int32_t to, uint32_t h,
   e[0] = chars_used;
   e[1] = length;
   e[2] = values_used;
-  e[3] = is_word ? length : -1;
+  e[3] = word ? length : -1;
   __builtin_memcpy(chars + chars_used, units + from, 2 * (uint32_t)length);
   chars_used += length;
   slots[2 * slot] = entry + 1;
   slots[2 * slot + 1] = (int32_t)h;
-  if (!is_word) return -1;
+  if (!word) return -1;
   uint32_t *v = values + values_used;
   uint32_t hash = WORD_SEED;
   for (int32_t i = from; i < to; i++) hash = (hash ^ units[i]) * 0x01000193u;
