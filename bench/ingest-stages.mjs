@@ -112,8 +112,9 @@ async function measure(tree) {
       T.embed += cpu() - a;
       // What goes over IPC ('advanced' serialization: the structured clone), and the server's chunks made of it.
       a = cpu();
+      // The file's bytes as the server sent them: trees that name a text file's text as those bytes do so.
       const prepared = spans
-        ? m.wire.toWire({ prepared: { text, chunks, vectors }, utf8: b, spans })
+        ? m.wire.toWire({ prepared: { text, chunks, vectors }, utf8: b, spans }, b)
         : m.wire.toWire
           ? m.wire.toWire({ text, chunks, vectors }, starts)
           : { text, chunks, vectors };
@@ -121,7 +122,7 @@ async function measure(tree) {
       T['encode reply'] += cpu() - a;
       a = cpu();
       const back = deserialize(wire).prepared;
-      if (m.wire.fromWire) m.wire.fromWire(back);
+      if (m.wire.fromWire) m.wire.fromWire(back, b);
       T['decode reply'] += cpu() - a;
     }
     results[name] = Object.fromEntries(Object.entries(T).map(([k, v]) => [k, Math.round((10 * v) / mb) / 10]));

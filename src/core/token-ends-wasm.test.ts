@@ -126,7 +126,7 @@ describe('token ends in WebAssembly', () => {
   // CI has clang and lld (.ci/run); elsewhere this test runs where they are.
   const clang = spawnSync('clang', ['--version']).status === 0 && spawnSync('wasm-ld', ['--version']).status === 0;
   it.runIf(clang || process.env.STANDIN_TEST_REQUIRE_ALL === '1')(
-    'are token-ends.c built, as chunk-sums.c: the committed bytes are what clang makes of each',
+    "are token-ends.c and the embedder's kernels built: the committed bytes are what clang makes of them",
     () => {
       const check = spawnSync(process.execPath, ['scripts/wasm.mjs', '--check'], { encoding: 'utf8' });
       expect(check.stderr + check.stdout).toBe('');

@@ -9,7 +9,7 @@ import { embedKernel } from './embed-kernel.js';
 
 const align = (n: number) => (n + 7) & ~7;
 
-/** Bytes of the module's memory (48 MiB, scripts/wasm.mjs: made at that size and never grown, since growing detaches its buffer): summing a text's chunks needs about 7 MB a MB of prose. */
+/** Bytes of the module's memory (64 MiB, scripts/wasm.mjs: made at that size and never grown, since growing detaches its buffer): summing a text's chunks needs about 7 MB a MB of prose. */
 export const wasmMemoryBytes = () => embedKernel().memory.buffer.byteLength;
 
 /** What embedChunks' features hold for a text (embedder.ts TextFeatures). */

@@ -83,7 +83,8 @@ process.on('message', (m: RequestPart | ChildRequest) => {
   prepareFile({ ...rest, filename, data: bytes })
     .then(
       (result) => {
-        const parts = [...messagesOf(id, toWire(result))];
+        // A text file's text is the bytes the server sent (less a byte-order mark): named, not sent back.
+        const parts = [...messagesOf(id, toWire(result, at ? undefined : bytes))];
         // A small reply goes with its end, as one message.
         if (parts.length < BUNDLED) return { parts };
         for (const part of parts) send(part);

@@ -180,7 +180,7 @@ export function createIngestPool(opts: { processes: number; limits: IngestLimits
     // Closed, or the process ended, while the file was read: nothing would answer (tried again later).
     if (closed || !children.has(child)) throw new Error('ingestion stopped before the file was sent');
     const id = nextId++;
-    const assembly = new Assembly(limits.memoryBytes);
+    const assembly = new Assembly(limits.memoryBytes, 'path' in data ? undefined : data instanceof Uint8Array ? [data] : data);
     let timer: NodeJS.Timeout | undefined;
     const reply = await new Promise<ChildReply>((resolve, reject) => {
       child.current = { id, filename: req.filename, reply: assembly, resolve, reject };

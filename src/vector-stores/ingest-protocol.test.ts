@@ -218,6 +218,75 @@ describe('the ingestion reply on the wire', () => {
     }
   });
 
+  it("names a text file's text as the bytes the server sent (less a byte-order mark), and the server gets the same", () => {
+    const text = 'Zorbania exports copper; Quillport ships it north. Café. '.repeat(6000);
+    for (const sent of [Buffer.from(text), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])]) {
+      // As prepare.ts has it: the text's UTF-8 is the last bytes of those sent.
+      const p = { ...prepared(text, SMALL), utf8: sent.subarray(sent.length - Buffer.byteLength(text)) };
+      const wire = toWire(p, sent);
+      expect(wire.echo).toBe(sent.length - Buffer.byteLength(text));
+      const messages = [...messagesOf(1, wire)];
+      expect(messages.filter((m) => 'part' in m)).toEqual([]);
+      // Sent in two parts, as storage reads them.
+      const assembly = new Assembly(Infinity, [sent.subarray(0, 1000), sent.subarray(1000)]);
+      for (const m of messages) assembly.add(deserialize(serialize(m)) as ReplyPart);
+      const back = assembly.done();
+      expect(back.text()).toBe(text);
+      expect(back.parts.length).toBeGreaterThan(1);
+      expect(back.parts.every((part) => part.length <= TEXT_PART)).toBe(true);
+      expect(chunksOf(back)).toEqual(p.prepared.chunks);
+    }
+    // Text that is not the bytes sent (another buffer: a text with NULs dropped, a PDF's) goes as it is.
+    const other = prepared(text, SMALL);
+    expect(toWire(other, Buffer.from(text)).echo).toBeUndefined();
+    expect(toWire(other).echo).toBeUndefined();
+  });
+
+  it('refuses an echo the server cannot check: no bytes sent, out of them, not UTF-8 from there, or beside parts', () => {
+    const sent = [Buffer.from('naïve text')];
+    const bad: [readonly Uint8Array[] | undefined, ReplyPart[]][] = [
+      [undefined, [{ id: 1, echo: 0 }]],
+      [sent, [{ id: 1, echo: 12 }]],
+      [sent, [{ id: 1, echo: -1 }]],
+      [sent, [{ id: 1, echo: 1.5 }]],
+      [sent, [{ id: 1, echo: '0' as unknown as number }]],
+      // Inside the ï: a continuation byte first.
+      [sent, [{ id: 1, echo: 3 }]],
+      [[Buffer.from([0x61, 0xff, 0x62])], [{ id: 1, echo: 0 }]],
+      [
+        sent,
+        [
+          { id: 1, part: bytes('a') },
+          { id: 1, echo: 0 },
+        ],
+      ],
+      [
+        sent,
+        [
+          { id: 1, echo: 0 },
+          { id: 1, part: bytes('a') },
+        ],
+      ],
+      [
+        sent,
+        [
+          { id: 1, echo: 0 },
+          { id: 1, echo: 0 },
+        ],
+      ],
+    ];
+    for (const [bytesSent, messages] of bad) {
+      const assembly = new Assembly(Infinity, bytesSent);
+      expect(() => messages.forEach((m) => assembly.add(m))).toThrow('malformed reply');
+    }
+    // Within the budget too.
+    expect(() => new Assembly(5, sent).add({ id: 1, echo: 0 })).toThrow('malformed reply');
+    const good = new Assembly(Infinity, sent);
+    good.add({ id: 1, echo: 4 });
+    good.add({ id: 1, spans: Int32Array.of(0, 4, 1) });
+    expect(chunksOf(good.done())).toEqual([{ text: 've t', tokens: 1 }]);
+  });
+
   it('takes a bundle only as a small reply with its end last', () => {
     const part = { id: 2, part: bytes('abc') };
     const batch = { id: 2, spans: Int32Array.of(0, 3, 1) };

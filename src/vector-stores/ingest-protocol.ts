@@ -71,13 +71,22 @@ export const MEMORY_MARK = 'standin-ingest: memory limit';
 export interface WirePrepared {
   /** The text's UTF-8. */
   text: Uint8Array;
+  /**
+   * Where the text's UTF-8 starts in the bytes the server sent (a text file's text is its bytes, less a
+   * byte-order mark): the server takes its own bytes from there, and the text does not cross the pipe again.
+   */
+  echo?: number;
   /** Three numbers a chunk: its first byte and its end in `text`, and its tokens. */
   spans: Int32Array;
   vectors?: Float32Array;
 }
 
-/** The reply for a prepared file (prepare.ts): its text's UTF-8 and the chunks' spans of it. */
-export function toWire(p: PreparedBytes): WirePrepared {
+/**
+ * The reply for a prepared file (prepare.ts): its text's UTF-8 and the chunks' spans of it. `sent`: the
+ * file's bytes as the server sent them; where the text's UTF-8 is their last bytes, the reply names where
+ * it starts in them instead (`echo`).
+ */
+export function toWire(p: PreparedBytes, sent?: Uint8Array): WirePrepared {
   const { prepared, utf8, spans } = p;
   const { chunks } = prepared;
   const out = new Int32Array(3 * chunks.length);
@@ -86,7 +95,8 @@ export function toWire(p: PreparedBytes): WirePrepared {
     out[3 * i + 1] = spans[2 * i + 1];
     out[3 * i + 2] = chunks[i].tokens;
   }
-  return { text: utf8, spans: out, vectors: prepared.vectors };
+  const echo = sent && utf8.buffer === sent.buffer && utf8.byteOffset + utf8.length === sent.byteOffset + sent.length;
+  return { text: utf8, spans: out, vectors: prepared.vectors, ...(echo && { echo: utf8.byteOffset - sent.byteOffset }) };
 }
 
 /**
@@ -103,7 +113,10 @@ export const CHUNKS_A_MESSAGE = 128;
  * still count from the text's start), then the end (ChildReply). Decoded whole, a file of 8 MB held the
  * server's thread for over 100 ms.
  */
-export type ReplyPart = { id: number; part: Uint8Array } | { id: number; spans: Int32Array; vectors?: Uint8Array };
+export type ReplyPart =
+  | { id: number; part: Uint8Array }
+  | { id: number; echo: number }
+  | { id: number; spans: Int32Array; vectors?: Uint8Array };
 
 /** The parts of a text's UTF-8, each at most TEXT_PART bytes and cut between two characters (each part is UTF-8 of its own). */
 export function textParts(utf8: Uint8Array): Uint8Array[] {
@@ -120,7 +133,8 @@ export function textParts(utf8: Uint8Array): Uint8Array[] {
 
 /** The messages of a reply before its end (see ReplyPart). */
 export function* messagesOf(id: number, w: WirePrepared): Generator<ReplyPart> {
-  for (const part of textParts(w.text)) yield { id, part };
+  if (w.echo !== undefined) yield { id, echo: w.echo };
+  else for (const part of textParts(w.text)) yield { id, part };
   const count = w.spans.length / 3;
   for (let from = 0; from < count; from += CHUNKS_A_MESSAGE) {
     const to = Math.min(count, from + CHUNKS_A_MESSAGE);
@@ -180,8 +194,14 @@ const malformed = () => new Error('the ingestion process sent a malformed reply'
 export class Assembly {
   /** What the reply held so far: bytes of text, and a vector's bytes a chunk. */
   private size = 0;
-  /** `budget`: the most the reply may hold, in bytes (an ingestion process could not hold more: its memory limit). */
-  constructor(private readonly budget = Infinity) {}
+  /**
+   * `budget`: the most the reply may hold, in bytes (an ingestion process could not hold more: its memory
+   * limit). `sent`: the file's bytes as the server sent them, which a reply may name as its text (`echo`).
+   */
+  constructor(
+    private readonly budget = Infinity,
+    private readonly sent?: readonly Uint8Array[],
+  ) {}
 
   private count(n: number) {
     this.size += n;
@@ -189,6 +209,8 @@ export class Assembly {
   }
 
   private readonly parts: Buffer[] = [];
+  /** Whether the text is the bytes sent (`echo`): no part may follow. */
+  private echoed = false;
   /** Where each part ends in the text. */
   private readonly ends: number[] = [];
   private readonly spans: number[] = [];
@@ -198,13 +220,18 @@ export class Assembly {
   add(m: ReplyPart): void {
     if ('part' in m) {
       const { part } = m;
-      if (!(part instanceof Uint8Array) || part.length > TEXT_PART || this.tokens.length) throw malformed();
-      const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-      if (!isUtf8(bytes)) throw malformed();
-      // An empty part counts as a byte: a process sending nothing but empty parts meets the budget too.
-      this.count(Math.max(1, bytes.length));
-      this.parts.push(bytes);
-      this.ends.push((this.ends.at(-1) ?? 0) + bytes.length);
+      if (!(part instanceof Uint8Array) || part.length > TEXT_PART || this.echoed) throw malformed();
+      this.addPart(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+      return;
+    }
+    if ('echo' in m) {
+      // The bytes sent, from `echo` on, in parts as the process would have sent them: once, before any part.
+      const { echo } = m;
+      if (!this.sent || this.parts.length || !Number.isInteger(echo) || echo < 0) throw malformed();
+      const sent = this.sent.length === 1 ? this.sent[0] : Buffer.concat(this.sent);
+      if (echo > sent.length) throw malformed();
+      this.echoed = true;
+      for (const part of textParts(sent.subarray(echo))) this.addPart(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
       return;
     }
     const { spans } = m;
@@ -225,6 +252,14 @@ export class Assembly {
       this.spans.push(start, end);
       this.tokens.push(spans[3 * i + 2]);
     }
+  }
+
+  private addPart(bytes: Buffer) {
+    if (this.tokens.length || !isUtf8(bytes)) throw malformed();
+    // An empty part counts as a byte: a process sending nothing but empty parts meets the budget too.
+    this.count(Math.max(1, bytes.length));
+    this.parts.push(bytes);
+    this.ends.push((this.ends.at(-1) ?? 0) + bytes.length);
   }
 
   private between(i: number): boolean {
@@ -276,12 +311,12 @@ export function betweenCharacters(parts: readonly Uint8Array[], ends: readonly n
   return (parts[p][i - (ends[p] - parts[p].length)] & 0xc0) !== 0x80;
 }
 
-/** A whole reply put together as the server does, message by message (tests and benches). */
-export function fromWire(w: WirePrepared): Received {
+/** A whole reply put together as the server does, message by message, `sent` the bytes the server sent (tests and benches). */
+export function fromWire(w: WirePrepared, sent?: Uint8Array): Received {
   if (!(w?.text instanceof Uint8Array) || !(w.spans instanceof Int32Array) || w.spans.length % 3 !== 0) throw malformed();
   if (w.vectors !== undefined && !(w.vectors instanceof Float32Array && w.vectors.length === (w.spans.length / 3) * BUILTIN_DIMENSIONS))
     throw malformed();
-  const assembly = new Assembly();
+  const assembly = new Assembly(Infinity, sent && [sent]);
   for (const m of messagesOf(0, w)) assembly.add(m);
   return assembly.done();
 }
