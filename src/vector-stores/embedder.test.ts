@@ -130,13 +130,14 @@ describe('built-in embedder and words', () => {
     chunks.forEach((c, i) => expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)));
   });
 
-  it("embeds the chunks of a text too large for the WebAssembly's memory in JavaScript, as each chunk alone", () => {
+  it("embeds the chunks of a text too large for the WebAssembly's memory in JavaScript, as each chunk alone, one holding İ too", () => {
     // A run of letters a word: more runs than the memory holds at 20 bytes each (their place, record, pair
     // and the word before), so chunk-sums-wasm.ts answers undefined and embedChunks adds them itself.
     const r = random(11);
     const letter = () => String.fromCharCode(97 + Math.floor(r() * 26));
     const count = Math.ceil(wasmMemoryBytes() / 20) + 1000;
-    const text = Array.from({ length: count }, (_, i) => letter() + letter() + (i % 13 ? ' ' : '.\n')).join('');
+    // An İ now and then: the text is lowercased unit by unit, the chunks holding one embedded alone.
+    const text = Array.from({ length: count }, (_, i) => letter() + letter() + (i % 13 ? ' ' : i % 100_000 ? '.\n' : 'İ\n')).join('');
     const starts: number[] = [];
     const chunks = [...chunkText(text, AUTO_CHUNKING, starts)];
     const vectors = Buffer.from(embedChunks(text, chunks, starts).buffer);
@@ -152,6 +153,22 @@ describe('built-in embedder and words', () => {
       const starts: number[] = [];
       const chunks = [...chunkText(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, starts)];
       const vectors = embedChunks(text, chunks, starts);
+      chunks.forEach((c, i) =>
+        expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)),
+      );
+    }
+  });
+
+  it('embeds a text holding İ or Σ as each chunk alone: the chunks without one planned, those with one embedded alone', () => {
+    // İ's lowercase is two units and Σ's depends on what follows, so the text is not lowercased whole: its
+    // chunks that hold neither are planned from its units lowercased one by one, the others embedded alone.
+    const prose = 'Río NAÏVE Straße, ŁÓDŹ Ωμέγα 2026 copper ships north. '.repeat(150);
+    for (const odd of [' İSTANBUL ', ' ΟΔΥΣΣΕΥΣ ', ' 😀İ ']) {
+      const text = prose + odd + prose + odd.trim() + prose;
+      const starts: number[] = [];
+      const chunks = [...chunkText(text, { max_chunk_size_tokens: 100, chunk_overlap_tokens: 50 }, starts)];
+      const vectors = embedChunks(text, chunks, starts);
+      expect(chunks.filter((c) => /[İΣ]/.test(c.text)).length).toBeGreaterThan(1);
       chunks.forEach((c, i) =>
         expect(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)).toEqual(embedBuiltin(c.text)),
       );

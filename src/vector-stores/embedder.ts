@@ -3,7 +3,7 @@ import type { Outbound } from '../core/outbound.js';
 import { redactText } from '../core/redact.js';
 import { classesOf, LETTER, NUMBER } from '../core/pretokens.js';
 import { upstreamKeyFromEnv } from '../core/upstream-key.js';
-import { LONGEST, lowerCased, lowerTable, runEnd, unitsOf } from './lexical.js';
+import { LONGEST, lowerCased, lowerTable, runEnd, tableLowered, unitsOf } from './lexical.js';
 import { wasmChunkSums } from './chunk-sums-wasm.js';
 import { NO_ROOM, NOT_IN_TABLE, WasmText } from './text-runs-wasm.js';
 import { grown, keyHash, mix, PAIR_SEED, WordFeatureCache } from './word-features.js';
@@ -394,7 +394,7 @@ function planChunks(
     // function. A chunk before the one planned last is embedded alone too: the plans walk the runs forward
     // (chunkText yields the chunks in order).
     const e = s + piece.length;
-    if (!(s >= 0) || s < lastStart || e < lastEnd || text.slice(s, e) !== piece) {
+    if (!(s >= 0) || s < lastStart || e < lastEnd || text.slice(s, e) !== piece || holdsOdd(scanned.odd, s, e)) {
       alone.push(c);
       continue;
     }
@@ -446,6 +446,19 @@ function planChunks(
   return p;
 }
 
+/** Whether `odd` (positions in order) holds one in [s, e). */
+function holdsOdd(odd: readonly number[], s: number, e: number): boolean {
+  if (!odd.length) return false;
+  let lo = 0;
+  let hi = odd.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (odd[mid] < s) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < odd.length && odd[lo] < e;
+}
+
 /**
  * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
  * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
@@ -469,10 +482,6 @@ export function embedChunks(
   for (const scan of [scanInWasm, scanInJavaScript]) {
     const scanned = scan(text, k);
     if (scanned === undefined) continue;
-    if (scanned === ALONE) {
-      chunks.forEach((c, i) => embedInto(c.text, at(i)));
-      return out;
-    }
     // Each chunk that is a stretch of the text is planned, and the plans summed at once; the others are embedded alone.
     const planned: number[] = [];
     const alone: number[] = [];
@@ -501,29 +510,43 @@ interface Scanned {
   pair(before: number, base: number): number;
   /** The vectors of `count` chunks planned in `plan`; undefined when they cannot be made this way. */
   sums(plan: Int32Array, count: number): Float32Array | undefined;
+  /** Where the units the scan read as they are, not lowercased, are (lowered): a chunk holding one is embedded alone. */
+  odd: readonly number[];
 }
-/** What a scan answers for a text whose lowercase is not one unit for one unit: each chunk is embedded alone. */
-const ALONE = 'alone';
+
+/**
+ * The text lowercased for a scan without the table: whole, where each character's lowercase is one unit and
+ * none depends on its neighbours (lexical.ts lowerCased); else from the table, the units it leaves out
+ * kept as they are (İ, whose lowercase is two units; Σ, whose lowercase depends on what follows), and
+ * listed in `odd`. A chunk that holds none of those is lowercased alone as from the table, the same
+ * units: its words are the text's. One that holds one is embedded alone.
+ */
+function lowered(text: string): { units: Uint16Array; odd: readonly number[] } {
+  const units = lowerCased(text);
+  return units ? { units, odd: [] } : tableLowered(text);
+}
 
 /**
  * The text's runs found in WebAssembly (text-runs.c, the same steps as findRuns, kept in the module's
  * memory for the plans and sums); undefined where the memory cannot hold them. The runs are lowercased
- * from the table as they are read, unless one holds a unit the table leaves out: then from the whole
- * text lowercased (lexical.ts lowerCased), or, where that changes its length, each chunk is embedded alone.
+ * from the table as they are read, unless one holds a unit the table leaves out: then the text is
+ * lowercased first (`lowered`).
  */
-function scanInWasm(text: string, k: Uint8Array): Scanned | typeof ALONE | undefined {
+function scanInWasm(text: string, k: Uint8Array): Scanned | undefined {
   const t = WasmText.of(text, k);
   if (!t) return undefined;
   let n = t.scan(true);
+  let odd: readonly number[] = [];
   if (n === NOT_IN_TABLE) {
-    const lowered = lowerCased(text);
-    if (lowered === undefined) return ALONE;
-    t.units.set(lowered);
+    const lower = lowered(text);
+    t.units.set(lower.units);
+    odd = lower.odd;
     n = t.scan(false);
   }
   if (n === NO_ROOM) return undefined;
   return {
     n,
+    odd,
     runs: t.runs(n),
     word: (from, to) => t.word(from, to),
     pair: (before, base) => t.pair(before, base),
@@ -537,20 +560,20 @@ function scanInWasm(text: string, k: Uint8Array): Scanned | typeof ALONE | undef
  * each character's lowercase is one character of the same length and of the same class, letter or number
  * (embedder.test.ts checks every code point): the text's classes are the lowercased text's.
  */
-function scanInJavaScript(text: string, k: Uint8Array): Scanned | typeof ALONE {
+function scanInJavaScript(text: string, k: Uint8Array): Scanned {
   let lower = unitsInto(text);
   features.beginText();
   let n = findRuns(k, lower, lowerTable());
+  let odd: readonly number[] = [];
   if (n < 0) {
-    const lowered = lowerCased(text);
-    if (lowered === undefined) return ALONE;
-    lower = lowered;
+    ({ units: lower, odd } = lowered(text));
     features.beginText();
     n = findRuns(k, lower);
   }
   const runs = runsOfText.subarray(0, RUN * n);
   return {
     n,
+    odd,
     runs,
     word: (from, to) => features.word(lower, from, to),
     pair: (before, base) => features.pair(before, base),

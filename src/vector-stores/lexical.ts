@@ -76,22 +76,32 @@ export function lowerTable(): Uint16Array {
   return (lowerUnits = table);
 }
 /**
+ * The text lowercased unit by unit from lowerTable, each unit the table leaves out (İ, Σ, a surrogate; U+0000,
+ * whose lowercase is itself, is one too) kept as it is, and where those are, in order.
+ */
+export function tableLowered(text: string): { units: Uint16Array; odd: number[] } {
+  const table = lowerTable();
+  const units = new Uint16Array(text.length);
+  const odd: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const l = table[c];
+    units[i] = l || c;
+    if (l === 0) odd.push(i);
+  }
+  return { units, odd };
+}
+
+/**
  * The text lowercased, as `toLowerCase` makes it, where each character's lowercase is one unit and none
  * depends on its neighbours; otherwise undefined. Made unit by unit from a table: V8 lowercases a text
  * holding any character past U+00FF (nearly every file of prose) through ICU: 8–13 ms per MB on stop 62's
- * machine, where the table's pass costs 1–2. A text with a unit the table leaves out (İ, Σ, a surrogate;
- * U+0000, whose lowercase is itself, marks them) is lowercased by `toLowerCase` and checked as before.
+ * machine, where the table's pass costs 1–2. A text with a unit the table leaves out is lowercased by
+ * `toLowerCase` and checked as before.
  */
 export function lowerCased(text: string): Uint16Array | undefined {
-  const table = lowerTable();
-  const units = new Uint16Array(text.length);
-  let odd = false;
-  for (let i = 0; i < text.length; i++) {
-    const l = table[text.charCodeAt(i)];
-    units[i] = l;
-    if (l === 0) odd = true;
-  }
-  if (!odd) return units;
+  const { units, odd } = tableLowered(text);
+  if (!odd.length) return units;
   const lower = text.toLowerCase();
   return lower.length === text.length && !CONTEXTUAL_CASE.test(text) ? unitsOf(lower) : undefined;
 }
