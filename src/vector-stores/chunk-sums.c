@@ -19,32 +19,40 @@
 /** JavaScript's Math.log: the weight of a sum that the table has not (1 + ln sum, as embedder.ts weightOf). */
 IMPORT("log") double js_log(double x);
 
-/** The features a chunk has met, and their sums (zero where not met, as they are left). */
-static double *sums;
-static int32_t *order;
-static int size;
+/**
+ * The features a chunk has met (`order`, `size` of them) and their sums (zero where not met, as they are
+ * left), passed along as locals: as globals in the module's memory, each addition read them again after
+ * each store (a store through a pointer may change any of them, for all the compiler knows).
+ */
+struct chunk {
+  double *sums;
+  int32_t *order;
+  int size;
+};
 
-static inline void add(int32_t f, double w) {
+static inline void add(struct chunk *c, int32_t f, double w) {
   // Without a branch (the processor mispredicts whether a feature is new to the chunk): `order` has room
   // for one more than the features, and the number written past the chunk's is written over next.
-  double sum = sums[f];
-  order[size] = f;
-  size += sum == 0;
-  sums[f] = sum + w;
+  double sum = c->sums[f];
+  c->order[c->size] = f;
+  c->size += sum == 0;
+  c->sums[f] = sum + w;
 }
 
 /** A word (its record at `base` in `words`) with its pair's feature (-1: none), as embedder.ts addWord. */
-static inline void add_word(const int32_t *words, int32_t base, int32_t pair) {
-  add(words[base + 2], 1);
-  if (pair >= 0) add(pair, 0.5);
+static inline void add_word(struct chunk *c, const int32_t *words, int32_t base, int32_t pair) {
+  add(c, words[base + 2], 1);
+  if (pair >= 0) add(c, pair, 0.5);
   int32_t grams = words[base + 1];
   double weight = 0.5 / grams;
-  for (int32_t j = base + 3; j < base + 3 + grams; j++) add(words[j], weight);
+  for (int32_t j = base + 3; j < base + 3 + grams; j++) add(c, words[j], weight);
 }
 
 /** The vector of the features met, as embedder.ts finish then normalize. */
-static void finish(const uint32_t *keys, const double *weight_of_halves, float *v) {
-  for (int i = 0; i < size; i++) {
+static void finish(struct chunk *c, const uint32_t *keys, const double *weight_of_halves, float *v) {
+  double *sums = c->sums;
+  const int32_t *order = c->order;
+  for (int i = 0, size = c->size; i < size; i++) {
     int32_t n = order[i];
     uint32_t h = keys[n];
     double count = sums[n];
@@ -74,19 +82,18 @@ static void finish(const uint32_t *keys, const double *weight_of_halves, float *
  */
 EXPORT("chunks")
 void chunks(const int32_t *plan, int count, const int32_t *runs, const int32_t *words, const uint32_t *keys,
-            double *sums_at, int32_t *order_at, const double *weight_of_halves, float *out) {
-  sums = sums_at;
-  order = order_at;
+            double *sums, int32_t *order, const double *weight_of_halves, float *out) {
   for (int c = 0; c < count; c++) {
-    size = 0;
-    for (int k = *plan++; k > 0; k--, plan += 2) add_word(words, plan[0], plan[1]);
+    // A local the compiler keeps in registers once add_word is inlined.
+    struct chunk k = {sums, order, 0};
+    for (int n = *plan++; n > 0; n--, plan += 2) add_word(&k, words, plan[0], plan[1]);
     int32_t from = *plan++;
     int32_t to = *plan++;
     for (int32_t r = from; r < to; r++) {
       const int32_t *run = runs + RUN * r;
-      if (run[2] >= 0) add_word(words, run[2], run[3]);
+      if (run[2] >= 0) add_word(&k, words, run[2], run[3]);
     }
-    for (int k = *plan++; k > 0; k--, plan += 2) add_word(words, plan[0], plan[1]);
-    finish(keys, weight_of_halves, out + DIMENSIONS * c);
+    for (int n = *plan++; n > 0; n--, plan += 2) add_word(&k, words, plan[0], plan[1]);
+    finish(&k, keys, weight_of_halves, out + DIMENSIONS * c);
   }
 }

@@ -265,8 +265,12 @@ int32_t find_runs(int lowering) {
   runs = zeroed((uint32_t)runs_size, 4);
   if (full) return NO_ROOM;
   int32_t n = 0, kept = -1, previous = -1;
-  for (int32_t i = 0; i < length;) {
-    if (!(classes[i] & (LETTER | NUMBER))) {
+  // Locals: read from the module's memory, they would be read again after each unit lowercased.
+  uint16_t *u = units;
+  const uint8_t *k = classes;
+  int32_t end = length;
+  for (int32_t i = 0; i < end;) {
+    if (!(k[i] & (LETTER | NUMBER))) {
       i++;
       continue;
     }
@@ -274,10 +278,10 @@ int32_t find_runs(int lowering) {
     uint32_t h;
     if (lowering) {
       h = 0x811c9dc5u;
-      for (; e < length && classes[e] & (LETTER | NUMBER); e++) {
-        uint16_t l = lower_table[units[e]];
+      for (; e < end && k[e] & (LETTER | NUMBER); e++) {
+        uint16_t l = lower_table[u[e]];
         if (l == 0) return NOT_IN_TABLE;
-        units[e] = l;
+        u[e] = l;
         h = (h ^ l) * 0x01000193u;
       }
       h ^= h >> 15;
