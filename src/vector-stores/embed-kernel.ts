@@ -1,10 +1,10 @@
 import { EMBED_KERNEL_WASM } from './embed-kernel.wasm.js';
-import { isWordRun, LONGEST_STOPWORD } from './lexical.js';
+import { isWordRun, LONGEST_STOPWORD, lowerTable } from './lexical.js';
 
 /**
  * The built-in embedder's WebAssembly (text-runs.c, word-cache.c and chunk-sums.c, one module built by
- * scripts/wasm.mjs), made once per process. Its memory is made at its full size and never grown
- * (scripts/wasm.mjs).
+ * scripts/wasm.mjs), made once per process and given lexical.ts's tables then. Its memory is made at its
+ * full size and never grown (scripts/wasm.mjs).
  */
 export interface Kernel {
   memory: WebAssembly.Memory;
@@ -20,9 +20,10 @@ export interface Kernel {
   words_at(): number;
   keys_at(): number;
   features(): number;
-  stopwords(longest: number): void;
   take(bytes: number): number;
   zeroed(bytes: number): number;
+  // word-cache.c
+  stopwords(longest: number): void;
   // chunk-sums.c
   chunks(
     plan: number,
@@ -44,6 +45,7 @@ export function embedKernel(): Kernel {
     // word-cache.c asks whether a run new to it is a word: the function words are lexical.ts's.
     env: { log: Math.log, is_word: (units: number, from: number, to: number) => (isWordRun(unitsAt(units, to), from, to) ? 1 : 0) },
   }).exports as unknown as Kernel;
+  new Uint16Array(kernel.memory.buffer, kernel.lower_table(), 1 << 16).set(lowerTable());
   kernel.stopwords(LONGEST_STOPWORD);
   return kernel;
 }

@@ -360,10 +360,11 @@ function findRuns(k: Uint8Array, lower: Uint16Array, table?: Uint16Array): numbe
 }
 
 /**
- * The plans of a text's chunks (chunk-sums.c `chunks`) into `planOfText`, over its scan: per chunk, the words where its runs differ from the text's (a word its edges cut;
- * its first words, whose pairs the text's do not give) and the runs between as found. The chunks planned
- * are pushed to `planned`; one that is no stretch of the text at `starts` (a window that cut a
- * character), or that comes before the one planned last, to `alone`. Answers the plans' length.
+ * The plans of a text's chunks (chunk-sums.c `chunks`) into `planOfText`, over its scan: per chunk, the
+ * words where its runs differ from the text's (a word its edges cut; its first words, whose pairs the
+ * text's do not give) and the runs between as found. The chunks planned are pushed to `planned`; one that
+ * is no stretch of the text at `starts` (a window that cut a character), that holds a unit the scan read as
+ * it is (`odd`), or that comes before the one planned last, to `alone`. Answers the plans' length.
  */
 function planChunks(
   text: string,
@@ -463,8 +464,8 @@ function holdsOdd(odd: readonly number[], s: number, e: number): boolean {
  * The built-in embeddings of the chunks of one text, one after the other (BUILTIN_DIMENSIONS each): to
  * the bit those of `embedBuiltin` on each chunk's text, with the lowercasing, the character classes, the
  * word look-ups and the numbering of features made once for the whole text instead of once per chunk
- * (auto chunking has every token in two chunks), and each chunk's sums and vector made by chunk-sums.c in
- * WebAssembly (in JavaScript for a text past its memory). `starts[i]` is where chunk i's text begins in `text`
+ * (auto chunking has every token in two chunks): the scan by text-runs.c and the sums and vectors by
+ * chunk-sums.c, in WebAssembly (in JavaScript for a text past its memory). `starts[i]` is where chunk i's text begins in `text`
  * (UTF-16 units); a chunk whose text is not found there (a window that cut a character) is embedded on
  * its own. `classes`: the text's character classes (pretokens.ts `classesOf`), where the caller made them
  * for the tokenizer.
@@ -486,7 +487,7 @@ export function embedChunks(
     const planned: number[] = [];
     const alone: number[] = [];
     const p = planChunks(text, chunks, starts, scanned, planned, alone);
-    const vectors = planned.length ? scanned.sums(planOfText.subarray(0, p), planned.length) : out;
+    const vectors = planned.length ? scanned.sums(planOfText.subarray(0, p), planned.length) : new Float32Array(0);
     if (vectors === undefined) continue;
     if (planned.length === chunks.length) out.set(vectors);
     else planned.forEach((c, i) => at(c).set(vectors.subarray(i * BUILTIN_DIMENSIONS, (i + 1) * BUILTIN_DIMENSIONS)));

@@ -88,6 +88,15 @@ describe('text-runs.c and word-cache.c', () => {
     chunks.forEach((c, i) => expect(vectors.subarray(256 * i, 256 * i + 256)).toEqual(embedBuiltin(c.text)));
   });
 
+  it('answers no vectors when the memory left after the scan cannot hold them (embedChunks then scans in JavaScript)', () => {
+    const { t } = scanned('Hello world');
+    const halves = new Float64Array(512);
+    expect(t.sums(Int32Array.of(0, 0, 2, 0), 1, halves)?.length).toBe(256);
+    expect(t.sums(Int32Array.of(0, 0, 2, 0), Math.ceil((12 * wasmTextUnits()) / 1024), halves)).toBeUndefined();
+    // Counts whose bytes pass 2^32, which would wrap in the module's 32 bits.
+    expect(t.sums(Int32Array.of(0, 0, 2, 0), 2 ** 22 + 1, halves)).toBeUndefined();
+  });
+
   it('starts its word cache over when its pools are full, and embeds as before', () => {
     // 24,000 distinct words of 48 letters: more units than the cache's pool holds (2^20). Then a text of the
     // first of them, which the cache (started over, or not) must give as they are.

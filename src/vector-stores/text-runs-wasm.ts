@@ -1,11 +1,10 @@
 import { embedKernel } from './embed-kernel.js';
-import { lowerTable } from './lexical.js';
 
 /**
- * embedder.ts embedChunks' scan of a text in WebAssembly (text-runs.c, its words looked up in word-cache.c):
- * its runs of letters and digits, its words' records and its features, made in the module's memory and left there for the chunks' plans
- * (which ask it for the words their edges cut, and their pairs) and sums (chunk-sums.c). One text at a
- * time: a new one lets the last one go.
+ * embedder.ts embedChunks' scan of a text in WebAssembly (text-runs.c, its words looked up in
+ * word-cache.c): its runs of letters and digits, its words' records and its features, made in the
+ * module's memory and left there for the chunks' plans (which ask it for the words their edges cut, and
+ * their pairs) and sums (chunk-sums.c). One text at a time: a new one lets the last one go.
  */
 
 /** What `scan` answers when a run holds a unit the lowercase table leaves out (text-runs.c). */
@@ -21,8 +20,6 @@ export const wasmTextUnits = () => {
   const w = embedKernel();
   return Math.floor((w.memory.buffer.byteLength - (w.__heap_base.value as number)) / BYTES_PER_UNIT);
 };
-
-let tableWritten = false;
 
 export class WasmText {
   /** The text's units in the module's memory: lowercased where `scan` found runs. */
@@ -41,10 +38,6 @@ export class WasmText {
     if (text.length > wasmTextUnits()) return undefined;
     const w = embedKernel();
     const memory = w.memory.buffer;
-    if (!tableWritten) {
-      new Uint16Array(memory, w.lower_table(), 1 << 16).set(lowerTable());
-      tableWritten = true;
-    }
     const at = w.text(text.length, memory.byteLength);
     if (at === 0) return undefined;
     const t = new WasmText(at, text.length, memory);
@@ -84,6 +77,8 @@ export class WasmText {
   sums(plan: Int32Array, count: number, weightOfHalves: Float64Array): Float32Array | undefined {
     const w = embedKernel();
     const features = w.features();
+    // What it takes, counted here first: past 2^32 bytes a size would wrap in the module's 32 bits.
+    if (1024 * count + 12 * (features + 1) + plan.byteLength + weightOfHalves.byteLength > this.memory.byteLength) return undefined;
     const halves = w.take(weightOfHalves.byteLength);
     const sums = w.zeroed(8 * features);
     const order = w.take(4 * (features + 1));
