@@ -114,9 +114,7 @@ export const CHUNKS_A_MESSAGE = 128;
  * server's thread for over 100 ms.
  */
 export type ReplyPart =
-  | { id: number; part: Uint8Array }
-  | { id: number; echo: number }
-  | { id: number; spans: Int32Array; vectors?: Uint8Array };
+  { id: number; part: Uint8Array } | { id: number; echo: number } | { id: number; spans: Int32Array; vectors?: Uint8Array };
 
 /** The parts of a text's UTF-8, each at most TEXT_PART bytes and cut between two characters (each part is UTF-8 of its own). */
 export function textParts(utf8: Uint8Array): Uint8Array[] {
