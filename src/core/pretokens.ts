@@ -70,6 +70,13 @@ export const warmClasses = () => void table();
 /** The Basic Multilingual Plane's classes, as classesOf reads them (a surrogate's entry is 0). */
 export const bmpClasses = (): Uint8Array => table();
 
+/** The class of a code point past the BMP (tested once, then remembered). */
+export function astralClass(cp: number): number {
+  let bits = astral.get(cp);
+  if (bits === undefined) astral.set(cp, (bits = classify(String.fromCodePoint(cp))));
+  return bits;
+}
+
 /** The class of each UTF-16 unit of `text`: a pair's class on its first unit, SECOND on its second. */
 export function classesOf(text: string): Uint8Array {
   const t = table();
@@ -78,10 +85,7 @@ export function classesOf(text: string): Uint8Array {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if ((c & 0xfc00) === 0xd800 && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      const cp = text.codePointAt(i)!;
-      let bits = astral.get(cp);
-      if (bits === undefined) astral.set(cp, (bits = classify(String.fromCodePoint(cp))));
-      k[i] = bits;
+      k[i] = astralClass(text.codePointAt(i)!);
       k[++i] = SECOND;
     } else k[i] = t[c]; // a lone surrogate: no class, as the regex has it
   }

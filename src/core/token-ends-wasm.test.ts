@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { classesOf } from './pretokens.js';
-import { WASM_UNITS } from './token-ends-wasm.js';
+import { WASM_UNITS, wasmClassesOf } from './token-ends-wasm.js';
 import { tokenEnds, tokenEndsInJs } from './tokenizer.js';
 import { random } from '../../test/random.js';
 
@@ -76,6 +76,16 @@ describe('token ends in WebAssembly', () => {
       // Again: every pre-token is remembered now.
       expect(both(text).wasm).toEqual(first.js);
     }
+  });
+
+  it('class a text as classesOf does: pairs past the BMP, lone halves, and a text past WASM_UNITS (classesOf itself)', () => {
+    const r = random(7);
+    for (let i = 0; i < 200; i++) {
+      const text = textOf(r, Math.floor(r() * 300));
+      expect(wasmClassesOf(text), JSON.stringify(text)).toEqual(classesOf(text));
+    }
+    // A pair at either end, a half alone at either end; then a text past the module's units.
+    for (const text of ['😀x𝐚', '\udc00a\ud835', 'é'.repeat(WASM_UNITS) + '𝐀']) expect(wasmClassesOf(text)).toEqual(classesOf(text));
   });
 
   it('hand pre-tokens over LONG units back (merged in blocks), and stop past max as the JavaScript does', () => {

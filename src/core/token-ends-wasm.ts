@@ -1,3 +1,4 @@
+import { astralClass, bmpClasses, classesOf } from './pretokens.js';
 import { TOKEN_ENDS_WASM } from './token-ends.wasm.js';
 import type { Vocabulary } from './vocabulary.js';
 
@@ -22,6 +23,8 @@ const FULL = 3;
 
 interface Kernel {
   memory: WebAssembly.Memory;
+  bmp(): number;
+  classes(units: number, n: number, classes: number): void;
   vocabulary(bytes: number, lengths: number, offsets: number, slots: number, slotCount: number, byteToken: number, longest: number): void;
   remember(units: number, length: number, lengths: number, count: number): void;
   ends(text: number, classes: number, n: number, out: number, capacity: number, state: number): number;
@@ -34,6 +37,35 @@ const instance = (): Kernel =>
   (kernel ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(TOKEN_ENDS_WASM, 'base64'))).exports as unknown as Kernel);
 
 const align = (n: number) => (n + 7) & ~7;
+
+/** token-ends.c ASTRAL: a surrogate pair's first unit, whose class is found here. */
+const ASTRAL = 0x80;
+let bmpWritten = false;
+
+/**
+ * pretokens.ts classesOf in WebAssembly (token-ends.c `classes`), for an ingestion process's text of at most
+ * WASM_UNITS units (classesOf for a longer one): the same classes, the JavaScript's loop of a unit at a
+ * time replaced by a copy of the text into the module's memory, the module's loop, and a copy back. The
+ * classes of code points past the BMP are pretokens.ts's (tested once each).
+ */
+export function wasmClassesOf(text: string): Uint8Array {
+  const n = text.length;
+  if (n > WASM_UNITS) return classesOf(text);
+  const w = instance();
+  const memory = w.memory.buffer;
+  if (!bmpWritten) {
+    new Uint8Array(memory, w.bmp(), 1 << 16).set(bmpClasses());
+    bmpWritten = true;
+  }
+  // Where a text goes for its token ends: the vocabulary's copy, if made, stays below.
+  const units = vocabularyEnd || align(w.__heap_base.value as number);
+  const classes = align(units + 2 * n);
+  Buffer.from(memory, units, 2 * n).write(text, 'utf16le');
+  w.classes(units, n, classes);
+  const k = new Uint8Array(memory, classes, n).slice();
+  for (let i = k.indexOf(ASTRAL); i >= 0; i = k.indexOf(ASTRAL, i + 2)) k[i] = astralClass(text.codePointAt(i)!);
+  return k;
+}
 
 /** Where the vocabulary's copy ends in the module's memory (0 until it is made): the text goes after it. */
 let vocabularyEnd = 0;

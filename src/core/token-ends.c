@@ -113,6 +113,28 @@ static int pretokenEnd(const uint16_t *t, const uint8_t *k, int n, int p) {
   return e - 1;
 }
 
+/** The Basic Multilingual Plane's classes (pretokens.ts bmpClasses), written by the caller once. */
+static uint8_t bmp[1 << 16];
+EXPORT("bmp") uint8_t *bmp_at(void) { return bmp; }
+
+/** What `classes` writes on a surrogate pair's first unit: no class, but the code point's, which the caller finds. */
+#define ASTRAL 0x80
+
+/**
+ * pretokens.ts classesOf: the class of each unit of `t[0, n)` into `k`, a pair's first unit ASTRAL and its
+ * second SECOND, a lone surrogate's 0 (the table's).
+ */
+EXPORT("classes") void classes(const uint16_t *t, int n, uint8_t *k) {
+  for (int i = 0; i < n; i++) {
+    uint16_t c = t[i];
+    if ((c & 0xfc00) == 0xd800 && i + 1 < n && (t[i + 1] & 0xfc00) == 0xdc00) {
+      k[i] = ASTRAL;
+      k[++i] = SECOND;
+    } else
+      k[i] = bmp[c];
+  }
+}
+
 // The cache (piece-cache.ts's sizes): per slot, its entry's start in `pool` plus one (0: empty), the key's
 // hash, and its length << 16 | its tokens; an entry is the pre-token's units, then its tokens' lengths.
 #define CAPACITY 200000

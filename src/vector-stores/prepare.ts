@@ -1,4 +1,4 @@
-import { classesOf } from '../core/pretokens.js';
+import { wasmClassesOf } from '../core/token-ends-wasm.js';
 import { chunkText, TooManyTokens, type Chunking } from './chunk.js';
 import { embedChunks } from './embedder.js';
 import { ExtractError, extractText, isDecodedAsIs } from './extract.js';
@@ -56,7 +56,7 @@ export async function prepareFile(req: PrepareRequest): Promise<PreparedBytes> {
   const starts: number[] = [];
   const spans: number[] = [];
   // The character classes, made once for the tokenizer and the embedder.
-  const classes = classesOf(text);
+  const classes = wasmClassesOf(text);
   const chunks = [...chunkText(text, req.chunking, starts, classes, spans, utf8)];
   const vectors = req.embed ? embedChunks(text, chunks, starts, classes) : undefined;
   return { prepared: { text, chunks, ...(vectors && { vectors }) }, utf8, spans };
