@@ -59,7 +59,7 @@ try {
     const target = join(root, kernel.target);
     if (process.argv.includes('--check')) {
       if (readFileSync(target, 'utf8') !== text) {
-        console.error(`${kernel.target} is not ${kernel.source} built: run node scripts/wasm.mjs`);
+        console.error(`${kernel.target} is not ${kernel.sources.join(' + ')} built: run node scripts/wasm.mjs`);
         process.exitCode = 1;
       }
     } else writeFileSync(target, text);

@@ -66,13 +66,21 @@ function readAt(at: FileAt): Buffer {
   return bytes;
 }
 
+/**
+ * The parts of a file sent as one buffer. A file of one part (up to DATA_PART bytes: most) is that part as
+ * it arrived, a view of the message Node read, not a copy: a copy of a fresh 512 KB cost 1.5 ms here, most of
+ * it the first touch of its pages.
+ */
+const joined = (parts: Uint8Array[]): Buffer =>
+  parts.length === 1 ? Buffer.from(parts[0].buffer, parts[0].byteOffset, parts[0].byteLength) : Buffer.concat(parts);
+
 process.on('message', (m: RequestPart | ChildRequest) => {
   if (data.id !== m.id) data = { id: m.id, parts: [] };
   if ('data' in m) return void data.parts.push(m.data);
   const { id, filename, at, ...rest } = m;
   let bytes: Buffer;
   try {
-    bytes = at ? readAt(at) : Buffer.concat(data.parts);
+    bytes = at ? readAt(at) : joined(data.parts);
   } catch (err) {
     // The system's code, not its message: that names the path, and the error may become the file's `last_error`.
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
