@@ -7,7 +7,7 @@ import { filler } from '../../test/vector-stores/fixtures.js';
 import { AUTO_CHUNKING } from './chunk.js';
 import { BUILTIN_DIMENSIONS, embedBuiltin, fromBlob } from './embedder.js';
 import { createIngestPool, EARLY_READ_BYTES, FileRefused, type IngestPool } from './ingest-pool.js';
-import { chunksOf } from './ingest-protocol.js';
+import { chunksOf, DATA_PART } from './ingest-protocol.js';
 import { DEFAULT_LIMITS, type IngestLimits } from './limits.js';
 
 const MB = 1024 * 1024;
@@ -40,6 +40,20 @@ describe('ingestion processes', () => {
     expect([...fromBlob(out.vectors![0])]).toEqual([...embedBuiltin(chunksOf(out)[0].text)]);
     expect(p.pids()).toHaveLength(1);
     expect(p.pids()[0]).not.toBe(process.pid);
+  });
+
+  it('takes a text file\'s text from the bytes it sent, whether they went in one part or several', async () => {
+    const p = make();
+    for (const paragraphs of [4, 4000]) {
+      const text = filler(paragraphs);
+      const data = Buffer.concat([Buffer.from('\ufeff'), Buffer.from(text)]);
+      expect(data.length > DATA_PART).toBe(paragraphs > 4);
+      const out = await p.run({ filename: 'a.txt', data, chunking: AUTO_CHUNKING, embed: false });
+      expect(out.text()).toBe(text);
+      // Named (`echo`), not sent back: the text's parts are views of the server's own bytes, past the byte-order mark.
+      expect(out.parts.every((part) => part.buffer === data.buffer)).toBe(true);
+      expect(out.parts[0].byteOffset - data.byteOffset).toBe(3);
+    }
   });
 
   it('strips NUL from extracted text, so every store holds the same', async () => {
