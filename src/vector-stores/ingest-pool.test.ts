@@ -42,7 +42,7 @@ describe('ingestion processes', () => {
     expect(p.pids()[0]).not.toBe(process.pid);
   });
 
-  it('takes a text file\'s text from the bytes it sent, whether they went in one part or several', async () => {
+  it("takes a text file's text from the bytes it sent, whether they went in one part or several", async () => {
     const p = make();
     for (const paragraphs of [4, 4000]) {
       const text = filler(paragraphs);
