@@ -26,16 +26,25 @@
 // caches of words and pre-tokens filled), as a long ingestion's processes are, with text still new to them.
 // Also how many of the machine's cores the batch kept busy (all the CPU measured, over the batch's time): below
 // their number, something waited rather than worked (stop 61: the processes waiting for their next file).
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { serverBundle } from '../scripts/bundle-options.mjs';
-import { changelogTexts, childrenCpu, cpuMs, endedChildrenCpuMs, eventLoopRecorder, postgresCpu, report, worstStall } from './lib.mjs';
+import {
+  buildCommit,
+  changelogTexts,
+  childrenCpu,
+  cpuMs,
+  endedChildrenCpuMs,
+  eventLoopRecorder,
+  postgresCpu,
+  report,
+  worstStall,
+} from './lib.mjs';
 
 const BASELINE = process.env.BENCH_INGEST_BASELINE ?? 'f48ba84';
 const FILES = Number(process.env.BENCH_INGEST_FILES ?? 32);
@@ -46,16 +55,6 @@ const KEY = 'sk-proj-bench-ingest-key-0000000000000';
 
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** The baseline's server, bundled from its commit into node_modules/.cache (where its packages resolve). */
-async function baselineScript() {
-  const root = join('node_modules/.cache/standin-bench-ingest', BASELINE);
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(root, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${BASELINE} src | tar -x -C ${root}`]);
-  await build({ entryPoints: [join(root, 'src/main.ts')], outfile: join(root, 'main.js'), ...serverBundle, logLevel: 'error' });
-  return join(root, 'main.js');
-}
 
 /** The files: Debian changelogs, concatenated and cut at a line end into FILES texts of about FILE_BYTES. */
 const REPEAT = Number(process.env.BENCH_INGEST_REPEAT ?? 1);
@@ -346,7 +345,10 @@ function bare(texts) {
 
 const { warm, texts } = corpus();
 const mb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6;
-const baseline = process.env.BENCH_INGEST_ONLY_NOW ? '' : (process.env.BENCH_INGEST_BASELINE_SCRIPT ?? (await baselineScript()));
+const baseline = process.env.BENCH_INGEST_ONLY_NOW
+  ? ''
+  : (process.env.BENCH_INGEST_BASELINE_SCRIPT ??
+    (await buildCommit(build, BASELINE, join('node_modules/.cache/standin-bench-ingest', BASELINE))));
 const now = process.env.BENCH_INGEST_SCRIPT ?? 'dist/main.js';
 const runs = { before: [], now: [] };
 // The order swapped every round: a run leaves work behind it (PostgreSQL's checkpoint, vacuum and the

@@ -3,13 +3,12 @@
 // processes). Measures ingestion MB/s of ordinary text, and the latency (p50/p99) of GET /v1/models at
 // rest and while hostile files are being ingested (goal: p99 under 50 ms).
 // Run: npm run build && node bench/ingest.mjs   (SQLite; needs git and the repository's history)
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { serverBundle } from '../scripts/bundle-options.mjs';
-import { report } from './lib.mjs';
+import { buildCommit, report } from './lib.mjs';
 
 const BASELINE = process.env.BENCH_INGEST_BASELINE ?? '123e708';
 const WINDOW_MS = Number(process.env.BENCH_INGEST_WINDOW_MS ?? 4000);
@@ -19,21 +18,6 @@ const KEY = 'sk-proj-bench-ingest-key-0000000000000';
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** The baseline's server, bundled from its commit into node_modules/.cache (where its packages resolve). */
-async function baselineScript() {
-  const root = join('node_modules/.cache/standin-bench-ingest', BASELINE);
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(root, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${BASELINE} src | tar -x -C ${root}`]);
-  await build({
-    entryPoints: [join(root, 'src/main.ts')],
-    outfile: join(root, 'main.js'),
-    ...serverBundle,
-    logLevel: 'error',
-  });
-  return join(root, 'main.js');
-}
 
 function start(script) {
   const data = mkdtempSync(join(tmpdir(), 'standin-bench-ingest-'));
@@ -186,7 +170,10 @@ async function work() {
 }
 
 const alone = await work();
-const before = await measure(`before (${BASELINE}, ingestion on the server thread)`, await baselineScript());
+const before = await measure(
+  `before (${BASELINE}, ingestion on the server thread)`,
+  await buildCommit(build, BASELINE, join('node_modules/.cache/standin-bench-ingest', BASELINE)),
+);
 const after = await measure('now (ingestion processes)', 'dist/main.js');
 report(
   'ingest',

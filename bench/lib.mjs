@@ -1,5 +1,5 @@
 // Shared helpers of the benchmarks: start processes, run autocannon, print a table, write JSON.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   closeSync,
   copyFileSync,
@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
+import { serverBundle, serverSplitting } from '../scripts/bundle-options.mjs';
 
 /** The body the benchmarks create ad groups with (in the seeded demo campaign). */
 export const AD_GROUP_BODY = JSON.stringify({
@@ -457,6 +458,34 @@ export const madeUpChunk = (i) => {
   const r = rng(i * 2654435761 + 1);
   return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
 };
+
+/** The entries of scripts/build.mjs's server bundle: the server's, and the two it starts as processes or threads. */
+const SERVER_ENTRIES = {
+  main: 'src/main.ts',
+  'ingest-child': 'src/vector-stores/ingest-child.ts',
+  'search-worker': 'src/vector-stores/search-worker.ts',
+};
+
+/**
+ * A commit's server for a bench to run beside this tree's dist/ (its main.js), built from the commit's
+ * src/ into `root` (under node_modules/.cache, where its packages resolve) as scripts/build.mjs builds
+ * dist/: the ingestion process and the search worker as entries of their own beside the server, those of
+ * them the commit has. Without them there, the server bundled each with esbuild when it first started it
+ * (src/vector-stores/entry-script.ts) and kept esbuild's service running as its child, which the ingestion
+ * benches counted among the ingestion processes.
+ */
+export async function buildCommit(build, commit, root) {
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${commit} src | tar -x -C ${root}`]);
+  const entryPoints = Object.fromEntries(
+    Object.entries(SERVER_ENTRIES)
+      .filter(([, source]) => existsSync(join(root, source)))
+      .map(([name, source]) => [name, join(root, source)]),
+  );
+  await build({ entryPoints, outdir: root, ...serverBundle, ...serverSplitting, logLevel: 'error' });
+  return join(root, 'main.js');
+}
 
 /** Copies the files a tree's build writes beside its bundle (the ranks, the classes), those it has, into `folder`. */
 export function copyBuilt(tree, folder) {

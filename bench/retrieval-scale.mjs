@@ -22,7 +22,7 @@
 // BENCH_RETRIEVAL_NODE_ARGS: Node options of every instance (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 // Run: npm run build && node bench/retrieval-scale.mjs [--chunks 100000] [--compare exact]
 //      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the schema is dropped after)
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +33,7 @@ import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { serverBundle } from '../scripts/bundle-options.mjs';
 import {
+  buildCommit,
   childrenCpu,
   cpuMs,
   endedChildrenCpuMs,
@@ -101,16 +102,10 @@ async function firstSearch(inst, storeId) {
   };
 }
 
-/** A bundle of a commit's server (or a module of this tree) into node_modules/.cache, where packages resolve. */
-async function bundleOf(commit, entry, out) {
-  const root = join('node_modules/.cache/standin-bench-retrieval', commit);
-  if (commit !== 'HEAD') {
-    rmSync(root, { recursive: true, force: true });
-    mkdirSync(root, { recursive: true });
-    execFileSync('sh', ['-c', `git archive ${commit} src | tar -x -C ${root}`]);
-  }
-  const file = join(commit === 'HEAD' ? 'node_modules/.cache/standin-bench-retrieval' : root, out);
-  await build({ entryPoints: [commit === 'HEAD' ? entry : join(root, entry)], outfile: file, ...serverBundle, logLevel: 'error' });
+/** A module of this tree bundled into node_modules/.cache, where its packages resolve. */
+async function bundleOf(entry, out) {
+  const file = join('node_modules/.cache/standin-bench-retrieval', out);
+  await build({ entryPoints: [entry], outfile: file, ...serverBundle, logLevel: 'error' });
   return file;
 }
 
@@ -225,9 +220,10 @@ function partial(stage, result) {
 }
 
 async function main() {
-  const embedderFile = await bundleOf('HEAD', 'src/vector-stores/embedder.ts', 'embedder.mjs');
+  const embedderFile = await bundleOf('src/vector-stores/embedder.ts', 'embedder.mjs');
   const { embedBuiltin } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
-  const beforeScript = EXACT || NONE ? 'dist/main.js' : await bundleOf(BASELINE, 'src/main.ts', 'main.js');
+  const beforeScript =
+    EXACT || NONE ? 'dist/main.js' : await buildCommit(build, BASELINE, join('node_modules/.cache/standin-bench-retrieval', BASELINE));
   const schema = `bench_retrieval_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
