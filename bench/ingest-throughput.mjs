@@ -31,7 +31,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import {
@@ -347,8 +346,7 @@ const { warm, texts } = corpus();
 const mb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6;
 const baseline = process.env.BENCH_INGEST_ONLY_NOW
   ? ''
-  : (process.env.BENCH_INGEST_BASELINE_SCRIPT ??
-    (await buildCommit(build, BASELINE, join('node_modules/.cache/standin-bench-ingest', BASELINE))));
+  : (process.env.BENCH_INGEST_BASELINE_SCRIPT ?? (await buildCommit(BASELINE, 'standin-bench-ingest')));
 const now = process.env.BENCH_INGEST_SCRIPT ?? 'dist/main.js';
 const runs = { before: [], now: [] };
 // The order swapped every round: a run leaves work behind it (PostgreSQL's checkpoint, vacuum and the

@@ -170,10 +170,7 @@ async function work() {
 }
 
 const alone = await work();
-const before = await measure(
-  `before (${BASELINE}, ingestion on the server thread)`,
-  await buildCommit(build, BASELINE, join('node_modules/.cache/standin-bench-ingest', BASELINE)),
-);
+const before = await measure(`before (${BASELINE}, ingestion on the server thread)`, await buildCommit(BASELINE, 'standin-bench-ingest'));
 const after = await measure('now (ingestion processes)', 'dist/main.js');
 report(
   'ingest',

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
-import { serverBundle, serverSplitting } from '../scripts/bundle-options.mjs';
+import { secondEntries, serverBundle, serverSplitting } from '../scripts/bundle-options.mjs';
 
 /** The body the benchmarks create ad groups with (in the seeded demo campaign). */
 export const AD_GROUP_BODY = JSON.stringify({
@@ -459,27 +459,22 @@ export const madeUpChunk = (i) => {
   return Array.from({ length: 100 }, () => VOCAB[Math.floor(VOCAB.length * r() ** 2.5)]).join(' ');
 };
 
-/** The entries of scripts/build.mjs's server bundle: the server's, and the two it starts as processes or threads. */
-const SERVER_ENTRIES = {
-  main: 'src/main.ts',
-  'ingest-child': 'src/vector-stores/ingest-child.ts',
-  'search-worker': 'src/vector-stores/search-worker.ts',
-};
-
 /**
  * A commit's server for a bench to run beside this tree's dist/ (its main.js), built from the commit's
- * src/ into `root` (under node_modules/.cache, where its packages resolve) as scripts/build.mjs builds
+ * src/ into node_modules/.cache/`bench`/`commit` (where its packages resolve) as scripts/build.mjs builds
  * dist/: the ingestion process and the search worker as entries of their own beside the server, those of
  * them the commit has. Without them there, the server bundled each with esbuild when it first started it
  * (src/vector-stores/entry-script.ts) and kept esbuild's service running as its child, which the ingestion
  * benches counted among the ingestion processes.
  */
-export async function buildCommit(build, commit, root) {
+export async function buildCommit(commit, bench) {
+  const { build } = await import('esbuild');
+  const root = join('node_modules/.cache', bench, commit);
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
   execFileSync('sh', ['-c', `git archive ${commit} src | tar -x -C ${root}`]);
   const entryPoints = Object.fromEntries(
-    Object.entries(SERVER_ENTRIES)
+    Object.entries({ main: 'src/main.ts', ...secondEntries })
       .filter(([, source]) => existsSync(join(root, source)))
       .map(([name, source]) => [name, join(root, source)]),
   );

@@ -222,8 +222,7 @@ function partial(stage, result) {
 async function main() {
   const embedderFile = await bundleOf('src/vector-stores/embedder.ts', 'embedder.mjs');
   const { embedBuiltin } = await import(pathToFileURL(join(process.cwd(), embedderFile)).href);
-  const beforeScript =
-    EXACT || NONE ? 'dist/main.js' : await buildCommit(build, BASELINE, join('node_modules/.cache/standin-bench-retrieval', BASELINE));
+  const beforeScript = EXACT || NONE ? 'dist/main.js' : await buildCommit(BASELINE, 'standin-bench-retrieval');
   const schema = `bench_retrieval_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();

@@ -5,16 +5,12 @@ import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { finishServerScript } from './server-script.mjs';
-import { serverBundle, serverScript, serverSplitting } from './bundle-options.mjs';
+import { secondEntries, serverBundle, serverScript, serverSplitting } from './bundle-options.mjs';
 
 // The entry (src/start.ts, dist/main.js), the ingestion process (src/vector-stores/ingest-pool.ts forks it)
 // and the search worker (index-cache.ts starts it): modules of their own, sharing chunks. The entry runs the
 // server's script, dist/standin.cjs, with the code cache made below (src/core/code-cache.ts).
-const entryPoints = {
-  main: 'src/start.ts',
-  'ingest-child': 'src/vector-stores/ingest-child.ts',
-  'search-worker': 'src/vector-stores/search-worker.ts',
-};
+const entryPoints = { main: 'src/start.ts', ...secondEntries };
 for (const f of existsSync('dist') ? readdirSync('dist') : []) if (/^chunk-.*\.js(\.map)?$|^standin\.cjs/.test(f)) rmSync(`dist/${f}`);
 await build({ entryPoints, outdir: 'dist', ...serverBundle, ...serverSplitting, sourcemap: true, logLevel: 'warning' });
 // The server: one script, read, decoded and (without its code cache) compiled whole at every start.

@@ -93,6 +93,12 @@ const findMyWayOnFirstUse = {
   },
 };
 
+/** The bundle's entries besides the server's: the ingestion process (ingest-pool.ts forks it) and the search worker (index-cache.ts starts it). */
+export const secondEntries = {
+  'ingest-child': 'src/vector-stores/ingest-child.ts',
+  'search-worker': 'src/vector-stores/search-worker.ts',
+};
+
 export const serverBundle = {
   bundle: true,
   platform: 'node',
