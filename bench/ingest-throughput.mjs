@@ -24,6 +24,8 @@
 // BENCH_INGEST_WARM_FILES (0) more files of the changelogs, other text than the batch's, are ingested first (not timed)
 // instead of the two small warm-up files: the batch then meets processes past their start (their code compiled, their
 // caches of words and pre-tokens filled), as a long ingestion's processes are, with text still new to them.
+// BENCH_INGEST_STATIC=100,0: static chunks (max_chunk_size_tokens, chunk_overlap_tokens) instead of auto, as
+// issue 38 grew its stores (100 tokens a chunk and none shared: four times auto's chunks per MB, each a row).
 // Also how many of the machine's cores the batch kept busy (all the CPU measured, over the batch's time): below
 // their number, something waited rather than worked (stop 61: the processes waiting for their next file).
 import { spawn } from 'node:child_process';
@@ -125,6 +127,12 @@ const filesEnded = async (store, storeId) =>
 
 const HTTP_PROBE = process.env.BENCH_INGEST_PROBE === 'http';
 const HTTP_POLL = process.env.BENCH_INGEST_POLL === 'http';
+const STATIC = process.env.BENCH_INGEST_STATIC?.split(',').map(Number);
+/** The batches' chunking: auto, or BENCH_INGEST_STATIC's. */
+const CHUNKING = STATIC
+  ? { chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: STATIC[0], chunk_overlap_tokens: STATIC[1] ?? 0 } } }
+  : {};
+const CHUNKING_NAME = STATIC ? `static chunks of ${STATIC[0]} tokens, ${STATIC[1] ?? 0} shared` : 'auto chunking';
 const logs = mkdtempSync(join(tmpdir(), 'standin-bench-ingest-eld-'));
 const recorder = eventLoopRecorder(logs);
 let started = 0;
@@ -198,7 +206,7 @@ async function measure(script, { warm: warmTexts, texts }) {
       ? await Promise.all(warmTexts.map((t, i) => upload(`warm${i}.txt`, t)))
       : [await upload('warm0.txt', texts[0].slice(0, 20_000)), await upload('warm1.txt', texts[1].slice(0, 20_000))];
     const warm = await api('/v1/vector_stores', { name: 'warm' });
-    const warmBatch = await api(`/v1/vector_stores/${warm.id}/file_batches`, { file_ids: warmIds });
+    const warmBatch = await api(`/v1/vector_stores/${warm.id}/file_batches`, { file_ids: warmIds, ...CHUNKING });
     while ((await api(`/v1/vector_stores/${warm.id}/file_batches/${warmBatch.id}`)).status === 'in_progress') await sleep(20);
 
     const ids = [];
@@ -235,7 +243,7 @@ async function measure(script, { warm: warmTexts, texts }) {
     const t0 = performance.now();
     const wall0 = Date.now();
     const bench0 = process.cpuUsage();
-    let batch = await api(`/v1/vector_stores/${vs.id}/file_batches`, { file_ids: ids });
+    let batch = await api(`/v1/vector_stores/${vs.id}/file_batches`, { file_ids: ids, ...CHUNKING });
     // The batch's request: its files are attached and their jobs queued in one transaction, before any is ingested.
     const createMs = performance.now() - t0;
     // The ingestion processes seen while ingesting: one started meanwhile replaced one (or the pool grew).
@@ -380,7 +388,7 @@ report(
   [
     { measure: 'read and write the same bytes, MB/s', before: '', now: round(bare(texts)), goal: '' },
     {
-      measure: `ingest ${round(mb)} MB of text (${texts.length} files, one batch, auto chunking), MB/s`,
+      measure: `ingest ${round(mb)} MB of text (${texts.length} files, one batch, ${CHUNKING_NAME}), MB/s`,
       before: show(runs.before),
       now: show(runs.now),
       goal: `≥ 20: ${best(runs.now).mbps >= 20 ? 'met' : 'not met'}`,
