@@ -127,12 +127,12 @@ const filesEnded = async (store, storeId) =>
 
 const HTTP_PROBE = process.env.BENCH_INGEST_PROBE === 'http';
 const HTTP_POLL = process.env.BENCH_INGEST_POLL === 'http';
-const STATIC = process.env.BENCH_INGEST_STATIC?.split(',').map(Number);
+const [size, shared = 0] = process.env.BENCH_INGEST_STATIC?.split(',').map(Number) ?? [];
 /** The batches' chunking: auto, or BENCH_INGEST_STATIC's. */
-const CHUNKING = STATIC
-  ? { chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: STATIC[0], chunk_overlap_tokens: STATIC[1] ?? 0 } } }
+const CHUNKING = size
+  ? { chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: size, chunk_overlap_tokens: shared } } }
   : {};
-const CHUNKING_NAME = STATIC ? `static chunks of ${STATIC[0]} tokens, ${STATIC[1] ?? 0} shared` : 'auto chunking';
+const CHUNKING_NAME = size ? `static chunks of ${size} tokens, ${shared} shared` : 'auto chunking';
 const logs = mkdtempSync(join(tmpdir(), 'standin-bench-ingest-eld-'));
 const recorder = eventLoopRecorder(logs);
 let started = 0;

@@ -421,9 +421,13 @@ export function rng(seed) {
     return x / 4294967296;
   };
 }
+
+/** How often an `eventLoopRecorder` writes its worst delay (ms): each record covers that long before it. */
+export const RECORD_MS = 100;
+
 /**
  * A preload (`node --import <it> …`) that records the server thread's worst event-loop delay every
- * 100 ms, with the time, into the file named by BENCH_ELD_FILE (workers inherit the preload: only the main
+ * RECORD_MS, with the time, into the file named by BENCH_ELD_FILE (workers inherit the preload: only the main
  * thread counts). Written into `dir`; returns its path. Read with `worstStall`.
  */
 export function eventLoopRecorder(dir) {
@@ -438,7 +442,7 @@ if (h) h.enable();
 // Written by a stream (on libuv's threads), not appendFileSync: a write to a disk busy with writeback (a saved
 // index just written, PostgreSQL's WAL) can hold the thread being measured, a stall of the recorder's own.
 const out = h && createWriteStream(process.env.BENCH_ELD_FILE, { flags: 'a' });
-if (h) setInterval(() => { out.write(Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, 100).unref();
+if (h) setInterval(() => { out.write(Date.now() + ' ' + (h.max / 1e6).toFixed(1) + '\\n'); h.reset(); }, ${RECORD_MS}).unref();
 `,
   );
   return file;
@@ -450,7 +454,7 @@ export const worstStall = (log, from, to) =>
     .trim()
     .split('\n')
     .map((l) => l.split(' ').map(Number))
-    .filter(([t]) => t >= from && t <= to + 200)
+    .filter(([t]) => t >= from && t <= to + 2 * RECORD_MS)
     .reduce((m, [, d]) => Math.max(m, d), 0);
 
 /** Chunk `i` of the retrieval benches' store: 100 of the made-up words. */

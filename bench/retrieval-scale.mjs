@@ -40,6 +40,7 @@ import {
   eventLoopRecorder,
   madeUpChunk as chunkText,
   postgresCpu,
+  RECORD_MS,
   report,
   rng,
   worstStall,
@@ -419,9 +420,9 @@ async function main() {
       // measured is the load's, not the start's (the idle seconds' own worst is kept beside it).
       const idleFrom = Date.now();
       await sleep(5000);
-      // From the second record on: the first after the start covers the 100 ms before it, the end of the
+      // From the second record on: the first after the start covers the RECORD_MS before it, the end of the
       // server's start (its routes made before it listens), not its idle seconds.
-      const idleStall = stallOf(saved, idleFrom + 100, Date.now());
+      const idleStall = stallOf(saved, idleFrom + RECORD_MS, Date.now());
       const { first, firstCpuMs, firstMainMs, firstStall } = await firstSearch(saved, store.id);
       const { lat, found, qFrom, cpu0, answers: theirs } = await searchAll(saved);
       const same = theirs.filter((x, i) => x === answersOf.get(a)[i]).length;
